@@ -1,0 +1,209 @@
+#include "agents/prompt_builder.h"
+
+#include <QJsonObject>
+#include <QStringList>
+
+namespace autocomp {
+
+namespace {
+
+QString section(const QString &title, const QString &body)
+{
+    if (body.trimmed().isEmpty())
+        return {};
+    return QStringLiteral("## ") + title + QStringLiteral("\n\n") + body.trimmed() + QStringLiteral("\n\n");
+}
+
+QString bullets(const QStringList &items)
+{
+    QString out;
+    for (const QString &item : items)
+        out += QStringLiteral("- ") + item + QLatin1Char('\n');
+    return out;
+}
+
+QString unitFor(const QString &metric)
+{
+    if (metric.endsWith(QLatin1String("_ms")))
+        return QStringLiteral("ms");
+    if (metric.endsWith(QLatin1String("_us")))
+        return QStringLiteral("us");
+    if (metric.endsWith(QLatin1String("_s")))
+        return QStringLiteral("s");
+    if (metric == QLatin1String("gflops"))
+        return QStringLiteral("GFLOP/s");
+    if (metric == QLatin1String("gbps"))
+        return QStringLiteral("GB/s");
+    if (metric == QLatin1String("instructions") || metric == QLatin1String("cycles"))
+        return metric;
+    return {};
+}
+
+QString fmt(double v)
+{
+    return QString::number(v, 'g', 4);
+}
+
+QString codeBlock(const Target &target, const QString &code)
+{
+    return QStringLiteral("```") + target.language + QLatin1Char('\n') + code.trimmed() + QStringLiteral("\n```\n");
+}
+
+QString rulesSection(const Agent &agent, bool planning)
+{
+    QStringList rules = agent.rulesGeneral;
+    rules += planning ? agent.rulesPlanning : agent.rulesCoding;
+    return section(QStringLiteral("Rules"), bullets(rules));
+}
+
+} // namespace
+
+QString PromptBuilder::describeMetrics(const QJsonObject &metrics, const QString &primaryMetric)
+{
+    QStringList parts;
+    auto describe = [&](const QString &name) {
+        const QJsonValue v = metrics.value(name);
+        const QString unit = unitFor(name);
+        if (v.isObject()) {
+            const QJsonObject o = v.toObject();
+            QString text = QStringLiteral("%1: median %2 %3").arg(name, fmt(o.value(QStringLiteral("median")).toDouble()), unit);
+            QStringList details;
+            for (const char *key : {"mean", "min", "p99", "stddev"})
+                if (o.contains(QLatin1String(key)))
+                    details << QStringLiteral("%1 %2").arg(QLatin1String(key), fmt(o.value(QLatin1String(key)).toDouble()));
+            if (o.contains(QStringLiteral("n")))
+                details << QStringLiteral("n=%1").arg(o.value(QStringLiteral("n")).toInt());
+            if (!details.isEmpty())
+                text += QStringLiteral(" (") + details.join(QLatin1String(", ")) + QLatin1Char(')');
+            parts << text.simplified();
+        } else if (v.isDouble()) {
+            parts << QStringLiteral("%1: %2 %3").arg(name, fmt(v.toDouble()), unit).trimmed();
+        }
+    };
+    if (metrics.contains(primaryMetric))
+        describe(primaryMetric);
+    for (auto it = metrics.begin(); it != metrics.end(); ++it)
+        if (it.key() != primaryMetric)
+            describe(it.key());
+    return parts.join(QLatin1String("; "));
+}
+
+QString PromptBuilder::trimLog(const QString &log, int lineLimit, int maxLines)
+{
+    QStringList lines = log.split(QLatin1Char('\n'));
+    for (QString &line : lines)
+        if (line.size() > lineLimit)
+            line = line.left(lineLimit) + QStringLiteral(" [...]");
+    if (lines.size() > maxLines) {
+        const int head = maxLines / 2;
+        const int tail = maxLines - head;
+        const qsizetype dropped = lines.size() - maxLines;
+        lines = lines.mid(0, head) + QStringList{QStringLiteral("[... %1 lines omitted ...]").arg(dropped)} + lines.mid(lines.size() - tail);
+    }
+    return lines.join(QLatin1Char('\n')).trimmed();
+}
+
+QString PromptBuilder::systemPrompt(const Target &target)
+{
+    return QStringLiteral("You are an expert performance engineer who optimizes %1 kernels for the %2 target. "
+                          "You reason about the hardware and make one well-chosen change at a time.")
+        .arg(target.language, target.name);
+}
+
+QString PromptBuilder::planPrompt(const PlanPromptInput &in)
+{
+    const Agent &agent = *in.agent;
+    const Problem &problem = *in.problem;
+    const Target &target = *in.target;
+    QString out;
+    out += section(QStringLiteral("Architecture"), agent.architecture);
+    out += section(QStringLiteral("Programming interface (ISA)"), agent.isaDocs);
+    if (!in.examples.isEmpty()) {
+        QString examples;
+        for (const CodeExample &e : in.examples)
+            examples += QStringLiteral("### ") + e.name + QLatin1Char('\n') + e.summary + QLatin1Char('\n') + codeBlock(target, e.code) + QLatin1Char('\n');
+        out += section(QStringLiteral("Code examples"), examples);
+    }
+    QString context = problem.description + QLatin1Char('\n');
+    if (!problem.signature.isEmpty())
+        context += QStringLiteral("Signature: `") + problem.signature + QStringLiteral("`\n");
+    context += problem.context;
+    out += section(QStringLiteral("Problem: ") + problem.name, context);
+    out += section(QStringLiteral("Current code"), codeBlock(target, in.parent->code));
+
+    QString perf = QStringLiteral("Measured on the target hardware: ") + describeMetrics(in.parent->metrics, target.metric) + QStringLiteral(".\n");
+    if (!in.parent->feedback.isEmpty())
+        perf += QStringLiteral("\nHardware feedback:\n") + bullets(in.parent->feedback);
+    out += section(QStringLiteral("Performance of the current code"), perf);
+
+    QString menu;
+    for (const MenuEntry &entry : in.menu)
+        menu += QStringLiteral("%1. %2\n").arg(entry.first).arg(entry.second);
+    out += section(QStringLiteral("Optimization menu"), menu);
+
+    QString instruction;
+    if (!in.forcedItem.isEmpty()) {
+        instruction = QStringLiteral("Apply this optimization from the menu: \"%1\". Make the plan specific to the code above: say "
+                                     "exactly which loops, buffers and parameters change and why it will be faster.\n")
+                          .arg(in.forcedItem);
+    } else {
+        instruction = QStringLiteral("Choose exactly one optimization from the menu above that will most improve the performance of "
+                                     "the current code on this hardware, and make the plan specific to this code: say exactly which "
+                                     "loops, buffers and parameters change and why it will be faster.\n");
+        if (in.inviteNewIdea)
+            instruction += QStringLiteral("You may instead propose a new optimization that is not on the menu, if you are confident it is "
+                                          "better; then say so.\n");
+    }
+    instruction += QStringLiteral("Start your answer with one line of the form `Chosen optimization: <number>. <menu text>` "
+                                  "(or `Chosen optimization: new. <short name>`), then the plan. Do not write the full code.\n");
+    instruction += QStringLiteral("This is phase %1 out of %2.\n").arg(in.iteration).arg(in.iterations);
+    out += section(QStringLiteral("Instruction"), instruction);
+    out += rulesSection(agent, true);
+    out += QStringLiteral("Plan:");
+    return out;
+}
+
+QString PromptBuilder::codePrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &parentCode,
+                                  const QString &plan)
+{
+    QString out;
+    out += section(QStringLiteral("Architecture"), agent.architecture);
+    out += section(QStringLiteral("Programming interface (ISA)"), agent.isaDocs);
+    QString context = problem.description + QLatin1Char('\n');
+    if (!problem.signature.isEmpty())
+        context += QStringLiteral("Signature: `") + problem.signature + QStringLiteral("`\n");
+    context += problem.context;
+    out += section(QStringLiteral("Problem: ") + problem.name, context);
+    out += section(QStringLiteral("Current code"), codeBlock(target, parentCode));
+    out += section(QStringLiteral("Plan to implement"), plan);
+    out += rulesSection(agent, false);
+    out += section(QStringLiteral("Output format"),
+                   QStringLiteral("Implement the plan. Return the complete new source file in one ```%1 fenced code block; keep the "
+                                  "function signature unchanged.")
+                       .arg(target.language));
+    out += QStringLiteral("Optimized code:");
+    return out;
+}
+
+QString PromptBuilder::fixPrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &failedCode,
+                                 const QString &plan, const QString &errorLog)
+{
+    QString out;
+    out += section(QStringLiteral("Programming interface (ISA)"), agent.isaDocs);
+    QString context = problem.description + QLatin1Char('\n');
+    if (!problem.signature.isEmpty())
+        context += QStringLiteral("Signature: `") + problem.signature + QStringLiteral("`\n");
+    out += section(QStringLiteral("Problem: ") + problem.name, context);
+    out += section(QStringLiteral("Plan the code was meant to implement"), plan);
+    out += section(QStringLiteral("Code that failed"), codeBlock(target, failedCode));
+    out += section(QStringLiteral("Compiler and test output"), QStringLiteral("```\n") + trimLog(errorLog) + QStringLiteral("\n```"));
+    out += rulesSection(agent, false);
+    out += section(QStringLiteral("Output format"),
+                   QStringLiteral("The code above failed. Fix it while keeping the plan's optimization. Return the complete corrected "
+                                  "source file in one ```%1 fenced code block.")
+                       .arg(target.language));
+    out += QStringLiteral("Fixed code:");
+    return out;
+}
+
+} // namespace autocomp

@@ -1,0 +1,48 @@
+#pragma once
+
+#include "model/agent.h"
+#include "model/candidate.h"
+#include "model/problem.h"
+#include "model/target.h"
+
+#include <QList>
+#include <QPair>
+#include <QString>
+
+namespace autocomp {
+
+// One menu entry as shown to the planner: its 1-based number in the full menu and its text.
+using MenuEntry = QPair<int, QString>;
+
+struct PlanPromptInput {
+    const Agent *agent = nullptr;
+    const Problem *problem = nullptr;
+    const Target *target = nullptr;
+    const Candidate *parent = nullptr;
+    QList<MenuEntry> menu;          // after dropout
+    QList<CodeExample> examples;    // after sampling
+    bool inviteNewIdea = false;
+    QString forcedItem;             // schedule reuse: the step must apply this item
+    int iteration = 1;
+    int iterations = 1;
+};
+
+// Builds the prompts of the method (DESIGN.md §1). Pure functions of their inputs: the same inputs
+// give the same text, which keeps request hashes stable for caching and resume.
+class PromptBuilder
+{
+public:
+    static QString systemPrompt(const Target &target);
+    static QString planPrompt(const PlanPromptInput &input);
+    static QString codePrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &parentCode,
+                              const QString &plan);
+    static QString fixPrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &failedCode,
+                             const QString &plan, const QString &errorLog);
+
+    // "latency_ms: median 1.23 ms (mean 1.25, min 1.20, p99 1.40, n=57); gflops: 88.1 GFLOP/s"
+    static QString describeMetrics(const QJsonObject &metrics, const QString &primaryMetric);
+    // Cuts each line to `lineLimit` characters and the whole to `maxLines` lines (head and tail kept).
+    static QString trimLog(const QString &log, int lineLimit = 400, int maxLines = 80);
+};
+
+} // namespace autocomp

@@ -1,0 +1,306 @@
+#include "eval/evaluator.h"
+#include "eval/process_runner.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLoggingCategory>
+#include <QRandomGenerator>
+#include <QThread>
+
+Q_LOGGING_CATEGORY(lcEval, "autocomp.eval")
+
+namespace autocomp {
+
+namespace {
+
+QStringList stringList(const QJsonValue &value)
+{
+    QStringList out;
+    for (const QJsonValue &v : value.toArray())
+        out << v.toString();
+    return out;
+}
+
+QString toleranceArgument(const Problem &p)
+{
+    return QStringLiteral("rtol=%1,atol=%2").arg(p.rtol, 0, 'g', 6).arg(p.atol, 0, 'g', 6);
+}
+
+} // namespace
+
+EvalJob::EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code)
+    : QObject(evaluator), m_evaluator(evaluator), m_target(std::move(target)), m_problem(std::move(problem)), m_code(std::move(code))
+{
+    m_seed = QString::number(QRandomGenerator::system()->generate64() >> 1);
+}
+
+EvalJob::~EvalJob() = default;
+
+QString EvalJob::workdir() const
+{
+    return m_dir ? m_dir->path() : QString();
+}
+
+QString EvalJob::expand(const QString &arg) const
+{
+    QString out = arg;
+    const QString benchShape = m_problem.shapes.isEmpty()
+        ? QString()
+        : [&] {
+              Problem one = m_problem;
+              one.shapes = {m_problem.shapes.value(m_problem.benchShape)};
+              return one.shapesArgument();
+          }();
+    out.replace(QLatin1String("{backend_dir}"), m_target.dir);
+    out.replace(QLatin1String("{problem_dir}"), m_problem.dir);
+    out.replace(QLatin1String("{candidate}"), m_candidateFile);
+    out.replace(QLatin1String("{reference}"), m_problem.referenceFile);
+    out.replace(QLatin1String("{workdir}"), workdir());
+    out.replace(QLatin1String("{seed}"), m_seed);
+    out.replace(QLatin1String("{shapes}"), m_problem.shapesArgument());
+    out.replace(QLatin1String("{bench_shape}"), benchShape);
+    out.replace(QLatin1String("{tolerance}"), toleranceArgument(m_problem));
+    return out;
+}
+
+void EvalJob::cancel()
+{
+    if (m_done)
+        return;
+    m_cancelled = true;
+    if (m_runner)
+        m_runner->cancel();
+    else {
+        m_result.status = QStringLiteral("cancelled");
+        complete();
+    }
+}
+
+void EvalJob::runCurrentStep(bool sandbox)
+{
+    if (m_stepIndex == 0) {
+        const QString base = QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX");
+        m_dir = std::make_unique<QTemporaryDir>(base);
+        m_dir->setAutoRemove(!m_evaluator->m_config.keepWorkdirs);
+        m_candidateFile = m_dir->filePath(QStringLiteral("candidate.") + m_target.fileExtension);
+        QFile file(m_candidateFile);
+        if (!m_dir->isValid() || !file.open(QIODevice::WriteOnly) || file.write(m_code.toUtf8()) < 0) {
+            m_result.status = QStringLiteral("error");
+            m_result.log = QStringLiteral("cannot create the work directory: %1").arg(m_dir->errorString());
+            m_evaluator->release(this, currentStep().exclusive);
+            complete();
+            return;
+        }
+    }
+    const TargetStep &step = currentStep();
+    if (step.exclusive)
+        Q_EMIT statusChanged(CandidateStatus::Benchmarking);
+    else if (step.failStatus == QLatin1String("compile_error"))
+        Q_EMIT statusChanged(CandidateStatus::Compiling);
+    else
+        Q_EMIT statusChanged(CandidateStatus::Testing);
+
+    QStringList command;
+    for (const QString &arg : step.run)
+        command << expand(arg);
+    ProcessLimits limits;
+    limits.timeoutS = step.timeoutS;
+    limits.sandbox = sandbox;
+    limits.writableDir = workdir();
+    m_runner = new ProcessRunner(this);
+    connect(m_runner, &ProcessRunner::finished, this, &EvalJob::stepFinished);
+    m_runner->start(step.name, command, workdir(), limits);
+}
+
+void EvalJob::stepFinished(const StepResult &step)
+{
+    m_runner->deleteLater();
+    m_runner = nullptr;
+    m_result.steps << step;
+    const TargetStep &spec = currentStep();
+    m_evaluator->release(this, spec.exclusive);
+    if (m_cancelled) {
+        m_result.status = QStringLiteral("cancelled");
+        complete();
+        return;
+    }
+    if (step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
+        // The evaluator explained the failure itself (e.g. the report step found a wrong timed output).
+        parseResultFile();
+        if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
+            m_result.correct = false;
+            m_result.log = QStringLiteral("step '%1' exited with status %2\n%3\n%4").arg(step.name).arg(step.exitCode).arg(m_result.log, step.log);
+            complete();
+            return;
+        }
+        const QList<StepResult> steps = m_result.steps;
+        m_result = EvalResult{};
+        m_result.steps = steps;
+    }
+    if (step.timedOut || step.crashed || step.exitCode != 0) {
+        m_result.status = step.timedOut ? QStringLiteral("timeout") : spec.failStatus;
+        if (step.crashed && spec.failStatus != QLatin1String("compile_error"))
+            m_result.status = QStringLiteral("crash");
+        m_result.correct = false;
+        m_result.log = QStringLiteral("step '%1' %2\n%3")
+                           .arg(step.name,
+                                step.timedOut ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
+                                : step.crashed ? QStringLiteral("crashed")
+                                               : QStringLiteral("exited with status %1").arg(step.exitCode),
+                                step.log);
+        complete();
+        return;
+    }
+    ++m_stepIndex;
+    if (m_stepIndex >= m_target.steps.size()) {
+        parseResultFile();
+        complete();
+        return;
+    }
+    m_evaluator->enqueue(this);
+}
+
+void EvalJob::parseResultFile()
+{
+    const QString path = m_dir->filePath(QStringLiteral("result.json"));
+    QFile file(path);
+    auto fail = [&](const QString &why) {
+        m_result.status = QStringLiteral("error");
+        m_result.correct = false;
+        m_result.log = why + QStringLiteral("\nlast step's output:\n") + (m_result.steps.isEmpty() ? QString() : m_result.steps.last().log);
+    };
+    if (!file.open(QIODevice::ReadOnly)) {
+        fail(QStringLiteral("the evaluator wrote no result.json (%1)").arg(file.errorString()));
+        return;
+    }
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(4 << 20), &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject()) {
+        fail(QStringLiteral("result.json is not a JSON object: %1 at offset %2").arg(error.errorString()).arg(error.offset));
+        return;
+    }
+    const QJsonObject o = doc.object();
+    static const QStringList s_statuses{QStringLiteral("ok"),      QStringLiteral("compile_error"), QStringLiteral("incorrect"),
+                                        QStringLiteral("timeout"), QStringLiteral("crash"),         QStringLiteral("rejected")};
+    const QString status = o.value(QStringLiteral("status")).toString();
+    if (!s_statuses.contains(status)) {
+        fail(QStringLiteral("result.json: 'status' must be one of %1, got '%2'").arg(s_statuses.join(QLatin1String(", ")), status));
+        return;
+    }
+    if (!o.value(QStringLiteral("correct")).isBool()) {
+        fail(QStringLiteral("result.json: 'correct' must be true or false"));
+        return;
+    }
+    if (o.contains(QStringLiteral("metrics")) && !o.value(QStringLiteral("metrics")).isObject()) {
+        fail(QStringLiteral("result.json: 'metrics' must be an object"));
+        return;
+    }
+    m_result.status = status;
+    m_result.correct = o.value(QStringLiteral("correct")).toBool() && status == QLatin1String("ok");
+    m_result.metrics = o.value(QStringLiteral("metrics")).toObject();
+    m_result.feedback = stringList(o.value(QStringLiteral("feedback")));
+    m_result.flags = stringList(o.value(QStringLiteral("flags")));
+    m_result.log = o.value(QStringLiteral("log")).toString();
+    if (m_result.correct && std::isnan(m_result.metricValue(m_target.metric)))
+        fail(QStringLiteral("result.json says the candidate is correct but has no '%1' metric").arg(m_target.metric));
+}
+
+void EvalJob::complete()
+{
+    if (m_done)
+        return;
+    m_done = true;
+    Q_EMIT finished(m_result);
+    deleteLater();
+}
+
+Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
+    : QObject(parent), m_config(config), m_parallelSlots(config.parallelCompiles > 0 ? config.parallelCompiles : QThread::idealThreadCount()),
+      m_benchSlots(qMax(1, config.benchSlots))
+{
+    if (config.sandbox == QLatin1String("off")) {
+        m_sandboxNote = QStringLiteral("sandbox off (evaluation.sandbox: off): candidates run without bubblewrap");
+    } else if (ProcessRunner::sandboxAvailable()) {
+        m_sandbox = true;
+    } else if (config.sandbox == QLatin1String("required")) {
+        m_configError = QStringLiteral("evaluation.sandbox is 'required' but bubblewrap (bwrap) is not installed or cannot create namespaces here");
+    } else {
+        m_sandboxNote = QStringLiteral("sandbox unavailable (bubblewrap missing or namespaces forbidden): candidates run with rlimits and process groups only");
+    }
+}
+
+EvalJob *Evaluator::evaluate(const Target &target, const Problem &problem, const QString &code)
+{
+    auto *job = new EvalJob(this, target, problem, code);
+    if (!m_configError.isEmpty()) {
+        job->m_result.status = QStringLiteral("error");
+        job->m_result.log = m_configError;
+        QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+        return job;
+    }
+    Q_EMIT job->statusChanged(CandidateStatus::Pending);
+    enqueue(job);
+    return job;
+}
+
+void Evaluator::cancelAll()
+{
+    const auto waiting = m_waiting;
+    m_waiting.clear();
+    for (const QPointer<EvalJob> &job : waiting)
+        if (job)
+            job->cancel();
+    for (EvalJob *job : findChildren<EvalJob *>(Qt::FindDirectChildrenOnly))
+        job->cancel();
+}
+
+void Evaluator::enqueue(EvalJob *job)
+{
+    m_waiting << job;
+    QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
+}
+
+void Evaluator::release(EvalJob *job, bool exclusive)
+{
+    Q_UNUSED(job);
+    if (exclusive)
+        --m_runningExclusive;
+    else
+        --m_runningParallel;
+    QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
+}
+
+void Evaluator::schedule()
+{
+    m_waiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
+    // Benchmarks first: an exclusive step waits for the parallel steps to drain and blocks new ones.
+    bool benchWaiting = false;
+    for (qsizetype i = 0; i < m_waiting.size();) {
+        EvalJob *job = m_waiting.at(i);
+        if (!job->currentStep().exclusive) {
+            ++i;
+            continue;
+        }
+        benchWaiting = true;
+        if (m_runningParallel == 0 && m_runningExclusive < m_benchSlots) {
+            m_waiting.removeAt(i);
+            ++m_runningExclusive;
+            job->runCurrentStep(m_sandbox);
+            continue;
+        }
+        ++i;
+    }
+    if (benchWaiting || m_runningExclusive > 0)
+        return;
+    for (qsizetype i = 0; i < m_waiting.size() && m_runningParallel < m_parallelSlots;) {
+        EvalJob *job = m_waiting.at(i);
+        m_waiting.removeAt(i);
+        ++m_runningParallel;
+        job->runCurrentStep(m_sandbox);
+    }
+}
+
+} // namespace autocomp

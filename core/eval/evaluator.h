@@ -1,0 +1,102 @@
+#pragma once
+
+#include "model/candidate.h"
+#include "model/eval_result.h"
+#include "model/problem.h"
+#include "model/run_config.h"
+#include "model/target.h"
+
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QTemporaryDir>
+
+#include <memory>
+
+namespace autocomp {
+
+class ProcessRunner;
+class Evaluator;
+
+// One candidate's evaluation: the target's steps in order, each waiting for a slot in the evaluator.
+class EvalJob : public QObject
+{
+    Q_OBJECT
+public:
+    ~EvalJob() override;
+    const EvalResult &result() const { return m_result; }
+    QString workdir() const;
+    void cancel();
+
+Q_SIGNALS:
+    void statusChanged(autocomp::CandidateStatus status);
+    void finished(const autocomp::EvalResult &result);
+
+private:
+    friend class Evaluator;
+    EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code);
+
+    const TargetStep &currentStep() const { return m_target.steps.at(m_stepIndex); }
+    void runCurrentStep(bool sandbox);
+    void stepFinished(const StepResult &step);
+    void complete();
+    void parseResultFile();
+    QString expand(const QString &arg) const;
+
+    Evaluator *m_evaluator;
+    Target m_target;
+    Problem m_problem;
+    QString m_code;
+    QString m_candidateFile;
+    QString m_seed;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    int m_stepIndex = 0;
+    ProcessRunner *m_runner = nullptr;
+    EvalResult m_result;
+    bool m_cancelled = false;
+    bool m_done = false;
+    bool m_holdsBench = false;
+};
+
+// Runs evaluations of any number of candidates: steps marked parallel share `parallel` slots; an
+// exclusive (benchmark) step waits for a bench slot and for the parallel steps to drain, and no new
+// parallel step starts while a benchmark waits or runs, so timings are not disturbed by our own work.
+class Evaluator : public QObject
+{
+    Q_OBJECT
+public:
+    explicit Evaluator(const EvaluationConfig &config, QObject *parent = nullptr);
+
+    // The job is a child of the evaluator; it deletes itself after finished().
+    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code);
+    void cancelAll();
+
+    int running() const { return m_runningParallel + m_runningExclusive; }
+    int waiting() const { return int(m_waiting.size()); }
+    bool sandboxed() const { return m_sandbox; }
+    // Why the sandbox is off, when it is (for logs); empty when it is on.
+    QString sandboxNote() const { return m_sandboxNote; }
+    // Non-empty when `sandbox: required` and the sandbox cannot run.
+    QString configurationError() const { return m_configError; }
+
+Q_SIGNALS:
+    void logMessage(const QString &message);
+
+private:
+    friend class EvalJob;
+    void enqueue(EvalJob *job);
+    void release(EvalJob *job, bool exclusive);
+    void schedule();
+
+    EvaluationConfig m_config;
+    int m_parallelSlots;
+    int m_benchSlots;
+    int m_runningParallel = 0;
+    int m_runningExclusive = 0;
+    bool m_sandbox = false;
+    QString m_sandboxNote;
+    QString m_configError;
+    QList<QPointer<EvalJob>> m_waiting;
+};
+
+} // namespace autocomp

@@ -1,0 +1,61 @@
+#pragma once
+
+#include "model/eval_result.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+
+class QTimer;
+
+namespace autocomp {
+
+struct ProcessLimits {
+    int timeoutS = 60;
+    qint64 maxOutputBytes = 1 << 20;     // kept; the rest is counted and marked as truncated
+    qint64 addressSpaceBytes = 8LL << 30;
+    qint64 fileSizeBytes = 1LL << 30;
+    int cpuSeconds = 0;                  // 0: timeout + 5 s
+    bool sandbox = false;                // run under bubblewrap: no network, read-only root, private /tmp
+    QString writableDir;                 // the only writable path inside the sandbox
+};
+
+// Runs one command (argument list, no shell) in its own process group with rlimits, a watchdog and
+// an output cap. The whole group is killed on timeout, on cancel and after the command exits, so no
+// child of untrusted code survives its step.
+class ProcessRunner : public QObject
+{
+    Q_OBJECT
+public:
+    explicit ProcessRunner(QObject *parent = nullptr);
+    ~ProcessRunner() override;
+
+    void start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits);
+    void cancel();
+    bool isRunning() const;
+
+    static bool sandboxAvailable();
+    static QStringList sandboxPrefix(const QString &writableDir);
+
+Q_SIGNALS:
+    void finished(const autocomp::StepResult &result);
+
+private:
+    void readOutput();
+    void done();
+    void killGroup();
+
+    QProcess *m_process;
+    QTimer *m_watchdog;
+    QElapsedTimer m_clock;
+    StepResult m_result;
+    QByteArray m_output;
+    qint64 m_dropped = 0;
+    qint64 m_maxOutput = 0;
+    qint64 m_pgid = 0;
+    bool m_cancelled = false;
+    bool m_finished = false;
+};
+
+} // namespace autocomp

@@ -1,0 +1,142 @@
+#include "llm/model_spec.h"
+
+#include <QStringList>
+
+namespace autocomp {
+
+namespace {
+const QStringList &knownProviders()
+{
+    static const QStringList s_providers{QStringLiteral("openai"), QStringLiteral("anthropic"), QStringLiteral("aws"),
+                                         QStringLiteral("gcp"), QStringLiteral("together"), QStringLiteral("vllm"),
+                                         QStringLiteral("ollama"), QStringLiteral("openrouter"), QStringLiteral("openai-compatible")};
+    return s_providers;
+}
+} // namespace
+
+QString ModelSpec::inferProvider(const QString &model)
+{
+    const QString m = model.toLower();
+    if (m.startsWith(QLatin1String("gpt")) || m.startsWith(QLatin1String("o1")) || m.startsWith(QLatin1String("o3"))
+        || m.startsWith(QLatin1String("o4")) || m.startsWith(QLatin1String("chatgpt")))
+        return QStringLiteral("openai");
+    if (m.startsWith(QLatin1String("claude")))
+        return QStringLiteral("anthropic");
+    if (m.startsWith(QLatin1String("gemini")))
+        return QStringLiteral("gcp");
+    if (m.startsWith(QLatin1String("us.")) || m.startsWith(QLatin1String("anthropic.")) || m.startsWith(QLatin1String("amazon."))
+        || m.startsWith(QLatin1String("meta.")))
+        return QStringLiteral("aws");
+    if (m.contains(QLatin1Char('/')))
+        return QStringLiteral("together");
+    return {};
+}
+
+QUrl ModelSpec::defaultBaseUrl(const QString &provider)
+{
+    auto env = [](const char *name) { return qEnvironmentVariable(name); };
+    if (provider == QLatin1String("openai")) {
+        const QString e = env("OPENAI_BASE_URL");
+        return QUrl(e.isEmpty() ? QStringLiteral("https://api.openai.com/v1") : e);
+    }
+    if (provider == QLatin1String("anthropic")) {
+        const QString e = env("ANTHROPIC_BASE_URL");
+        return QUrl(e.isEmpty() ? QStringLiteral("https://api.anthropic.com") : e);
+    }
+    if (provider == QLatin1String("vllm")) {
+        const QString e = env("VLLM_API_BASE");
+        return QUrl(e.isEmpty() ? QStringLiteral("http://localhost:8000/v1") : e);
+    }
+    if (provider == QLatin1String("ollama"))
+        return QUrl(QStringLiteral("http://localhost:11434/v1"));
+    if (provider == QLatin1String("together"))
+        return QUrl(QStringLiteral("https://api.together.xyz/v1"));
+    if (provider == QLatin1String("openrouter"))
+        return QUrl(QStringLiteral("https://openrouter.ai/api/v1"));
+    if (provider == QLatin1String("gcp"))
+        return QUrl(QStringLiteral("https://generativelanguage.googleapis.com/v1beta"));
+    if (provider == QLatin1String("aws")) {
+        const QString region = env("AWS_REGION").isEmpty() ? QStringLiteral("us-west-2") : env("AWS_REGION");
+        return QUrl(QStringLiteral("https://bedrock-runtime.%1.amazonaws.com").arg(region));
+    }
+    return {};
+}
+
+QString ModelSpec::apiKeyVariable(const QString &provider)
+{
+    if (provider == QLatin1String("openai"))
+        return QStringLiteral("OPENAI_API_KEY");
+    if (provider == QLatin1String("anthropic"))
+        return QStringLiteral("ANTHROPIC_API_KEY");
+    if (provider == QLatin1String("together"))
+        return QStringLiteral("TOGETHER_API_KEY");
+    if (provider == QLatin1String("openrouter"))
+        return QStringLiteral("OPENROUTER_API_KEY");
+    if (provider == QLatin1String("gcp"))
+        return QStringLiteral("GEMINI_API_KEY");
+    if (provider == QLatin1String("aws"))
+        return QStringLiteral("AWS_BEARER_TOKEN_BEDROCK");
+    return {};
+}
+
+QString ModelSpec::wireFormat() const
+{
+    if (provider == QLatin1String("anthropic"))
+        return QStringLiteral("anthropic-messages");
+    if (provider == QLatin1String("aws"))
+        return QStringLiteral("bedrock-converse");
+    if (provider == QLatin1String("gcp"))
+        return QStringLiteral("gemini");
+    return QStringLiteral("openai-chat");
+}
+
+std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
+{
+    ModelSpec spec;
+    spec.text = text.trimmed();
+    const qsizetype sep = spec.text.indexOf(QLatin1String("::"));
+    if (sep < 0) {
+        spec.model = spec.text;
+        spec.provider = inferProvider(spec.model);
+        if (spec.provider.isEmpty()) {
+            if (error)
+                *error = QStringLiteral("model '%1': cannot infer the provider; write it as provider::model (providers: %2)")
+                             .arg(text, knownProviders().join(QLatin1String(", ")));
+            return std::nullopt;
+        }
+    } else {
+        QString provider = spec.text.left(sep);
+        spec.model = spec.text.mid(sep + 2);
+        const qsizetype at = provider.indexOf(QLatin1Char('@'));
+        if (at >= 0) {
+            spec.baseUrl = QUrl(provider.mid(at + 1), QUrl::StrictMode);
+            provider = provider.left(at);
+            if (!spec.baseUrl.isValid() || spec.baseUrl.scheme().isEmpty() || spec.baseUrl.host().isEmpty()) {
+                if (error)
+                    *error = QStringLiteral("model '%1': '%2' is not a valid base URL").arg(text, spec.text.mid(at + 1, sep - at - 1));
+                return std::nullopt;
+            }
+        }
+        spec.provider = provider;
+    }
+    if (!knownProviders().contains(spec.provider)) {
+        if (error)
+            *error = QStringLiteral("model '%1': unknown provider '%2' (known: %3)").arg(text, spec.provider, knownProviders().join(QLatin1String(", ")));
+        return std::nullopt;
+    }
+    if (spec.model.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("model '%1': the model name is empty").arg(text);
+        return std::nullopt;
+    }
+    if (spec.provider == QLatin1String("openai-compatible") && spec.baseUrl.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("model '%1': openai-compatible needs a base URL: openai-compatible@http://host:port/v1::model").arg(text);
+        return std::nullopt;
+    }
+    if (spec.baseUrl.isEmpty())
+        spec.baseUrl = defaultBaseUrl(spec.provider);
+    return spec;
+}
+
+} // namespace autocomp

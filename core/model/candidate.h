@@ -1,0 +1,60 @@
+#pragma once
+
+#include <QJsonObject>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <cmath>
+#include <limits>
+
+namespace autocomp {
+
+enum class CandidateOrigin { Root, Llm, Fix, Translate, Human };
+
+// Lifecycle of one candidate. The order is the order a candidate passes through.
+enum class CandidateStatus {
+    Planning,     // plan requested, no code yet
+    Coding,       // code requested
+    Pending,      // code received, waiting for an evaluation slot
+    Compiling,
+    Testing,
+    Benchmarking,
+    Correct,      // evaluated, correct, has a score
+    Incorrect,    // compiled, wrong results
+    CompileError,
+    Failed,       // timeout, crash, rejected, evaluation error, failed LLM call, bad edit
+};
+
+QString toString(CandidateOrigin origin);
+CandidateOrigin candidateOriginFromString(const QString &text);
+QString toString(CandidateStatus status);
+CandidateStatus candidateStatusFromString(const QString &text);
+bool isFinal(CandidateStatus status);
+
+struct Candidate {
+    qint64 id = 0;
+    qint64 runId = 0;
+    qint64 parentId = 0; // 0: the root
+    int iteration = 0;   // the root is iteration 0
+    CandidateOrigin origin = CandidateOrigin::Llm;
+    CandidateStatus status = CandidateStatus::Planning;
+    QString plan;
+    QString menuItem;  // the optimization the plan says it applies
+    QString code;
+    double score = std::numeric_limits<double>::quiet_NaN(); // the target's metric, lower is better
+    QJsonObject metrics;
+    QStringList feedback;
+    QStringList flags;
+    QString planModel;
+    QString codeModel;
+    QString error;      // why it failed, one paragraph
+    bool inBeam = false;
+    qint64 planCallId = 0; // the LLM call that wrote the plan (shared by the plan's code samples)
+
+    bool hasScore() const { return !std::isnan(score); }
+};
+
+} // namespace autocomp
+
+Q_DECLARE_METATYPE(autocomp::Candidate)

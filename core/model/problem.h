@@ -1,0 +1,34 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QVariantMap>
+
+namespace autocomp {
+
+// A problem: sols/<target>/<name>/problem.yaml (DESIGN.md §5).
+struct Problem {
+    QString name;
+    QString target;
+    QString dir;          // absolute
+    QString description;
+    QString startFile;    // absolute
+    QString referenceFile;
+    QString contextFile;
+    QString context;      // contents of contextFile
+    QString signature;
+    QString dtype = QStringLiteral("fp32");
+    QList<QVariantMap> shapes; // e.g. {M: 512, N: 512, K: 512}
+    int benchShape = 0;         // index into shapes used for timing
+    double rtol = 1e-4;
+    double atol = 1e-5;
+    QString flops;        // expression over shape names
+    QString bytes;
+    bool allowLibraries = false;
+
+    QString startCode() const;
+    // "M=512,N=512,K=512;M=1000,..." for the harness command line.
+    QString shapesArgument() const;
+};
+
+} // namespace autocomp

@@ -1,0 +1,415 @@
+#include "model/repository.h"
+#include "model/yaml_reader.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+namespace autocomp {
+
+namespace {
+
+std::optional<QByteArray> readFile(const QString &path, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    return file.readAll();
+}
+
+QString readText(const QString &path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+}
+
+bool fail(const YamlReader &r, QString *error)
+{
+    if (r.ok())
+        return false;
+    if (error)
+        *error = r.errors().join(QLatin1Char('\n'));
+    return true;
+}
+
+QStringList subdirs(const QString &dir)
+{
+    return QDir(dir).entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+}
+
+} // namespace
+
+Repository::Repository()
+{
+    const QString env = qEnvironmentVariable("AUTOCOMP_DATA_DIR");
+    if (!env.isEmpty())
+        m_dataDirs << env;
+    m_dataDirs << userDataDir();
+    if (QCoreApplication::instance())
+        m_dataDirs << QDir(QCoreApplication::applicationDirPath()).absoluteFilePath(QStringLiteral("../share/autocomp-workbench"));
+    m_dataDirs << QStringLiteral(AUTOCOMP_INSTALL_DATA_DIR) << QStringLiteral(AUTOCOMP_SOURCE_DATA_DIR);
+    m_dataDirs.removeDuplicates();
+}
+
+Repository::Repository(QStringList dataDirs) : m_dataDirs(std::move(dataDirs)) {}
+
+QString Repository::userDataDir()
+{
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/autocomp-workbench");
+}
+
+QString Repository::findDir(const QString &sub, const QString &name) const
+{
+    for (const QString &base : m_dataDirs) {
+        const QString candidate = base + QLatin1Char('/') + sub + QLatin1Char('/') + name;
+        if (QFileInfo(candidate).isDir())
+            return QFileInfo(candidate).absoluteFilePath();
+    }
+    return {};
+}
+
+QStringList Repository::targetNames() const
+{
+    QStringList names;
+    for (const QString &base : m_dataDirs)
+        for (const QString &name : subdirs(base + QStringLiteral("/backends")))
+            if (QFileInfo::exists(base + QStringLiteral("/backends/") + name + QStringLiteral("/backend.yaml")))
+                names << name;
+    names.removeDuplicates();
+    names.sort();
+    return names;
+}
+
+QStringList Repository::problemNames(const QString &target) const
+{
+    QStringList names;
+    for (const QString &base : m_dataDirs) {
+        const QString dir = base + QStringLiteral("/sols/") + target;
+        for (const QString &name : subdirs(dir))
+            if (QFileInfo::exists(dir + QLatin1Char('/') + name + QStringLiteral("/problem.yaml")))
+                names << name;
+    }
+    names.removeDuplicates();
+    names.sort();
+    return names;
+}
+
+QStringList Repository::agentNames() const
+{
+    QStringList names;
+    for (const QString &base : m_dataDirs)
+        for (const QString &name : subdirs(base + QStringLiteral("/agents")))
+            if (QFileInfo::exists(base + QStringLiteral("/agents/") + name + QStringLiteral("/agent_config.yaml")))
+                names << name;
+    names.removeDuplicates();
+    names.sort();
+    return names;
+}
+
+std::optional<Target> Repository::target(const QString &name, QString *error) const
+{
+    const QString dir = findDir(QStringLiteral("backends"), name);
+    if (dir.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("unknown target '%1' (known: %2)").arg(name, targetNames().join(QLatin1String(", ")));
+        return std::nullopt;
+    }
+    return loadTarget(dir, error);
+}
+
+std::optional<Problem> Repository::problem(const QString &target, const QString &name, QString *error) const
+{
+    const QString dir = findDir(QStringLiteral("sols/") + target, name);
+    if (dir.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("unknown problem '%1' for target '%2' (known: %3)").arg(name, target, problemNames(target).join(QLatin1String(", ")));
+        return std::nullopt;
+    }
+    return loadProblem(dir, target, error);
+}
+
+std::optional<Agent> Repository::agent(const QString &name, QString *error) const
+{
+    const QString dir = findDir(QStringLiteral("agents"), name);
+    if (dir.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("unknown agent '%1' (known: %2)").arg(name, agentNames().join(QLatin1String(", ")));
+        return std::nullopt;
+    }
+    return loadAgent(dir, error);
+}
+
+std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
+{
+    const QString path = dir + QStringLiteral("/backend.yaml");
+    const auto text = readFile(path, error);
+    if (!text)
+        return std::nullopt;
+    YamlReader r(path);
+    const auto root = r.parse(*text);
+    Target t;
+    t.dir = QFileInfo(dir).absoluteFilePath();
+    t.name = QFileInfo(dir).fileName();
+    if (root) {
+        r.checkKeys(*root, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("language"), QStringLiteral("extension"),
+                                QStringLiteral("metric"), QStringLiteral("unit"), QStringLiteral("requires"), QStringLiteral("available_if"),
+                                QStringLiteral("steps")});
+        const YAML::Node &n = *root;
+        if (n.IsMap()) {
+            if (n["name"])
+                t.name = r.string(n["name"], QStringLiteral("name")).value_or(t.name);
+            if (n["description"])
+                t.description = r.string(n["description"], QStringLiteral("description")).value_or(QString());
+            if (n["language"])
+                t.language = r.string(n["language"], QStringLiteral("language")).value_or(t.language);
+            if (n["extension"])
+                t.fileExtension = r.string(n["extension"], QStringLiteral("extension")).value_or(t.fileExtension);
+            if (n["metric"])
+                t.metric = r.string(n["metric"], QStringLiteral("metric")).value_or(t.metric);
+            if (n["unit"])
+                t.metricUnit = r.string(n["unit"], QStringLiteral("unit")).value_or(t.metricUnit);
+            if (n["requires"])
+                t.requires_ = r.string(n["requires"], QStringLiteral("requires")).value_or(QString());
+            if (n["available_if"])
+                t.availabilityCheck = r.string(n["available_if"], QStringLiteral("available_if")).value_or(QString());
+            const YAML::Node steps = n["steps"];
+            if (!steps || !steps.IsSequence() || steps.size() == 0) {
+                r.error(n, QStringLiteral("'steps' must be a non-empty list"));
+            } else {
+                for (const auto &s : steps) {
+                    r.checkKeys(s, QStringLiteral("steps[]"), {QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"),
+                                                              QStringLiteral("parallel"), QStringLiteral("exclusive"), QStringLiteral("fail_status")});
+                    if (!s.IsMap())
+                        continue;
+                    TargetStep step;
+                    if (s["name"])
+                        step.name = r.string(s["name"], QStringLiteral("steps[].name")).value_or(QString());
+                    else
+                        r.error(s, QStringLiteral("a step needs a 'name'"));
+                    if (s["run"])
+                        step.run = r.stringList(s["run"], QStringLiteral("steps[].run")).value_or(QStringList());
+                    if (step.run.isEmpty())
+                        r.error(s, QStringLiteral("step '%1' needs a non-empty 'run' argument list").arg(step.name));
+                    if (s["timeout_s"])
+                        step.timeoutS = int(r.integer(s["timeout_s"], QStringLiteral("steps[].timeout_s")).value_or(step.timeoutS));
+                    if (s["parallel"])
+                        step.parallel = r.boolean(s["parallel"], QStringLiteral("steps[].parallel")).value_or(true);
+                    if (s["exclusive"])
+                        step.exclusive = r.boolean(s["exclusive"], QStringLiteral("steps[].exclusive")).value_or(false);
+                    if (s["fail_status"])
+                        step.failStatus = r.string(s["fail_status"], QStringLiteral("steps[].fail_status")).value_or(QString());
+                    if (step.failStatus.isEmpty())
+                        step.failStatus = QStringLiteral("error");
+                    t.steps << step;
+                }
+            }
+        }
+    }
+    if (fail(r, error))
+        return std::nullopt;
+    return t;
+}
+
+std::optional<Problem> Repository::loadProblem(const QString &dir, const QString &target, QString *error)
+{
+    const QString path = dir + QStringLiteral("/problem.yaml");
+    const auto text = readFile(path, error);
+    if (!text)
+        return std::nullopt;
+    YamlReader r(path);
+    const auto root = r.parse(*text);
+    Problem p;
+    p.dir = QFileInfo(dir).absoluteFilePath();
+    p.name = QFileInfo(dir).fileName();
+    p.target = target;
+    if (root) {
+        const YAML::Node &n = *root;
+        r.checkKeys(n, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("signature"), QStringLiteral("dtype"),
+                            QStringLiteral("start"), QStringLiteral("reference"), QStringLiteral("context"), QStringLiteral("shapes"),
+                            QStringLiteral("bench_shape"), QStringLiteral("tolerance"), QStringLiteral("flops"), QStringLiteral("bytes"),
+                            QStringLiteral("allow_libraries")});
+        if (n.IsMap()) {
+            auto fileKey = [&](const char *key, QString &out, bool required) {
+                if (const auto v = n[key]) {
+                    const QString rel = r.string(v, QLatin1String(key)).value_or(QString());
+                    out = QDir(p.dir).absoluteFilePath(rel);
+                    if (!QFileInfo::exists(out))
+                        r.error(v, QStringLiteral("'%1' names %2, which does not exist").arg(QLatin1String(key), out));
+                } else if (required) {
+                    r.error(n, QStringLiteral("missing required key '%1'").arg(QLatin1String(key)));
+                }
+            };
+            if (n["name"])
+                p.name = r.string(n["name"], QStringLiteral("name")).value_or(p.name);
+            if (n["description"])
+                p.description = r.string(n["description"], QStringLiteral("description")).value_or(QString());
+            if (n["signature"])
+                p.signature = r.string(n["signature"], QStringLiteral("signature")).value_or(QString());
+            if (n["dtype"])
+                p.dtype = r.string(n["dtype"], QStringLiteral("dtype")).value_or(p.dtype);
+            fileKey("start", p.startFile, true);
+            fileKey("reference", p.referenceFile, true);
+            fileKey("context", p.contextFile, false);
+            if (!p.contextFile.isEmpty())
+                p.context = readText(p.contextFile);
+            if (const auto shapes = n["shapes"]) {
+                if (!shapes.IsSequence() || shapes.size() == 0) {
+                    r.error(shapes, QStringLiteral("'shapes' must be a non-empty list of mappings"));
+                } else {
+                    for (const auto &shape : shapes) {
+                        if (!shape.IsMap()) {
+                            r.error(shape, QStringLiteral("each entry of 'shapes' must be a mapping such as {M: 512}"));
+                            continue;
+                        }
+                        QVariantMap map;
+                        for (const auto &kv : shape) {
+                            const QString key = fromStd(kv.first.as<std::string>(""));
+                            if (auto v = r.integer(kv.second, QStringLiteral("shapes.") + key))
+                                map.insert(key, *v);
+                        }
+                        p.shapes << map;
+                    }
+                }
+            } else {
+                r.error(n, QStringLiteral("missing required key 'shapes'"));
+            }
+            if (n["bench_shape"])
+                p.benchShape = int(r.integer(n["bench_shape"], QStringLiteral("bench_shape")).value_or(0));
+            if (p.benchShape < 0 || (!p.shapes.isEmpty() && p.benchShape >= p.shapes.size()))
+                r.error(n["bench_shape"], QStringLiteral("'bench_shape' must index into 'shapes' (0..%1)").arg(p.shapes.size() - 1));
+            if (const auto tol = n["tolerance"]) {
+                r.checkKeys(tol, QStringLiteral("tolerance"), {QStringLiteral("rtol"), QStringLiteral("atol")});
+                if (tol.IsMap()) {
+                    if (tol["rtol"])
+                        p.rtol = r.number(tol["rtol"], QStringLiteral("tolerance.rtol")).value_or(p.rtol);
+                    if (tol["atol"])
+                        p.atol = r.number(tol["atol"], QStringLiteral("tolerance.atol")).value_or(p.atol);
+                }
+            }
+            if (n["flops"])
+                p.flops = r.string(n["flops"], QStringLiteral("flops")).value_or(QString());
+            if (n["bytes"])
+                p.bytes = r.string(n["bytes"], QStringLiteral("bytes")).value_or(QString());
+            if (n["allow_libraries"])
+                p.allowLibraries = r.boolean(n["allow_libraries"], QStringLiteral("allow_libraries")).value_or(false);
+        }
+    }
+    if (fail(r, error))
+        return std::nullopt;
+    return p;
+}
+
+std::optional<Agent> Repository::loadAgent(const QString &dir, QString *error)
+{
+    Agent a;
+    a.dir = QFileInfo(dir).absoluteFilePath();
+    a.name = QFileInfo(dir).fileName();
+    const QString configPath = dir + QStringLiteral("/agent_config.yaml");
+    const auto configText = readFile(configPath, error);
+    if (!configText)
+        return std::nullopt;
+    YamlReader r(configPath);
+    if (const auto root = r.parse(*configText); root && root->IsMap()) {
+        const YAML::Node &n = *root;
+        if (n["name"])
+            a.name = r.string(n["name"], QStringLiteral("name")).value_or(a.name);
+        if (n["version"])
+            a.version = r.string(n["version"], QStringLiteral("version")).value_or(QString());
+        if (n["target"])
+            a.target = r.string(n["target"], QStringLiteral("target")).value_or(QString());
+        if (n["description"])
+            a.description = r.string(n["description"], QStringLiteral("description")).value_or(QString());
+    } else if (root) {
+        r.error(*root, QStringLiteral("agent_config.yaml must be a mapping"));
+    }
+    if (fail(r, error))
+        return std::nullopt;
+
+    a.architecture = readText(dir + QStringLiteral("/architecture.md"));
+    a.isaDocs = readText(dir + QStringLiteral("/isa_docs.md"));
+
+    auto readMenu = [&](const QString &file, QStringList &out, bool required) -> bool {
+        const QString path = dir + QLatin1Char('/') + file;
+        if (!QFileInfo::exists(path)) {
+            if (required && error)
+                *error = QStringLiteral("%1: missing (an agent needs an optimization menu)").arg(path);
+            return !required;
+        }
+        YamlReader mr(path);
+        const auto text = readFile(path, error);
+        if (!text)
+            return false;
+        if (const auto root = mr.parse(*text)) {
+            const YAML::Node items = (*root)["optimizations"];
+            if (!items || !items.IsSequence()) {
+                mr.error(*root, QStringLiteral("expected 'optimizations: [{strategy: \"...\"}]'"));
+            } else {
+                for (const auto &item : items) {
+                    if (item.IsMap() && item["strategy"])
+                        out << mr.string(item["strategy"], QStringLiteral("optimizations[].strategy")).value_or(QString());
+                    else if (item.IsScalar())
+                        out << fromStd(item.Scalar());
+                    else
+                        mr.error(item, QStringLiteral("each optimization must be {strategy: \"...\"}"));
+                }
+            }
+        }
+        return !fail(mr, error);
+    };
+    if (!readMenu(QStringLiteral("optimization_menu.yaml"), a.menu, true))
+        return std::nullopt;
+    if (!readMenu(QStringLiteral("translation_menu.yaml"), a.translationMenu, false))
+        return std::nullopt;
+
+    const QString rulesPath = dir + QStringLiteral("/rules.yaml");
+    if (QFileInfo::exists(rulesPath)) {
+        YamlReader rr(rulesPath);
+        const auto text = readFile(rulesPath, error);
+        if (!text)
+            return std::nullopt;
+        if (const auto root = rr.parse(*text)) {
+            rr.checkKeys(*root, {}, {QStringLiteral("general"), QStringLiteral("planning"), QStringLiteral("coding")});
+            if (root->IsMap()) {
+                if ((*root)["general"])
+                    a.rulesGeneral = rr.stringList((*root)["general"], QStringLiteral("general")).value_or(QStringList());
+                if ((*root)["planning"])
+                    a.rulesPlanning = rr.stringList((*root)["planning"], QStringLiteral("planning")).value_or(QStringList());
+                if ((*root)["coding"])
+                    a.rulesCoding = rr.stringList((*root)["coding"], QStringLiteral("coding")).value_or(QStringList());
+            }
+        }
+        if (fail(rr, error))
+            return std::nullopt;
+    }
+
+    // code_examples.md: "## name", an optional "SUMMARY: ..." line, then a fenced code block.
+    const QString examples = readText(dir + QStringLiteral("/code_examples.md"));
+    CodeExample current;
+    bool inFence = false;
+    const auto flush = [&] {
+        if (!current.name.isEmpty())
+            a.codeExamples << current;
+        current = {};
+    };
+    for (const QString &line : examples.split(QLatin1Char('\n'))) {
+        if (!inFence && line.startsWith(QLatin1String("## "))) {
+            flush();
+            current.name = line.mid(3).trimmed();
+        } else if (line.trimmed().startsWith(QLatin1String("```"))) {
+            inFence = !inFence;
+        } else if (inFence) {
+            current.code += line + QLatin1Char('\n');
+        } else if (line.startsWith(QLatin1String("SUMMARY:"))) {
+            current.summary = line.mid(8).trimmed();
+        }
+    }
+    flush();
+    return a;
+}
+
+} // namespace autocomp

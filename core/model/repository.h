@@ -1,0 +1,42 @@
+#pragma once
+
+#include "model/agent.h"
+#include "model/problem.h"
+#include "model/target.h"
+
+#include <QStringList>
+
+#include <optional>
+
+namespace autocomp {
+
+// Finds and loads the shipped data: targets in backends/, problems in sols/, agents in agents/.
+// Search order: $AUTOCOMP_DATA_DIR, user dir ($XDG_DATA_HOME/autocomp-workbench, agents only shadow),
+// the installed share dir, the source tree the binary was built from.
+class Repository
+{
+public:
+    Repository();
+    explicit Repository(QStringList dataDirs);
+
+    QStringList dataDirs() const { return m_dataDirs; }
+    static QString userDataDir();
+
+    QStringList targetNames() const;
+    QStringList problemNames(const QString &target) const;
+    QStringList agentNames() const;
+
+    std::optional<Target> target(const QString &name, QString *error) const;
+    std::optional<Problem> problem(const QString &target, const QString &name, QString *error) const;
+    std::optional<Agent> agent(const QString &name, QString *error) const;
+
+    static std::optional<Target> loadTarget(const QString &dir, QString *error);
+    static std::optional<Problem> loadProblem(const QString &dir, const QString &target, QString *error);
+    static std::optional<Agent> loadAgent(const QString &dir, QString *error);
+
+private:
+    QString findDir(const QString &sub, const QString &name) const;
+    QStringList m_dataDirs;
+};
+
+} // namespace autocomp

@@ -1,0 +1,270 @@
+#include "model/run_config.h"
+#include "model/yaml_reader.h"
+
+#include <QFile>
+
+namespace autocomp {
+
+double SearchConfig::slackFor(int iteration) const
+{
+    if (parentSlack.isEmpty())
+        return 1.0;
+    const int index = qBound(0, iteration - 1, int(parentSlack.size()) - 1);
+    return parentSlack.at(index);
+}
+
+std::optional<RunConfig> RunConfig::fromFile(const QString &path, QStringList *errors)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (errors)
+            *errors << QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    return fromYaml(file.readAll(), path, errors);
+}
+
+std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QString &fileName, QStringList *errors)
+{
+    YamlReader r(fileName);
+    RunConfig config;
+    const auto parsed = r.parse(yaml);
+    if (parsed) {
+        const YAML::Node root = *parsed;
+        if (!root.IsMap()) {
+            r.error(root, QStringLiteral("a run configuration must be a mapping with at least 'target' and 'problem'"));
+        } else {
+            r.checkKeys(root, {}, {QStringLiteral("target"), QStringLiteral("problem"), QStringLiteral("agent"), QStringLiteral("models"),
+                                   QStringLiteral("search"), QStringLiteral("budget"), QStringLiteral("evaluation")});
+            if (const auto n = root["target"])
+                config.target = r.string(n, QStringLiteral("target")).value_or(config.target);
+            if (const auto n = root["problem"])
+                config.problem = r.string(n, QStringLiteral("problem")).value_or(QString());
+            else
+                r.error(root, QStringLiteral("missing required key 'problem'"));
+            if (const auto n = root["agent"]; n && !n.IsNull())
+                config.agent = r.string(n, QStringLiteral("agent")).value_or(QString());
+
+            if (const auto models = root["models"]) {
+                r.checkKeys(models, QStringLiteral("models"), {QStringLiteral("plan"), QStringLiteral("code")});
+                if (models.IsMap()) {
+                    if (const auto n = models["plan"])
+                        config.planModels = r.stringList(n, QStringLiteral("models.plan")).value_or(QStringList());
+                    if (const auto n = models["code"])
+                        config.codeModels = r.stringList(n, QStringLiteral("models.code")).value_or(QStringList());
+                }
+            } else {
+                r.error(root, QStringLiteral("missing required key 'models' (e.g. models: {plan: [\"openai::gpt-5.2\"]})"));
+            }
+
+            if (const auto s = root["search"]) {
+                const QStringList known{QStringLiteral("iterations"), QStringLiteral("beam_width"), QStringLiteral("plans_per_parent"),
+                                        QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
+                                        QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
+                                        QStringLiteral("translate_iters"), QStringLiteral("edit_mode"), QStringLiteral("early_stop"),
+                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule")};
+                r.checkKeys(s, QStringLiteral("search"), known);
+                SearchConfig &c = config.search;
+                auto readInt = [&](const char *key, int &out) {
+                    if (const auto n = s[key])
+                        if (auto v = r.integer(n, QStringLiteral("search.") + QLatin1String(key)))
+                            out = int(*v);
+                };
+                auto readDouble = [&](const char *key, double &out) {
+                    if (const auto n = s[key])
+                        if (auto v = r.number(n, QStringLiteral("search.") + QLatin1String(key)))
+                            out = *v;
+                };
+                if (s.IsMap()) {
+                    readInt("iterations", c.iterations);
+                    readInt("beam_width", c.beamWidth);
+                    readInt("plans_per_parent", c.plansPerParent);
+                    readInt("code_per_plan", c.codePerPlan);
+                    readDouble("menu_dropout", c.menuDropout);
+                    readDouble("new_idea_probability", c.newIdeaProbability);
+                    readInt("fix_attempts", c.fixAttempts);
+                    readInt("translate_iters", c.translateIters);
+                    readInt("early_stop_patience", c.earlyStopPatience);
+                    if (const auto n = s["seed"])
+                        if (auto v = r.integer(n, QStringLiteral("search.seed")))
+                            c.seed = quint64(*v);
+                    if (const auto n = s["edit_mode"])
+                        c.editMode = r.boolean(n, QStringLiteral("search.edit_mode")).value_or(false);
+                    if (const auto n = s["early_stop"]; n && !n.IsNull())
+                        c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
+                    if (const auto n = s["schedule"]; n && !n.IsNull())
+                        c.schedule = r.string(n, QStringLiteral("search.schedule")).value_or(QString());
+                    if (const auto n = s["parent_slack"]) {
+                        if (n.IsSequence()) {
+                            c.parentSlack.clear();
+                            for (const auto &item : n)
+                                if (auto v = r.number(item, QStringLiteral("search.parent_slack")))
+                                    c.parentSlack << *v;
+                        } else if (auto v = r.number(n, QStringLiteral("search.parent_slack"))) {
+                            c.parentSlack = {*v};
+                        }
+                    }
+                }
+            }
+
+            if (const auto b = root["budget"]) {
+                r.checkKeys(b, QStringLiteral("budget"), {QStringLiteral("max_usd"), QStringLiteral("max_llm_calls"), QStringLiteral("max_hours")});
+                if (b.IsMap()) {
+                    if (const auto n = b["max_usd"]; n && !n.IsNull())
+                        config.budget.maxUsd = r.number(n, QStringLiteral("budget.max_usd"));
+                    if (const auto n = b["max_llm_calls"]; n && !n.IsNull())
+                        config.budget.maxLlmCalls = r.integer(n, QStringLiteral("budget.max_llm_calls"));
+                    if (const auto n = b["max_hours"]; n && !n.IsNull())
+                        config.budget.maxHours = r.number(n, QStringLiteral("budget.max_hours"));
+                }
+            }
+
+            if (const auto e = root["evaluation"]) {
+                r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
+                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs")});
+                if (e.IsMap()) {
+                    EvaluationConfig &c = config.evaluation;
+                    if (const auto n = e["executor"])
+                        c.executor = r.string(n, QStringLiteral("evaluation.executor")).value_or(c.executor);
+                    if (const auto n = e["parallel_compiles"]) {
+                        if (n.IsScalar() && n.Scalar() == "auto")
+                            c.parallelCompiles = 0;
+                        else if (auto v = r.integer(n, QStringLiteral("evaluation.parallel_compiles")))
+                            c.parallelCompiles = int(*v);
+                    }
+                    if (const auto n = e["bench_slots"])
+                        if (auto v = r.integer(n, QStringLiteral("evaluation.bench_slots")))
+                            c.benchSlots = int(*v);
+                    if (const auto n = e["sandbox"]) {
+                        c.sandbox = r.string(n, QStringLiteral("evaluation.sandbox")).value_or(c.sandbox);
+                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}.contains(c.sandbox))
+                            r.error(n, QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'").arg(c.sandbox));
+                    }
+                    if (const auto n = e["keep_workdirs"])
+                        c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
+                }
+            }
+        }
+    }
+    if (r.ok()) {
+        for (const QString &problem : config.validate())
+            r.error(problem);
+    }
+    if (!r.ok()) {
+        if (errors)
+            *errors << r.errors();
+        return std::nullopt;
+    }
+    return config;
+}
+
+QStringList RunConfig::validate() const
+{
+    QStringList out;
+    if (target.isEmpty())
+        out << QStringLiteral("'target' must not be empty");
+    if (problem.isEmpty())
+        out << QStringLiteral("'problem' must not be empty");
+    if (planModels.isEmpty())
+        out << QStringLiteral("'models.plan' must name at least one model");
+    if (search.iterations < 1)
+        out << QStringLiteral("'search.iterations' must be at least 1");
+    if (search.beamWidth < 1)
+        out << QStringLiteral("'search.beam_width' must be at least 1");
+    if (search.plansPerParent < 1)
+        out << QStringLiteral("'search.plans_per_parent' must be at least 1");
+    if (search.codePerPlan < 1)
+        out << QStringLiteral("'search.code_per_plan' must be at least 1");
+    if (search.menuDropout < 0 || search.menuDropout > 1)
+        out << QStringLiteral("'search.menu_dropout' must be between 0 and 1");
+    if (search.newIdeaProbability < 0 || search.newIdeaProbability > 1)
+        out << QStringLiteral("'search.new_idea_probability' must be between 0 and 1");
+    if (search.fixAttempts < 0)
+        out << QStringLiteral("'search.fix_attempts' must not be negative");
+    for (double slack : search.parentSlack)
+        if (slack <= 0)
+            out << QStringLiteral("'search.parent_slack' values must be positive");
+    if (evaluation.benchSlots < 1)
+        out << QStringLiteral("'evaluation.bench_slots' must be at least 1");
+    if (evaluation.parallelCompiles < 0)
+        out << QStringLiteral("'evaluation.parallel_compiles' must be 'auto' or at least 1");
+    if (evaluation.executor != QLatin1String("local") && evaluation.executor != QLatin1String("slurm"))
+        out << QStringLiteral("'evaluation.executor' must be local or slurm");
+    if (budget.maxUsd && *budget.maxUsd < 0)
+        out << QStringLiteral("'budget.max_usd' must not be negative");
+    return out;
+}
+
+QByteArray RunConfig::toYaml() const
+{
+    YAML::Emitter out;
+    out << YAML::BeginMap;
+    out << YAML::Key << "target" << YAML::Value << toStd(target);
+    out << YAML::Key << "problem" << YAML::Value << toStd(problem);
+    if (!agent.isEmpty())
+        out << YAML::Key << "agent" << YAML::Value << toStd(agent);
+    auto list = [&](const QStringList &items) {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (const QString &item : items)
+            out << toStd(item);
+        out << YAML::EndSeq;
+    };
+    out << YAML::Key << "models" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "plan" << YAML::Value;
+    list(planModels);
+    out << YAML::Key << "code" << YAML::Value;
+    if (codeModels.isEmpty())
+        out << YAML::Null;
+    else
+        list(codeModels);
+    out << YAML::EndMap;
+
+    out << YAML::Key << "search" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "iterations" << YAML::Value << search.iterations;
+    out << YAML::Key << "beam_width" << YAML::Value << search.beamWidth;
+    out << YAML::Key << "plans_per_parent" << YAML::Value << search.plansPerParent;
+    out << YAML::Key << "code_per_plan" << YAML::Value << search.codePerPlan;
+    out << YAML::Key << "menu_dropout" << YAML::Value << search.menuDropout;
+    out << YAML::Key << "new_idea_probability" << YAML::Value << search.newIdeaProbability;
+    out << YAML::Key << "fix_attempts" << YAML::Value << search.fixAttempts;
+    out << YAML::Key << "parent_slack" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (double s : search.parentSlack)
+        out << s;
+    out << YAML::EndSeq;
+    out << YAML::Key << "seed" << YAML::Value << static_cast<unsigned long long>(search.seed);
+    out << YAML::Key << "translate_iters" << YAML::Value << search.translateIters;
+    out << YAML::Key << "edit_mode" << YAML::Value << search.editMode;
+    out << YAML::Key << "early_stop" << YAML::Value;
+    if (search.earlyStop)
+        out << *search.earlyStop;
+    else
+        out << YAML::Null;
+    out << YAML::Key << "schedule" << YAML::Value;
+    if (search.schedule.isEmpty())
+        out << YAML::Null;
+    else
+        out << toStd(search.schedule);
+    out << YAML::EndMap;
+
+    out << YAML::Key << "budget" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "max_usd" << YAML::Value;
+    budget.maxUsd ? out << *budget.maxUsd : out << YAML::Null;
+    out << YAML::Key << "max_llm_calls" << YAML::Value;
+    budget.maxLlmCalls ? out << static_cast<long long>(*budget.maxLlmCalls) : out << YAML::Null;
+    out << YAML::Key << "max_hours" << YAML::Value;
+    budget.maxHours ? out << *budget.maxHours : out << YAML::Null;
+    out << YAML::EndMap;
+
+    out << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "executor" << YAML::Value << toStd(evaluation.executor);
+    out << YAML::Key << "parallel_compiles" << YAML::Value;
+    evaluation.parallelCompiles == 0 ? out << "auto" : out << evaluation.parallelCompiles;
+    out << YAML::Key << "bench_slots" << YAML::Value << evaluation.benchSlots;
+    out << YAML::Key << "sandbox" << YAML::Value << toStd(evaluation.sandbox);
+    out << YAML::Key << "keep_workdirs" << YAML::Value << evaluation.keepWorkdirs;
+    out << YAML::EndMap;
+    out << YAML::EndMap;
+    return QByteArray(out.c_str()) + '\n';
+}
+
+} // namespace autocomp

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <QStringList>
+
+#include <optional>
+
+namespace autocomp {
+
+struct SearchConfig {
+    int iterations = 8;
+    int beamWidth = 4;
+    int plansPerParent = 4;
+    int codePerPlan = 2;
+    double menuDropout = 0.75;     // probability that a menu item is dropped from one plan prompt
+    double newIdeaProbability = 0.1;
+    int fixAttempts = 1;
+    QList<double> parentSlack{1.1, 1.1, 1.0}; // last value repeats
+    quint64 seed = 1111;
+    int translateIters = 0;
+    bool editMode = false;
+    std::optional<double> earlyStop; // minimum improvement ratio per iteration
+    int earlyStopPatience = 2;
+    QString schedule;                // run id or file
+
+    double slackFor(int iteration) const; // iteration is 1-based
+};
+
+struct BudgetConfig {
+    std::optional<double> maxUsd;
+    std::optional<qint64> maxLlmCalls;
+    std::optional<double> maxHours;
+};
+
+struct EvaluationConfig {
+    QString executor = QStringLiteral("local");
+    int parallelCompiles = 0; // 0: number of cores
+    int benchSlots = 1;
+    QString sandbox = QStringLiteral("auto"); // auto | off | required
+    bool keepWorkdirs = false;
+};
+
+// A run configuration (DESIGN.md §8), shared by the CLI and the GUI.
+struct RunConfig {
+    QString target = QStringLiteral("cpu");
+    QString problem;
+    QString agent;
+    QStringList planModels;
+    QStringList codeModels; // empty: same as planModels
+    SearchConfig search;
+    BudgetConfig budget;
+    EvaluationConfig evaluation;
+
+    QStringList effectiveCodeModels() const { return codeModels.isEmpty() ? planModels : codeModels; }
+    QString effectiveAgent() const { return agent.isEmpty() ? target : agent; }
+
+    // Parses YAML. Errors name `fileName`, the line and the key; unknown keys are errors.
+    static std::optional<RunConfig> fromYaml(const QByteArray &yaml, const QString &fileName, QStringList *errors);
+    static std::optional<RunConfig> fromFile(const QString &path, QStringList *errors);
+    QByteArray toYaml() const;
+    // Semantic checks (ranges, non-empty model lists). Empty list: valid.
+    QStringList validate() const;
+};
+
+} // namespace autocomp
+
+Q_DECLARE_METATYPE(autocomp::RunConfig)

@@ -1,0 +1,40 @@
+#pragma once
+
+#include <QDateTime>
+#include <QMetaType>
+#include <QString>
+
+namespace autocomp {
+
+enum class RunState { Created, Running, Paused, Finished, Stopped, Failed };
+QString toString(RunState state);
+RunState runStateFromString(const QString &text);
+
+// A run's row in the store: identity, configuration and totals.
+struct RunInfo {
+    qint64 id = 0;
+    QString target;
+    QString problem;
+    QString agent;
+    QString configYaml;
+    RunState state = RunState::Created;
+    QString stopReason;
+    QString label;        // e.g. "example run recorded with scripted responses"
+    QDateTime createdAt;
+    QDateTime updatedAt;
+    int iteration = 0;    // last finished iteration
+    double baselineScore = 0; // root candidate's metric value
+    double bestScore = 0;
+    qint64 bestCandidateId = 0;
+    QString metric;       // e.g. latency_ms
+    double usd = 0;
+    qint64 tokensIn = 0;
+    qint64 tokensOut = 0;
+    qint64 llmCalls = 0;
+
+    double speedup() const { return bestScore > 0 ? baselineScore / bestScore : 0; }
+};
+
+} // namespace autocomp
+
+Q_DECLARE_METATYPE(autocomp::RunInfo)

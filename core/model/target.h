@@ -1,0 +1,33 @@
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+
+namespace autocomp {
+
+// One step of a backend's evaluation (DESIGN.md §5).
+struct TargetStep {
+    QString name;
+    QStringList run;        // argument list with placeholders, no shell
+    int timeoutS = 60;
+    bool parallel = true;   // may run beside other candidates' steps
+    bool exclusive = false; // needs a benchmark slot for itself
+    QString failStatus;     // status when this step exits non-zero: compile_error | incorrect | crash
+};
+
+// A target: backends/<name>/backend.yaml.
+struct Target {
+    QString name;
+    QString dir;          // absolute
+    QString description;
+    QString language = QStringLiteral("cpp");
+    QString fileExtension = QStringLiteral("cpp");
+    QString metric = QStringLiteral("latency_ms");
+    QString metricUnit = QStringLiteral("ms");
+    QString requires_;    // what the target needs, in words
+    QString availabilityCheck; // optional program that must be found for the target to be available
+    QList<TargetStep> steps;
+};
+
+} // namespace autocomp

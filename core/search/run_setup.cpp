@@ -1,0 +1,53 @@
+#include "search/run_setup.h"
+
+namespace autocomp {
+
+std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &configYaml, const Repository &repository,
+                                   const QString &storePath, QStringList *errors)
+{
+    RunSetup setup;
+    setup.config = config;
+    setup.configYaml = configYaml.isEmpty() ? config.toYaml() : configYaml;
+    setup.storePath = storePath;
+    QStringList problems;
+    QString error;
+    if (auto target = repository.target(config.target, &error))
+        setup.target = *target;
+    else
+        problems << error;
+    if (problems.isEmpty()) {
+        if (auto problem = repository.problem(config.target, config.problem, &error))
+            setup.problem = *problem;
+        else
+            problems << error;
+    }
+    if (auto agent = repository.agent(config.effectiveAgent(), &error)) {
+        setup.agent = *agent;
+        if (setup.agent.menu.isEmpty())
+            problems << QStringLiteral("agent '%1' has an empty optimization menu").arg(agent->name);
+    } else {
+        problems << error;
+    }
+    for (const QString &text : config.planModels) {
+        if (auto spec = ModelSpec::parse(text, &error))
+            setup.planModels << *spec;
+        else
+            problems << QStringLiteral("models.plan: ") + error;
+    }
+    for (const QString &text : config.effectiveCodeModels()) {
+        if (auto spec = ModelSpec::parse(text, &error))
+            setup.codeModels << *spec;
+        else
+            problems << QStringLiteral("models.code: ") + error;
+    }
+    if (setup.planModels.isEmpty() && problems.isEmpty())
+        problems << QStringLiteral("models.plan: no model given");
+    if (!problems.isEmpty()) {
+        if (errors)
+            *errors << problems;
+        return std::nullopt;
+    }
+    return setup;
+}
+
+} // namespace autocomp

@@ -1,0 +1,125 @@
+#pragma once
+
+#include "llm/llm_client.h"
+#include "model/agent.h"
+#include "model/candidate.h"
+#include "model/eval_result.h"
+#include "model/problem.h"
+#include "model/run_config.h"
+#include "model/run_info.h"
+#include "model/target.h"
+
+#include <QDeadlineTimer>
+#include <QElapsedTimer>
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QPointer>
+
+#include <functional>
+#include <memory>
+#include <random>
+
+namespace autocomp {
+
+class Evaluator;
+class EvalJob;
+class RunStore;
+
+// Everything a run needs, resolved and validated before the engine starts.
+struct RunSetup {
+    RunConfig config;
+    QByteArray configYaml;
+    Target target;
+    Problem problem;
+    Agent agent;
+    QList<ModelSpec> planModels;
+    QList<ModelSpec> codeModels;
+    QString storePath;
+    QString label;
+};
+
+// The beam search of DESIGN.md §1. Lives on one thread (its owner's event loop); LLM requests and
+// evaluations are asynchronous and pipelined: a plan's code requests start when the plan arrives and
+// an evaluation starts when its code arrives. The only barrier is beam selection at the end of an
+// iteration. Every response and evaluation is written to the store the moment it exists.
+class SearchEngine : public QObject
+{
+    Q_OBJECT
+public:
+    explicit SearchEngine(RunSetup setup, QObject *parent = nullptr);
+    ~SearchEngine() override;
+
+    // Opens the store, records the run and evaluates the starting code. False with `error` when the
+    // store cannot be opened or the evaluator cannot run.
+    bool start(QString *error);
+    // Cancels in-flight requests and evaluations and ends the run as stopped.
+    void stop(const QString &reason = QStringLiteral("stopped by the user"));
+
+    qint64 runId() const { return m_run.id; }
+    RunInfo runInfo() const { return m_run; }
+    QList<qint64> beam() const { return m_beam; }
+    Candidate candidate(qint64 id) const { return m_candidates.value(id); }
+    LlmClient *llmClient() const { return m_llm; }
+
+    // Deterministic menu dropout: each item is dropped with probability `dropout`; at least one survives.
+    static QList<int> dropoutDraw(int menuSize, double dropout, std::mt19937_64 &rng);
+
+Q_SIGNALS:
+    void runStateChanged(autocomp::RunState state, const QString &reason);
+    void candidateAdded(const autocomp::Candidate &candidate);
+    void candidateUpdated(const autocomp::Candidate &candidate);
+    void beamChanged(const QList<qint64> &beam);
+    void iterationFinished(int iteration);
+    void usageChanged(qint64 tokensIn, qint64 tokensOut, double usd, qint64 calls);
+    void logMessage(const QString &message);
+    void finished(const autocomp::RunInfo &run);
+
+private:
+    using LlmCallback = std::function<void(const LlmResponse &response, qint64 callId)>;
+
+    void startIteration(int iteration);
+    void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot);
+    void planArrived(qint64 parentId, int planSlot, const QString &model, const QStringList &menuShown, const LlmResponse &response,
+                     qint64 callId);
+    void requestCode(qint64 candidateId, int codeSlot);
+    void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
+    void evaluate(qint64 candidateId);
+    void evaluationFinished(qint64 candidateId, const EvalResult &result);
+    void requestFix(qint64 failedId);
+    void rootEvaluated(const Candidate &root);
+    void workDone();
+    void selectBeam();
+    void finish(RunState state, const QString &reason);
+
+    void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
+                 LlmCallback callback);
+    QString budgetExceeded() const;
+    qint64 addCandidate(Candidate candidate);
+    void updateCandidate(const Candidate &candidate);
+    void persistRun();
+    std::mt19937_64 rngFor(quint64 a, quint64 b, quint64 c) const;
+    void log(const QString &message);
+
+    RunSetup m_setup;
+    std::unique_ptr<RunStore> m_store;
+    LlmClient *m_llm;
+    Evaluator *m_evaluator = nullptr;
+    RunInfo m_run;
+    QHash<qint64, Candidate> m_candidates;
+    QHash<qint64, int> m_fixAttempts; // candidate -> fix attempts made on its lineage
+    QHash<qint64, int> m_codeSlot;    // candidate -> its index in the iteration's code requests (model rotation)
+    QList<qint64> m_beam;
+    QList<qint64> m_iterationCandidates;
+    QList<QPointer<LlmReply>> m_replies;
+    QList<QPointer<EvalJob>> m_jobs;
+    int m_iteration = 0;
+    int m_outstanding = 0;
+    int m_fixCounter = 0;
+    bool m_draining = false;
+    bool m_done = false;
+    QString m_drainReason;
+    QElapsedTimer m_clock;
+};
+
+} // namespace autocomp

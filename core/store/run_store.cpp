@@ -1,0 +1,642 @@
+#include "store/run_store.h"
+
+#include <QAtomicInteger>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+
+#include <cmath>
+
+Q_LOGGING_CATEGORY(lcStore, "autocomp.store")
+
+namespace autocomp {
+
+namespace {
+
+// PRAGMA application_id marks a file as ours ("ACWB").
+constexpr qint64 s_applicationId = 0x41435742;
+QAtomicInteger<quint64> s_connectionCounter;
+
+QString jsonText(const QStringList &list)
+{
+    return QString::fromUtf8(QJsonDocument(QJsonArray::fromStringList(list)).toJson(QJsonDocument::Compact));
+}
+
+QStringList jsonList(const QVariant &value)
+{
+    QStringList out;
+    const QJsonArray array = QJsonDocument::fromJson(value.toString().toUtf8()).array();
+    for (const QJsonValue &v : array)
+        out << v.toString();
+    return out;
+}
+
+QVariant nullableDouble(double value)
+{
+    return std::isnan(value) ? QVariant(QMetaType::fromType<double>()) : QVariant(value);
+}
+
+// Qt binds a null QString as SQL NULL; our text columns are NOT NULL.
+QString nn(const QString &text)
+{
+    return text.isNull() ? QString(QLatin1String("")) : text;
+}
+
+QString now()
+{
+    return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
+}
+
+// Schema migrations, in order; index i migrates from version i to i+1.
+const QStringList &migrations()
+{
+    static const QStringList s_migrations{
+        QStringLiteral(R"SQL(
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  target TEXT NOT NULL, problem TEXT NOT NULL, agent TEXT NOT NULL DEFAULT '',
+  config_yaml TEXT NOT NULL DEFAULT '', state TEXT NOT NULL, stop_reason TEXT NOT NULL DEFAULT '',
+  label TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
+  iteration INTEGER NOT NULL DEFAULT 0, metric TEXT NOT NULL DEFAULT '',
+  baseline_score REAL, best_score REAL, best_candidate_id INTEGER,
+  usd REAL NOT NULL DEFAULT 0, tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
+  llm_calls INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE candidates (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  parent_id INTEGER, iteration INTEGER NOT NULL, origin TEXT NOT NULL, status TEXT NOT NULL,
+  plan TEXT NOT NULL DEFAULT '', menu_item TEXT NOT NULL DEFAULT '', code TEXT NOT NULL DEFAULT '',
+  score REAL, metrics TEXT NOT NULL DEFAULT '{}', feedback TEXT NOT NULL DEFAULT '[]', flags TEXT NOT NULL DEFAULT '[]',
+  plan_model TEXT NOT NULL DEFAULT '', code_model TEXT NOT NULL DEFAULT '', error TEXT NOT NULL DEFAULT '',
+  in_beam INTEGER NOT NULL DEFAULT 0, plan_call_id INTEGER, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX candidates_run ON candidates(run_id);
+CREATE TABLE llm_calls (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER REFERENCES runs(id) ON DELETE CASCADE, candidate_id INTEGER,
+  phase TEXT NOT NULL, request_hash TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+  prompt TEXT NOT NULL, response TEXT NOT NULL DEFAULT '', reasoning TEXT NOT NULL DEFAULT '',
+  tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0, usd REAL NOT NULL DEFAULT 0,
+  latency_ms REAL NOT NULL DEFAULT 0, retries INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE INDEX llm_calls_run ON llm_calls(run_id);
+CREATE INDEX llm_calls_candidate ON llm_calls(candidate_id);
+CREATE INDEX llm_calls_hash ON llm_calls(request_hash);
+CREATE TABLE evaluations (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  candidate_id INTEGER NOT NULL REFERENCES candidates(id) ON DELETE CASCADE,
+  step_index INTEGER NOT NULL, name TEXT NOT NULL, command TEXT NOT NULL, exit_code INTEGER NOT NULL,
+  timed_out INTEGER NOT NULL DEFAULT 0, crashed INTEGER NOT NULL DEFAULT 0, duration_ms REAL NOT NULL DEFAULT 0,
+  log TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
+CREATE INDEX evaluations_candidate ON evaluations(candidate_id);
+)SQL"),
+    };
+    return s_migrations;
+}
+
+} // namespace
+
+RunStore::~RunStore()
+{
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
+        if (db.isOpen())
+            db.close();
+    }
+    QSqlDatabase::removeDatabase(m_connectionName);
+}
+
+QString RunStore::defaultPath()
+{
+    const QString env = qEnvironmentVariable("AUTOCOMP_STORE");
+    if (!env.isEmpty())
+        return env;
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/autocomp-workbench/runs.sqlite");
+}
+
+std::unique_ptr<RunStore> RunStore::open(const QString &path, QString *error)
+{
+    auto setError = [&](const QString &message) {
+        if (error)
+            *error = message;
+        qCWarning(lcStore).noquote() << message;
+    };
+    const QFileInfo info(path);
+    if (info.exists() && !info.isFile()) {
+        setError(QStringLiteral("%1: not a file").arg(path));
+        return nullptr;
+    }
+    if (!info.exists() && !QDir().mkpath(info.absolutePath())) {
+        setError(QStringLiteral("%1: cannot create directory %2").arg(path, info.absolutePath()));
+        return nullptr;
+    }
+    std::unique_ptr<RunStore> store(new RunStore);
+    store->m_path = info.absoluteFilePath();
+    store->m_connectionName = QStringLiteral("autocomp-store-%1").arg(++s_connectionCounter);
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), store->m_connectionName);
+    db.setDatabaseName(store->m_path);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));
+    if (!db.open()) {
+        setError(QStringLiteral("%1: cannot open: %2").arg(path, db.lastError().text()));
+        return nullptr;
+    }
+    QString migrateError;
+    if (!store->migrate(&migrateError)) {
+        setError(QStringLiteral("%1: %2").arg(path, migrateError));
+        return nullptr;
+    }
+    return store;
+}
+
+bool RunStore::exec(const QString &sql)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    if (!q.exec(sql)) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    return true;
+}
+
+bool RunStore::migrate(QString *error)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    QSqlQuery q(db);
+    // Reading the schema is the first access: a file that is not SQLite fails here, before we write.
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next()) {
+        *error = QStringLiteral("not a readable SQLite database (corrupt or another kind of file): %1. The file was left untouched.")
+                     .arg(q.lastError().text());
+        return false;
+    }
+    const int objectCount = q.value(0).toInt();
+    q.exec(QStringLiteral("PRAGMA application_id"));
+    const qint64 appId = q.next() ? q.value(0).toLongLong() : 0;
+    if (objectCount > 0 && appId != s_applicationId) {
+        *error = QStringLiteral("this SQLite database is not an Autocomp Workbench store; it was left untouched");
+        return false;
+    }
+    int version = 0;
+    if (objectCount > 0) {
+        if (!q.exec(QStringLiteral("SELECT version FROM schema_version")) || !q.next()) {
+            *error = QStringLiteral("the store has no schema version; it was left untouched");
+            return false;
+        }
+        version = q.value(0).toInt();
+    }
+    if (version > SchemaVersion) {
+        *error = QStringLiteral("the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
+                                "The file was left untouched.")
+                     .arg(version)
+                     .arg(SchemaVersion);
+        return false;
+    }
+    if (objectCount > 0) {
+        if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next() || q.value(0).toString() != QLatin1String("ok")) {
+            *error = QStringLiteral("integrity check failed (%1); the file was left untouched")
+                         .arg(q.lastError().isValid() ? q.lastError().text() : q.value(0).toString());
+            return false;
+        }
+    }
+    q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
+    q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
+    while (version < SchemaVersion) {
+        if (!db.transaction()) {
+            *error = QStringLiteral("cannot start a transaction: %1").arg(db.lastError().text());
+            return false;
+        }
+        bool ok = true;
+        if (version == 0) {
+            ok = q.exec(QStringLiteral("PRAGMA application_id=%1").arg(s_applicationId))
+                && q.exec(QStringLiteral("CREATE TABLE schema_version (version INTEGER NOT NULL)"))
+                && q.exec(QStringLiteral("INSERT INTO schema_version VALUES (0)"));
+        }
+        const QStringList statements = migrations().at(version).split(QLatin1Char(';'), Qt::SkipEmptyParts);
+        for (const QString &statement : statements) {
+            if (!ok || statement.trimmed().isEmpty())
+                continue;
+            ok = q.exec(statement);
+        }
+        ok = ok && q.exec(QStringLiteral("UPDATE schema_version SET version = %1").arg(version + 1));
+        if (!ok) {
+            *error = QStringLiteral("migration to schema version %1 failed: %2").arg(version + 1).arg(q.lastError().text());
+            db.rollback();
+            return false;
+        }
+        if (!db.commit()) {
+            *error = QStringLiteral("cannot commit migration: %1").arg(db.lastError().text());
+            return false;
+        }
+        ++version;
+    }
+    return true;
+}
+
+namespace {
+
+void bindRun(QSqlQuery &q, const RunInfo &run)
+{
+    q.bindValue(QStringLiteral(":target"), nn(run.target));
+    q.bindValue(QStringLiteral(":problem"), nn(run.problem));
+    q.bindValue(QStringLiteral(":agent"), nn(run.agent));
+    q.bindValue(QStringLiteral(":config_yaml"), nn(run.configYaml));
+    q.bindValue(QStringLiteral(":state"), toString(run.state));
+    q.bindValue(QStringLiteral(":stop_reason"), nn(run.stopReason));
+    q.bindValue(QStringLiteral(":label"), nn(run.label));
+    q.bindValue(QStringLiteral(":iteration"), run.iteration);
+    q.bindValue(QStringLiteral(":metric"), nn(run.metric));
+    q.bindValue(QStringLiteral(":baseline_score"), run.baselineScore > 0 ? QVariant(run.baselineScore) : QVariant(QMetaType::fromType<double>()));
+    q.bindValue(QStringLiteral(":best_score"), run.bestScore > 0 ? QVariant(run.bestScore) : QVariant(QMetaType::fromType<double>()));
+    q.bindValue(QStringLiteral(":best_candidate_id"), run.bestCandidateId > 0 ? QVariant(run.bestCandidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":usd"), run.usd);
+    q.bindValue(QStringLiteral(":tokens_in"), run.tokensIn);
+    q.bindValue(QStringLiteral(":tokens_out"), run.tokensOut);
+    q.bindValue(QStringLiteral(":llm_calls"), run.llmCalls);
+    q.bindValue(QStringLiteral(":updated_at"), now());
+}
+
+RunInfo readRun(const QSqlQuery &q)
+{
+    RunInfo r;
+    r.id = q.value(QStringLiteral("id")).toLongLong();
+    r.target = q.value(QStringLiteral("target")).toString();
+    r.problem = q.value(QStringLiteral("problem")).toString();
+    r.agent = q.value(QStringLiteral("agent")).toString();
+    r.configYaml = q.value(QStringLiteral("config_yaml")).toString();
+    r.state = runStateFromString(q.value(QStringLiteral("state")).toString());
+    r.stopReason = q.value(QStringLiteral("stop_reason")).toString();
+    r.label = q.value(QStringLiteral("label")).toString();
+    r.createdAt = QDateTime::fromString(q.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
+    r.updatedAt = QDateTime::fromString(q.value(QStringLiteral("updated_at")).toString(), Qt::ISODateWithMs);
+    r.iteration = q.value(QStringLiteral("iteration")).toInt();
+    r.metric = q.value(QStringLiteral("metric")).toString();
+    r.baselineScore = q.value(QStringLiteral("baseline_score")).toDouble();
+    r.bestScore = q.value(QStringLiteral("best_score")).toDouble();
+    r.bestCandidateId = q.value(QStringLiteral("best_candidate_id")).toLongLong();
+    r.usd = q.value(QStringLiteral("usd")).toDouble();
+    r.tokensIn = q.value(QStringLiteral("tokens_in")).toLongLong();
+    r.tokensOut = q.value(QStringLiteral("tokens_out")).toLongLong();
+    r.llmCalls = q.value(QStringLiteral("llm_calls")).toLongLong();
+    return r;
+}
+
+void bindCandidate(QSqlQuery &q, const Candidate &c)
+{
+    q.bindValue(QStringLiteral(":run_id"), c.runId);
+    q.bindValue(QStringLiteral(":parent_id"), c.parentId > 0 ? QVariant(c.parentId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":iteration"), c.iteration);
+    q.bindValue(QStringLiteral(":origin"), toString(c.origin));
+    q.bindValue(QStringLiteral(":status"), toString(c.status));
+    q.bindValue(QStringLiteral(":plan"), nn(c.plan));
+    q.bindValue(QStringLiteral(":menu_item"), nn(c.menuItem));
+    q.bindValue(QStringLiteral(":code"), nn(c.code));
+    q.bindValue(QStringLiteral(":score"), nullableDouble(c.score));
+    q.bindValue(QStringLiteral(":metrics"), QString::fromUtf8(QJsonDocument(c.metrics).toJson(QJsonDocument::Compact)));
+    q.bindValue(QStringLiteral(":feedback"), jsonText(c.feedback));
+    q.bindValue(QStringLiteral(":flags"), jsonText(c.flags));
+    q.bindValue(QStringLiteral(":plan_model"), nn(c.planModel));
+    q.bindValue(QStringLiteral(":code_model"), nn(c.codeModel));
+    q.bindValue(QStringLiteral(":error"), nn(c.error));
+    q.bindValue(QStringLiteral(":in_beam"), c.inBeam ? 1 : 0);
+    q.bindValue(QStringLiteral(":plan_call_id"), c.planCallId > 0 ? QVariant(c.planCallId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":updated_at"), now());
+}
+
+Candidate readCandidate(const QSqlQuery &q)
+{
+    Candidate c;
+    c.id = q.value(QStringLiteral("id")).toLongLong();
+    c.runId = q.value(QStringLiteral("run_id")).toLongLong();
+    c.parentId = q.value(QStringLiteral("parent_id")).toLongLong();
+    c.iteration = q.value(QStringLiteral("iteration")).toInt();
+    c.origin = candidateOriginFromString(q.value(QStringLiteral("origin")).toString());
+    c.status = candidateStatusFromString(q.value(QStringLiteral("status")).toString());
+    c.plan = q.value(QStringLiteral("plan")).toString();
+    c.menuItem = q.value(QStringLiteral("menu_item")).toString();
+    c.code = q.value(QStringLiteral("code")).toString();
+    const QVariant score = q.value(QStringLiteral("score"));
+    c.score = score.isNull() ? std::numeric_limits<double>::quiet_NaN() : score.toDouble();
+    c.metrics = QJsonDocument::fromJson(q.value(QStringLiteral("metrics")).toString().toUtf8()).object();
+    c.feedback = jsonList(q.value(QStringLiteral("feedback")));
+    c.flags = jsonList(q.value(QStringLiteral("flags")));
+    c.planModel = q.value(QStringLiteral("plan_model")).toString();
+    c.codeModel = q.value(QStringLiteral("code_model")).toString();
+    c.error = q.value(QStringLiteral("error")).toString();
+    c.inBeam = q.value(QStringLiteral("in_beam")).toInt() != 0;
+    c.planCallId = q.value(QStringLiteral("plan_call_id")).toLongLong();
+    return c;
+}
+
+LlmCall readCall(const QSqlQuery &q)
+{
+    LlmCall c;
+    c.id = q.value(QStringLiteral("id")).toLongLong();
+    c.runId = q.value(QStringLiteral("run_id")).toLongLong();
+    c.candidateId = q.value(QStringLiteral("candidate_id")).toLongLong();
+    c.phase = q.value(QStringLiteral("phase")).toString();
+    c.requestHash = q.value(QStringLiteral("request_hash")).toString();
+    c.provider = q.value(QStringLiteral("provider")).toString();
+    c.model = q.value(QStringLiteral("model")).toString();
+    c.prompt = q.value(QStringLiteral("prompt")).toString();
+    c.response = q.value(QStringLiteral("response")).toString();
+    c.reasoning = q.value(QStringLiteral("reasoning")).toString();
+    c.tokensIn = q.value(QStringLiteral("tokens_in")).toLongLong();
+    c.tokensOut = q.value(QStringLiteral("tokens_out")).toLongLong();
+    c.usd = q.value(QStringLiteral("usd")).toDouble();
+    c.latencyMs = q.value(QStringLiteral("latency_ms")).toDouble();
+    c.retries = q.value(QStringLiteral("retries")).toInt();
+    c.status = q.value(QStringLiteral("status")).toString();
+    c.error = q.value(QStringLiteral("error")).toString();
+    c.createdAt = QDateTime::fromString(q.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
+    return c;
+}
+
+} // namespace
+
+qint64 RunStore::createRun(const RunInfo &run)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral(
+        "INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, label, created_at, updated_at, iteration, metric, "
+        "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls) VALUES (:target, :problem, :agent, "
+        ":config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, :iteration, :metric, :baseline_score, :best_score, "
+        ":best_candidate_id, :usd, :tokens_in, :tokens_out, :llm_calls)"));
+    bindRun(q, run);
+    q.bindValue(QStringLiteral(":created_at"), run.createdAt.isValid() ? run.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return 0;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+bool RunStore::updateRun(const RunInfo &run)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral(
+        "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
+        "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
+        "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls WHERE id=:id"));
+    bindRun(q, run);
+    q.bindValue(QStringLiteral(":id"), run.id);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    return true;
+}
+
+bool RunStore::deleteRun(qint64 runId)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    db.transaction();
+    QSqlQuery q(db);
+    bool ok = true;
+    for (const QString &sql : {QStringLiteral("DELETE FROM evaluations WHERE candidate_id IN (SELECT id FROM candidates WHERE run_id=:id)"),
+                               QStringLiteral("DELETE FROM llm_calls WHERE run_id=:id"), QStringLiteral("DELETE FROM candidates WHERE run_id=:id"),
+                               QStringLiteral("DELETE FROM runs WHERE id=:id")}) {
+        q.prepare(sql);
+        q.bindValue(QStringLiteral(":id"), runId);
+        if (!q.exec()) {
+            m_lastError = q.lastError().text();
+            ok = false;
+            break;
+        }
+    }
+    if (!ok) {
+        db.rollback();
+        return false;
+    }
+    return db.commit();
+}
+
+qint64 RunStore::addCandidate(const Candidate &candidate)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral(
+        "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
+        "plan_model, code_model, error, in_beam, plan_call_id, created_at, updated_at) VALUES (:run_id, :parent_id, :iteration, :origin, "
+        ":status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, :error, :in_beam, :plan_call_id, "
+        ":created_at, :updated_at)"));
+    bindCandidate(q, candidate);
+    q.bindValue(QStringLiteral(":created_at"), now());
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return 0;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+bool RunStore::updateCandidate(const Candidate &candidate)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral(
+        "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
+        "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
+        "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, updated_at=:updated_at WHERE id=:id"));
+    bindCandidate(q, candidate);
+    q.bindValue(QStringLiteral(":id"), candidate.id);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    return true;
+}
+
+bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    db.transaction();
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    bool ok = q.exec();
+    for (qint64 id : candidateIds) {
+        if (!ok)
+            break;
+        q.prepare(QStringLiteral("UPDATE candidates SET in_beam=1 WHERE id=:id AND run_id=:run"));
+        q.bindValue(QStringLiteral(":id"), id);
+        q.bindValue(QStringLiteral(":run"), runId);
+        ok = q.exec();
+    }
+    if (!ok) {
+        m_lastError = q.lastError().text();
+        db.rollback();
+        return false;
+    }
+    return db.commit();
+}
+
+qint64 RunStore::addLlmCall(const LlmCall &call)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral(
+        "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
+        "tokens_out, usd, latency_ms, retries, status, error, created_at) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
+        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at)"));
+    q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":phase"), nn(call.phase));
+    q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
+    q.bindValue(QStringLiteral(":provider"), nn(call.provider));
+    q.bindValue(QStringLiteral(":model"), nn(call.model));
+    q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
+    q.bindValue(QStringLiteral(":response"), nn(call.response));
+    q.bindValue(QStringLiteral(":reasoning"), nn(call.reasoning));
+    q.bindValue(QStringLiteral(":tokens_in"), call.tokensIn);
+    q.bindValue(QStringLiteral(":tokens_out"), call.tokensOut);
+    q.bindValue(QStringLiteral(":usd"), call.usd);
+    q.bindValue(QStringLiteral(":latency_ms"), call.latencyMs);
+    q.bindValue(QStringLiteral(":retries"), call.retries);
+    q.bindValue(QStringLiteral(":status"), nn(call.status));
+    q.bindValue(QStringLiteral(":error"), nn(call.error));
+    q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return 0;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
+{
+    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
+    db.transaction();
+    QSqlQuery q(db);
+    int index = 0;
+    for (const StepResult &step : result.steps) {
+        q.prepare(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
+                                 "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, :exit_code, :timed_out, :crashed, "
+                                 ":duration_ms, :log, :created_at)"));
+        q.bindValue(QStringLiteral(":candidate_id"), candidateId);
+        q.bindValue(QStringLiteral(":step_index"), index++);
+        q.bindValue(QStringLiteral(":name"), nn(step.name));
+        q.bindValue(QStringLiteral(":command"), jsonText(step.command));
+        q.bindValue(QStringLiteral(":exit_code"), step.exitCode);
+        q.bindValue(QStringLiteral(":timed_out"), step.timedOut ? 1 : 0);
+        q.bindValue(QStringLiteral(":crashed"), step.crashed ? 1 : 0);
+        q.bindValue(QStringLiteral(":duration_ms"), step.durationMs);
+        q.bindValue(QStringLiteral(":log"), nn(step.log));
+        q.bindValue(QStringLiteral(":created_at"), now());
+        if (!q.exec()) {
+            m_lastError = q.lastError().text();
+            db.rollback();
+            return false;
+        }
+    }
+    return db.commit();
+}
+
+QList<RunInfo> RunStore::runs()
+{
+    QList<RunInfo> out;
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    if (!q.exec(QStringLiteral("SELECT * FROM runs ORDER BY id"))) {
+        m_lastError = q.lastError().text();
+        return out;
+    }
+    while (q.next())
+        out << readRun(q);
+    return out;
+}
+
+std::optional<RunInfo> RunStore::run(qint64 runId)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT * FROM runs WHERE id=:id"));
+    q.bindValue(QStringLiteral(":id"), runId);
+    if (!q.exec() || !q.next())
+        return std::nullopt;
+    return readRun(q);
+}
+
+QList<Candidate> RunStore::candidates(qint64 runId)
+{
+    QList<Candidate> out;
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return out;
+    }
+    while (q.next())
+        out << readCandidate(q);
+    return out;
+}
+
+std::optional<Candidate> RunStore::candidate(qint64 candidateId)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT * FROM candidates WHERE id=:id"));
+    q.bindValue(QStringLiteral(":id"), candidateId);
+    if (!q.exec() || !q.next())
+        return std::nullopt;
+    return readCandidate(q);
+}
+
+QList<LlmCall> RunStore::llmCalls(qint64 runId)
+{
+    QList<LlmCall> out;
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.setForwardOnly(true);
+    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (q.exec())
+        while (q.next())
+            out << readCall(q);
+    return out;
+}
+
+QList<LlmCall> RunStore::llmCallsForCandidate(qint64 candidateId)
+{
+    QList<LlmCall> out;
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE candidate_id=:id OR id=(SELECT plan_call_id FROM candidates WHERE id=:id) "
+                             "ORDER BY id"));
+    q.bindValue(QStringLiteral(":id"), candidateId);
+    if (q.exec())
+        while (q.next())
+            out << readCall(q);
+    return out;
+}
+
+std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
+    q.bindValue(QStringLiteral(":hash"), requestHash);
+    if (!q.exec() || !q.next())
+        return std::nullopt;
+    return readCall(q);
+}
+
+QList<StepResult> RunStore::evaluationSteps(qint64 candidateId)
+{
+    QList<StepResult> out;
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT * FROM evaluations WHERE candidate_id=:id ORDER BY id"));
+    q.bindValue(QStringLiteral(":id"), candidateId);
+    if (!q.exec())
+        return out;
+    while (q.next()) {
+        StepResult s;
+        s.name = q.value(QStringLiteral("name")).toString();
+        s.command = jsonList(q.value(QStringLiteral("command")));
+        s.exitCode = q.value(QStringLiteral("exit_code")).toInt();
+        s.timedOut = q.value(QStringLiteral("timed_out")).toInt() != 0;
+        s.crashed = q.value(QStringLiteral("crashed")).toInt() != 0;
+        s.durationMs = q.value(QStringLiteral("duration_ms")).toDouble();
+        s.log = q.value(QStringLiteral("log")).toString();
+        out << s;
+    }
+    return out;
+}
+
+} // namespace autocomp

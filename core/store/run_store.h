@@ -1,0 +1,68 @@
+#pragma once
+
+#include "model/candidate.h"
+#include "model/eval_result.h"
+#include "model/llm_call.h"
+#include "model/run_info.h"
+
+#include <QList>
+#include <QString>
+
+#include <memory>
+#include <optional>
+
+namespace autocomp {
+
+// The run store: one SQLite database (WAL) holding runs, candidates, LLM calls and evaluation steps.
+// One instance owns one connection and must be used from the thread that opened it; open another
+// instance per thread (WAL lets readers proceed while the engine writes).
+class RunStore
+{
+public:
+    static constexpr int SchemaVersion = 1;
+
+    ~RunStore();
+    RunStore(const RunStore &) = delete;
+    RunStore &operator=(const RunStore &) = delete;
+
+    // Opens or creates the database. Never overwrites a file that is not a store of ours, is corrupt,
+    // or has a newer schema: returns null and a message naming the file instead.
+    static std::unique_ptr<RunStore> open(const QString &path, QString *error);
+    // AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
+    static QString defaultPath();
+
+    QString path() const { return m_path; }
+    QString lastError() const { return m_lastError; }
+
+    // Writes: each in its own transaction. Return false (and set lastError) on failure.
+    qint64 createRun(const RunInfo &run);
+    bool updateRun(const RunInfo &run);
+    bool deleteRun(qint64 runId);
+    qint64 addCandidate(const Candidate &candidate);
+    bool updateCandidate(const Candidate &candidate);
+    bool setBeam(qint64 runId, const QList<qint64> &candidateIds);
+    qint64 addLlmCall(const LlmCall &call);
+    bool addEvaluation(qint64 candidateId, const EvalResult &result);
+
+    // Reads.
+    QList<RunInfo> runs();
+    std::optional<RunInfo> run(qint64 runId);
+    QList<Candidate> candidates(qint64 runId);
+    std::optional<Candidate> candidate(qint64 candidateId);
+    QList<LlmCall> llmCalls(qint64 runId);
+    QList<LlmCall> llmCallsForCandidate(qint64 candidateId);
+    // A successful earlier response for the same request hash (any run), for resume and caching.
+    std::optional<LlmCall> cachedResponse(const QString &requestHash);
+    QList<StepResult> evaluationSteps(qint64 candidateId);
+
+private:
+    RunStore() = default;
+    bool migrate(QString *error);
+    bool exec(const QString &sql);
+
+    QString m_path;
+    QString m_connectionName;
+    QString m_lastError;
+};
+
+} // namespace autocomp

@@ -1,0 +1,26 @@
+// Harness of the gemm problem: linked once with the candidate and once with gemm_reference.cpp.
+#include "autocomp_harness.h"
+
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C);
+
+int main(int argc, char** argv) {
+    using autocomp::Shape;
+    autocomp::Problem p;
+    p.name = "gemm";
+    p.dtype = "fp32";
+    p.keys = {"M", "N", "K"};
+    // A is M x K, B is K x N, both row-major with entries uniform in [-1, 1).
+    p.make_inputs = [](const Shape& s, autocomp::Rng& rng) {
+        autocomp::Buffers in;
+        in.push_back(autocomp::uniform(s["M"] * s["K"], rng));
+        in.push_back(autocomp::uniform(s["K"] * s["N"], rng));
+        return in;
+    };
+    p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["M"], s["N"]}}; };
+    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+        gemm(s.i("M"), s.i("N"), s.i("K"), in[0].data(), in[1].data(), out[0].data());
+    };
+    p.flops = [](const Shape& s) { return 2.0 * s["M"] * s["N"] * s["K"]; };
+    p.bytes = [](const Shape& s) { return 4.0 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]); };
+    return autocomp::harness_main(argc, argv, p);
+}

@@ -1,0 +1,518 @@
+// Drives the real main window on stores built through the RunStore API.
+#include "candidate_inspector.h"
+#include "candidate_tree_model.h"
+#include "main_window.h"
+#include "run_list_model.h"
+#include "store/run_store.h"
+
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+#include <QTreeView>
+
+using namespace autocomp;
+
+namespace {
+
+struct SampleStore {
+    qint64 runId = 0;
+    qint64 labelledRunId = 0;
+    qint64 root = 0;
+    qint64 tiled = 0;   // correct, in the beam, 2x faster than the root
+    qint64 failed = 0;  // timed out
+    qint64 broken = 0;  // child of `tiled`, did not compile
+};
+
+const QString s_rootCode = QStringLiteral("// naive gemm\nvoid gemm(const float *a, const float *b, float *c) {}\n");
+const QString s_tiledCode = QStringLiteral("// tiled gemm\nvoid gemm(const float *a, const float *b, float *c) { /* 64x64 tiles */ }\n");
+const QString s_tiledPlan = QStringLiteral("# Tile the loops\n\nBlock **i** and **j** by 64 so a tile of B stays in L1.");
+const QString s_label = QStringLiteral("example run recorded with the local test server's scripted responses, not a real LLM");
+
+Candidate candidate(qint64 runId, qint64 parentId, int iteration, CandidateOrigin origin, CandidateStatus status, double score)
+{
+    Candidate c;
+    c.runId = runId;
+    c.parentId = parentId;
+    c.iteration = iteration;
+    c.origin = origin;
+    c.status = status;
+    c.score = score;
+    return c;
+}
+
+SampleStore fillStore(RunStore &store)
+{
+    SampleStore ids;
+    RunInfo run;
+    run.target = QStringLiteral("cpu");
+    run.problem = QStringLiteral("gemm");
+    run.agent = QStringLiteral("cpu");
+    run.state = RunState::Finished;
+    run.metric = QStringLiteral("latency_ms");
+    run.createdAt = QDateTime::currentDateTimeUtc();
+    run.baselineScore = 10;
+    run.bestScore = 5;
+    run.usd = 0.12;
+    ids.runId = store.createRun(run);
+    Q_ASSERT(ids.runId > 0);
+
+    Candidate root = candidate(ids.runId, 0, 0, CandidateOrigin::Root, CandidateStatus::Correct, 10);
+    root.code = s_rootCode;
+    root.metrics = QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 10.0}, {QStringLiteral("n"), 20}}}};
+    ids.root = store.addCandidate(root);
+
+    Candidate tiled = candidate(ids.runId, ids.root, 1, CandidateOrigin::Llm, CandidateStatus::Correct, 5);
+    tiled.plan = s_tiledPlan;
+    tiled.menuItem = QStringLiteral("loop tiling / cache blocking");
+    tiled.code = s_tiledCode;
+    tiled.inBeam = true;
+    tiled.planModel = QStringLiteral("vllm::test-model");
+    tiled.codeModel = QStringLiteral("vllm::test-model");
+    tiled.metrics = QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 5.0}, {QStringLiteral("p99"), 5.5}}},
+                                {QStringLiteral("gflops"), 107.4}};
+    tiled.feedback = QStringList{QStringLiteral("D1 miss rate 3%")};
+    tiled.flags = QStringList{QStringLiteral("speedup above roofline bound")};
+    ids.tiled = store.addCandidate(tiled);
+
+    Candidate failed = candidate(ids.runId, ids.root, 1, CandidateOrigin::Llm, CandidateStatus::Failed, qQNaN());
+    failed.plan = QStringLiteral("Unroll everything.");
+    failed.code = QStringLiteral("void gemm() { for (;;) {} }");
+    failed.error = QStringLiteral("bench step timed out after 300 s");
+    ids.failed = store.addCandidate(failed);
+
+    Candidate broken = candidate(ids.runId, ids.tiled, 2, CandidateOrigin::Llm, CandidateStatus::CompileError, qQNaN());
+    broken.code = QStringLiteral("void gemm( {");
+    broken.error = QStringLiteral("expected ')'");
+    ids.broken = store.addCandidate(broken);
+
+    LlmCall plan;
+    plan.runId = ids.runId;
+    plan.candidateId = ids.tiled;
+    plan.phase = QStringLiteral("plan");
+    plan.provider = QStringLiteral("vllm");
+    plan.model = QStringLiteral("test-model");
+    plan.prompt = QStringLiteral("Choose exactly one optimization from the menu.");
+    plan.response = s_tiledPlan;
+    plan.reasoning = QStringLiteral("The B matrix is streamed from memory each time.");
+    plan.tokensIn = 1200;
+    plan.tokensOut = 300;
+    plan.usd = 0.01;
+    plan.latencyMs = 1500;
+    plan.status = QStringLiteral("ok");
+    LlmCall code = plan;
+    code.phase = QStringLiteral("code");
+    code.prompt = QStringLiteral("Implement the plan.");
+    code.response = s_tiledCode;
+    code.reasoning.clear();
+    code.retries = 1;
+    store.addLlmCall(plan);
+    store.addLlmCall(code);
+
+    EvalResult eval;
+    eval.status = QStringLiteral("ok");
+    eval.correct = true;
+    for (const QString &name : {QStringLiteral("compile"), QStringLiteral("test"), QStringLiteral("bench")}) {
+        StepResult step;
+        step.name = name;
+        step.command = QStringList{QStringLiteral("run-") + name};
+        step.exitCode = 0;
+        step.durationMs = 1234;
+        step.log = name + QStringLiteral(" log line");
+        eval.steps.append(step);
+    }
+    store.addEvaluation(ids.tiled, eval);
+
+    RunInfo labelled = run;
+    labelled.problem = QStringLiteral("conv2d");
+    labelled.label = s_label;
+    ids.labelledRunId = store.createRun(labelled);
+    Candidate labelledRoot = candidate(ids.labelledRunId, 0, 0, CandidateOrigin::Root, CandidateStatus::Correct, 3);
+    labelledRoot.code = QStringLiteral("void conv() {}");
+    store.addCandidate(labelledRoot);
+    return ids;
+}
+
+template<typename T>
+T *widgetNamed(QWidget &window, const char *name)
+{
+    T *widget = window.findChild<T *>(QString::fromLatin1(name));
+    if (!widget)
+        qWarning("no widget named %s", name);
+    return widget;
+}
+
+// Depth-first search for the index whose `role` holds `value`.
+QModelIndex findIndex(const QAbstractItemModel *model, int role, const QVariant &value, const QModelIndex &parent = {})
+{
+    for (int row = 0; row < model->rowCount(parent); ++row) {
+        const QModelIndex index = model->index(row, 0, parent);
+        if (index.data(role) == value)
+            return index;
+        const QModelIndex found = findIndex(model, role, value, index);
+        if (found.isValid())
+            return found;
+    }
+    return {};
+}
+
+int countRows(const QAbstractItemModel *model, const QModelIndex &parent = {})
+{
+    int count = 0;
+    for (int row = 0; row < model->rowCount(parent); ++row)
+        count += 1 + countRows(model, model->index(row, 0, parent));
+    return count;
+}
+
+bool selectRun(QWidget &window, qint64 runId)
+{
+    auto *runs = widgetNamed<QTableView>(window, "runsView");
+    if (!runs)
+        return false;
+    const QModelIndex index = findIndex(runs->model(), RunListModel::RunIdRole, runId);
+    if (!index.isValid())
+        return false;
+    runs->setCurrentIndex(index);
+    return true;
+}
+
+bool selectCandidate(QWidget &window, qint64 candidateId)
+{
+    auto *tree = widgetNamed<QTreeView>(window, "candidateTree");
+    if (!tree)
+        return false;
+    const QModelIndex index = findIndex(tree->model(), CandidateTreeModel::CandidateIdRole, candidateId);
+    if (!index.isValid())
+        return false;
+    tree->setCurrentIndex(index);
+    return true;
+}
+
+} // namespace
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void showsRunTree();
+    void showsSelectedCandidate();
+    void showsFailedCandidate();
+    void filtersRuns();
+    void showsRunLabel();
+    void welcomePanelForEmptyStore();
+    void importsRunArchive();
+    void refusesCorruptStore();
+    void refusesToStartWithoutDisplay();
+    void openE2EStore();
+
+private:
+    std::unique_ptr<MainWindow> openSample();
+
+    QTemporaryDir m_configDir;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    SampleStore m_ids;
+};
+
+void TestMainWindow::initTestCase()
+{
+    // Window state must not leak into, or come from, the user's configuration.
+    QVERIFY(m_configDir.isValid());
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_configDir.path()));
+    QStandardPaths::setTestModeEnabled(true);
+}
+
+void TestMainWindow::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+}
+
+void TestMainWindow::cleanup()
+{
+    m_dir.reset();
+}
+
+std::unique_ptr<MainWindow> TestMainWindow::openSample()
+{
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error);
+    if (!store) {
+        qWarning("%s", qPrintable(error));
+        return {};
+    }
+    m_ids = fillStore(*store);
+    return std::make_unique<MainWindow>(std::move(store));
+}
+
+void TestMainWindow::showsRunTree()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *welcome = widgetNamed<QWidget>(*window, "welcomePanel");
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    auto *tree = widgetNamed<QTreeView>(*window, "candidateTree");
+    QVERIFY(welcome && runs && tree);
+    QVERIFY(!welcome->isVisibleTo(window.get()));
+    QVERIFY(runs->isVisibleTo(window.get()));
+    QCOMPARE(runs->model()->rowCount(), 2);
+
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QCOMPARE(window->currentRunId(), m_ids.runId);
+    const QAbstractItemModel *model = tree->model();
+    QCOMPARE(countRows(model), 4);
+    QCOMPARE(model->rowCount(), 1);
+    const QModelIndex root = model->index(0, 0);
+    QCOMPARE(root.data(CandidateTreeModel::CandidateIdRole).toLongLong(), m_ids.root);
+    QCOMPARE(model->rowCount(root), 2);
+
+    const QModelIndex tiled = findIndex(model, CandidateTreeModel::CandidateIdRole, m_ids.tiled);
+    QCOMPARE(tiled.parent(), root);
+    QCOMPARE(model->rowCount(tiled), 1);
+    QCOMPARE(model->index(0, 0, tiled).data(CandidateTreeModel::CandidateIdRole).toLongLong(), m_ids.broken);
+    QVERIFY(tree->isExpanded(root));
+    QVERIFY(tree->isExpanded(tiled));
+
+    QCOMPARE(tiled.siblingAtColumn(CandidateTreeModel::ScoreColumn).data().toString(), QStringLiteral("5.000 ms"));
+    QCOMPARE(tiled.siblingAtColumn(CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("2.00×"));
+    QVERIFY(tiled.data(Qt::FontRole).value<QFont>().bold());
+    const QModelIndex failed = findIndex(model, CandidateTreeModel::CandidateIdRole, m_ids.failed);
+    QCOMPARE(failed.parent(), root);
+    QCOMPARE(failed.data(CandidateTreeModel::StatusRole).toInt(), int(CandidateStatus::Failed));
+    const QColor failedColor = failed.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
+    QVERIFY(failedColor.isValid());
+    QVERIFY(failedColor.red() > failedColor.green());
+    const QColor correctColor = tiled.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
+    QVERIFY(correctColor.green() > correctColor.red());
+
+    auto *storeLabel = widgetNamed<QLabel>(*window, "storePathLabel");
+    QVERIFY(storeLabel);
+    QVERIFY(storeLabel->text().contains(QStringLiteral("runs.sqlite")));
+}
+
+void TestMainWindow::showsSelectedCandidate()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    QVERIFY(selectRun(*window, m_ids.runId));
+    auto *code = widgetNamed<QPlainTextEdit>(*window, "codeView");
+    auto *plan = widgetNamed<QTextBrowser>(*window, "planView");
+    auto *evaluation = widgetNamed<QTextBrowser>(*window, "evaluationView");
+    auto *prompts = widgetNamed<QTextBrowser>(*window, "promptsView");
+    auto *llm = widgetNamed<QTableWidget>(*window, "llmView");
+    auto *menuItem = widgetNamed<QLabel>(*window, "menuItemLabel");
+    QVERIFY(code && plan && evaluation && prompts && llm && menuItem);
+
+    QVERIFY(selectCandidate(*window, m_ids.root));
+    QCOMPARE(code->toPlainText(), s_rootCode);
+
+    QVERIFY(selectCandidate(*window, m_ids.tiled));
+    QCOMPARE(code->toPlainText(), s_tiledCode);
+    QVERIFY(code->isReadOnly());
+    QVERIFY(plan->toPlainText().contains(QStringLiteral("Tile the loops")));
+    QVERIFY(!plan->toPlainText().contains(QStringLiteral("**")));  // rendered as Markdown, not shown raw
+    QVERIFY(menuItem->text().contains(QStringLiteral("loop tiling / cache blocking")));
+
+    const QString evaluationText = evaluation->toPlainText();
+    QVERIFY2(evaluationText.contains(QStringLiteral("median 5.000 ms")), qPrintable(evaluationText));
+    QVERIFY(evaluationText.contains(QStringLiteral("107.4 GFLOP/s")));
+    QVERIFY(evaluationText.contains(QStringLiteral("D1 miss rate 3%")));
+    QVERIFY(evaluationText.contains(QStringLiteral("speedup above roofline bound")));
+    QVERIFY(evaluationText.contains(QStringLiteral("bench log line")));
+
+    const QString promptsText = prompts->toPlainText();
+    QVERIFY(promptsText.contains(QStringLiteral("Choose exactly one optimization from the menu.")));
+    QVERIFY(promptsText.contains(QStringLiteral("The B matrix is streamed from memory each time.")));
+    QVERIFY(promptsText.contains(QStringLiteral("Implement the plan.")));
+
+    QCOMPARE(llm->rowCount(), 3); // two calls and the total
+    QCOMPARE(llm->item(2, 3)->text(), QStringLiteral("2400"));
+    QCOMPARE(llm->item(2, 7)->text(), QStringLiteral("1"));
+}
+
+void TestMainWindow::showsFailedCandidate()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QVERIFY(selectCandidate(*window, m_ids.failed));
+    auto *evaluation = widgetNamed<QTextBrowser>(*window, "evaluationView");
+    auto *llm = widgetNamed<QTableWidget>(*window, "llmView");
+    QVERIFY(evaluation && llm);
+    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("failed")));
+    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("bench step timed out after 300 s")));
+    QCOMPARE(llm->rowCount(), 0);
+}
+
+void TestMainWindow::filtersRuns()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *filter = widgetNamed<QLineEdit>(*window, "runFilter");
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    QVERIFY(filter && runs);
+    QTest::keyClicks(filter, QStringLiteral("conv2d"));
+    QCOMPARE(runs->model()->rowCount(), 1);
+    QCOMPARE(runs->model()->index(0, 0).data(RunListModel::RunIdRole).toLongLong(), m_ids.labelledRunId);
+    filter->clear();
+    QCOMPARE(runs->model()->rowCount(), 2);
+}
+
+void TestMainWindow::showsRunLabel()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *banner = widgetNamed<QLabel>(*window, "runLabelBanner");
+    QVERIFY(banner);
+    QVERIFY(selectRun(*window, m_ids.labelledRunId));
+    QVERIFY(banner->isVisibleTo(window.get()));
+    QVERIFY(banner->text().contains(QStringLiteral("scripted responses, not a real LLM")));
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QVERIFY(!banner->isVisibleTo(window.get()));
+
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    const QModelIndex labelled = findIndex(runs->model(), RunListModel::RunIdRole, m_ids.labelledRunId);
+    QVERIFY(labelled.data(Qt::ToolTipRole).toString().contains(s_label));
+}
+
+void TestMainWindow::welcomePanelForEmptyStore()
+{
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("empty.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    MainWindow window(std::move(store));
+    auto *welcome = widgetNamed<QWidget>(window, "welcomePanel");
+    auto *runs = widgetNamed<QTableView>(window, "runsView");
+    auto *button = widgetNamed<QPushButton>(window, "loadExampleButton");
+    QVERIFY(welcome && runs && button);
+    QVERIFY(welcome->isVisibleTo(&window));
+    QVERIFY(!runs->isVisibleTo(&window));
+
+    if (!QFile::exists(MainWindow::exampleRunResource())) {
+        QVERIFY(!button->isEnabled());
+        QVERIFY(button->toolTip().contains(QStringLiteral("no bundled example run")));
+        return;
+    }
+    QVERIFY(button->isEnabled());
+    QTest::mouseClick(button, Qt::LeftButton);
+    QVERIFY(!welcome->isVisibleTo(&window));
+    QCOMPARE(runs->model()->rowCount(), 1);
+    QVERIFY(window.currentRunId() != 0);
+    auto *tree = widgetNamed<QTreeView>(window, "candidateTree");
+    QVERIFY(tree);
+    QVERIFY(countRows(tree->model()) > 1);
+    auto *banner = widgetNamed<QLabel>(window, "runLabelBanner");
+    QVERIFY(banner && banner->isVisibleTo(&window));
+}
+
+void TestMainWindow::importsRunArchive()
+{
+    const QString archive = QFINDTESTDATA("data/sample_run.jsonl");
+    QVERIFY(!archive.isEmpty());
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("import.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    MainWindow window(std::move(store));
+    auto *welcome = widgetNamed<QWidget>(window, "welcomePanel");
+    auto *tree = widgetNamed<QTreeView>(window, "candidateTree");
+    auto *code = widgetNamed<QPlainTextEdit>(window, "codeView");
+    QVERIFY(welcome && tree && code);
+    QVERIFY(welcome->isVisibleTo(&window));
+
+    const qint64 runId = window.importRunArchive(archive, &error);
+    QVERIFY2(runId > 0, qPrintable(error));
+    QCOMPARE(window.currentRunId(), runId);
+    QVERIFY(!welcome->isVisibleTo(&window));
+    QCOMPARE(countRows(tree->model()), 7);
+    // The window opens a run on its best candidate.
+    QVERIFY(tree->currentIndex().isValid());
+    QCOMPARE(tree->currentIndex().siblingAtColumn(CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("8.41×"));
+    QVERIFY(code->toPlainText().contains(QStringLiteral("constexpr std::size_t TK = 64, TN = 256;")));
+
+    QVERIFY(window.importRunArchive(m_dir->filePath(QStringLiteral("missing.jsonl")), &error) == 0);
+    QVERIFY(!error.isEmpty());
+}
+
+void TestMainWindow::refusesCorruptStore()
+{
+    const QString gui = qEnvironmentVariable("AUTOCOMP_GUI");
+    if (gui.isEmpty())
+        QSKIP("AUTOCOMP_GUI is not set; run through ctest");
+    const QString path = m_dir->filePath(QStringLiteral("corrupt.sqlite"));
+    const QByteArray garbage = QByteArray("this is not a database\n").repeated(200);
+    {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(garbage);
+    }
+    QProcess process;
+    process.start(gui, {QStringLiteral("--store"), path});
+    QVERIFY(process.waitForFinished(30000));
+    QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(process.exitCode(), 1);
+    QVERIFY(process.readAllStandardError().contains("corrupt.sqlite"));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    QCOMPARE(file.readAll(), garbage);
+}
+
+void TestMainWindow::refusesToStartWithoutDisplay()
+{
+    const QString gui = qEnvironmentVariable("AUTOCOMP_GUI");
+    if (gui.isEmpty())
+        QSKIP("AUTOCOMP_GUI is not set; run through ctest");
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    for (const QString &name : {QStringLiteral("DISPLAY"), QStringLiteral("WAYLAND_DISPLAY"), QStringLiteral("QT_QPA_PLATFORM")})
+        environment.remove(name);
+    QProcess process;
+    process.setProcessEnvironment(environment);
+    process.start(gui, {QStringLiteral("--store"), m_dir->filePath(QStringLiteral("unused.sqlite"))});
+    QVERIFY(process.waitForFinished(30000));
+    QCOMPARE(process.exitCode(), 2);
+    const QByteArray error = process.readAllStandardError();
+    QVERIFY2(error.contains("no display"), error.constData());
+    QVERIFY(error.contains("autocomp run CONFIG.yaml"));
+    QVERIFY(!QFile::exists(m_dir->filePath(QStringLiteral("unused.sqlite"))));
+}
+
+void TestMainWindow::openE2EStore()
+{
+    const QString path = qEnvironmentVariable("AUTOCOMP_E2E_STORE");
+    if (path.isEmpty())
+        QSKIP("AUTOCOMP_E2E_STORE is not set: it names the store written by the end-to-end test (CTest fixture)");
+    QVERIFY2(QFile::exists(path), qPrintable(QStringLiteral("AUTOCOMP_E2E_STORE names a missing file: ") + path));
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(path, &error);
+    QVERIFY2(store, qPrintable(error));
+    const QList<RunInfo> runs = store->runs();
+    QVERIFY(!runs.isEmpty());
+    RunStore *raw = store.get();
+    MainWindow window(std::move(store));
+
+    QVERIFY(selectRun(window, runs.first().id));
+    auto *tree = widgetNamed<QTreeView>(window, "candidateTree");
+    auto *code = widgetNamed<QPlainTextEdit>(window, "codeView");
+    QVERIFY(tree && code);
+    QVERIFY(countRows(tree->model()) > 1);
+
+    const QList<Candidate> candidates = raw->candidates(runs.first().id);
+    const auto withCode = std::find_if(candidates.crbegin(), candidates.crend(),
+                                       [](const Candidate &c) { return c.parentId != 0 && !c.code.isEmpty(); });
+    QVERIFY2(withCode != candidates.crend(), "the end-to-end run has no generated candidate with code");
+    QVERIFY(selectCandidate(window, withCode->id));
+    QCOMPARE(code->toPlainText(), withCode->code);
+}
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_main_window.moc"

@@ -1,0 +1,51 @@
+#pragma once
+
+#include "fake_http_request.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTcpSocket>
+
+namespace autocomp::test {
+
+// One client connection: parses HTTP/1.1 requests (Content-Length bodies, keep-alive, data arriving in
+// any number of TCP segments) and writes responses. Requests are answered one at a time in arrival order;
+// bytes of a following request are buffered until the current response is finished.
+class FakeHttpConnection : public QObject
+{
+    Q_OBJECT
+public:
+    explicit FakeHttpConnection(QTcpSocket* socket, QObject* parent = nullptr);
+    ~FakeHttpConnection() override;
+
+    bool isBusy() const { return m_busy; }
+
+    // Response writing, used by the server while a request is being answered.
+    void writeHead(int status, const HttpHeaders& headers);
+    void writeRaw(const QByteArray& bytes);
+    void writeChunk(const QByteArray& bytes); // Transfer-Encoding: chunked framing
+    void endChunked();
+    // The response is complete: serve the next buffered request, or close when the client asked for it.
+    void finishResponse();
+    // Drops the connection without a proper end (a mid-stream reset as the client sees it).
+    void abort();
+
+    static QByteArray reasonPhrase(int status);
+
+Q_SIGNALS:
+    void requestArrived(const autocomp::test::FakeHttpRequest& request);
+    void closed();
+
+private:
+    void onReadyRead();
+    void processBuffer();
+    void failAndClose(int status, const QByteArray& message);
+
+    QPointer<QTcpSocket> m_socket;
+    QByteArray m_buffer;
+    bool m_busy = false;
+    bool m_closeAfterResponse = false;
+    bool m_closed = false;
+};
+
+} // namespace autocomp::test

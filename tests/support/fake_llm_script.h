@@ -1,0 +1,70 @@
+#pragma once
+
+#include "fake_http_request.h"
+
+#include <QList>
+#include <QRegularExpression>
+#include <QString>
+
+#include <optional>
+
+namespace autocomp::test {
+
+// Fault injection of one scripted response. Faults that are not implemented yet answer 501 with a message
+// naming the fault, so a test relying on them fails loudly instead of passing on ordinary behaviour.
+enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip };
+
+QString fakeFaultName(FakeFault fault);
+
+struct ScriptedResponse {
+    QString content;
+    int promptTokens = -1; // -1: estimated from the prompt (chars / 4)
+    int completionTokens = -1; // -1: estimated from the content (chars / 4)
+    int delayMs = 0;
+    int chunkDelayMs = 0;
+    int status = 200;
+    QString errorMessage;
+    HttpHeaders headers;
+    FakeFault fault = FakeFault::None;
+};
+
+struct ScriptRule {
+    QString name;
+    QRegularExpression match; // searched in the last user message; invalid pattern never stored
+    QRegularExpression model;
+    bool hasMatch = false;
+    bool hasModel = false;
+    bool cycle = false;
+    QList<ScriptedResponse> responses;
+    int served = 0;
+};
+
+// The rules of a fake-llm-server script (YAML). Format, with paths relative to the script's folder:
+//   models: [name, ...]              optional, listed by GET /v1/models
+//   rules:
+//     - name, match (regex on the last user message), model (regex), cycle (bool),
+//       responses: [{content | content_file, usage: {prompt_tokens, completion_tokens}, delay_ms,
+//                    chunk_delay_ms, status, error_message, headers: {k: v}, fault}]
+// Unknown keys are errors, so a typo in a script does not silently change a test.
+class FakeLlmScript
+{
+public:
+    static std::optional<FakeLlmScript> parse(const QByteArray& yaml, const QString& baseDir, QString* error);
+
+    struct Selection {
+        int rule = -1;
+        int response = -1;
+    };
+    // The first rule that matches and is not exhausted; advances that rule. nullopt when nothing matches.
+    std::optional<Selection> take(const QString& lastUserMessage, const QString& model);
+
+    const ScriptRule& rule(int index) const { return m_rules.at(index); }
+    const QList<ScriptRule>& rules() const { return m_rules; }
+    const QStringList& models() const { return m_models; }
+
+private:
+    QList<ScriptRule> m_rules;
+    QStringList m_models;
+};
+
+} // namespace autocomp::test

@@ -1,0 +1,362 @@
+#include "fake_llm_server.h"
+
+#include "fake_http_connection.h"
+#include "openai_chat_dialect.h"
+
+#include <QCryptographicHash>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+#include <QTimer>
+
+namespace autocomp::test {
+
+Q_LOGGING_CATEGORY(lcFakeLlm, "autocomp.test.fakellm")
+
+namespace {
+
+const QString NoMatchMessage = QStringLiteral("fake-llm-server: no scripted response matches the request");
+
+int estimateTokens(const QString& text)
+{
+    return int((text.size() + 3) / 4);
+}
+
+// Truncates the JSON of one SSE `data:` event so a client's JSON parser must reject it.
+QByteArray corruptSseEvent(const QByteArray& event)
+{
+    const qsizetype dataStart = event.indexOf("data: ");
+    if (dataStart < 0)
+        return event.left(event.size() / 2) + "\n\n";
+    const QByteArray json = event.mid(dataStart + 6).trimmed();
+    return event.left(dataStart + 6) + json.left(std::max<qsizetype>(1, json.size() / 2)) + "\n\n";
+}
+
+bool isSecretHeader(const QByteArray& name)
+{
+    const QByteArray lower = name.toLower();
+    return lower == "authorization" || lower == "x-api-key" || lower == "x-goog-api-key" || lower == "api-key";
+}
+
+} // namespace
+
+struct FakeLlmServer::ResponsePlan {
+    int status = 200;
+    QByteArray contentType = "application/json";
+    HttpHeaders headers; // beyond Content-Type and the framing headers
+    QList<QByteArray> parts;
+    bool chunked = false;
+    int delayMs = 0;
+    int partDelayMs = 0;
+    int abortAfterParts = -1; // >= 0: drop the connection after writing that many parts
+};
+
+FakeLlmServer::FakeLlmServer(QObject* parent)
+    : QObject(parent)
+{
+    m_dialects.push_back(std::make_unique<OpenAiChatDialect>());
+    connect(&m_server, &QTcpServer::newConnection, this, &FakeLlmServer::onNewConnection);
+}
+
+FakeLlmServer::~FakeLlmServer() = default;
+
+bool FakeLlmServer::listen(quint16 port)
+{
+    // With the default listen backlog of 50, part of a burst of connections waits for a SYN retransmit.
+    m_server.setListenBacklogSize(1024);
+    m_server.setMaxPendingConnections(1024);
+    return m_server.listen(QHostAddress::LocalHost, port);
+}
+
+quint16 FakeLlmServer::port() const
+{
+    return m_server.serverPort();
+}
+
+QUrl FakeLlmServer::baseUrl() const
+{
+    QUrl url;
+    url.setScheme(QStringLiteral("http"));
+    url.setHost(QStringLiteral("127.0.0.1"));
+    url.setPort(port());
+    return url;
+}
+
+QString FakeLlmServer::errorString() const
+{
+    return m_server.errorString();
+}
+
+bool FakeLlmServer::loadScript(const QString& path, QString* error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = QStringLiteral("cannot read script ") + path + QStringLiteral(": ") + file.errorString();
+        return false;
+    }
+    QString parseError;
+    if (!loadScriptText(file.readAll(), QFileInfo(path).absolutePath(), &parseError)) {
+        if (error)
+            *error = path + QStringLiteral(": ") + parseError;
+        return false;
+    }
+    return true;
+}
+
+bool FakeLlmServer::loadScriptText(const QByteArray& yaml, const QString& baseDir, QString* error)
+{
+    std::optional<FakeLlmScript> script = FakeLlmScript::parse(yaml, baseDir, error);
+    if (!script)
+        return false;
+    m_script = std::move(script);
+    return true;
+}
+
+bool FakeLlmServer::setLogFile(const QString& path)
+{
+    if (m_log.isOpen())
+        m_log.close();
+    m_log.setFileName(path);
+    if (!m_log.open(QIODevice::WriteOnly | QIODevice::Append)) {
+        qCWarning(lcFakeLlm) << "cannot open request log" << path << m_log.errorString();
+        return false;
+    }
+    return true;
+}
+
+void FakeLlmServer::onNewConnection()
+{
+    while (QTcpSocket* socket = m_server.nextPendingConnection()) {
+        ++m_connectionsAccepted;
+        auto* connection = new FakeHttpConnection(socket, this);
+        connect(connection, &FakeHttpConnection::requestArrived, this,
+                [this, connection](const FakeHttpRequest& request) { onRequest(connection, request); });
+        connect(connection, &FakeHttpConnection::closed, this, [this, connection] { responseDone(connection); });
+    }
+}
+
+void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequest& request)
+{
+    RecordedRequest record;
+    record.method = request.method;
+    record.path = request.path;
+    record.query = request.query;
+    record.headers = request.headers;
+    record.body = request.body;
+    record.receivedAt = QDateTime::currentDateTimeUtc();
+    record.json = QJsonDocument::fromJson(request.body).object();
+
+    const LlmDialect* dialect = nullptr;
+    LlmDialect::Endpoint endpoint = LlmDialect::Endpoint::None;
+    for (const auto& candidate : m_dialects) {
+        endpoint = candidate->route(request);
+        if (endpoint != LlmDialect::Endpoint::None) {
+            dialect = candidate.get();
+            break;
+        }
+    }
+
+    ResponsePlan plan;
+    const auto errorPlan = [&](const LlmDialect& format, int status, const QString& message) {
+        plan = ResponsePlan{};
+        plan.status = status;
+        plan.parts = {format.errorBody(status, message)};
+    };
+
+    if (dialect)
+        record.dialect = dialect->name();
+    if (!dialect) {
+        errorPlan(*m_dialects.front(), 404,
+                  QStringLiteral("fake-llm-server: no endpoint for ") + QString::fromLatin1(request.method) + u' '
+                      + request.path);
+    } else if (endpoint == LlmDialect::Endpoint::ListModels) {
+        plan.parts = {dialect->modelListBody(m_script ? m_script->models() : QStringList{})};
+    } else {
+        QJsonParseError parseError{};
+        const QJsonDocument document = QJsonDocument::fromJson(request.body, &parseError);
+        DialectRequest parsed;
+        QString error;
+        if (parseError.error != QJsonParseError::NoError || !document.isObject()) {
+            errorPlan(*dialect, 400,
+                      QStringLiteral("We could not parse the JSON body of your request: ") + parseError.errorString());
+        } else if (!dialect->parseRequest(request, document.object(), &parsed, &error)) {
+            errorPlan(*dialect, 400, error);
+        } else {
+            record.model = parsed.model;
+            record.prompt = parsed.prompt;
+            record.lastUserMessage = parsed.lastUserMessage;
+            record.stream = parsed.stream;
+            plan = planGenerate(*dialect, parsed, &record);
+        }
+    }
+    record.status = plan.status;
+
+    const int index = int(m_requests.size());
+    m_requests.append(record);
+    appendToLog(index);
+    m_inFlight.insert(connection);
+    m_peakInFlight = std::max(m_peakInFlight, int(m_inFlight.size()));
+    Q_EMIT requestReceived(index);
+    play(connection, std::make_shared<const ResponsePlan>(std::move(plan)));
+}
+
+FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialect, const DialectRequest& request,
+                                                        RecordedRequest* record)
+{
+    ResponsePlan plan;
+    const std::optional<FakeLlmScript::Selection> selection =
+        m_script ? m_script->take(request.lastUserMessage, request.model) : std::nullopt;
+    if (!selection) {
+        const QString message =
+            m_script ? NoMatchMessage : NoMatchMessage + QStringLiteral(" (no script loaded)");
+        qCWarning(lcFakeLlm).noquote() << message << "- model" << request.model << "- last user message:"
+                                       << request.lastUserMessage.left(200);
+        plan.status = 500;
+        plan.parts = {dialect.errorBody(500, message)};
+        return plan;
+    }
+
+    const ScriptRule& rule = m_script->rule(selection->rule);
+    const ScriptedResponse& response = rule.responses.at(selection->response);
+    record->ruleName = rule.name;
+    record->responseIndex = selection->response;
+    plan.delayMs = response.delayMs;
+    plan.headers += response.headers;
+
+    if (response.fault == FakeFault::ErrorEvent || response.fault == FakeFault::NeverEnd
+        || response.fault == FakeFault::Drip) {
+        plan.status = 501;
+        plan.parts = {dialect.errorBody(
+            501, QStringLiteral("fake-llm-server: fault %1 not implemented yet").arg(fakeFaultName(response.fault)))};
+        return plan;
+    }
+    if (response.status != 200) {
+        plan.status = response.status;
+        plan.parts = {dialect.errorBody(response.status, response.errorMessage)};
+        return plan;
+    }
+
+    DialectReply reply;
+    reply.id = QStringLiteral("chatcmpl-fake-%1").arg(m_requests.size());
+    reply.model = request.model.isEmpty() ? QStringLiteral("fake-model") : request.model;
+    reply.content = response.content;
+    reply.promptTokens = response.promptTokens >= 0 ? response.promptTokens : estimateTokens(request.prompt);
+    reply.completionTokens =
+        response.completionTokens >= 0 ? response.completionTokens : estimateTokens(response.content);
+    reply.created = QDateTime::currentSecsSinceEpoch();
+
+    if (request.stream) {
+        plan.chunked = true;
+        plan.partDelayMs = response.chunkDelayMs;
+        plan.contentType = dialect.streamContentType();
+        plan.headers.emplaceBack("Cache-Control", "no-cache");
+        plan.parts = dialect.streamEvents(request, reply);
+        if (response.fault == FakeFault::MalformedJson) {
+            const qsizetype middle = plan.parts.size() / 2;
+            plan.parts[middle] = corruptSseEvent(plan.parts.at(middle));
+        } else if (response.fault == FakeFault::ResetMidStream) {
+            plan.abortAfterParts = int(plan.parts.size() / 2);
+        }
+        return plan;
+    }
+
+    const QByteArray body = dialect.completionBody(request, reply);
+    if (response.fault == FakeFault::MalformedJson) {
+        plan.parts = {body.left(body.size() / 2)};
+    } else if (response.fault == FakeFault::ResetMidStream) {
+        // Announce the whole body, deliver half of it, then drop the connection.
+        plan.headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
+        plan.parts = {body.left(body.size() / 2), body.mid(body.size() / 2)};
+        plan.abortAfterParts = 1;
+    } else {
+        plan.parts = {body};
+    }
+    return plan;
+}
+
+void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan)
+{
+    QTimer::singleShot(plan->delayMs, connection, [this, connection, plan] {
+        HttpHeaders headers{{"Content-Type", plan->contentType}};
+        headers += plan->headers;
+        if (plan->chunked) {
+            headers.emplaceBack("Transfer-Encoding", "chunked");
+        } else if (plan->abortAfterParts < 0) {
+            qsizetype length = 0;
+            for (const QByteArray& part : plan->parts)
+                length += part.size();
+            headers.emplaceBack("Content-Length", QByteArray::number(length));
+        }
+        connection->writeHead(plan->status, headers);
+        writeParts(connection, plan, 0);
+    });
+}
+
+void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan, int next)
+{
+    while (next < plan->parts.size()) {
+        if (next == plan->abortAfterParts) {
+            responseDone(connection);
+            connection->abort();
+            return;
+        }
+        if (plan->chunked)
+            connection->writeChunk(plan->parts.at(next));
+        else
+            connection->writeRaw(plan->parts.at(next));
+        ++next;
+        if (plan->partDelayMs > 0 && next < plan->parts.size()) {
+            QTimer::singleShot(plan->partDelayMs, connection,
+                               [this, connection, plan, next] { writeParts(connection, plan, next); });
+            return;
+        }
+    }
+    if (plan->chunked)
+        connection->endChunked();
+    responseDone(connection);
+    connection->finishResponse();
+}
+
+void FakeLlmServer::responseDone(FakeHttpConnection* connection)
+{
+    m_inFlight.remove(connection);
+}
+
+void FakeLlmServer::appendToLog(int index)
+{
+    if (!m_log.isOpen())
+        return;
+    const RecordedRequest& record = m_requests.at(index);
+    QJsonObject headers;
+    for (const auto& [name, value] : record.headers) {
+        // Secrets are logged as a hash prefix: tests can still check which key was sent.
+        const QString logged = isSecretHeader(name)
+            ? QStringLiteral("sha256:")
+                + QString::fromLatin1(QCryptographicHash::hash(value, QCryptographicHash::Sha256).toHex().left(16))
+            : QString::fromUtf8(value);
+        headers.insert(QString::fromLatin1(name.toLower()), logged);
+    }
+    const QJsonObject line{
+        {QStringLiteral("index"), index},
+        {QStringLiteral("received_at"), record.receivedAt.toString(Qt::ISODateWithMs)},
+        {QStringLiteral("method"), QString::fromLatin1(record.method)},
+        {QStringLiteral("path"), record.path},
+        {QStringLiteral("query"), record.query},
+        {QStringLiteral("dialect"), record.dialect},
+        {QStringLiteral("model"), record.model},
+        {QStringLiteral("stream"), record.stream},
+        {QStringLiteral("rule"), record.ruleName},
+        {QStringLiteral("response_index"), record.responseIndex},
+        {QStringLiteral("status"), record.status},
+        {QStringLiteral("prompt"), record.prompt},
+        {QStringLiteral("last_user_message"), record.lastUserMessage},
+        {QStringLiteral("headers"), headers},
+        {QStringLiteral("request"), record.json},
+    };
+    m_log.write(QJsonDocument(line).toJson(QJsonDocument::Compact) + '\n');
+    m_log.flush();
+}
+
+} // namespace autocomp::test

@@ -1,0 +1,60 @@
+// fake-llm-server --script FILE [--port N] [--log FILE]
+// Serves scripted LLM responses on 127.0.0.1 for integration tests that run the real CLI or GUI.
+#include "fake_llm_server.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <cstdio>
+
+using autocomp::test::FakeLlmServer;
+
+int main(int argc, char** argv)
+{
+    QCoreApplication app(argc, argv);
+    QCoreApplication::setApplicationName(QStringLiteral("fake-llm-server"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Local LLM test server answering from a YAML script."));
+    parser.addHelpOption();
+    const QCommandLineOption scriptOption(QStringLiteral("script"), QStringLiteral("Response script (YAML)."),
+                                         QStringLiteral("file"));
+    const QCommandLineOption portOption(QStringLiteral("port"),
+        QStringLiteral("Port to listen on (default: any free)."), QStringLiteral("port"), QStringLiteral("0"));
+    const QCommandLineOption logOption(QStringLiteral("log"),
+                                       QStringLiteral("Append one JSON line per received request to this file."),
+                                       QStringLiteral("file"));
+    parser.addOptions({scriptOption, portOption, logOption});
+    parser.process(app);
+
+    if (!parser.isSet(scriptOption)) {
+        std::fprintf(stderr, "fake-llm-server: --script is required\n");
+        return 2;
+    }
+    bool portOk = false;
+    const uint port = parser.value(portOption).toUInt(&portOk);
+    if (!portOk || port > 65535) {
+        std::fprintf(stderr, "fake-llm-server: invalid --port %s\n", qPrintable(parser.value(portOption)));
+        return 2;
+    }
+
+    FakeLlmServer server;
+    QString error;
+    if (!server.loadScript(parser.value(scriptOption), &error)) {
+        std::fprintf(stderr, "fake-llm-server: %s\n", qPrintable(error));
+        return 1;
+    }
+    if (parser.isSet(logOption) && !server.setLogFile(parser.value(logOption))) {
+        std::fprintf(stderr, "fake-llm-server: cannot open log file %s\n", qPrintable(parser.value(logOption)));
+        return 1;
+    }
+    if (!server.listen(quint16(port))) {
+        std::fprintf(stderr, "fake-llm-server: cannot listen on port %u: %s\n", port,
+                     qPrintable(server.errorString()));
+        return 1;
+    }
+    // Tests wait for this line to learn the port, so it comes first and is flushed at once.
+    std::printf("listening on %s\n", qPrintable(server.baseUrl().toString()));
+    std::fflush(stdout);
+    return app.exec();
+}

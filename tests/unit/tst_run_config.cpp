@@ -1,0 +1,291 @@
+// RunConfig: the YAML a user writes for `autocomp run` and the New Run dialog (DESIGN.md §8).
+#include "model/run_config.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using autocomp::RunConfig;
+
+namespace {
+
+const QString FileName = u"runs/my_run.yaml"_s;
+
+// Compares every field a user can set; a field toYaml() forgets to write makes this fail.
+void compareConfigs(const RunConfig &actual, const RunConfig &expected)
+{
+    QCOMPARE(actual.target, expected.target);
+    QCOMPARE(actual.problem, expected.problem);
+    QCOMPARE(actual.agent, expected.agent);
+    QCOMPARE(actual.planModels, expected.planModels);
+    QCOMPARE(actual.codeModels, expected.codeModels);
+    QCOMPARE(actual.search.iterations, expected.search.iterations);
+    QCOMPARE(actual.search.beamWidth, expected.search.beamWidth);
+    QCOMPARE(actual.search.plansPerParent, expected.search.plansPerParent);
+    QCOMPARE(actual.search.codePerPlan, expected.search.codePerPlan);
+    QCOMPARE(actual.search.menuDropout, expected.search.menuDropout);
+    QCOMPARE(actual.search.newIdeaProbability, expected.search.newIdeaProbability);
+    QCOMPARE(actual.search.fixAttempts, expected.search.fixAttempts);
+    QCOMPARE(actual.search.parentSlack, expected.search.parentSlack);
+    QCOMPARE(actual.search.seed, expected.search.seed);
+    QCOMPARE(actual.search.translateIters, expected.search.translateIters);
+    QCOMPARE(actual.search.editMode, expected.search.editMode);
+    QCOMPARE(actual.search.earlyStop, expected.search.earlyStop);
+    QCOMPARE(actual.search.earlyStopPatience, expected.search.earlyStopPatience);
+    QCOMPARE(actual.search.schedule, expected.search.schedule);
+    QCOMPARE(actual.budget.maxUsd, expected.budget.maxUsd);
+    QCOMPARE(actual.budget.maxLlmCalls, expected.budget.maxLlmCalls);
+    QCOMPARE(actual.budget.maxHours, expected.budget.maxHours);
+    QCOMPARE(actual.evaluation.executor, expected.evaluation.executor);
+    QCOMPARE(actual.evaluation.parallelCompiles, expected.evaluation.parallelCompiles);
+    QCOMPARE(actual.evaluation.benchSlots, expected.evaluation.benchSlots);
+    QCOMPARE(actual.evaluation.sandbox, expected.evaluation.sandbox);
+    QCOMPARE(actual.evaluation.keepWorkdirs, expected.evaluation.keepWorkdirs);
+}
+
+RunConfig minimalConfig()
+{
+    RunConfig c;
+    c.problem = u"gemm"_s;
+    c.planModels = {u"openai::gpt-5.2"_s};
+    return c;
+}
+
+} // namespace
+
+class TestRunConfig : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void defaultsMatchDesign();
+    void minimalYamlGetsDefaults();
+    void roundTrip_data();
+    void roundTrip();
+    void designExampleParses();
+    void errorsNameFileAndLine_data();
+    void errorsNameFileAndLine();
+    void validConfigHasNoErrors();
+    void missingFileNamesPath();
+    void slackFor_data();
+    void slackFor();
+};
+
+void TestRunConfig::defaultsMatchDesign()
+{
+    const RunConfig c;
+    QCOMPARE(c.target, u"cpu"_s);
+    QCOMPARE(c.search.beamWidth, 4);
+    QCOMPARE(c.search.plansPerParent, 4);
+    QCOMPARE(c.search.codePerPlan, 2);
+    QCOMPARE(c.search.iterations, 8);
+    QCOMPARE(c.search.menuDropout, 0.75);
+    QCOMPARE(c.search.fixAttempts, 1);
+    QCOMPARE(c.search.parentSlack, (QList<double>{1.1, 1.1, 1.0}));
+    QCOMPARE(c.search.seed, quint64(1111));
+    QCOMPARE(c.search.translateIters, 0);
+    QCOMPARE(c.search.editMode, false);
+    QVERIFY(!c.search.earlyStop);
+    QCOMPARE(c.evaluation.executor, u"local"_s);
+    QCOMPARE(c.evaluation.benchSlots, 1);
+    QCOMPARE(c.evaluation.sandbox, u"auto"_s);
+    QCOMPARE(c.evaluation.parallelCompiles, 0); // auto
+    QCOMPARE(c.effectiveAgent(), u"cpu"_s);
+}
+
+void TestRunConfig::minimalYamlGetsDefaults()
+{
+    QStringList errors;
+    const auto c = RunConfig::fromYaml("problem: gemm\nmodels: {plan: [\"vllm::qwen\"]}\n", FileName, &errors);
+    QVERIFY2(c, qPrintable(errors.join(u'\n')));
+    QVERIFY(errors.isEmpty());
+    QCOMPARE(c->target, u"cpu"_s);
+    QCOMPARE(c->problem, u"gemm"_s);
+    QCOMPARE(c->planModels, QStringList{u"vllm::qwen"_s});
+    QCOMPARE(c->effectiveCodeModels(), QStringList{u"vllm::qwen"_s});
+    compareConfigs(*c, [] {
+        RunConfig expected = minimalConfig();
+        expected.planModels = {u"vllm::qwen"_s};
+        return expected;
+    }());
+}
+
+void TestRunConfig::roundTrip_data()
+{
+    QTest::addColumn<RunConfig>("config");
+
+    QTest::newRow("minimal") << minimalConfig();
+
+    RunConfig full = minimalConfig();
+    full.target = u"cuda"_s;
+    full.problem = u"level1/softmax"_s;
+    full.agent = u"cuda-h100"_s;
+    full.planModels = {u"openai::gpt-5.2"_s, u"anthropic::claude-opus-4-5"_s};
+    full.codeModels = {u"vllm@http://gpu-box:8000/v1::qwen3-coder"_s};
+    full.search.iterations = 12;
+    full.search.beamWidth = 6;
+    full.search.plansPerParent = 3;
+    full.search.codePerPlan = 5;
+    full.search.menuDropout = 0.5;
+    full.search.newIdeaProbability = 0.25;
+    full.search.fixAttempts = 3;
+    full.search.parentSlack = {1.3, 1.05};
+    full.search.seed = 987654321012ULL;
+    full.search.translateIters = 2;
+    full.search.editMode = true;
+    full.search.earlyStop = 1.02;
+    full.search.earlyStopPatience = 4;
+    full.search.schedule = u"run-17"_s;
+    full.budget.maxUsd = 12.5;
+    full.budget.maxLlmCalls = 300;
+    full.budget.maxHours = 1.5;
+    full.evaluation.executor = u"slurm"_s;
+    full.evaluation.parallelCompiles = 6;
+    full.evaluation.benchSlots = 2;
+    full.evaluation.sandbox = u"required"_s;
+    full.evaluation.keepWorkdirs = true;
+    QTest::newRow("every field set") << full;
+
+    RunConfig quoted = minimalConfig();
+    quoted.problem = u"gemm: \"tricky\" # not a comment"_s;
+    quoted.search.schedule = u"/home/me/schedules/best run.yaml"_s;
+    quoted.evaluation.sandbox = u"off"_s;
+    QTest::newRow("strings needing quotes") << quoted;
+}
+
+void TestRunConfig::roundTrip()
+{
+    QFETCH(RunConfig, config);
+    const QByteArray yaml = config.toYaml();
+    QStringList errors;
+    const auto parsed = RunConfig::fromYaml(yaml, FileName, &errors);
+    QVERIFY2(parsed, qPrintable(errors.join(u'\n') + u"\n--- yaml:\n"_s + QString::fromUtf8(yaml)));
+    compareConfigs(*parsed, config);
+    if (QTest::currentTestFailed())
+        qWarning().noquote() << "YAML was:\n" << yaml;
+    // Writing the parsed config again gives the same text: saving a loaded config does not drift.
+    QCOMPARE(parsed->toYaml(), yaml);
+}
+
+void TestRunConfig::designExampleParses()
+{
+    // The example of DESIGN.md §8, verbatim.
+    const QByteArray yaml = R"(target: cpu
+problem: gemm
+agent: cpu
+models: {plan: ["openai::gpt-5.2", "anthropic::claude-opus-4-5"], code: null}
+search: {iterations: 8, beam_width: 4, plans_per_parent: 4, code_per_plan: 2,
+         menu_dropout: 0.75, fix_attempts: 1, parent_slack: [1.1, 1.1, 1.0], seed: 1111,
+         translate_iters: 0, edit_mode: false, early_stop: null, schedule: null}
+budget: {max_usd: 20, max_llm_calls: 2000, max_hours: 6}
+evaluation: {executor: local, parallel_compiles: auto, bench_slots: 1, sandbox: auto}
+)";
+    QStringList errors;
+    const auto c = RunConfig::fromYaml(yaml, FileName, &errors);
+    QVERIFY2(c, qPrintable(errors.join(u'\n')));
+    QCOMPARE(c->planModels, (QStringList{u"openai::gpt-5.2"_s, u"anthropic::claude-opus-4-5"_s}));
+    QVERIFY(c->codeModels.isEmpty());
+    QCOMPARE(c->effectiveCodeModels(), c->planModels);
+    QCOMPARE(c->budget.maxUsd, std::optional<double>(20));
+    QCOMPARE(c->budget.maxLlmCalls, std::optional<qint64>(2000));
+    QCOMPARE(c->budget.maxHours, std::optional<double>(6));
+    QCOMPARE(c->evaluation.parallelCompiles, 0);
+    QVERIFY(!c->search.earlyStop);
+    QVERIFY(c->search.schedule.isEmpty());
+}
+
+void TestRunConfig::errorsNameFileAndLine_data()
+{
+    QTest::addColumn<QByteArray>("yaml");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("mentions");
+
+    const QByteArray head = "target: cpu\nproblem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n";
+    QTest::newRow("unknown top-level key") << QByteArray(head + "colour: red\n") << 4 << u"colour"_s;
+    QTest::newRow("unknown nested key (typo)")
+        << QByteArray(head + "search:\n  iterations: 3\n  beam_widht: 2\n") << 6 << u"search.beam_widht"_s;
+    QTest::newRow("unknown key in budget") << QByteArray(head + "budget:\n  max_dollars: 3\n") << 5 << u"budget.max_dollars"_s;
+    QTest::newRow("wrong type: iterations") << QByteArray(head + "search:\n  iterations: \"many\"\n") << 5 << u"many"_s;
+    QTest::newRow("wrong type: edit_mode") << QByteArray(head + "search:\n  edit_mode: sometimes\n") << 5 << u"edit_mode"_s;
+    QTest::newRow("wrong type: beam_width list")
+        << QByteArray(head + "search:\n  beam_width: [1, 2]\n") << 5 << u"search.beam_width"_s;
+    QTest::newRow("YAML syntax error") << QByteArray(head + "search: {iterations: 3\nbudget: {}\n") << 5 << u"syntax"_s;
+    QTest::newRow("missing problem") << QByteArray("target: cpu\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1
+                                     << u"problem"_s;
+    QTest::newRow("dropout above 1") << QByteArray(head + "search:\n  iterations: 3\n  menu_dropout: 1.5\n") << 6
+                                     << u"menu_dropout"_s;
+    QTest::newRow("dropout negative") << QByteArray(head + "search: {menu_dropout: -0.1}\n") << 4 << u"menu_dropout"_s;
+    QTest::newRow("sandbox invalid") << QByteArray(head + "evaluation:\n  sandbox: maybe\n") << 5 << u"maybe"_s;
+}
+
+void TestRunConfig::errorsNameFileAndLine()
+{
+    QFETCH(QByteArray, yaml);
+    QFETCH(int, line);
+    QFETCH(QString, mentions);
+
+    QStringList errors;
+    const auto config = RunConfig::fromYaml(yaml, FileName, &errors);
+    QVERIFY(!config);
+    QVERIFY(!errors.isEmpty());
+    const QString expectedPrefix = FileName + u':' + QString::number(line);
+    bool found = false;
+    for (const QString &error : std::as_const(errors)) {
+        if (error.startsWith(expectedPrefix) && !error.at(expectedPrefix.size()).isDigit() && error.contains(mentions))
+            found = true;
+    }
+    QVERIFY2(found, qPrintable(u"expected an error starting with '%1' and mentioning '%2', got:\n"_s.arg(expectedPrefix, mentions)
+                               + errors.join(u'\n')));
+}
+
+void TestRunConfig::validConfigHasNoErrors()
+{
+    QStringList errors{u"left over"_s};
+    QVERIFY(RunConfig::fromYaml(minimalConfig().toYaml(), FileName, &errors));
+    QCOMPARE(errors, QStringList{u"left over"_s}); // appends only on failure
+    QVERIFY(minimalConfig().validate().isEmpty());
+}
+
+void TestRunConfig::missingFileNamesPath()
+{
+    QTemporaryDir dir;
+    const QString path = dir.filePath(u"nope.yaml"_s);
+    QStringList errors;
+    QVERIFY(!RunConfig::fromFile(path, &errors));
+    QCOMPARE(errors.size(), 1);
+    QVERIFY2(errors.first().contains(path), qPrintable(errors.first()));
+}
+
+void TestRunConfig::slackFor_data()
+{
+    QTest::addColumn<QByteArray>("slackYaml");
+    QTest::addColumn<int>("iteration");
+    QTest::addColumn<double>("expected");
+
+    QTest::newRow("default, iteration 1") << QByteArray() << 1 << 1.1;
+    QTest::newRow("default, iteration 2") << QByteArray() << 2 << 1.1;
+    QTest::newRow("default, iteration 3") << QByteArray() << 3 << 1.0;
+    QTest::newRow("default, iteration 8 repeats last") << QByteArray() << 8 << 1.0;
+    QTest::newRow("list, iteration 2") << QByteArray("[1.5, 1.25, 1.05]") << 2 << 1.25;
+    QTest::newRow("list, iteration 40 repeats last") << QByteArray("[1.5, 1.25, 1.05]") << 40 << 1.05;
+    QTest::newRow("single value repeats") << QByteArray("1.2") << 6 << 1.2;
+    QTest::newRow("one-element list repeats") << QByteArray("[1.3]") << 3 << 1.3;
+}
+
+void TestRunConfig::slackFor()
+{
+    QFETCH(QByteArray, slackYaml);
+    QFETCH(int, iteration);
+    QFETCH(double, expected);
+
+    QByteArray yaml = "problem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n";
+    if (!slackYaml.isEmpty())
+        yaml += "search: {parent_slack: " + slackYaml + "}\n";
+    QStringList errors;
+    const auto c = RunConfig::fromYaml(yaml, FileName, &errors);
+    QVERIFY2(c, qPrintable(errors.join(u'\n')));
+    QCOMPARE(c->search.slackFor(iteration), expected);
+}
+
+QTEST_GUILESS_MAIN(TestRunConfig)
+#include "tst_run_config.moc"

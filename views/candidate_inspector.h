@@ -1,0 +1,48 @@
+#pragma once
+
+#include "model/candidate.h"
+#include "model/eval_result.h"
+#include "model/llm_call.h"
+
+#include <QList>
+#include <QTabWidget>
+
+class QLabel;
+class QPlainTextEdit;
+class QTableWidget;
+class QTextBrowser;
+
+namespace autocomp {
+
+// Everything about one candidate, one tab per aspect: plan, code, evaluation, prompts, LLM usage.
+class CandidateInspector : public QTabWidget
+{
+    Q_OBJECT
+public:
+    enum Tabs { PlanTab, CodeTab, EvaluationTab, PromptsTab, LlmTab };
+
+    explicit CandidateInspector(QWidget *parent = nullptr);
+
+    // `metric` gives the score its unit; `language` picks the code highlighting (see CodeHighlighter).
+    void setCandidate(const Candidate &candidate, const QList<LlmCall> &calls, const QList<StepResult> &steps,
+                      const QString &metric, const QString &language);
+    void clear();
+    qint64 candidateId() const { return m_candidateId; }
+
+private:
+    void showPlan(const Candidate &candidate);
+    void showEvaluation(const Candidate &candidate, const QList<StepResult> &steps, const QString &metric);
+    void showPrompts(const QList<LlmCall> &calls);
+    void showLlmUsage(const QList<LlmCall> &calls);
+
+    qint64 m_candidateId = 0;
+    QString m_language;
+    QLabel *m_menuItemLabel;
+    QTextBrowser *m_planView;
+    QPlainTextEdit *m_codeView;
+    QTextBrowser *m_evaluationView;
+    QTextBrowser *m_promptsView;
+    QTableWidget *m_llmView;
+};
+
+} // namespace autocomp

@@ -1,0 +1,537 @@
+#include "main_window.h"
+
+#include "candidate_inspector.h"
+#include "candidate_tree_model.h"
+#include "code_highlighter.h"
+#include "model/repository.h"
+#include "run_list_model.h"
+#include "status_palette.h"
+#include "store/run_archive.h"
+#include "store/run_store.h"
+#include "value_format.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QScreen>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+// Q_INIT_RESOURCE must be used outside a namespace; the resources live in a static library, so they are
+// registered explicitly rather than by a static initializer the linker might drop.
+static void initAutocompResources()
+{
+    Q_INIT_RESOURCE(resources);
+}
+
+namespace autocomp {
+
+namespace {
+
+namespace SettingsKeys {
+// Bumped when the layout changes so that stale splitter or header state is not applied.
+constexpr int Version = 1;
+QString version() { return QStringLiteral("mainWindow/version"); }
+QString geometry() { return QStringLiteral("mainWindow/geometry"); }
+QString state() { return QStringLiteral("mainWindow/state"); }
+QString splitter() { return QStringLiteral("mainWindow/splitter"); }
+QString runsHeader() { return QStringLiteral("mainWindow/runsHeader"); }
+} // namespace SettingsKeys
+
+QString capitalized(const QString &text)
+{
+    return text.isEmpty() ? text : text.at(0).toUpper() + text.mid(1);
+}
+
+} // namespace
+
+MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
+    : QMainWindow(parent)
+    , m_store(std::move(store))
+    , m_runModel(new RunListModel(this))
+    , m_runProxy(new QSortFilterProxyModel(this))
+    , m_candidateModel(new CandidateTreeModel(this))
+    , m_candidateProxy(new QSortFilterProxyModel(this))
+{
+    Q_ASSERT(m_store);
+    initAutocompResources();
+    setObjectName(QStringLiteral("mainWindow"));
+
+    m_runProxy->setSourceModel(m_runModel);
+    m_runProxy->setSortRole(RunListModel::SortRole);
+    m_runProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_runProxy->setFilterKeyColumn(-1);
+
+    m_candidateProxy->setSourceModel(m_candidateModel);
+    m_candidateProxy->setSortRole(CandidateTreeModel::SortRole);
+    m_candidateProxy->setRecursiveFilteringEnabled(true);
+
+    m_splitter = new QSplitter(Qt::Horizontal);
+    m_splitter->setObjectName(QStringLiteral("mainSplitter"));
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->addWidget(createRunsPane());
+    m_splitter->addWidget(createCandidatesPane());
+    m_inspector = new CandidateInspector;
+    m_splitter->addWidget(m_inspector);
+    m_splitter->setStretchFactor(0, 2);
+    m_splitter->setStretchFactor(1, 4);
+    m_splitter->setStretchFactor(2, 4);
+    m_splitter->setSizes({400, 680, 520});
+
+    m_stack = new QStackedWidget;
+    m_stack->addWidget(createWelcomePanel());
+    m_stack->addWidget(m_splitter);
+    setCentralWidget(m_stack);
+
+    m_storeLabel = new QLabel;
+    m_storeLabel->setObjectName(QStringLiteral("storePathLabel"));
+    m_storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    statusBar()->addPermanentWidget(m_storeLabel, 1);
+
+    createMenus();
+    resize(QSize(1600, 1000).boundedTo(screen()->availableGeometry().size()));
+    restoreSettings();
+    reloadRuns();
+}
+
+MainWindow::~MainWindow() = default;
+
+QString MainWindow::exampleRunResource()
+{
+    return QStringLiteral(":/autocomp/example_run.jsonl");
+}
+
+QWidget *MainWindow::createWelcomePanel()
+{
+    m_welcomePanel = new QWidget;
+    m_welcomePanel->setObjectName(QStringLiteral("welcomePanel"));
+    auto *outer = new QHBoxLayout(m_welcomePanel);
+    auto *column = new QWidget;
+    column->setMaximumWidth(760);
+    auto *layout = new QVBoxLayout(column);
+    outer->addStretch(1);
+    outer->addWidget(column, 4);
+    outer->addStretch(1);
+
+    auto *text = new QLabel;
+    text->setObjectName(QStringLiteral("welcomeText"));
+    text->setWordWrap(true);
+    text->setTextFormat(Qt::RichText);
+    text->setTextInteractionFlags(Qt::TextBrowserInteraction);
+    text->setText(tr("<h1>Autocomp Workbench</h1>"
+                     "<p>Optimizes a kernel with an LLM-driven beam search: the LLM plans one optimization at a time, "
+                     "writes the code, and every candidate is compiled, tested and benchmarked on the target.</p>"
+                     "<h3>1. Connect an LLM</h3>"
+                     "<ul>"
+                     "<li><b>Hosted models:</b> set <code>OPENAI_API_KEY</code> or <code>ANTHROPIC_API_KEY</code> in the "
+                     "environment and use model strings such as <code>openai::gpt-5.2</code> or "
+                     "<code>anthropic::claude-opus-4-5</code>. Keys in the OS keychain will follow.</li>"
+                     "<li><b>Local models:</b> start a vLLM or Ollama server and use <code>vllm::MODEL</code> "
+                     "(default <code>http://localhost:8000/v1</code>, or set <code>VLLM_API_BASE</code>) or "
+                     "<code>ollama::MODEL</code>.</li>"
+                     "</ul>"
+                     "<h3>2. Start a run</h3>"
+                     "<p>Write a run config (target, problem, agent, models, search settings) and run "
+                     "<code>autocomp run config.yaml</code>. Runs are stored as they progress; reload with F5 to see them "
+                     "here. <code>autocomp targets</code> and <code>autocomp problems</code> list what is available.</p>"
+                     "<h3>Or look around first</h3>"
+                     "<p>The example run shows what a finished run looks like.</p>"));
+    layout->addWidget(text);
+
+    auto *buttons = new QHBoxLayout;
+    m_loadExampleButton = new QPushButton(tr("Open the example run"));
+    m_loadExampleButton->setObjectName(QStringLiteral("loadExampleButton"));
+    m_loadExampleButton->setDefault(true);
+    if (QFile::exists(exampleRunResource())) {
+        m_loadExampleButton->setToolTip(tr("Imports a run recorded against the local test LLM server into this store"));
+    } else {
+        m_loadExampleButton->setEnabled(false);
+        m_loadExampleButton->setToolTip(tr("This build has no bundled example run (%1 is missing)").arg(exampleRunResource()));
+    }
+    connect(m_loadExampleButton, &QPushButton::clicked, this, &MainWindow::loadExampleRunClicked);
+    auto *importButton = new QPushButton(tr("Import Run Archive…"));
+    importButton->setObjectName(QStringLiteral("welcomeImportButton"));
+    connect(importButton, &QPushButton::clicked, this, &MainWindow::importArchiveDialog);
+    auto *openButton = new QPushButton(tr("Open Store…"));
+    openButton->setObjectName(QStringLiteral("welcomeOpenStoreButton"));
+    connect(openButton, &QPushButton::clicked, this, &MainWindow::openStoreDialog);
+    buttons->addWidget(m_loadExampleButton);
+    buttons->addWidget(importButton);
+    buttons->addWidget(openButton);
+    buttons->addStretch(1);
+    layout->addLayout(buttons);
+
+    m_welcomeStoreLabel = new QLabel;
+    m_welcomeStoreLabel->setObjectName(QStringLiteral("welcomeStoreLabel"));
+    m_welcomeStoreLabel->setWordWrap(true);
+    m_welcomeStoreLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    layout->addSpacing(12);
+    layout->addWidget(m_welcomeStoreLabel);
+    layout->addStretch(1);
+    return m_welcomePanel;
+}
+
+QWidget *MainWindow::createRunsPane()
+{
+    auto *pane = new QWidget;
+    auto *layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    m_runFilter = new QLineEdit;
+    m_runFilter->setObjectName(QStringLiteral("runFilter"));
+    m_runFilter->setPlaceholderText(tr("Filter runs (Ctrl+F)"));
+    m_runFilter->setClearButtonEnabled(true);
+    connect(m_runFilter, &QLineEdit::textChanged, m_runProxy, &QSortFilterProxyModel::setFilterFixedString);
+    layout->addWidget(m_runFilter);
+
+    m_runsView = new QTableView;
+    m_runsView->setObjectName(QStringLiteral("runsView"));
+    m_runsView->setModel(m_runProxy);
+    m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_runsView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_runsView->setSortingEnabled(true);
+    m_runsView->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
+    m_runsView->verticalHeader()->hide();
+    m_runsView->setWordWrap(false);
+    m_runsView->horizontalHeader()->setStretchLastSection(true);
+    m_runsView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_runsView->horizontalHeader()->setMinimumSectionSize(36);
+    m_runsView->setColumnWidth(RunListModel::IdColumn, 52);
+    m_runsView->setColumnWidth(RunListModel::TargetColumn, 54);
+    m_runsView->setColumnWidth(RunListModel::ProblemColumn, 96);
+    m_runsView->setColumnWidth(RunListModel::StateColumn, 66);
+    m_runsView->setColumnWidth(RunListModel::SpeedupColumn, 64);
+    m_runsView->setColumnWidth(RunListModel::DollarsColumn, 56);
+    m_runsView->verticalHeader()->setDefaultSectionSize(m_runsView->fontMetrics().height() + 8);
+    connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    showRun(current.data(RunListModel::RunIdRole).toLongLong());
+            });
+    layout->addWidget(m_runsView);
+    return pane;
+}
+
+QWidget *MainWindow::createCandidatesPane()
+{
+    auto *pane = new QWidget;
+    auto *layout = new QVBoxLayout(pane);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    m_runHeader = new QLabel;
+    m_runHeader->setObjectName(QStringLiteral("runHeader"));
+    m_runHeader->setWordWrap(true);
+    m_runHeader->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_runHeader->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_runHeader);
+
+    m_labelBanner = new QLabel;
+    m_labelBanner->setObjectName(QStringLiteral("runLabelBanner"));
+    m_labelBanner->setWordWrap(true);
+    m_labelBanner->setTextFormat(Qt::PlainText);
+    m_labelBanner->hide();
+    // An amber note that reads on light and dark palettes alike.
+    const bool dark = StatusPalette::isDark(QApplication::palette());
+    m_labelBanner->setStyleSheet(QStringLiteral("QLabel#runLabelBanner { background: %1; color: %2; border: 1px solid %3;"
+                                                " border-radius: 4px; padding: 6px; }")
+                                     .arg(dark ? QStringLiteral("#4a3b12") : QStringLiteral("#fff4cc"),
+                                          dark ? QStringLiteral("#ffe9a8") : QStringLiteral("#4d3800"),
+                                          dark ? QStringLiteral("#8a6d1f") : QStringLiteral("#e0c060")));
+    layout->addWidget(m_labelBanner);
+
+    m_candidateTree = new QTreeView;
+    m_candidateTree->setObjectName(QStringLiteral("candidateTree"));
+    m_candidateTree->setModel(m_candidateProxy);
+    m_candidateTree->setUniformRowHeights(true);
+    m_candidateTree->setIndentation(14);
+    m_candidateTree->setAlternatingRowColors(true);
+    m_candidateTree->setSortingEnabled(true);
+    m_candidateTree->sortByColumn(CandidateTreeModel::IdColumn, Qt::AscendingOrder);
+    m_candidateTree->header()->setStretchLastSection(false);
+    m_candidateTree->header()->setSectionResizeMode(QHeaderView::Interactive);
+    connect(m_candidateTree->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) {
+                if (current.isValid())
+                    showCandidate(current.data(CandidateTreeModel::CandidateIdRole).toLongLong());
+            });
+    layout->addWidget(m_candidateTree, 1);
+    return pane;
+}
+
+void MainWindow::createMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *open = file->addAction(tr("&Open Store…"), this, &MainWindow::openStoreDialog);
+    open->setShortcut(QKeySequence::Open);
+    QAction *import = file->addAction(tr("&Import Run Archive…"), this, &MainWindow::importArchiveDialog);
+    import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    quit->setMenuRole(QAction::QuitRole);
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    QAction *reload = view->addAction(tr("&Reload Runs"), this, &MainWindow::reloadRuns);
+    reload->setShortcut(QKeySequence::Refresh);
+    QAction *filter = view->addAction(tr("&Filter Runs"), this, [this] {
+        m_runFilter->setFocus(Qt::ShortcutFocusReason);
+        m_runFilter->selectAll();
+    });
+    filter->setShortcut(QKeySequence::Find);
+    view->addSeparator();
+    view->addAction(tr("&Expand Tree"), m_candidateTree, &QTreeView::expandAll);
+    view->addAction(tr("&Collapse Tree"), m_candidateTree, &QTreeView::collapseAll);
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("Open the &Example Run"), this, &MainWindow::loadExampleRunClicked)
+        ->setEnabled(QFile::exists(exampleRunResource()));
+    help->addSeparator();
+    QAction *about = help->addAction(tr("&About Autocomp Workbench"), this, &MainWindow::showAbout);
+    about->setMenuRole(QAction::AboutRole);
+    help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt);
+}
+
+void MainWindow::reloadRuns()
+{
+    const qint64 previous = m_run.id;
+    m_runModel->setRuns(m_store->runs());
+    updateStoreViews();
+    if (m_runModel->rowCount() == 0) {
+        m_run = {};
+        m_candidateModel->clear();
+        m_inspector->clear();
+        updateRunHeader();
+        return;
+    }
+    if (!(previous != 0 && selectRun(previous)))
+        m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
+}
+
+void MainWindow::updateStoreViews()
+{
+    const QString path = QDir::toNativeSeparators(m_store->path());
+    m_storeLabel->setText(tr("Store: %1 · %n run(s)", nullptr, m_runModel->rowCount()).arg(path));
+    m_welcomeStoreLabel->setText(tr("The run store %1 has no runs yet.").arg(path));
+    setWindowTitle(tr("Autocomp Workbench — %1").arg(QFileInfo(m_store->path()).fileName()));
+    m_stack->setCurrentWidget(m_runModel->rowCount() == 0 ? m_welcomePanel : static_cast<QWidget *>(m_splitter));
+}
+
+bool MainWindow::selectRun(qint64 runId)
+{
+    const int row = m_runModel->rowOfRun(runId);
+    if (row < 0)
+        return false;
+    const QModelIndex index = m_runProxy->mapFromSource(m_runModel->index(row, 0));
+    if (!index.isValid()) {
+        if (m_runFilter->text().isEmpty())
+            return false;
+        m_runFilter->clear(); // the filter hid the run
+        return selectRun(runId);
+    }
+    m_runsView->setCurrentIndex(index);
+    if (m_run.id != runId)
+        showRun(runId);
+    return true;
+}
+
+void MainWindow::showRun(qint64 runId)
+{
+    const std::optional<RunInfo> run = m_store->run(runId);
+    if (!run) {
+        statusBar()->showMessage(tr("Run %1 is no longer in the store").arg(runId), 5000);
+        return;
+    }
+    m_run = *run;
+    m_runLanguage = languageOfTarget(m_run.target);
+    m_runModel->upsertRun(m_run);
+    m_inspector->clear();
+    m_candidateModel->setMetric(m_run.metric);
+    m_candidateModel->setCandidates(m_store->candidates(runId));
+    m_candidateTree->expandAll();
+    for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
+        if (column != CandidateTreeModel::MenuItemColumn)
+            m_candidateTree->resizeColumnToContents(column);
+    m_candidateTree->setColumnWidth(CandidateTreeModel::MenuItemColumn, 190);
+    updateRunHeader();
+
+    // Start on the best candidate so the result of the run is one glance away.
+    QModelIndex start = m_candidateModel->indexOfCandidate(m_run.bestCandidateId);
+    if (!start.isValid() && m_candidateModel->rowCount() > 0)
+        start = m_candidateModel->index(0, 0);
+    if (start.isValid()) {
+        const QModelIndex proxyIndex = m_candidateProxy->mapFromSource(start);
+        m_candidateTree->setCurrentIndex(proxyIndex);
+        m_candidateTree->scrollTo(proxyIndex);
+    }
+    Q_EMIT currentRunChanged(runId);
+}
+
+void MainWindow::updateRunHeader()
+{
+    if (m_run.id == 0) {
+        m_runHeader->clear();
+        m_labelBanner->hide();
+        return;
+    }
+    QString header = tr("<b>Run %1</b> · %2 on %3 · agent %4 · %5")
+                         .arg(m_run.id)
+                         .arg(m_run.problem.toHtmlEscaped(), m_run.target.toHtmlEscaped(), m_run.agent.toHtmlEscaped(),
+                              toString(m_run.state));
+    header += QStringLiteral("<br>") + tr("%n candidate(s), iteration %1", nullptr, m_candidateModel->candidateCount()).arg(m_run.iteration);
+    if (m_run.bestScore > 0 && m_run.baselineScore > 0)
+        header += tr(" · best %1 vs %2 (%3)")
+                      .arg(ValueFormat::score(m_run.bestScore, m_run.metric), ValueFormat::score(m_run.baselineScore, m_run.metric),
+                           ValueFormat::speedup(m_run.speedup()));
+    header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
+    if (!m_run.stopReason.isEmpty())
+        header += QStringLiteral("<br>") + tr("Stopped: %1").arg(m_run.stopReason.toHtmlEscaped());
+    m_runHeader->setText(header);
+
+    m_labelBanner->setVisible(!m_run.label.isEmpty());
+    m_labelBanner->setText(capitalized(m_run.label));
+    m_labelBanner->setToolTip(tr("This run carries a label; its results may not come from a real LLM or real hardware."));
+}
+
+void MainWindow::showCandidate(qint64 candidateId)
+{
+    const std::optional<Candidate> candidate = m_store->candidate(candidateId);
+    if (!candidate) {
+        m_inspector->clear();
+        return;
+    }
+    m_inspector->setCandidate(*candidate, m_store->llmCallsForCandidate(candidateId), m_store->evaluationSteps(candidateId),
+                              m_run.metric, m_runLanguage);
+    Q_EMIT currentCandidateChanged(candidateId);
+}
+
+QString MainWindow::languageOfTarget(const QString &target)
+{
+    QString error;
+    if (const std::optional<Target> known = Repository().target(target, &error))
+        return known->language;
+    return CodeHighlighter::languageForTarget(target);
+}
+
+bool MainWindow::openStore(const QString &path, QString *error)
+{
+    std::unique_ptr<RunStore> store = RunStore::open(path, error);
+    if (!store)
+        return false;
+    m_store = std::move(store);
+    m_run = {};
+    m_runFilter->clear();
+    reloadRuns();
+    return true;
+}
+
+qint64 MainWindow::importRunArchive(const QString &path, QString *error)
+{
+    const qint64 runId = importRunJsonl(*m_store, path, error);
+    if (runId == 0)
+        return 0;
+    reloadRuns();
+    selectRun(runId);
+    return runId;
+}
+
+qint64 MainWindow::importExampleRun(QString *error)
+{
+    // The importer reads a file path; resources are copied out first.
+    QTemporaryDir dir;
+    const QString copy = dir.filePath(QStringLiteral("example_run.jsonl"));
+    if (!dir.isValid() || !QFile::copy(exampleRunResource(), copy)) {
+        *error = tr("The example run could not be unpacked to a temporary directory.");
+        return 0;
+    }
+    return importRunArchive(copy, error);
+}
+
+void MainWindow::loadExampleRunClicked()
+{
+    QString error;
+    if (importExampleRun(&error) == 0)
+        QMessageBox::warning(this, tr("Example Run"), tr("The example run could not be imported:\n%1").arg(error));
+}
+
+void MainWindow::openStoreDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open Run Store"), QFileInfo(m_store->path()).absolutePath(),
+                                                      tr("Run stores (*.sqlite *.db);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!openStore(path, &error))
+        QMessageBox::warning(this, tr("Open Run Store"), error);
+}
+
+void MainWindow::importArchiveDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import Run Archive"), QDir::homePath(),
+                                                      tr("Run archives (*.jsonl);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (importRunArchive(path, &error) == 0)
+        QMessageBox::warning(this, tr("Import Run Archive"), error);
+}
+
+void MainWindow::showAbout()
+{
+    QMessageBox::about(this, tr("About Autocomp Workbench"),
+                       tr("<h3>Autocomp Workbench %1</h3>"
+                          "<p>Optimizes kernels for accelerators, GPUs and CPUs with an LLM-driven beam search, "
+                          "after the Autocomp paper (Hong, Bhatia, Cheung, Shao: <i>Autocomp: A Powerful and Portable "
+                          "Code Optimizer for Tensor Accelerators</i>, arXiv 2505.18574).</p>"
+                          "<p>Store: %2</p>")
+                           .arg(QCoreApplication::applicationVersion().toHtmlEscaped(),
+                                QDir::toNativeSeparators(m_store->path()).toHtmlEscaped()));
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    saveSettings();
+    QMainWindow::closeEvent(event);
+}
+
+void MainWindow::saveSettings() const
+{
+    QSettings settings;
+    settings.setValue(SettingsKeys::version(), SettingsKeys::Version);
+    settings.setValue(SettingsKeys::geometry(), saveGeometry());
+    settings.setValue(SettingsKeys::state(), saveState(SettingsKeys::Version));
+    settings.setValue(SettingsKeys::splitter(), m_splitter->saveState());
+    settings.setValue(SettingsKeys::runsHeader(), m_runsView->horizontalHeader()->saveState());
+}
+
+void MainWindow::restoreSettings()
+{
+    QSettings settings;
+    if (settings.value(SettingsKeys::version()).toInt() != SettingsKeys::Version)
+        return;
+    restoreGeometry(settings.value(SettingsKeys::geometry()).toByteArray());
+    restoreState(settings.value(SettingsKeys::state()).toByteArray(), SettingsKeys::Version);
+    m_splitter->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
+    m_runsView->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
+}
+
+} // namespace autocomp

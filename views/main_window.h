@@ -1,0 +1,95 @@
+#pragma once
+
+#include "model/run_info.h"
+
+#include <QMainWindow>
+
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QSplitter;
+class QStackedWidget;
+class QTableView;
+class QTreeView;
+
+namespace autocomp {
+
+class CandidateInspector;
+class CandidateTreeModel;
+class RunListModel;
+class RunStore;
+
+// The workbench window: runs on the left, the selected run's candidate tree in the middle, the selected
+// candidate on the right. A store without runs shows a welcome panel instead.
+class MainWindow : public QMainWindow
+{
+    Q_OBJECT
+public:
+    explicit MainWindow(std::unique_ptr<RunStore> store, QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    RunStore *store() const { return m_store.get(); }
+    qint64 currentRunId() const { return m_run.id; }
+
+    // Replaces the open store by the one at `path`; keeps the current one when that fails.
+    bool openStore(const QString &path, QString *error);
+    // Imports a JSONL run archive into the store and shows the run. Returns the new run id, or 0.
+    qint64 importRunArchive(const QString &path, QString *error);
+    // Imports the example run bundled as a resource.
+    qint64 importExampleRun(QString *error);
+    bool selectRun(qint64 runId);
+    void reloadRuns();
+
+    static QString exampleRunResource();
+
+Q_SIGNALS:
+    void currentRunChanged(qint64 runId);
+    void currentCandidateChanged(qint64 candidateId);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    QWidget *createWelcomePanel();
+    QWidget *createRunsPane();
+    QWidget *createCandidatesPane();
+    void createMenus();
+    void showRun(qint64 runId);
+    void showCandidate(qint64 candidateId);
+    void updateRunHeader();
+    void updateStoreViews();
+    void openStoreDialog();
+    void importArchiveDialog();
+    void loadExampleRunClicked();
+    void showAbout();
+    void saveSettings() const;
+    void restoreSettings();
+    QString languageOfTarget(const QString &target);
+
+    std::unique_ptr<RunStore> m_store;
+    RunInfo m_run;
+    QString m_runLanguage;
+
+    RunListModel *m_runModel;
+    QSortFilterProxyModel *m_runProxy;
+    CandidateTreeModel *m_candidateModel;
+    QSortFilterProxyModel *m_candidateProxy;
+
+    QStackedWidget *m_stack = nullptr;
+    QWidget *m_welcomePanel = nullptr;
+    QLabel *m_welcomeStoreLabel = nullptr;
+    QPushButton *m_loadExampleButton = nullptr;
+    QSplitter *m_splitter = nullptr;
+    QLineEdit *m_runFilter = nullptr;
+    QTableView *m_runsView = nullptr;
+    QLabel *m_runHeader = nullptr;
+    QLabel *m_labelBanner = nullptr;
+    QTreeView *m_candidateTree = nullptr;
+    CandidateInspector *m_inspector = nullptr;
+    QLabel *m_storeLabel = nullptr;
+};
+
+} // namespace autocomp

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "model/run_info.h"
+
+#include <QAbstractTableModel>
+#include <QList>
+
+namespace autocomp {
+
+// The runs of a store, one row each.
+class RunListModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Columns { IdColumn, TargetColumn, ProblemColumn, StateColumn, SpeedupColumn, DollarsColumn, StartedColumn, ColumnCount };
+    enum Roles { SortRole = Qt::UserRole, RunIdRole, LabelRole };
+
+    explicit RunListModel(QObject *parent = nullptr);
+
+    void setRuns(const QList<RunInfo> &runs);
+    // Inserts a new run or refreshes the row of a known one.
+    void upsertRun(const RunInfo &run);
+    void removeRun(qint64 runId);
+
+    const RunInfo &run(int row) const { return m_runs.at(row); }
+    int rowOfRun(qint64 runId) const;
+
+    int rowCount(const QModelIndex &parent = {}) const override;
+    int columnCount(const QModelIndex &parent = {}) const override;
+    QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    QList<RunInfo> m_runs;
+};
+
+} // namespace autocomp

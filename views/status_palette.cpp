@@ -1,0 +1,70 @@
+#include "status_palette.h"
+
+#include <QHash>
+#include <QPainter>
+#include <QPalette>
+#include <QPixmap>
+
+namespace autocomp {
+
+bool StatusPalette::isDark(const QPalette &palette)
+{
+    return palette.color(QPalette::Base).lightness() < 128;
+}
+
+QColor StatusPalette::foreground(CandidateStatus status, const QPalette &palette)
+{
+    const bool dark = isDark(palette);
+    switch (status) {
+    case CandidateStatus::Correct:
+        return dark ? QColor(0x6c, 0xd6, 0x7a) : QColor(0x1b, 0x7a, 0x2e);
+    case CandidateStatus::Incorrect:
+        return dark ? QColor(0xff, 0x8a, 0x80) : QColor(0xc6, 0x28, 0x28);
+    case CandidateStatus::CompileError:
+        return dark ? QColor(0xff, 0xab, 0x70) : QColor(0xb3, 0x4a, 0x00);
+    case CandidateStatus::Failed:
+        return dark ? QColor(0xe5, 0x73, 0x9b) : QColor(0x9c, 0x1b, 0x4a);
+    case CandidateStatus::Planning:
+    case CandidateStatus::Coding:
+    case CandidateStatus::Pending:
+    case CandidateStatus::Compiling:
+    case CandidateStatus::Testing:
+    case CandidateStatus::Benchmarking:
+        break;
+    }
+    return {};
+}
+
+QIcon StatusPalette::icon(CandidateStatus status, const QPalette &palette)
+{
+    const bool dark = isDark(palette);
+    static QHash<int, QIcon> s_cache;
+    const int key = static_cast<int>(status) * 2 + (dark ? 1 : 0);
+    auto it = s_cache.constFind(key);
+    if (it != s_cache.constEnd())
+        return *it;
+
+    QColor color = foreground(status, palette);
+    const bool inProgress = !color.isValid();
+    if (inProgress)
+        color = dark ? QColor(0x90, 0xa4, 0xc8) : QColor(0x4a, 0x63, 0x94);
+    QPixmap pixmap(32, 32);
+    pixmap.fill(Qt::transparent);
+    {
+        QPainter painter(&pixmap);
+        painter.setRenderHint(QPainter::Antialiasing);
+        if (inProgress) {
+            painter.setPen(QPen(color, 4));
+            painter.setBrush(Qt::NoBrush);
+        } else {
+            painter.setPen(Qt::NoPen);
+            painter.setBrush(color);
+        }
+        painter.drawEllipse(QRectF(6, 6, 20, 20));
+    }
+    QIcon icon(pixmap);
+    s_cache.insert(key, icon);
+    return icon;
+}
+
+} // namespace autocomp

@@ -1,0 +1,107 @@
+#include "value_format.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLocale>
+#include <QStringList>
+
+#include <cmath>
+
+namespace autocomp {
+
+QString ValueFormat::unitOfMetric(const QString &metric)
+{
+    const QString name = metric.toLower();
+    struct Suffix {
+        const char *suffix;
+        const char *unit;
+    };
+    static constexpr Suffix s_suffixes[] = {
+        {"_ms", "ms"},       {"_us", "µs"},         {"_ns", "ns"},          {"_s", "s"},
+        {"_gflops", "GFLOP/s"}, {"_tflops", "TFLOP/s"}, {"_gbps", "GB/s"},    {"_cycles", "cycles"},
+        {"_bytes", "B"},     {"_pct", "%"},          {"_percent", "%"},
+    };
+    for (const Suffix &s : s_suffixes)
+        if (name.endsWith(QLatin1String(s.suffix)))
+            return QString::fromUtf8(s.unit);
+    if (name == QLatin1String("gflops"))
+        return QStringLiteral("GFLOP/s");
+    if (name == QLatin1String("tflops"))
+        return QStringLiteral("TFLOP/s");
+    if (name == QLatin1String("cycles"))
+        return QStringLiteral("cycles");
+    return {};
+}
+
+QString ValueFormat::number(double value)
+{
+    if (std::isnan(value))
+        return QStringLiteral("—");
+    const double magnitude = std::abs(value);
+    // Four significant digits, without switching to exponent notation for everyday magnitudes.
+    if (magnitude != 0 && (magnitude >= 1e7 || magnitude < 1e-4))
+        return QLocale::c().toString(value, 'g', 4);
+    const int decimals = magnitude >= 1000 ? 0 : magnitude >= 100 ? 1 : magnitude >= 10 ? 2 : magnitude >= 1 ? 3 : 4;
+    return QLocale::c().toString(value, 'f', decimals);
+}
+
+QString ValueFormat::score(double value, const QString &metric)
+{
+    if (std::isnan(value))
+        return QStringLiteral("—");
+    const QString unit = unitOfMetric(metric);
+    return unit.isEmpty() ? number(value) : number(value) + QLatin1Char(' ') + unit;
+}
+
+QString ValueFormat::metricValue(const QString &metric, const QJsonValue &value)
+{
+    if (value.isDouble())
+        return score(value.toDouble(), metric);
+    if (value.isBool())
+        return value.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
+    if (value.isString())
+        return value.toString();
+    if (value.isObject()) {
+        const QJsonObject object = value.toObject();
+        QStringList parts;
+        // The usual distribution keys first, in a reading order, then anything else.
+        const QStringList preferred{QStringLiteral("median"), QStringLiteral("mean"), QStringLiteral("min"),
+                                    QStringLiteral("p99"),    QStringLiteral("max"),  QStringLiteral("stddev")};
+        for (const QString &key : preferred)
+            if (object.contains(key))
+                parts << key + QLatin1Char(' ') + metricValue(metric, object.value(key));
+        for (auto it = object.begin(); it != object.end(); ++it) {
+            if (preferred.contains(it.key()))
+                continue;
+            if (it.key() == QLatin1String("n"))
+                parts << QStringLiteral("n %1").arg(it.value().toVariant().toString());
+            else
+                parts << it.key() + QLatin1Char(' ') + metricValue(metric, it.value());
+        }
+        return parts.join(QStringLiteral(", "));
+    }
+    if (value.isArray())
+        return QStringLiteral("[%1 values]").arg(value.toArray().size());
+    return QStringLiteral("—");
+}
+
+QString ValueFormat::speedup(double factor)
+{
+    if (std::isnan(factor) || factor <= 0)
+        return QStringLiteral("—");
+    return QLocale::c().toString(factor, 'f', 2) + QStringLiteral("×");
+}
+
+QString ValueFormat::dollars(double usd)
+{
+    return QStringLiteral("$") + QLocale::c().toString(usd, 'f', usd != 0 && usd < 0.01 ? 4 : 2);
+}
+
+QString ValueFormat::durationMs(double ms)
+{
+    if (ms >= 1000)
+        return QLocale::c().toString(ms / 1000.0, 'f', 2) + QStringLiteral(" s");
+    return QLocale::c().toString(ms, 'f', 0) + QStringLiteral(" ms");
+}
+
+} // namespace autocomp

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <QJsonValue>
+#include <QString>
+
+namespace autocomp {
+
+// Human-readable figures with their units, shared by the models and the inspector.
+class ValueFormat
+{
+public:
+    // "latency_ms" -> "ms", "throughput_gflops" -> "GFLOP/s"; empty when the name carries no unit.
+    static QString unitOfMetric(const QString &metric);
+    // A metric value with its unit, e.g. "1.234 ms".
+    static QString score(double value, const QString &metric);
+    // A metric from result.json: a number, or a distribution object {median, mean, p99, ...}.
+    static QString metricValue(const QString &metric, const QJsonValue &value);
+    static QString speedup(double factor);
+    static QString dollars(double usd);
+    static QString durationMs(double ms);
+    static QString number(double value);
+};
+
+} // namespace autocomp
