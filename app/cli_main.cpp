@@ -14,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTextStream>
+#include <QThread>
 
 #include <csignal>
 #include <cstdio>
@@ -39,10 +40,12 @@ QTextStream &err()
 const char *s_usage = R"(usage: autocomp COMMAND [options]
 
   run CONFIG.yaml [--store PATH] [--json]      run a search; progress on stderr, summary on stdout
+  resume RUN_ID [--json]                       continue a paused, stopped or interrupted run
+  pause RUN_ID | stop RUN_ID                   ask the process running RUN_ID to pause or stop
   eval --target T --problem P --code FILE [--json]
                                                evaluate one file; prints its result (JSON with --json)
   runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]
-  export RUN_ID --format jsonl --out PATH [--store PATH]
+  export RUN_ID --format jsonl|schedule --out PATH [--store PATH]
   import ARCHIVE.jsonl [--store PATH]          import a run archive written by `export`
   targets | problems [TARGET] | agents         what is installed
 
@@ -152,6 +155,135 @@ void printJson(const QJsonObject &o)
     out().flush();
 }
 
+int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
+{
+    SearchEngine engine(setup);
+    QObject::connect(&engine, &SearchEngine::logMessage, [](const QString &message) {
+        err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' ' << message << Qt::endl;
+    });
+    RunInfo final;
+    QObject::connect(&engine, &SearchEngine::finished, [&final](const RunInfo &run) {
+        final = run;
+        QCoreApplication::exit(0);
+    });
+    // A pause ends this process; `autocomp resume` continues the run later.
+    QObject::connect(&engine, &SearchEngine::runStateChanged, [&engine, &final](RunState state, const QString &) {
+        if (state == RunState::Paused) {
+            final = engine.runInfo();
+            QCoreApplication::exit(0);
+        }
+    });
+    QString error;
+    const bool started = resumeRunId ? engine.resume(resumeRunId, &error) : engine.start(&error);
+    if (!started) {
+        err() << "autocomp: " << error << Qt::endl;
+        return ExitError;
+    }
+    // Ctrl-C / SIGTERM end the run cleanly as stopped (resumable).
+    static SearchEngine *s_engine = nullptr;
+    s_engine = &engine;
+    auto onSignal = [](int) { QMetaObject::invokeMethod(s_engine, [] { s_engine->stop(QStringLiteral("interrupted by a signal")); }); };
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+    if (final.id == 0)
+        QCoreApplication::exec();
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
+
+    if (args.flag(QStringLiteral("--json"))) {
+        printJson(runJson(final));
+    } else {
+        out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
+        if (final.bestCandidateId)
+            out() << "baseline " << final.baselineScore << ' ' << setup.target.metricUnit << ", best " << final.bestScore << ' '
+                  << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup "
+                  << QString::number(final.speedup(), 'f', 2) << "x\n";
+        out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
+        out().flush();
+    }
+    return final.state == RunState::Failed ? ExitNotCorrect : ExitOk;
+}
+
+int cmdResume(const Args &args)
+{
+    bool ok = false;
+    const qint64 runId = args.positional.value(1).toLongLong(&ok);
+    if (!ok) {
+        err() << "usage: autocomp resume RUN_ID [--store PATH] [--json]" << Qt::endl;
+        return ExitUsage;
+    }
+    std::optional<RunInfo> run;
+    {
+        auto store = openStore(args);
+        if (!store)
+            return ExitError;
+        run = store->run(runId);
+    }
+    if (!run) {
+        err() << "autocomp: no run " << runId << " in " << storePath(args) << Qt::endl;
+        return ExitError;
+    }
+    QStringList errors;
+    const QString where = QStringLiteral("run %1's stored configuration").arg(runId);
+    const auto config = RunConfig::fromYaml(run->configYaml.toUtf8(), where, &errors);
+    std::optional<RunSetup> setup;
+    if (config)
+        setup = prepareRun(*config, run->configYaml.toUtf8(), Repository(), storePath(args), &errors);
+    if (!setup) {
+        for (const QString &e : errors)
+            err() << "autocomp: " << e << Qt::endl;
+        return ExitError;
+    }
+    setup->label = run->label;
+    return driveEngine(*setup, runId, args);
+}
+
+int cmdControl(const Args &args)
+{
+    const QString command = args.positional.first();
+    bool ok = false;
+    const qint64 runId = args.positional.value(1).toLongLong(&ok);
+    if (!ok) {
+        err() << "usage: autocomp " << command << " RUN_ID [--store PATH]" << Qt::endl;
+        return ExitUsage;
+    }
+    auto store = openStore(args);
+    if (!store)
+        return ExitError;
+    const auto run = store->run(runId);
+    if (!run) {
+        err() << "autocomp: no run " << runId << " in " << store->path() << Qt::endl;
+        return ExitError;
+    }
+    if (run->state != RunState::Running) {
+        err() << "autocomp: run " << runId << " is " << toString(run->state) << ", not running" << Qt::endl;
+        return ExitError;
+    }
+    store->requestState(runId, command);
+    // The running engine polls for requests; wait for it to act.
+    const RunState wanted = command == QLatin1String("pause") ? RunState::Paused : RunState::Stopped;
+    for (int i = 0; i < 600; ++i) {
+        QThread::msleep(100);
+        if (store->run(runId)->state == wanted) {
+            out() << "run " << runId << ' ' << toString(wanted) << '\n';
+            return ExitOk;
+        }
+        if (i == 50 && store->requestedState(runId) == command) {
+            // Nobody picked the request up: no process is running this run (it was killed). Record the state.
+            RunInfo r = *store->run(runId);
+            r.state = wanted;
+            r.stopReason = QStringLiteral("%1 requested while no process was running it").arg(command);
+            store->updateRun(r);
+            store->requestState(runId, {});
+            out() << "run " << runId << ' ' << toString(wanted) << " (no process was running it; `autocomp resume " << runId
+                  << "` continues it)\n";
+            return ExitOk;
+        }
+    }
+    err() << "autocomp: run " << runId << " did not " << command << " within 60 s (in-flight work is still finishing)" << Qt::endl;
+    return ExitError;
+}
+
 int cmdRun(const Args &args)
 {
     if (args.positional.size() != 2) {
@@ -186,42 +318,7 @@ int cmdRun(const Args &args)
                   << Qt::endl;
     }
 
-    SearchEngine engine(*setup);
-    QObject::connect(&engine, &SearchEngine::logMessage, [](const QString &message) {
-        err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' ' << message << Qt::endl;
-    });
-    RunInfo final;
-    QObject::connect(&engine, &SearchEngine::finished, [&final](const RunInfo &run) {
-        final = run;
-        QCoreApplication::exit(0);
-    });
-    QString error;
-    if (!engine.start(&error)) {
-        err() << "autocomp: " << error << Qt::endl;
-        return ExitError;
-    }
-    // Ctrl-C / SIGTERM end the run cleanly as stopped.
-    static SearchEngine *s_engine = &engine;
-    auto onSignal = [](int) { QMetaObject::invokeMethod(s_engine, [] { s_engine->stop(QStringLiteral("interrupted by a signal")); }); };
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-    if (final.id == 0)
-        QCoreApplication::exec();
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-
-    if (args.flag(QStringLiteral("--json"))) {
-        printJson(runJson(final));
-    } else {
-        out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
-        if (final.bestCandidateId)
-            out() << "baseline " << final.baselineScore << ' ' << setup->target.metricUnit << ", best " << final.bestScore << ' '
-                  << setup->target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup "
-                  << QString::number(final.speedup(), 'f', 2) << "x\n";
-        out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
-        out().flush();
-    }
-    return final.state == RunState::Failed ? ExitNotCorrect : ExitOk;
+    return driveEngine(*setup, 0, args);
 }
 
 int cmdEval(const Args &args)
@@ -390,13 +487,34 @@ int cmdExport(const Args &args)
         err() << "usage: autocomp export RUN_ID --format jsonl --out PATH" << Qt::endl;
         return ExitUsage;
     }
-    if (format != QLatin1String("jsonl")) {
-        err() << "autocomp: export format '" << format << "' is not available; this build exports jsonl" << Qt::endl;
+    if (format != QLatin1String("jsonl") && format != QLatin1String("schedule")) {
+        err() << "autocomp: export format '" << format << "' is not available; use jsonl or schedule" << Qt::endl;
         return ExitUsage;
     }
     auto store = openStore(args);
     if (!store)
         return ExitError;
+    if (format == QLatin1String("schedule")) {
+        const auto run = store->run(runId);
+        if (!run || run->schedule.isEmpty()) {
+            err() << "autocomp: run " << runId << (run ? " has no schedule (no improvement along its best trajectory yet)" : " does not exist")
+                  << Qt::endl;
+            return ExitError;
+        }
+        QFile file(outPath);
+        if (!file.open(QIODevice::WriteOnly)) {
+            err() << "autocomp: " << outPath << ": cannot write: " << file.errorString() << Qt::endl;
+            return ExitError;
+        }
+        QString text = QStringLiteral("# Schedule of run %1 (%2/%3): the menu items along its best trajectory, in order.\n"
+                                      "# Seed a run with it: search: {schedule: %4}\nsource_run: %1\nschedule:\n")
+                           .arg(runId)
+                           .arg(run->target, run->problem, outPath);
+        for (const QString &item : run->schedule)
+            text += QStringLiteral("  - \"%1\"\n").arg(QString(item).replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")));
+        file.write(text.toUtf8());
+        return ExitOk;
+    }
     QString error;
     if (!exportRunJsonl(*store, runId, outPath, &error)) {
         err() << "autocomp: " << error << Qt::endl;
@@ -469,6 +587,10 @@ int main(int argc, char **argv)
     const QString command = args->positional.first();
     if (command == QLatin1String("run"))
         return cmdRun(*args);
+    if (command == QLatin1String("resume"))
+        return cmdResume(*args);
+    if (command == QLatin1String("pause") || command == QLatin1String("stop"))
+        return cmdControl(*args);
     if (command == QLatin1String("eval"))
         return cmdEval(*args);
     if (command == QLatin1String("runs"))

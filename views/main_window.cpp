@@ -161,7 +161,6 @@ QWidget *MainWindow::createWelcomePanel()
     auto *buttons = new QHBoxLayout;
     m_loadExampleButton = new QPushButton(tr("Open the example run"));
     m_loadExampleButton->setObjectName(QStringLiteral("loadExampleButton"));
-    m_loadExampleButton->setDefault(true);
     if (QFile::exists(exampleRunResource())) {
         m_loadExampleButton->setToolTip(tr("Imports a run recorded against the local test LLM server into this store"));
     } else {
@@ -180,6 +179,12 @@ QWidget *MainWindow::createWelcomePanel()
     buttons->addWidget(openButton);
     buttons->addStretch(1);
     layout->addLayout(buttons);
+    if (!m_loadExampleButton->isEnabled()) {
+        auto *missing = new QLabel(m_loadExampleButton->toolTip());
+        missing->setObjectName(QStringLiteral("exampleMissingLabel"));
+        missing->setWordWrap(true);
+        layout->addWidget(missing);
+    }
 
     m_welcomeStoreLabel = new QLabel;
     m_welcomeStoreLabel->setObjectName(QStringLiteral("welcomeStoreLabel"));

@@ -94,7 +94,7 @@ QString ValueFormat::speedup(double factor)
 
 QString ValueFormat::dollars(double usd)
 {
-    return QStringLiteral("$") + QLocale::c().toString(usd, 'f', usd != 0 && usd < 0.01 ? 4 : 2);
+    return QStringLiteral("$") + QLocale::c().toString(usd, 'f', usd == 0 || usd >= 1 ? 2 : usd >= 0.01 ? 3 : 4);
 }
 
 QString ValueFormat::durationMs(double ms)

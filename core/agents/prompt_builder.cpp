@@ -1,4 +1,5 @@
 #include "agents/prompt_builder.h"
+#include "agents/edit_applier.h"
 
 #include <QJsonObject>
 #include <QStringList>
@@ -139,7 +140,7 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
     QString menu;
     for (const MenuEntry &entry : in.menu)
         menu += QStringLiteral("%1. %2\n").arg(entry.first).arg(entry.second);
-    out += section(QStringLiteral("Optimization menu"), menu);
+    out += section(in.translation ? QStringLiteral("Translation menu") : QStringLiteral("Optimization menu"), menu);
 
     QString instruction;
     if (!in.forcedItem.isEmpty()) {
@@ -164,7 +165,7 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
 }
 
 QString PromptBuilder::codePrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &parentCode,
-                                  const QString &plan)
+                                  const QString &plan, bool editMode)
 {
     QString out;
     out += section(QStringLiteral("Architecture"), agent.architecture);
@@ -177,11 +178,26 @@ QString PromptBuilder::codePrompt(const Agent &agent, const Problem &problem, co
     out += section(QStringLiteral("Current code"), codeBlock(target, parentCode));
     out += section(QStringLiteral("Plan to implement"), plan);
     out += rulesSection(agent, false);
-    out += section(QStringLiteral("Output format"),
-                   QStringLiteral("Implement the plan. Return the complete new source file in one ```%1 fenced code block; keep the "
-                                  "function signature unchanged.")
-                       .arg(target.language));
+    if (editMode)
+        out += section(QStringLiteral("Output format"), QStringLiteral("Implement the plan as edits to the current code. ") + EditApplier::formatInstructions());
+    else
+        out += section(QStringLiteral("Output format"),
+                       QStringLiteral("Implement the plan. Return the complete new source file in one ```%1 fenced code block; keep the "
+                                      "function signature unchanged.")
+                           .arg(target.language));
     out += QStringLiteral("Optimized code:");
+    return out;
+}
+
+QString PromptBuilder::translationScorePrompt(const Problem &problem, const Target &target, const QString &code)
+{
+    QString out;
+    out += section(QStringLiteral("Problem: ") + problem.name, problem.description);
+    out += section(QStringLiteral("Candidate"), codeBlock(target, code));
+    out += QStringLiteral("On a scale from 0 to 10, how completely is this code translated to the %1 target's programming model "
+                          "(10: every computation runs in the target's own style, 0: nothing is translated)? Answer with the number only.\n"
+                          "Translation completeness score:")
+               .arg(target.name);
     return out;
 }
 

@@ -22,6 +22,7 @@ struct PlanPromptInput {
     QList<MenuEntry> menu;          // after dropout
     QList<CodeExample> examples;    // after sampling
     bool inviteNewIdea = false;
+    bool translation = false;       // translation phase: the menu is the translation menu
     QString forcedItem;             // schedule reuse: the step must apply this item
     int iteration = 1;
     int iterations = 1;
@@ -35,7 +36,9 @@ public:
     static QString systemPrompt(const Target &target);
     static QString planPrompt(const PlanPromptInput &input);
     static QString codePrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &parentCode,
-                              const QString &plan);
+                              const QString &plan, bool editMode = false);
+    // Translation phase: asks for a 0-10 completeness score of a translated candidate.
+    static QString translationScorePrompt(const Problem &problem, const Target &target, const QString &code);
     static QString fixPrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &failedCode,
                              const QString &plan, const QString &errorLog);
 

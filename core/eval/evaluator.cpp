@@ -8,7 +8,12 @@
 #include <QJsonObject>
 #include <QLoggingCategory>
 #include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QSysInfo>
 #include <QThread>
+
+#include <utility>
 
 Q_LOGGING_CATEGORY(lcEval, "autocomp.eval")
 
@@ -46,24 +51,8 @@ QString EvalJob::workdir() const
 
 QString EvalJob::expand(const QString &arg) const
 {
-    QString out = arg;
-    const QString benchShape = m_problem.shapes.isEmpty()
-        ? QString()
-        : [&] {
-              Problem one = m_problem;
-              one.shapes = {m_problem.shapes.value(m_problem.benchShape)};
-              return one.shapesArgument();
-          }();
-    out.replace(QLatin1String("{backend_dir}"), m_target.dir);
-    out.replace(QLatin1String("{problem_dir}"), m_problem.dir);
-    out.replace(QLatin1String("{candidate}"), m_candidateFile);
-    out.replace(QLatin1String("{reference}"), m_problem.referenceFile);
-    out.replace(QLatin1String("{workdir}"), workdir());
-    out.replace(QLatin1String("{seed}"), m_seed);
-    out.replace(QLatin1String("{shapes}"), m_problem.shapesArgument());
-    out.replace(QLatin1String("{bench_shape}"), benchShape);
-    out.replace(QLatin1String("{tolerance}"), toleranceArgument(m_problem));
-    return out;
+    return Evaluator::expand(arg, m_target, m_problem,
+                             {{QStringLiteral("candidate"), m_candidateFile}, {QStringLiteral("workdir"), workdir()}, {QStringLiteral("seed"), m_seed}});
 }
 
 void EvalJob::cancel()
@@ -110,6 +99,7 @@ void EvalJob::runCurrentStep(bool sandbox)
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
     limits.writableDir = workdir();
+    limits.readOnlyDirs = {Evaluator::cacheDir()};
     m_runner = new ProcessRunner(this);
     connect(m_runner, &ProcessRunner::finished, this, &EvalJob::stepFinished);
     m_runner->start(step.name, command, workdir(), limits);
@@ -232,6 +222,64 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
     }
 }
 
+QString Evaluator::cacheDir()
+{
+    static const QString s_dir = [] {
+        const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/autocomp-workbench");
+        QDir().mkpath(dir);
+        return dir;
+    }();
+    return s_dir;
+}
+
+QString Evaluator::machineId()
+{
+    static const QString s_id = [] {
+        QString model;
+        QFile cpuinfo(QStringLiteral("/proc/cpuinfo"));
+        if (cpuinfo.open(QIODevice::ReadOnly)) {
+            for (const QByteArray &line : cpuinfo.readAll().split('\n')) {
+                if (line.startsWith("model name")) {
+                    model = QString::fromUtf8(line.mid(line.indexOf(':') + 1)).trimmed();
+                    break;
+                }
+            }
+        }
+        if (model.isEmpty())
+            model = QSysInfo::currentCpuArchitecture();
+        QString id = QSysInfo::machineHostName() + QLatin1Char('-') + model;
+        id.replace(QRegularExpression(QStringLiteral("[^A-Za-z0-9._-]+")), QStringLiteral("_"));
+        return id;
+    }();
+    return s_id;
+}
+
+QString Evaluator::expand(QString out, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
+{
+    const QString benchShape = problem.shapes.isEmpty() ? QString() : [&] {
+        Problem one = problem;
+        one.shapes = {problem.shapes.value(problem.benchShape)};
+        return one.shapesArgument();
+    }();
+    for (auto it = extra.cbegin(); it != extra.cend(); ++it)
+        out.replace(QLatin1Char('{') + it.key() + QLatin1Char('}'), it.value());
+    out.replace(QLatin1String("{backend_dir}"), target.dir);
+    out.replace(QLatin1String("{problem_dir}"), problem.dir);
+    out.replace(QLatin1String("{problem}"), problem.name);
+    out.replace(QLatin1String("{reference}"), problem.referenceFile);
+    out.replace(QLatin1String("{shapes}"), problem.shapesArgument());
+    out.replace(QLatin1String("{bench_shape}"), benchShape);
+    out.replace(QLatin1String("{tolerance}"), toleranceArgument(problem));
+    out.replace(QLatin1String("{allow_libraries}"), problem.allowLibraries ? QStringLiteral("1") : QStringLiteral("0"));
+    out.replace(QLatin1String("{cache_dir}"), cacheDir());
+    out.replace(QLatin1String("{machine}"), machineId());
+    // {env:NAME}: a tool location given by the environment (e.g. a compiler or a test double).
+    static const QRegularExpression s_env(QStringLiteral("\\{env:([A-Za-z_][A-Za-z0-9_]*)\\}"));
+    for (auto m = s_env.match(out); m.hasMatch(); m = s_env.match(out))
+        out.replace(m.capturedStart(), m.capturedLength(), qEnvironmentVariable(m.captured(1).toLatin1().constData()));
+    return out;
+}
+
 EvalJob *Evaluator::evaluate(const Target &target, const Problem &problem, const QString &code)
 {
     auto *job = new EvalJob(this, target, problem, code);
@@ -242,8 +290,87 @@ EvalJob *Evaluator::evaluate(const Target &target, const Problem &problem, const
         return job;
     }
     Q_EMIT job->statusChanged(CandidateStatus::Pending);
-    enqueue(job);
+    if (target.setupSteps.isEmpty()) {
+        enqueue(job);
+        return job;
+    }
+    const QString key = target.dir + QLatin1Char('|') + problem.dir;
+    auto it = m_setups.find(key);
+    if (it == m_setups.end()) {
+        it = m_setups.insert(key, Setup{target, problem, 0, false, QString(), {}});
+        it->waiting << job;
+        QMetaObject::invokeMethod(this, [this, key] { runSetupStep(key); }, Qt::QueuedConnection);
+    } else if (!it->done) {
+        it->waiting << job;
+    } else if (!it->failure.isEmpty()) {
+        job->m_result.status = QStringLiteral("error");
+        job->m_result.log = it->failure;
+        QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+    } else {
+        enqueue(job);
+    }
     return job;
+}
+
+void Evaluator::runSetupStep(const QString &key)
+{
+    Setup &setup = m_setups[key];
+    auto finish = [this, key] {
+        Setup &s = m_setups[key];
+        s.done = true;
+        const auto waiting = std::exchange(s.waiting, {});
+        for (const QPointer<EvalJob> &job : waiting) {
+            if (!job || job->m_done)
+                continue;
+            if (s.failure.isEmpty()) {
+                enqueue(job);
+            } else {
+                job->m_result.status = QStringLiteral("error");
+                job->m_result.log = s.failure;
+                job->complete();
+            }
+        }
+    };
+    // Steps whose cache file exists are skipped: the measurement is per machine, not per run.
+    while (setup.index < setup.target.setupSteps.size()) {
+        const TargetStep &step = setup.target.setupSteps.at(setup.index);
+        if (step.creates.isEmpty() || !QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {})))
+            break;
+        ++setup.index;
+    }
+    if (setup.index >= setup.target.setupSteps.size()) {
+        finish();
+        return;
+    }
+    const TargetStep step = setup.target.setupSteps.at(setup.index);
+    const QString dir = cacheDir();
+    QStringList command;
+    for (const QString &arg : step.run)
+        command << expand(arg, setup.target, setup.problem, {{QStringLiteral("workdir"), dir}});
+    ProcessLimits limits;
+    limits.timeoutS = step.timeoutS;
+    limits.sandbox = m_sandbox;
+    limits.writableDir = dir;
+    Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
+                          .arg(setup.target.name, setup.problem.name, step.name, dir));
+    auto *runner = new ProcessRunner(this);
+    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, finish](const StepResult &result) {
+        runner->deleteLater();
+        Setup &s = m_setups[key];
+        if (result.exitCode != 0 || result.timedOut || result.crashed) {
+            const QString why = QStringLiteral("setup step '%1' of target '%2' failed%3:\n%4")
+                                    .arg(step.name, s.target.name, result.timedOut ? QStringLiteral(" (timed out)") : QString(), result.log);
+            if (!step.optional) {
+                s.failure = why;
+                finish();
+                return;
+            }
+            Q_EMIT logMessage(why + QStringLiteral("\n(optional: evaluation goes on without it)"));
+        }
+        ++s.index;
+        runSetupStep(key);
+    });
+    runner->start(step.name, command, dir, limits);
 }
 
 void Evaluator::cancelAll()

@@ -6,6 +6,7 @@
 #include "model/run_config.h"
 #include "model/target.h"
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -79,6 +80,14 @@ public:
     // Non-empty when `sandbox: required` and the sandbox cannot run.
     QString configurationError() const { return m_configError; }
 
+    // Where setup steps keep per-machine measurements ($XDG_CACHE_HOME/autocomp-workbench); created.
+    static QString cacheDir();
+    // "hostname-cpu-model" with only [A-Za-z0-9._-], naming per-machine cache files.
+    static QString machineId();
+    // Replaces {backend_dir} {problem_dir} {problem} {reference} {shapes} {bench_shape} {tolerance}
+    // {allow_libraries} {cache_dir} {machine} and the extra names given (candidate, workdir, seed).
+    static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+
 Q_SIGNALS:
     void logMessage(const QString &message);
 
@@ -87,6 +96,18 @@ private:
     void enqueue(EvalJob *job);
     void release(EvalJob *job, bool exclusive);
     void schedule();
+    void runSetupStep(const QString &key);
+
+    // Setup of one (target, problem) pair: its steps run one after another before any candidate.
+    struct Setup {
+        Target target;
+        Problem problem;
+        int index = 0;
+        bool done = false;
+        QString failure;
+        QList<QPointer<EvalJob>> waiting;
+    };
+    QHash<QString, Setup> m_setups;
 
     EvaluationConfig m_config;
     int m_parallelSlots;

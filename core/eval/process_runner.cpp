@@ -1,17 +1,86 @@
 #include "eval/process_runner.h"
 
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QThread>
 #include <QLoggingCategory>
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <atomic>
 #include <csignal>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 Q_LOGGING_CATEGORY(lcProcess, "autocomp.eval.process")
 
 namespace autocomp {
+
+namespace {
+
+bool writeFile(const QString &path, const QByteArray &data)
+{
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
+}
+
+QList<qint64> cgroupPids(const QString &cgroup)
+{
+    QFile f(cgroup + QStringLiteral("/cgroup.procs"));
+    QList<qint64> pids;
+    if (f.open(QIODevice::ReadOnly))
+        for (const QByteArray &line : f.readAll().split('\n'))
+            if (const qint64 pid = line.trimmed().toLongLong(); pid > 0)
+                pids << pid;
+    return pids;
+}
+
+// Processes owned by this user, for an RLIMIT_NPROC that leaves the user's other work alone.
+int processesOfThisUser()
+{
+    int count = 0;
+    const uint uid = ::getuid();
+    for (const QFileInfo &info : QDir(QStringLiteral("/proc")).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot))
+        if (info.fileName().toLongLong() > 0 && info.ownerId() == uid)
+            ++count;
+    return count;
+}
+
+} // namespace
+
+QString ProcessRunner::pidsCgroupParent()
+{
+    static const QString s_parent = []() -> QString {
+        // cgroup v1 "N:pids:/path" or v2 "0::/path", from our own membership.
+        QFile self(QStringLiteral("/proc/self/cgroup"));
+        if (!self.open(QIODevice::ReadOnly))
+            return {};
+        QStringList candidates;
+        for (const QByteArray &raw : self.readAll().split('\n')) {
+            const QList<QByteArray> parts = raw.split(':');
+            if (parts.size() < 3)
+                continue;
+            const QString path = QString::fromUtf8(parts.mid(2).join(':'));
+            if (parts.at(1).split(',').contains("pids"))
+                candidates << QStringLiteral("/sys/fs/cgroup/pids") + path;
+            else if (parts.at(0) == "0" && parts.at(1).isEmpty())
+                candidates << QStringLiteral("/sys/fs/cgroup") + path;
+        }
+        for (const QString &parent : std::as_const(candidates)) {
+            const QString probe = parent + QStringLiteral("/autocomp-probe-%1").arg(::getpid());
+            if (!QDir().mkdir(probe))
+                continue;
+            const bool ok = writeFile(probe + QStringLiteral("/pids.max"), "64");
+            QDir().rmdir(probe);
+            if (ok)
+                return QDir::cleanPath(parent);
+        }
+        return {};
+    }();
+    return s_parent;
+}
 
 ProcessRunner::ProcessRunner(QObject *parent) : QObject(parent), m_process(new QProcess(this)), m_watchdog(new QTimer(this))
 {
@@ -38,6 +107,7 @@ ProcessRunner::~ProcessRunner()
         killGroup();
         m_process->waitForFinished(2000);
     }
+    removeCgroup();
 }
 
 bool ProcessRunner::isRunning() const
@@ -59,14 +129,19 @@ bool ProcessRunner::sandboxAvailable()
     return s_available;
 }
 
-QStringList ProcessRunner::sandboxPrefix(const QString &writableDir)
+QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs)
 {
-    return {QStringLiteral("bwrap"),       QStringLiteral("--ro-bind"), QStringLiteral("/"),       QStringLiteral("/"),
-            QStringLiteral("--dev"),       QStringLiteral("/dev"),      QStringLiteral("--proc"),  QStringLiteral("/proc"),
-            QStringLiteral("--tmpfs"),     QStringLiteral("/tmp"),      QStringLiteral("--bind"),  writableDir,
-            writableDir,                   QStringLiteral("--unshare-net"), QStringLiteral("--unshare-pid"),
-            QStringLiteral("--unshare-ipc"), QStringLiteral("--die-with-parent"), QStringLiteral("--new-session"),
-            QStringLiteral("--chdir"),     writableDir};
+    QStringList args{QStringLiteral("bwrap"), QStringLiteral("--ro-bind"), QStringLiteral("/"),    QStringLiteral("/"),
+                     QStringLiteral("--dev"), QStringLiteral("/dev"),      QStringLiteral("--proc"), QStringLiteral("/proc"),
+                     QStringLiteral("--tmpfs"), QStringLiteral("/tmp")};
+    for (const QString &dir : readOnlyDirs)
+        if (QFileInfo(dir).isDir())
+            args << QStringLiteral("--ro-bind") << dir << dir;
+    // Run as root, bwrap keeps every capability, and root inside could remount / read-write.
+    args << QStringLiteral("--bind") << writableDir << writableDir << QStringLiteral("--unshare-net") << QStringLiteral("--unshare-pid")
+         << QStringLiteral("--unshare-ipc") << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent")
+         << QStringLiteral("--new-session") << QStringLiteral("--chdir") << writableDir;
+    return args;
 }
 
 void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits)
@@ -88,14 +163,38 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     }
     QStringList full = command;
     if (limits.sandbox)
-        full = sandboxPrefix(limits.writableDir.isEmpty() ? workdir : limits.writableDir) + command;
+        full = sandboxPrefix(limits.writableDir.isEmpty() ? workdir : limits.writableDir, limits.readOnlyDirs) + command;
+
+    removeCgroup();
+    QByteArray procsFile;
+    rlim_t nproc = RLIM_INFINITY;
+    if (limits.maxTasks > 0) {
+        static std::atomic<int> s_counter{0};
+        const QString parent = pidsCgroupParent();
+        const QString cgroup = parent + QStringLiteral("/autocomp-%1-%2").arg(::getpid()).arg(++s_counter);
+        if (!parent.isEmpty() && QDir().mkdir(cgroup)) {
+            m_cgroup = cgroup;
+            if (writeFile(cgroup + QStringLiteral("/pids.max"), QByteArray::number(limits.maxTasks)))
+                procsFile = QFile::encodeName(cgroup + QStringLiteral("/cgroup.procs"));
+        }
+        if (procsFile.isEmpty() && ::getuid() != 0)
+            nproc = rlim_t(processesOfThisUser() + limits.maxTasks);
+    }
 
     const rlim_t as = rlim_t(limits.addressSpaceBytes);
     const rlim_t fsize = rlim_t(limits.fileSizeBytes);
     const rlim_t cpu = rlim_t(limits.cpuSeconds > 0 ? limits.cpuSeconds : limits.timeoutS + 5);
-    m_process->setChildProcessModifier([as, fsize, cpu] {
+    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile] {
         // Runs in the child between fork and exec: only async-signal-safe calls.
         ::setpgid(0, 0);
+        if (!procsFile.isEmpty()) {
+            // Join the command's pids cgroup; its descendants inherit the limit. Failure: abort the
+            // child rather than run untrusted code without the limit.
+            const int fd = ::open(procsFile.constData(), O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || ::write(fd, "0", 1) != 1)
+                ::_exit(126);
+            ::close(fd);
+        }
         struct rlimit rl;
         rl.rlim_cur = rl.rlim_max = as;
         ::setrlimit(RLIMIT_AS, &rl);
@@ -105,6 +204,10 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         ::setrlimit(RLIMIT_CPU, &rl);
         rl.rlim_cur = rl.rlim_max = 0;
         ::setrlimit(RLIMIT_CORE, &rl);
+        if (nproc != RLIM_INFINITY) {
+            rl.rlim_cur = rl.rlim_max = nproc;
+            ::setrlimit(RLIMIT_NPROC, &rl);
+        }
     });
     m_process->setWorkingDirectory(workdir);
     m_clock.start();
@@ -126,6 +229,28 @@ void ProcessRunner::killGroup()
         ::kill(pid_t(-m_pgid), SIGKILL);
     else if (m_process->state() != QProcess::NotRunning)
         m_process->kill();
+    // Processes that left the group (setsid, the sandbox's own session) are still in the cgroup.
+    if (!m_cgroup.isEmpty())
+        for (const qint64 pid : cgroupPids(m_cgroup))
+            ::kill(pid_t(pid), SIGKILL);
+}
+
+void ProcessRunner::removeCgroup()
+{
+    if (m_cgroup.isEmpty())
+        return;
+    // A fork bomb may still be forking while we kill: repeat until the cgroup is empty.
+    for (int attempt = 0; attempt < 200; ++attempt) {
+        const QList<qint64> pids = cgroupPids(m_cgroup);
+        for (const qint64 pid : pids)
+            ::kill(pid_t(pid), SIGKILL);
+        if (QDir().rmdir(m_cgroup))
+            break;
+        QThread::msleep(5);
+    }
+    if (QFileInfo::exists(m_cgroup))
+        qCWarning(lcProcess) << "cannot remove cgroup" << m_cgroup;
+    m_cgroup.clear();
 }
 
 void ProcessRunner::readOutput()
@@ -150,6 +275,7 @@ void ProcessRunner::done()
     readOutput();
     // Leftover children of the step (background work, forks) die with it.
     killGroup();
+    removeCgroup();
     m_result.durationMs = double(m_clock.nsecsElapsed()) / 1e6;
     if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
         const bool crashed = m_process->exitStatus() == QProcess::CrashExit;

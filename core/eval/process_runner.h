@@ -19,6 +19,10 @@ struct ProcessLimits {
     int cpuSeconds = 0;                  // 0: timeout + 5 s
     bool sandbox = false;                // run under bubblewrap: no network, read-only root, private /tmp
     QString writableDir;                 // the only writable path inside the sandbox
+    QStringList readOnlyDirs;            // made visible inside the sandbox even when under /tmp
+    // Tasks (processes and threads) the command may have at once: a pids cgroup where one can be
+    // made (root ignores RLIMIT_NPROC), else RLIMIT_NPROC for unprivileged users. 0: unlimited.
+    int maxTasks = 512;
 };
 
 // Runs one command (argument list, no shell) in its own process group with rlimits, a watchdog and
@@ -36,7 +40,9 @@ public:
     bool isRunning() const;
 
     static bool sandboxAvailable();
-    static QStringList sandboxPrefix(const QString &writableDir);
+    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {});
+    // The pids cgroup under which runners make one cgroup per command; empty when none can be made.
+    static QString pidsCgroupParent();
 
 Q_SIGNALS:
     void finished(const autocomp::StepResult &result);
@@ -45,6 +51,7 @@ private:
     void readOutput();
     void done();
     void killGroup();
+    void removeCgroup();
 
     QProcess *m_process;
     QTimer *m_watchdog;
@@ -54,6 +61,7 @@ private:
     qint64 m_dropped = 0;
     qint64 m_maxOutput = 0;
     qint64 m_pgid = 0;
+    QString m_cgroup;
     bool m_cancelled = false;
     bool m_finished = false;
 };

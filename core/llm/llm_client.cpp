@@ -183,6 +183,8 @@ void LlmClient::startAttempt(LlmReply *reply)
     if (!key.isEmpty())
         net.setRawHeader("Authorization", "Bearer " + key.toUtf8());
     net.setTransferTimeout(120000); // idle: no bytes for 120 s
+    // The cache key, so logs on both sides can tell a repeated request from a new one. Not a secret.
+    net.setRawHeader("X-Autocomp-Request", request.hash().left(32).toLatin1());
     QNetworkReply *network = m_network->post(net, chatBody(request));
     reply->m_network = network;
     if (!reply->m_totalTimer) {

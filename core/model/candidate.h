@@ -51,6 +51,9 @@ struct Candidate {
     QString error;      // why it failed, one paragraph
     bool inBeam = false;
     qint64 planCallId = 0; // the LLM call that wrote the plan (shared by the plan's code samples)
+    int planSlot = -1;     // position of its plan request in the iteration (resume matches on it)
+    int sample = 0;        // index of the code sample for its plan
+    qint64 fixOf = 0;      // for origin fix: the failed candidate it repairs
 
     bool hasScore() const { return !std::isnan(score); }
 };

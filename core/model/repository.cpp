@@ -158,7 +158,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
     if (root) {
         r.checkKeys(*root, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("language"), QStringLiteral("extension"),
                                 QStringLiteral("metric"), QStringLiteral("unit"), QStringLiteral("requires"), QStringLiteral("available_if"),
-                                QStringLiteral("steps")});
+                                QStringLiteral("steps"), QStringLiteral("setup")});
         const YAML::Node &n = *root;
         if (n.IsMap()) {
             if (n["name"])
@@ -177,36 +177,53 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 t.requires_ = r.string(n["requires"], QStringLiteral("requires")).value_or(QString());
             if (n["available_if"])
                 t.availabilityCheck = r.string(n["available_if"], QStringLiteral("available_if")).value_or(QString());
-            const YAML::Node steps = n["steps"];
-            if (!steps || !steps.IsSequence() || steps.size() == 0) {
-                r.error(n, QStringLiteral("'steps' must be a non-empty list"));
-            } else {
-                for (const auto &s : steps) {
-                    r.checkKeys(s, QStringLiteral("steps[]"), {QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"),
-                                                              QStringLiteral("parallel"), QStringLiteral("exclusive"), QStringLiteral("fail_status")});
+            auto parseSteps = [&](const YAML::Node &list, const QString &key, bool setup) {
+                QList<TargetStep> out;
+                for (const auto &s : list) {
+                    QStringList keys{QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"), QStringLiteral("parallel"),
+                                     QStringLiteral("exclusive"), QStringLiteral("fail_status")};
+                    if (setup)
+                        keys << QStringLiteral("creates") << QStringLiteral("optional");
+                    r.checkKeys(s, key + QStringLiteral("[]"), keys);
                     if (!s.IsMap())
                         continue;
                     TargetStep step;
                     if (s["name"])
-                        step.name = r.string(s["name"], QStringLiteral("steps[].name")).value_or(QString());
+                        step.name = r.string(s["name"], key + QStringLiteral("[].name")).value_or(QString());
                     else
                         r.error(s, QStringLiteral("a step needs a 'name'"));
                     if (s["run"])
-                        step.run = r.stringList(s["run"], QStringLiteral("steps[].run")).value_or(QStringList());
+                        step.run = r.stringList(s["run"], key + QStringLiteral("[].run")).value_or(QStringList());
                     if (step.run.isEmpty())
                         r.error(s, QStringLiteral("step '%1' needs a non-empty 'run' argument list").arg(step.name));
                     if (s["timeout_s"])
-                        step.timeoutS = int(r.integer(s["timeout_s"], QStringLiteral("steps[].timeout_s")).value_or(step.timeoutS));
+                        step.timeoutS = int(r.integer(s["timeout_s"], key + QStringLiteral("[].timeout_s")).value_or(step.timeoutS));
                     if (s["parallel"])
-                        step.parallel = r.boolean(s["parallel"], QStringLiteral("steps[].parallel")).value_or(true);
+                        step.parallel = r.boolean(s["parallel"], key + QStringLiteral("[].parallel")).value_or(true);
                     if (s["exclusive"])
-                        step.exclusive = r.boolean(s["exclusive"], QStringLiteral("steps[].exclusive")).value_or(false);
+                        step.exclusive = r.boolean(s["exclusive"], key + QStringLiteral("[].exclusive")).value_or(false);
                     if (s["fail_status"])
-                        step.failStatus = r.string(s["fail_status"], QStringLiteral("steps[].fail_status")).value_or(QString());
+                        step.failStatus = r.string(s["fail_status"], key + QStringLiteral("[].fail_status")).value_or(QString());
                     if (step.failStatus.isEmpty())
                         step.failStatus = QStringLiteral("error");
-                    t.steps << step;
+                    if (s["creates"])
+                        step.creates = r.string(s["creates"], key + QStringLiteral("[].creates")).value_or(QString());
+                    if (s["optional"])
+                        step.optional = r.boolean(s["optional"], key + QStringLiteral("[].optional")).value_or(false);
+                    out << step;
                 }
+                return out;
+            };
+            const YAML::Node steps = n["steps"];
+            if (!steps || !steps.IsSequence() || steps.size() == 0)
+                r.error(n, QStringLiteral("'steps' must be a non-empty list"));
+            else
+                t.steps = parseSteps(steps, QStringLiteral("steps"), false);
+            if (const YAML::Node setup = n["setup"]) {
+                if (!setup.IsSequence())
+                    r.error(setup, QStringLiteral("'setup' must be a list of steps"));
+                else
+                    t.setupSteps = parseSteps(setup, QStringLiteral("setup"), true);
             }
         }
     }

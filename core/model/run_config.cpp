@@ -61,7 +61,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                 const QStringList known{QStringLiteral("iterations"), QStringLiteral("beam_width"), QStringLiteral("plans_per_parent"),
                                         QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
                                         QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
-                                        QStringLiteral("translate_iters"), QStringLiteral("edit_mode"), QStringLiteral("early_stop"),
+                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("early_stop"),
                                         QStringLiteral("early_stop_patience"), QStringLiteral("schedule")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
@@ -82,6 +82,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                     readInt("code_per_plan", c.codePerPlan);
                     readDouble("menu_dropout", c.menuDropout);
                     readDouble("new_idea_probability", c.newIdeaProbability);
+                    readDouble("translate_threshold", c.translateThreshold);
                     readInt("fix_attempts", c.fixAttempts);
                     readInt("translate_iters", c.translateIters);
                     readInt("early_stop_patience", c.earlyStopPatience);
@@ -179,6 +180,12 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'search.menu_dropout' must be between 0 and 1");
     if (search.newIdeaProbability < 0 || search.newIdeaProbability > 1)
         out << QStringLiteral("'search.new_idea_probability' must be between 0 and 1");
+    if (search.translateIters < 0)
+        out << QStringLiteral("'search.translate_iters' must not be negative");
+    if (search.earlyStop && *search.earlyStop < 1.0)
+        out << QStringLiteral("'search.early_stop' is an improvement ratio and must be at least 1.0 (e.g. 1.02)");
+    if (search.earlyStopPatience < 1)
+        out << QStringLiteral("'search.early_stop_patience' must be at least 1");
     if (search.fixAttempts < 0)
         out << QStringLiteral("'search.fix_attempts' must not be negative");
     for (double slack : search.parentSlack)
@@ -233,12 +240,14 @@ QByteArray RunConfig::toYaml() const
     out << YAML::EndSeq;
     out << YAML::Key << "seed" << YAML::Value << static_cast<unsigned long long>(search.seed);
     out << YAML::Key << "translate_iters" << YAML::Value << search.translateIters;
+    out << YAML::Key << "translate_threshold" << YAML::Value << search.translateThreshold;
     out << YAML::Key << "edit_mode" << YAML::Value << search.editMode;
     out << YAML::Key << "early_stop" << YAML::Value;
     if (search.earlyStop)
         out << *search.earlyStop;
     else
         out << YAML::Null;
+    out << YAML::Key << "early_stop_patience" << YAML::Value << search.earlyStopPatience;
     out << YAML::Key << "schedule" << YAML::Value;
     if (search.schedule.isEmpty())
         out << YAML::Null;

@@ -20,6 +20,7 @@ struct SearchConfig {
     QList<double> parentSlack{1.1, 1.1, 1.0}; // last value repeats
     quint64 seed = 1111;
     int translateIters = 0;
+    double translateThreshold = 9;   // 0-10 completeness a translated candidate needs to enter the beam
     bool editMode = false;
     std::optional<double> earlyStop; // minimum improvement ratio per iteration
     int earlyStopPatience = 2;

@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 namespace autocomp {
 
@@ -31,6 +32,7 @@ struct RunInfo {
     qint64 tokensIn = 0;
     qint64 tokensOut = 0;
     qint64 llmCalls = 0;
+    QStringList schedule; // menu items along the best trajectory, in order (set when the run ends)
 
     double speedup() const { return bestScore > 0 ? baselineScore / bestScore : 0; }
 };

@@ -14,6 +14,10 @@ struct TargetStep {
     bool parallel = true;   // may run beside other candidates' steps
     bool exclusive = false; // needs a benchmark slot for itself
     QString failStatus;     // status when this step exits non-zero: compile_error | incorrect | crash
+    // Setup steps only: skip the step when this (expanded) path exists, a per-machine cache.
+    QString creates;
+    // Setup steps only: a failure is logged and the evaluation goes on (e.g. no vendor library).
+    bool optional = false;
 };
 
 // A target: backends/<name>/backend.yaml.
@@ -28,6 +32,9 @@ struct Target {
     QString requires_;    // what the target needs, in words
     QString availabilityCheck; // optional program that must be found for the target to be available
     QList<TargetStep> steps;
+    // Run once per evaluator and problem before its first candidate, with {cache_dir} writable:
+    // machine measurements (roofline, vendor library baselines) cached across runs.
+    QList<TargetStep> setupSteps;
 };
 
 } // namespace autocomp

@@ -1,14 +1,17 @@
 #include "search/search_engine.h"
 
+#include "agents/edit_applier.h"
 #include "agents/prompt_builder.h"
 #include "agents/response_parser.h"
 #include "eval/evaluator.h"
+#include "model/yaml_reader.h"
 #include "store/run_store.h"
 
-#include <QCryptographicHash>
+#include <QFile>
 #include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QSet>
+#include <QTimer>
 
 #include <algorithm>
 
@@ -39,6 +42,11 @@ CandidateStatus statusFromResult(const EvalResult &result)
     return CandidateStatus::Failed;
 }
 
+bool fixable(CandidateStatus status)
+{
+    return status == CandidateStatus::CompileError || status == CandidateStatus::Incorrect;
+}
+
 } // namespace
 
 SearchEngine::SearchEngine(RunSetup setup, QObject *parent) : QObject(parent), m_setup(std::move(setup)), m_llm(new LlmClient(this)) {}
@@ -47,7 +55,7 @@ SearchEngine::~SearchEngine() = default;
 
 void SearchEngine::log(const QString &message)
 {
-    qCInfo(lcSearch).noquote() << message;
+    qCDebug(lcSearch).noquote() << message;
     Q_EMIT logMessage(message);
 }
 
@@ -71,7 +79,58 @@ QList<int> SearchEngine::dropoutDraw(int menuSize, double dropout, std::mt19937_
     return kept;
 }
 
-bool SearchEngine::start(QString *error)
+QStringList SearchEngine::scheduleOf(const QHash<qint64, Candidate> &candidates, qint64 candidateId)
+{
+    QStringList items;
+    QSet<qint64> seen;
+    for (qint64 id = candidateId; id > 0 && !seen.contains(id); id = candidates.value(id).parentId) {
+        seen.insert(id);
+        const Candidate c = candidates.value(id);
+        if (c.origin != CandidateOrigin::Root && !c.menuItem.isEmpty())
+            items.prepend(c.menuItem);
+    }
+    return items;
+}
+
+std::optional<QStringList> SearchEngine::loadSchedule(const QString &source, RunStore *store, QString *error)
+{
+    bool isId = false;
+    const qint64 runId = source.toLongLong(&isId);
+    if (isId) {
+        const auto run = store ? store->run(runId) : std::nullopt;
+        if (!run) {
+            *error = QStringLiteral("search.schedule: no run %1 in the store").arg(runId);
+            return std::nullopt;
+        }
+        if (run->schedule.isEmpty()) {
+            *error = QStringLiteral("search.schedule: run %1 has no schedule (it has not finished with an improvement)").arg(runId);
+            return std::nullopt;
+        }
+        return run->schedule;
+    }
+    QFile file(source);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("search.schedule: %1: cannot read: %2").arg(source, file.errorString());
+        return std::nullopt;
+    }
+    YamlReader r(source);
+    const auto root = r.parse(file.readAll());
+    std::optional<QStringList> items;
+    if (root) {
+        const YAML::Node list = root->IsMap() ? (*root)["schedule"] : *root;
+        if (!list || !list.IsSequence())
+            r.error(*root, QStringLiteral("a schedule file is a list of menu items, or a mapping with 'schedule: [...]'"));
+        else
+            items = r.stringList(list, QStringLiteral("schedule"));
+    }
+    if (!r.ok()) {
+        *error = r.errors().join(QLatin1Char('\n'));
+        return std::nullopt;
+    }
+    return items;
+}
+
+bool SearchEngine::open(QString *error)
 {
     m_store = RunStore::open(m_setup.storePath, error);
     if (!m_store)
@@ -81,7 +140,25 @@ bool SearchEngine::start(QString *error)
         *error = m_evaluator->configurationError();
         return false;
     }
+    if (!m_setup.config.search.schedule.isEmpty()) {
+        const auto schedule = loadSchedule(m_setup.config.search.schedule, m_store.get(), error);
+        if (!schedule)
+            return false;
+        m_schedule = *schedule;
+    }
+    if (!m_evaluator->sandboxNote().isEmpty())
+        log(m_evaluator->sandboxNote());
+    m_controlTimer = new QTimer(this);
+    m_controlTimer->setInterval(500);
+    connect(m_controlTimer, &QTimer::timeout, this, &SearchEngine::pollControl);
     m_clock.start();
+    return true;
+}
+
+bool SearchEngine::start(QString *error)
+{
+    if (!open(error))
+        return false;
     m_run.target = m_setup.target.name;
     m_run.problem = m_setup.problem.name;
     m_run.agent = m_setup.agent.name;
@@ -95,12 +172,12 @@ bool SearchEngine::start(QString *error)
         *error = QStringLiteral("%1: cannot record the run: %2").arg(m_store->path(), m_store->lastError());
         return false;
     }
-    if (!m_evaluator->sandboxNote().isEmpty())
-        log(m_evaluator->sandboxNote());
+    m_controlTimer->start();
     Q_EMIT runStateChanged(RunState::Running, {});
+    if (!m_schedule.isEmpty())
+        log(QStringLiteral("seeded with a schedule of %1 steps: %2").arg(m_schedule.size()).arg(m_schedule.join(QLatin1String(" -> "))));
 
     Candidate root;
-    root.runId = m_run.id;
     root.iteration = 0;
     root.origin = CandidateOrigin::Root;
     root.status = CandidateStatus::Pending;
@@ -113,7 +190,73 @@ bool SearchEngine::start(QString *error)
     const qint64 rootId = addCandidate(root);
     log(QStringLiteral("run %1: %2/%3, evaluating the starting code").arg(m_run.id).arg(m_run.target, m_run.problem));
     ++m_outstanding;
-    evaluate(rootId);
+    startWork([this, rootId] { evaluate(rootId); });
+    return true;
+}
+
+bool SearchEngine::resume(qint64 runId, QString *error)
+{
+    if (!open(error))
+        return false;
+    const auto run = m_store->run(runId);
+    if (!run) {
+        *error = QStringLiteral("no run %1 in %2").arg(runId).arg(m_store->path());
+        return false;
+    }
+    if (run->state == RunState::Finished || run->state == RunState::Failed) {
+        *error = QStringLiteral("run %1 has ended (%2: %3); nothing to resume").arg(runId).arg(toString(run->state), run->stopReason);
+        return false;
+    }
+    m_run = *run;
+    m_run.state = RunState::Running;
+    m_run.stopReason.clear();
+    m_store->requestState(runId, {});
+    for (const Candidate &c : m_store->candidates(runId)) {
+        m_candidates.insert(c.id, c);
+        if (c.origin == CandidateOrigin::Fix && c.fixOf > 0)
+            m_fixAttempts.insert(c.id, m_fixAttempts.value(c.fixOf) + 1);
+    }
+    persistRun();
+    m_controlTimer->start();
+    Q_EMIT runStateChanged(RunState::Running, QStringLiteral("resumed"));
+
+    Candidate root;
+    for (const Candidate &c : std::as_const(m_candidates))
+        if (c.origin == CandidateOrigin::Root)
+            root = c;
+    if (root.id == 0) {
+        *error = QStringLiteral("run %1 has no starting candidate; start it anew").arg(runId);
+        finish(RunState::Failed, *error);
+        return false;
+    }
+    log(QStringLiteral("resuming run %1 after iteration %2 (%3 candidates stored)").arg(runId).arg(m_run.iteration).arg(m_candidates.size()));
+    if (!isFinal(root.status)) {
+        ++m_outstanding;
+        startWork([this, id = root.id] { evaluate(id); });
+        return true;
+    }
+    if (root.status != CandidateStatus::Correct) {
+        finish(RunState::Failed, QStringLiteral("the starting code does not pass its own harness"));
+        return true;
+    }
+    m_run.baselineScore = root.score;
+    // The beam as of the last finished selection (in_beam is written at selection time only).
+    QList<Candidate> beam;
+    for (const Candidate &c : std::as_const(m_candidates))
+        if (c.inBeam)
+            beam << c;
+    std::sort(beam.begin(), beam.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score || (a.score == b.score && a.id < b.id); });
+    for (const Candidate &c : std::as_const(beam))
+        m_beam << c.id;
+    if (m_beam.isEmpty())
+        m_beam = {root.id};
+    m_translationDone = m_run.iteration >= m_setup.config.search.translateIters;
+    if (m_run.iteration >= m_setup.config.search.iterations) {
+        finish(RunState::Finished, QStringLiteral("completed %1 iterations").arg(m_setup.config.search.iterations));
+        return true;
+    }
+    m_bestBeforeIteration = m_run.bestScore;
+    startIteration(m_run.iteration + 1, true);
     return true;
 }
 
@@ -153,19 +296,94 @@ QString SearchEngine::budgetExceeded() const
         return QStringLiteral("budget: %1 LLM calls reached (max_llm_calls)").arg(m_run.llmCalls);
     if (b.maxUsd && m_run.usd >= *b.maxUsd)
         return QStringLiteral("budget: $%1 spent (max_usd %2)").arg(m_run.usd, 0, 'f', 2).arg(*b.maxUsd);
-    if (b.maxHours && m_clock.elapsed() >= *b.maxHours * 3600e3)
-        return QStringLiteral("budget: %1 h of wall time (max_hours)").arg(*b.maxHours);
+    if (b.maxHours && m_previousSeconds + m_clock.elapsed() / 1000.0 >= *b.maxHours * 3600)
+        return QStringLiteral("budget: %1 h of wall time reached (max_hours)").arg(*b.maxHours);
     return {};
 }
 
+bool SearchEngine::inTranslation() const
+{
+    return !m_translationDone && m_iteration <= m_setup.config.search.translateIters;
+}
+
+QString SearchEngine::forcedItem() const
+{
+    const int step = m_iteration - m_setup.config.search.translateIters - 1;
+    return step >= 0 && step < m_schedule.size() && !inTranslation() ? m_schedule.at(step) : QString();
+}
+
+void SearchEngine::startWork(std::function<void()> work)
+{
+    if (m_pausing) {
+        m_deferred << std::move(work);
+        checkPaused();
+        return;
+    }
+    work();
+}
+
+void SearchEngine::pause()
+{
+    if (m_done || m_pausing)
+        return;
+    m_pausing = true;
+    log(QStringLiteral("pausing: in-flight work finishes, nothing new starts"));
+    checkPaused();
+}
+
+void SearchEngine::checkPaused()
+{
+    if (!m_pausing || m_done || m_run.state == RunState::Paused)
+        return;
+    if (!m_replies.isEmpty() || !m_jobs.isEmpty() || m_pendingCached > 0)
+        return;
+    m_run.state = RunState::Paused;
+    m_run.stopReason = QStringLiteral("paused");
+    persistRun();
+    log(QStringLiteral("run %1 paused (%2 steps waiting)").arg(m_run.id).arg(m_deferred.size()));
+    Q_EMIT runStateChanged(RunState::Paused, m_run.stopReason);
+}
+
+void SearchEngine::resumeWork()
+{
+    if (m_done || !m_pausing)
+        return;
+    m_pausing = false;
+    m_run.state = RunState::Running;
+    m_run.stopReason.clear();
+    persistRun();
+    log(QStringLiteral("run %1 resumed").arg(m_run.id));
+    Q_EMIT runStateChanged(RunState::Running, QStringLiteral("resumed"));
+    const auto deferred = std::exchange(m_deferred, {});
+    for (const auto &work : deferred)
+        work();
+}
+
+void SearchEngine::pollControl()
+{
+    if (m_done || !m_store)
+        return;
+    const QString request = m_store->requestedState(m_run.id);
+    if (request.isEmpty())
+        return;
+    m_store->requestState(m_run.id, {});
+    if (request == QLatin1String("pause"))
+        pause();
+    else if (request == QLatin1String("resume"))
+        resumeWork();
+    else if (request == QLatin1String("stop"))
+        stop(QStringLiteral("stopped on request"));
+}
+
 void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
-                           LlmCallback callback)
+                           LlmCallback callback, std::optional<double> temperature)
 {
     LlmRequest request;
     request.spec = spec;
     request.system = PromptBuilder::systemPrompt(m_setup.target);
     request.prompt = prompt;
     request.sampleIndex = sampleIndex;
+    request.temperature = temperature;
     const QString hash = request.hash();
 
     auto record = [this, phase, request, hash, candidateId](const LlmResponse &response) -> qint64 {
@@ -183,18 +401,16 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         call.tokensOut = response.tokensOut;
         call.latencyMs = response.latencyMs;
         call.retries = response.retries;
-        call.status = response.ok ? QStringLiteral("ok") : QStringLiteral("error");
+        call.status = response.fromCache ? QStringLiteral("cached") : response.ok ? QStringLiteral("ok") : QStringLiteral("error");
         call.error = response.error;
-        if (response.fromCache)
-            call.status = QStringLiteral("cached");
         const qint64 id = m_store->addLlmCall(call);
         if (!response.fromCache) {
             ++m_run.llmCalls;
             m_run.tokensIn += response.tokensIn;
             m_run.tokensOut += response.tokensOut;
+            persistRun();
+            Q_EMIT usageChanged(m_run.tokensIn, m_run.tokensOut, m_run.usd, m_run.llmCalls);
         }
-        persistRun();
-        Q_EMIT usageChanged(m_run.tokensIn, m_run.tokensOut, m_run.usd, m_run.llmCalls);
         return id;
     };
 
@@ -207,12 +423,15 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         response.reasoning = cached->reasoning;
         response.tokensIn = cached->tokensIn;
         response.tokensOut = cached->tokensOut;
+        ++m_pendingCached;
         QMetaObject::invokeMethod(
             this,
             [this, response, record, callback] {
+                --m_pendingCached;
                 if (m_done)
                     return;
                 callback(response, record(response));
+                checkPaused();
             },
             Qt::QueuedConnection);
         return;
@@ -226,6 +445,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
             return;
         const LlmResponse response = reply->response();
         callback(response, record(response));
+        checkPaused();
     });
 }
 
@@ -235,7 +455,7 @@ void SearchEngine::evaluate(qint64 candidateId)
     m_jobs << job;
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
         Candidate c = m_candidates.value(candidateId);
-        if (c.status == status)
+        if (c.status == status || m_done)
             return;
         c.status = status;
         updateCandidate(c);
@@ -245,6 +465,7 @@ void SearchEngine::evaluate(qint64 candidateId)
         if (m_done)
             return;
         evaluationFinished(candidateId, result);
+        checkPaused();
     });
 }
 
@@ -265,26 +486,28 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
         rootEvaluated(c);
         return;
     }
-    const Candidate parent = m_candidates.value(c.parentId);
     if (c.status == CandidateStatus::Correct) {
-        const double speedup = m_run.baselineScore / c.score;
         log(QStringLiteral("candidate %1 (iteration %2, parent %3): correct, %4 %5 (%6x over the start)")
                 .arg(c.id)
                 .arg(c.iteration)
                 .arg(c.parentId)
                 .arg(c.score, 0, 'g', 4)
                 .arg(m_setup.target.metricUnit)
-                .arg(speedup, 0, 'f', 2));
+                .arg(m_run.baselineScore / c.score, 0, 'f', 2));
         if (m_run.bestScore <= 0 || c.score < m_run.bestScore) {
             m_run.bestScore = c.score;
             m_run.bestCandidateId = c.id;
             persistRun();
         }
+        if (inTranslation() && !c.metrics.contains(QStringLiteral("translation_score"))) {
+            startWork([this, candidateId] { requestTranslationScore(candidateId); });
+            return; // the score request carries this candidate's outstanding count
+        }
     } else {
         log(QStringLiteral("candidate %1 (iteration %2): %3").arg(c.id).arg(c.iteration).arg(toString(c.status)));
-        if ((c.status == CandidateStatus::CompileError || c.status == CandidateStatus::Incorrect)
-            && m_fixAttempts.value(c.id) < m_setup.config.search.fixAttempts && !m_draining) {
-            requestFix(c.id);
+        if (fixable(c.status) && m_fixAttempts.value(c.id) < m_setup.config.search.fixAttempts && !m_draining) {
+            ++m_outstanding;
+            startWork([this, candidateId] { requestFix(candidateId); });
         }
     }
     workDone();
@@ -309,10 +532,11 @@ void SearchEngine::rootEvaluated(const Candidate &root)
     updateCandidate(r);
     m_store->setBeam(m_run.id, m_beam);
     Q_EMIT beamChanged(m_beam);
-    startIteration(1);
+    m_bestBeforeIteration = m_run.bestScore;
+    startIteration(1, false);
 }
 
-void SearchEngine::startIteration(int iteration)
+void SearchEngine::startIteration(int iteration, bool adopt)
 {
     m_iteration = iteration;
     m_iterationCandidates.clear();
@@ -322,14 +546,112 @@ void SearchEngine::startIteration(int iteration)
         finish(RunState::Stopped, reason);
         return;
     }
-    log(QStringLiteral("iteration %1 of %2: beam %3").arg(iteration).arg(m_setup.config.search.iterations).arg(m_beam.size()));
+    log(QStringLiteral("iteration %1 of %2: beam %3%4")
+            .arg(iteration)
+            .arg(m_setup.config.search.iterations)
+            .arg(m_beam.size())
+            .arg(inTranslation() ? QStringLiteral(" (translation)") : QString()));
     const int n = m_setup.config.search.plansPerParent;
+    // Count everything first, so an early cached answer cannot end the iteration while plans are still being issued.
+    m_outstanding += int(m_beam.size()) * n + 1;
     int slot = 0;
-    // Count everything first, so an early cached answer cannot finish the iteration while plans are still being issued.
-    m_outstanding += int(m_beam.size()) * n;
-    for (int p = 0; p < m_beam.size(); ++p)
-        for (int i = 0; i < n; ++i)
-            requestPlan(m_beam.at(p), p, i, slot++);
+    for (int p = 0; p < m_beam.size(); ++p) {
+        for (int i = 0; i < n; ++i, ++slot) {
+            if (adopt)
+                adoptPlanSlot(m_beam.at(p), p, i, slot);
+            else
+                startWork([this, parent = m_beam.at(p), p, i, slot] { requestPlan(parent, p, i, slot); });
+        }
+    }
+    if (adopt) {
+        // Human candidates of the interrupted iteration take part too.
+        for (const Candidate &c : std::as_const(m_candidates)) {
+            if (c.iteration != iteration || c.origin != CandidateOrigin::Human || m_iterationCandidates.contains(c.id))
+                continue;
+            m_iterationCandidates << c.id;
+            if (!isFinal(c.status)) {
+                ++m_outstanding;
+                if (c.code.isEmpty())
+                    startWork([this, id = c.id] { requestCode(id); });
+                else
+                    startWork([this, id = c.id] { evaluate(id); });
+            }
+        }
+    }
+    workDone(); // the +1 above
+}
+
+void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex, int slot)
+{
+    QList<Candidate> children;
+    for (const Candidate &c : std::as_const(m_candidates))
+        if (c.iteration == m_iteration && c.planSlot == slot && c.parentId == parentId && c.origin == CandidateOrigin::Llm)
+            children << c;
+    if (children.isEmpty()) {
+        startWork([this, parentId, parentIndex, planIndex, slot] { requestPlan(parentId, parentIndex, planIndex, slot); });
+        return;
+    }
+    std::sort(children.begin(), children.end(), [](const Candidate &a, const Candidate &b) { return a.sample < b.sample; });
+    const Candidate first = children.first();
+    QSet<int> samples;
+    // Adopt each stored child; each unfinished one gets its outstanding count and resumes where it stopped.
+    auto adoptOne = [this](const Candidate &c) {
+        m_iterationCandidates << c.id;
+        if (!isFinal(c.status)) {
+            ++m_outstanding;
+            if (c.code.isEmpty() && c.origin == CandidateOrigin::Fix)
+                startWork([this, id = c.id] { sendFixRequest(id); });
+            else if (c.code.isEmpty())
+                startWork([this, id = c.id] { requestCode(id); });
+            else
+                startWork([this, id = c.id] { evaluate(id); });
+        }
+    };
+    for (const Candidate &c : std::as_const(children)) {
+        samples.insert(c.sample);
+        adoptOne(c);
+        // Fixes of this child, and fixes that are still owed.
+        qint64 tip = c.id;
+        while (true) {
+            Candidate fix;
+            for (const Candidate &f : std::as_const(m_candidates))
+                if (f.origin == CandidateOrigin::Fix && f.fixOf == tip)
+                    fix = f;
+            if (fix.id == 0)
+                break;
+            adoptOne(fix);
+            tip = fix.id;
+        }
+        const Candidate last = m_candidates.value(tip);
+        if (isFinal(last.status) && fixable(last.status) && m_fixAttempts.value(last.id) < m_setup.config.search.fixAttempts) {
+            ++m_outstanding;
+            startWork([this, id = last.id] { requestFix(id); });
+        }
+    }
+    if (first.status == CandidateStatus::Failed && first.plan.isEmpty()) {
+        workDone(); // the plan request itself failed and was recorded
+        return;
+    }
+    for (int k = 0; k < m_setup.config.search.codePerPlan; ++k) {
+        if (samples.contains(k))
+            continue;
+        Candidate c = first;
+        c.id = 0;
+        c.sample = k;
+        c.status = CandidateStatus::Coding;
+        c.code.clear();
+        c.score = std::numeric_limits<double>::quiet_NaN();
+        c.metrics = {};
+        c.feedback.clear();
+        c.flags.clear();
+        c.error.clear();
+        c.inBeam = false;
+        const qint64 id = addCandidate(c);
+        m_iterationCandidates << id;
+        ++m_outstanding;
+        startWork([this, id] { requestCode(id); });
+    }
+    workDone(); // the plan slot
 }
 
 void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot)
@@ -339,8 +661,10 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
         return;
     }
     const SearchConfig &s = m_setup.config.search;
+    const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
+    const QStringList &fullMenu = translation ? m_setup.agent.translationMenu : m_setup.agent.menu;
     std::mt19937_64 rng = rngFor(quint64(m_iteration), quint64(parentIndex), quint64(planIndex));
-    const QList<int> kept = dropoutDraw(int(m_setup.agent.menu.size()), s.menuDropout, rng);
+    const QList<int> kept = dropoutDraw(int(fullMenu.size()), s.menuDropout, rng);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const bool newIdea = uniform(rng) < s.newIdeaProbability;
     QList<CodeExample> examples;
@@ -354,34 +678,35 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
     in.target = &m_setup.target;
     const Candidate parent = m_candidates.value(parentId);
     in.parent = &parent;
-    QStringList shown;
-    for (int index : kept) {
-        in.menu << MenuEntry{index + 1, m_setup.agent.menu.at(index)};
-        shown << m_setup.agent.menu.at(index);
+    in.forcedItem = forcedItem();
+    if (!in.forcedItem.isEmpty()) {
+        const qsizetype index = fullMenu.indexOf(in.forcedItem);
+        in.menu << MenuEntry{index >= 0 ? int(index) + 1 : 1, in.forcedItem};
+    } else {
+        for (int index : kept)
+            in.menu << MenuEntry{index + 1, fullMenu.at(index)};
+        in.inviteNewIdea = newIdea && !translation;
     }
+    in.translation = translation;
     in.examples = examples;
-    in.inviteNewIdea = newIdea;
     in.iteration = m_iteration;
     in.iterations = s.iterations;
     const QString prompt = PromptBuilder::planPrompt(in);
     const ModelSpec &model = m_setup.planModels.at(planSlot % m_setup.planModels.size());
-    sendLlm(QStringLiteral("plan"), model, prompt, planIndex, 0,
-            [this, parentId, planSlot, model, shown](const LlmResponse &response, qint64 callId) {
-                planArrived(parentId, planSlot, model.text, shown, response, callId);
-            });
+    sendLlm(QStringLiteral("plan"), model, prompt, planIndex, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
+        planArrived(parentId, planSlot, model.text, response, callId);
+    });
 }
 
-void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &model, const QStringList &menuShown,
-                               const LlmResponse &response, qint64 callId)
+void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId)
 {
-    Q_UNUSED(menuShown);
-    const Candidate parent = m_candidates.value(parentId);
     Candidate c;
     c.parentId = parentId;
     c.iteration = m_iteration;
     c.origin = CandidateOrigin::Llm;
     c.planModel = model;
     c.planCallId = callId;
+    c.planSlot = planSlot;
     if (!response.ok) {
         c.status = CandidateStatus::Failed;
         c.error = QStringLiteral("plan request failed: %1").arg(response.error);
@@ -390,63 +715,82 @@ void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &mod
         workDone();
         return;
     }
-    const ResponseParser::MenuChoice choice = ResponseParser::parseMenuChoice(response.text, m_setup.agent.menu);
+    const QString forced = forcedItem();
+    const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
+    const ResponseParser::MenuChoice choice =
+        ResponseParser::parseMenuChoice(response.text, translation ? m_setup.agent.translationMenu : m_setup.agent.menu);
     c.plan = response.text;
-    c.menuItem = choice.isNew ? QStringLiteral("new: ") + choice.text : choice.text;
+    c.menuItem = !forced.isEmpty() ? forced : choice.isNew ? QStringLiteral("new: ") + choice.text : choice.text;
     c.status = CandidateStatus::Coding;
     const int k = m_setup.config.search.codePerPlan;
     m_outstanding += k;
     for (int i = 0; i < k; ++i) {
+        c.sample = i;
         const qint64 id = addCandidate(c);
         m_iterationCandidates << id;
-        m_codeSlot.insert(id, planSlot * k + i);
-        requestCode(id, planSlot * k + i);
+        startWork([this, id] { requestCode(id); });
     }
     workDone(); // the plan itself
 }
 
-void SearchEngine::requestCode(qint64 candidateId, int codeSlot)
+void SearchEngine::requestCode(qint64 candidateId)
 {
+    Candidate c = m_candidates.value(candidateId);
     if (m_draining) {
-        Candidate c = m_candidates.value(candidateId);
         c.status = CandidateStatus::Failed;
         c.error = QStringLiteral("not started: %1").arg(m_drainReason);
         updateCandidate(c);
         workDone();
         return;
     }
-    Candidate c = m_candidates.value(candidateId);
     const Candidate parent = m_candidates.value(c.parentId);
+    // Ensembling: code requests rotate across the code models over all requests of the iteration,
+    // in a fixed order (plan slot, then sample), so every model writes code whatever N, K and B are.
+    const int codeSlot = (c.planSlot >= 0 ? c.planSlot : 0) * m_setup.config.search.codePerPlan + c.sample;
     const ModelSpec &model = m_setup.codeModels.at(codeSlot % m_setup.codeModels.size());
     c.codeModel = model.text;
     updateCandidate(c);
-    const QString prompt = PromptBuilder::codePrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, c.plan);
-    sendLlm(QStringLiteral("code"), model, prompt, codeSlot % m_setup.config.search.codePerPlan, candidateId,
+    const QString prompt =
+        PromptBuilder::codePrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, c.plan, m_setup.config.search.editMode);
+    sendLlm(QStringLiteral("code"), model, prompt, c.sample, candidateId,
             [this, candidateId](const LlmResponse &response, qint64) { codeArrived(candidateId, response, false); });
 }
 
 void SearchEngine::codeArrived(qint64 candidateId, const LlmResponse &response, bool fix)
 {
     Candidate c = m_candidates.value(candidateId);
+    auto fail = [&](const QString &why) {
+        c.status = CandidateStatus::Failed;
+        c.error = why;
+        updateCandidate(c);
+        log(QStringLiteral("candidate %1: %2").arg(candidateId).arg(why.left(200)));
+        workDone();
+    };
     if (!response.ok) {
-        c.status = CandidateStatus::Failed;
-        c.error = QStringLiteral("%1 request failed: %2").arg(fix ? QStringLiteral("fix") : QStringLiteral("code"), response.error);
-        updateCandidate(c);
-        workDone();
+        fail(QStringLiteral("%1 request failed: %2").arg(fix ? QStringLiteral("fix") : QStringLiteral("code"), response.error));
         return;
     }
-    const auto code = ResponseParser::extractCode(response.text, m_setup.target.language);
-    if (!code || code->trimmed().isEmpty()) {
-        c.status = CandidateStatus::Failed;
-        c.error = QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language);
-        updateCandidate(c);
-        workDone();
-        return;
+    if (m_setup.config.search.editMode && !fix) {
+        const QString parentCode = m_candidates.value(c.parentId).code;
+        const EditApplier::Result applied = EditApplier::apply(parentCode, EditApplier::parse(response.text));
+        if (!applied.ok) {
+            fail(QStringLiteral("edit not applied: %1").arg(applied.error));
+            return;
+        }
+        c.code = applied.code;
+        if (applied.fuzzyBlocks > 0)
+            c.flags << QStringLiteral("%1 edit block(s) applied with whitespace-normalized matching").arg(applied.fuzzyBlocks);
+    } else {
+        const auto code = ResponseParser::extractCode(response.text, m_setup.target.language);
+        if (!code || code->trimmed().isEmpty()) {
+            fail(QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language));
+            return;
+        }
+        c.code = *code;
     }
-    c.code = *code;
     c.status = CandidateStatus::Pending;
     updateCandidate(c);
-    evaluate(candidateId); // its outstanding count carries over to the evaluation
+    startWork([this, candidateId] { evaluate(candidateId); }); // the outstanding count carries over
 }
 
 void SearchEngine::requestFix(qint64 failedId)
@@ -460,26 +804,59 @@ void SearchEngine::requestFix(qint64 failedId)
     c.menuItem = failed.menuItem;
     c.planModel = failed.planModel;
     c.planCallId = failed.planCallId;
+    c.planSlot = failed.planSlot;
+    c.sample = failed.sample;
+    c.fixOf = failedId;
     c.status = CandidateStatus::Coding;
     // Fixes rotate across the code models, starting after the model that wrote the failed code.
-    const int slot = m_codeSlot.value(failedId) + 1 + m_fixCounter++;
-    const ModelSpec &model = m_setup.codeModels.at(slot % m_setup.codeModels.size());
+    const int codeSlot = (failed.planSlot >= 0 ? failed.planSlot : 0) * m_setup.config.search.codePerPlan + failed.sample;
+    const int attempt = m_fixAttempts.value(failedId) + 1;
+    const ModelSpec &model = m_setup.codeModels.at((codeSlot + attempt) % m_setup.codeModels.size());
     c.codeModel = model.text;
     const qint64 id = addCandidate(c);
     m_iterationCandidates << id;
-    m_codeSlot.insert(id, slot);
-    m_fixAttempts.insert(id, m_fixAttempts.value(failedId) + 1);
-    ++m_outstanding;
+    m_fixAttempts.insert(id, attempt);
+    log(QStringLiteral("candidate %1 failed; asking %2 for a fix (candidate %3)").arg(failedId).arg(model.text).arg(id));
+    sendFixRequest(id);
+}
+
+void SearchEngine::sendFixRequest(qint64 fixId)
+{
+    const Candidate c = m_candidates.value(fixId);
+    const Candidate failed = m_candidates.value(c.fixOf);
     QString errorLog;
-    for (const StepResult &s : m_store->evaluationSteps(failedId))
+    for (const StepResult &s : m_store->evaluationSteps(failed.id))
         if (s.exitCode != 0 || s.timedOut || s.crashed)
             errorLog += QStringLiteral("[%1]\n%2\n").arg(s.name, s.log);
     if (errorLog.isEmpty())
         errorLog = failed.error;
     const QString prompt = PromptBuilder::fixPrompt(m_setup.agent, m_setup.problem, m_setup.target, failed.code, failed.plan, errorLog);
-    log(QStringLiteral("candidate %1 failed; asking %2 for a fix (candidate %3)").arg(failedId).arg(model.text).arg(id));
-    sendLlm(QStringLiteral("fix"), model, prompt, m_fixAttempts.value(id), id,
-            [this, id](const LlmResponse &response, qint64) { codeArrived(id, response, true); });
+    ModelSpec model = m_setup.codeModels.first();
+    for (const ModelSpec &spec : std::as_const(m_setup.codeModels))
+        if (spec.text == c.codeModel)
+            model = spec;
+    sendLlm(QStringLiteral("fix"), model, prompt, m_fixAttempts.value(fixId), fixId,
+            [this, fixId](const LlmResponse &response, qint64) { codeArrived(fixId, response, true); });
+}
+
+void SearchEngine::requestTranslationScore(qint64 candidateId)
+{
+    const Candidate c = m_candidates.value(candidateId);
+    const QString prompt = PromptBuilder::translationScorePrompt(m_setup.problem, m_setup.target, c.code);
+    sendLlm(
+        QStringLiteral("score"), m_setup.planModels.first(), prompt, 0, candidateId,
+        [this, candidateId](const LlmResponse &response, qint64) {
+            Candidate c = m_candidates.value(candidateId);
+            static const QRegularExpression s_number(QStringLiteral("(\\d+(?:\\.\\d+)?)"));
+            const QRegularExpressionMatch m = s_number.match(response.text);
+            const double score = response.ok && m.hasMatch() ? qBound(0.0, m.captured(1).toDouble(), 10.0) : 0.0;
+            c.metrics.insert(QStringLiteral("translation_score"), score);
+            if (!response.ok || !m.hasMatch())
+                c.flags << QStringLiteral("translation score unavailable: %1").arg(response.ok ? QStringLiteral("no number in the answer") : response.error);
+            updateCandidate(c);
+            workDone();
+        },
+        0.0);
 }
 
 void SearchEngine::workDone()
@@ -500,17 +877,24 @@ void SearchEngine::workDone()
 void SearchEngine::selectBeam()
 {
     const SearchConfig &s = m_setup.config.search;
+    const bool translation = inTranslation();
     const double slack = s.slackFor(m_iteration);
     QList<Candidate> pool;
     for (qint64 id : std::as_const(m_beam))
-        pool << m_candidates.value(id);
+        pool << m_candidates.value(id); // incumbents keep their place without the parent rule
     for (qint64 id : std::as_const(m_iterationCandidates)) {
         const Candidate c = m_candidates.value(id);
         if (c.status != CandidateStatus::Correct || !c.hasScore())
             continue;
-        const Candidate parent = m_candidates.value(c.parentId);
-        if (parent.hasScore() && !(c.score < parent.score * slack))
-            continue; // not fast enough against its parent
+        if (translation) {
+            // Translated candidates below the completeness threshold are kept apart.
+            if (c.metrics.value(QStringLiteral("translation_score")).toDouble() < s.translateThreshold)
+                continue;
+        } else {
+            const Candidate parent = m_candidates.value(c.parentId);
+            if (parent.hasScore() && !(c.score < parent.score * slack))
+                continue; // not fast enough against its parent
+        }
         pool << c;
     }
     std::stable_sort(pool.begin(), pool.end(), [](const Candidate &a, const Candidate &b) {
@@ -522,29 +906,38 @@ void SearchEngine::selectBeam()
     for (const Candidate &c : std::as_const(pool)) {
         if (beam.size() >= s.beamWidth)
             break;
+        if (beam.contains(c.id))
+            continue;
         const QString code = normalizedCode(c.code);
         const QString parentPlan = c.origin == CandidateOrigin::Root ? QString() : QString::number(c.parentId) + QLatin1Char('\x1f') + c.plan;
         if (codes.contains(code) || (!parentPlan.isEmpty() && parentPlans.contains(parentPlan)))
-            continue;
+            continue; // duplicate: same code, or same parent and same plan
         codes.insert(code);
         if (!parentPlan.isEmpty())
             parentPlans.insert(parentPlan);
         beam << c.id;
     }
-    if (beam.isEmpty())
-        beam = m_beam; // never empty
-    for (qint64 id : std::as_const(m_beam)) {
-        if (!beam.contains(id)) {
-            Candidate c = m_candidates.value(id);
-            c.inBeam = false;
-            m_candidates.insert(id, c);
+    if (translation) {
+        bool allTranslated = true;
+        bool anyTranslated = false;
+        for (qint64 id : std::as_const(beam)) {
+            const Candidate c = m_candidates.value(id);
+            if (c.origin == CandidateOrigin::Root)
+                continue;
+            anyTranslated = true;
+            allTranslated = allTranslated && c.metrics.value(QStringLiteral("translation_score")).toDouble() >= s.translateThreshold;
+        }
+        if (anyTranslated && (allTranslated || m_iteration >= s.translateIters)) {
+            // The original leaves the beam at the end of the translation phase.
+            beam.removeIf([this](qint64 id) { return m_candidates.value(id).origin == CandidateOrigin::Root; });
+            m_translationDone = true;
+            log(QStringLiteral("translation phase done after iteration %1").arg(m_iteration));
         }
     }
-    for (qint64 id : std::as_const(beam)) {
-        Candidate c = m_candidates.value(id);
-        c.inBeam = true;
-        m_candidates.insert(id, c);
-    }
+    if (beam.isEmpty())
+        beam = m_beam; // never empty
+    for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it)
+        it->inBeam = beam.contains(it.key());
     m_beam = beam;
     m_store->setBeam(m_run.id, m_beam);
     Q_EMIT beamChanged(m_beam);
@@ -563,7 +956,69 @@ void SearchEngine::selectBeam()
         finish(RunState::Finished, QStringLiteral("completed %1 iterations").arg(s.iterations));
         return;
     }
-    startIteration(m_iteration + 1);
+    if (s.earlyStop && !translation) {
+        const double improvement = m_run.bestScore > 0 ? m_bestBeforeIteration / m_run.bestScore : 1.0;
+        m_stale = improvement < *s.earlyStop ? m_stale + 1 : 0;
+        if (m_stale >= s.earlyStopPatience) {
+            finish(RunState::Finished, QStringLiteral("early stop: best improved less than %1x in %2 iteration(s)").arg(*s.earlyStop).arg(m_stale));
+            return;
+        }
+    }
+    m_bestBeforeIteration = m_run.bestScore;
+    startIteration(m_iteration + 1, false);
+}
+
+qint64 SearchEngine::addHumanPlan(qint64 parentId, const QString &plan, QString *error)
+{
+    if (m_done || m_iteration == 0 || !m_candidates.contains(parentId) || plan.trimmed().isEmpty()) {
+        *error = m_done ? QStringLiteral("the run has ended") : plan.trimmed().isEmpty() ? QStringLiteral("the plan is empty")
+                 : !m_candidates.contains(parentId) ? QStringLiteral("no candidate %1 in this run").arg(parentId)
+                                                    : QStringLiteral("the starting code is still being evaluated");
+        return 0;
+    }
+    Candidate c;
+    c.parentId = parentId;
+    c.iteration = m_iteration;
+    c.origin = CandidateOrigin::Human;
+    c.plan = plan;
+    c.menuItem = ResponseParser::parseMenuChoice(plan, m_setup.agent.menu).text;
+    c.planModel = QStringLiteral("human");
+    c.status = CandidateStatus::Coding;
+    qint64 first = 0;
+    for (int k = 0; k < m_setup.config.search.codePerPlan; ++k) {
+        c.sample = k;
+        const qint64 id = addCandidate(c);
+        first = first ? first : id;
+        m_iterationCandidates << id;
+        ++m_outstanding;
+        startWork([this, id] { requestCode(id); });
+    }
+    log(QStringLiteral("human plan added under candidate %1 (candidates %2..)").arg(parentId).arg(first));
+    return first;
+}
+
+qint64 SearchEngine::addHumanCode(qint64 parentId, const QString &code, QString *error)
+{
+    if (m_done || m_iteration == 0 || !m_candidates.contains(parentId) || code.trimmed().isEmpty()) {
+        *error = m_done ? QStringLiteral("the run has ended") : code.trimmed().isEmpty() ? QStringLiteral("the code is empty")
+                 : !m_candidates.contains(parentId) ? QStringLiteral("no candidate %1 in this run").arg(parentId)
+                                                    : QStringLiteral("the starting code is still being evaluated");
+        return 0;
+    }
+    Candidate c;
+    c.parentId = parentId;
+    c.iteration = m_iteration;
+    c.origin = CandidateOrigin::Human;
+    c.code = code;
+    c.plan = QStringLiteral("(code edited by hand)");
+    c.codeModel = QStringLiteral("human");
+    c.status = CandidateStatus::Pending;
+    const qint64 id = addCandidate(c);
+    m_iterationCandidates << id;
+    ++m_outstanding;
+    startWork([this, id] { evaluate(id); });
+    log(QStringLiteral("human code added under candidate %1 (candidate %2)").arg(parentId).arg(id));
+    return id;
 }
 
 void SearchEngine::stop(const QString &reason)
@@ -583,20 +1038,24 @@ void SearchEngine::finish(RunState state, const QString &reason)
     if (m_done)
         return;
     m_done = true;
+    if (m_controlTimer)
+        m_controlTimer->stop();
     m_run.state = state;
     m_run.stopReason = reason;
     // Candidates that never reached a verdict are marked, so the store never shows them as in progress.
-    for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it) {
-        if (!isFinal(it->status)) {
-            Candidate c = *it;
-            c.status = CandidateStatus::Failed;
-            c.error = QStringLiteral("not finished: %1").arg(reason);
-            if (c.id > 0)
-                m_store->updateCandidate(c);
-            *it = c;
-            Q_EMIT candidateUpdated(c);
+    // A stopped run can be resumed: its unfinished candidates are then evaluated again.
+    if (state != RunState::Stopped) {
+        for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it) {
+            if (!isFinal(it->status)) {
+                it->status = CandidateStatus::Failed;
+                it->error = QStringLiteral("not finished: %1").arg(reason);
+                if (it->id > 0 && m_store)
+                    m_store->updateCandidate(*it);
+                Q_EMIT candidateUpdated(*it);
+            }
         }
     }
+    m_run.schedule = scheduleOf(m_candidates, m_run.bestCandidateId);
     if (m_store)
         persistRun();
     log(QStringLiteral("run %1 %2: %3").arg(m_run.id).arg(toString(state), reason));

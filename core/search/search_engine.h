@@ -9,7 +9,6 @@
 #include "model/run_info.h"
 #include "model/target.h"
 
-#include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QHash>
 #include <QList>
@@ -19,6 +18,8 @@
 #include <functional>
 #include <memory>
 #include <random>
+
+class QTimer;
 
 namespace autocomp {
 
@@ -42,7 +43,8 @@ struct RunSetup {
 // The beam search of DESIGN.md §1. Lives on one thread (its owner's event loop); LLM requests and
 // evaluations are asynchronous and pipelined: a plan's code requests start when the plan arrives and
 // an evaluation starts when its code arrives. The only barrier is beam selection at the end of an
-// iteration. Every response and evaluation is written to the store the moment it exists.
+// iteration. Every response and evaluation is written to the store the moment it exists, and every
+// request is keyed by a hash, so a resumed run reuses what was paid for and redoes only unfinished work.
 class SearchEngine : public QObject
 {
     Q_OBJECT
@@ -50,20 +52,35 @@ public:
     explicit SearchEngine(RunSetup setup, QObject *parent = nullptr);
     ~SearchEngine() override;
 
-    // Opens the store, records the run and evaluates the starting code. False with `error` when the
-    // store cannot be opened or the evaluator cannot run.
+    // Opens the store, records a new run and evaluates the starting code.
     bool start(QString *error);
+    // Continues a stored run (after a crash, a kill or a pause in another process).
+    bool resume(qint64 runId, QString *error);
+    // Pause: in-flight work finishes, nothing new starts; the state is persisted as paused.
+    void pause();
+    void resumeWork();
     // Cancels in-flight requests and evaluations and ends the run as stopped.
     void stop(const QString &reason = QStringLiteral("stopped by the user"));
 
+    // A human in the loop. Both join the current iteration and the next beam selection.
+    qint64 addHumanPlan(qint64 parentId, const QString &plan, QString *error);
+    qint64 addHumanCode(qint64 parentId, const QString &code, QString *error);
+
     qint64 runId() const { return m_run.id; }
     RunInfo runInfo() const { return m_run; }
+    RunState state() const { return m_run.state; }
     QList<qint64> beam() const { return m_beam; }
     Candidate candidate(qint64 id) const { return m_candidates.value(id); }
     LlmClient *llmClient() const { return m_llm; }
+    int inFlightRequests() const { return int(m_replies.size()); }
+    int inFlightEvaluations() const { return int(m_jobs.size()); }
 
     // Deterministic menu dropout: each item is dropped with probability `dropout`; at least one survives.
     static QList<int> dropoutDraw(int menuSize, double dropout, std::mt19937_64 &rng);
+    // The ordered menu items along the trajectory from the root to `candidateId`.
+    static QStringList scheduleOf(const QHash<qint64, Candidate> &candidates, qint64 candidateId);
+    // Reads a schedule given as a run id (from the store) or a YAML file (`schedule: [...]` or a list).
+    static std::optional<QStringList> loadSchedule(const QString &source, RunStore *store, QString *error);
 
 Q_SIGNALS:
     void runStateChanged(autocomp::RunState state, const QString &reason);
@@ -78,22 +95,31 @@ Q_SIGNALS:
 private:
     using LlmCallback = std::function<void(const LlmResponse &response, qint64 callId)>;
 
-    void startIteration(int iteration);
+    bool open(QString *error);
+    void startIteration(int iteration, bool adopt);
+    void adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex, int slot);
     void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot);
-    void planArrived(qint64 parentId, int planSlot, const QString &model, const QStringList &menuShown, const LlmResponse &response,
-                     qint64 callId);
-    void requestCode(qint64 candidateId, int codeSlot);
+    void planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId);
+    void requestCode(qint64 candidateId);
     void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
     void evaluate(qint64 candidateId);
     void evaluationFinished(qint64 candidateId, const EvalResult &result);
     void requestFix(qint64 failedId);
+    void sendFixRequest(qint64 fixId);
+    void requestTranslationScore(qint64 candidateId);
     void rootEvaluated(const Candidate &root);
     void workDone();
     void selectBeam();
     void finish(RunState state, const QString &reason);
+    void pollControl();
+    void checkPaused();
+    // Runs `work` now, or later when the run is paused.
+    void startWork(std::function<void()> work);
 
+    bool inTranslation() const;
+    QString forcedItem() const;
     void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
-                 LlmCallback callback);
+                 LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;
     qint64 addCandidate(Candidate candidate);
     void updateCandidate(const Candidate &candidate);
@@ -105,21 +131,29 @@ private:
     std::unique_ptr<RunStore> m_store;
     LlmClient *m_llm;
     Evaluator *m_evaluator = nullptr;
+    QTimer *m_controlTimer = nullptr;
     RunInfo m_run;
     QHash<qint64, Candidate> m_candidates;
     QHash<qint64, int> m_fixAttempts; // candidate -> fix attempts made on its lineage
-    QHash<qint64, int> m_codeSlot;    // candidate -> its index in the iteration's code requests (model rotation)
     QList<qint64> m_beam;
     QList<qint64> m_iterationCandidates;
     QList<QPointer<LlmReply>> m_replies;
     QList<QPointer<EvalJob>> m_jobs;
+    QList<std::function<void()>> m_deferred;
+    QStringList m_schedule;
+    int m_pendingCached = 0;
     int m_iteration = 0;
     int m_outstanding = 0;
     int m_fixCounter = 0;
+    int m_stale = 0;          // iterations without enough improvement (early stop)
+    double m_bestBeforeIteration = 0;
+    bool m_translationDone = false;
+    bool m_pausing = false;
     bool m_draining = false;
     bool m_done = false;
     QString m_drainReason;
     QElapsedTimer m_clock;
+    double m_previousSeconds = 0; // wall time of earlier sessions of a resumed run
 };
 
 } // namespace autocomp

@@ -49,7 +49,7 @@ bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString 
           {QStringLiteral("metric"), run->metric}, {QStringLiteral("baseline_score"), run->baselineScore},
           {QStringLiteral("best_score"), run->bestScore}, {QStringLiteral("best_candidate_id"), run->bestCandidateId},
           {QStringLiteral("usd"), run->usd}, {QStringLiteral("tokens_in"), run->tokensIn}, {QStringLiteral("tokens_out"), run->tokensOut},
-          {QStringLiteral("llm_calls"), run->llmCalls}});
+          {QStringLiteral("llm_calls"), run->llmCalls}, {QStringLiteral("schedule"), toArray(run->schedule)}});
     for (const Candidate &c : store.candidates(runId)) {
         QJsonObject o{{QStringLiteral("type"), QStringLiteral("candidate")}, {QStringLiteral("id"), c.id}, {QStringLiteral("parent_id"), c.parentId},
                       {QStringLiteral("iteration"), c.iteration}, {QStringLiteral("origin"), toString(c.origin)},
@@ -57,7 +57,8 @@ bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString 
                       {QStringLiteral("code"), c.code}, {QStringLiteral("metrics"), c.metrics}, {QStringLiteral("feedback"), toArray(c.feedback)},
                       {QStringLiteral("flags"), toArray(c.flags)}, {QStringLiteral("plan_model"), c.planModel},
                       {QStringLiteral("code_model"), c.codeModel}, {QStringLiteral("error"), c.error}, {QStringLiteral("in_beam"), c.inBeam},
-                      {QStringLiteral("plan_call_id"), c.planCallId}};
+                      {QStringLiteral("plan_call_id"), c.planCallId}, {QStringLiteral("plan_slot"), c.planSlot},
+                      {QStringLiteral("sample"), c.sample}, {QStringLiteral("fix_of"), c.fixOf}};
         if (c.hasScore())
             o.insert(QStringLiteral("score"), c.score);
         line(o);
@@ -127,6 +128,7 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
             run.tokensIn = o.value(QStringLiteral("tokens_in")).toInteger();
             run.tokensOut = o.value(QStringLiteral("tokens_out")).toInteger();
             run.llmCalls = o.value(QStringLiteral("llm_calls")).toInteger();
+            run.schedule = toList(o.value(QStringLiteral("schedule")));
             const qint64 best = run.bestCandidateId;
             run.bestCandidateId = 0;
             runId = store.createRun(run);
@@ -158,6 +160,9 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
             c.codeModel = o.value(QStringLiteral("code_model")).toString();
             c.error = o.value(QStringLiteral("error")).toString();
             c.inBeam = o.value(QStringLiteral("in_beam")).toBool();
+            c.planSlot = o.value(QStringLiteral("plan_slot")).toInt(-1);
+            c.sample = o.value(QStringLiteral("sample")).toInt();
+            c.fixOf = idMap.value(o.value(QStringLiteral("fix_of")).toInteger(), 0);
             const qint64 newId = store.addCandidate(c);
             if (!newId) {
                 *error = QStringLiteral("%1:%2: cannot store the candidate: %3").arg(path).arg(lineNo).arg(store.lastError());

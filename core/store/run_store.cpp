@@ -95,6 +95,14 @@ CREATE TABLE evaluations (
   log TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL);
 CREATE INDEX evaluations_candidate ON evaluations(candidate_id);
 )SQL"),
+        QStringLiteral(R"SQL(
+ALTER TABLE candidates ADD COLUMN plan_slot INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE candidates ADD COLUMN sample INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE candidates ADD COLUMN fix_of INTEGER;
+ALTER TABLE runs ADD COLUMN requested_state TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN schedule TEXT NOT NULL DEFAULT '[]';
+CREATE INDEX candidates_iteration ON candidates(run_id, iteration);
+)SQL"),
     };
     return s_migrations;
 }
@@ -257,6 +265,7 @@ void bindRun(QSqlQuery &q, const RunInfo &run)
     q.bindValue(QStringLiteral(":tokens_in"), run.tokensIn);
     q.bindValue(QStringLiteral(":tokens_out"), run.tokensOut);
     q.bindValue(QStringLiteral(":llm_calls"), run.llmCalls);
+    q.bindValue(QStringLiteral(":schedule"), jsonText(run.schedule));
     q.bindValue(QStringLiteral(":updated_at"), now());
 }
 
@@ -282,6 +291,7 @@ RunInfo readRun(const QSqlQuery &q)
     r.tokensIn = q.value(QStringLiteral("tokens_in")).toLongLong();
     r.tokensOut = q.value(QStringLiteral("tokens_out")).toLongLong();
     r.llmCalls = q.value(QStringLiteral("llm_calls")).toLongLong();
+    r.schedule = jsonList(q.value(QStringLiteral("schedule")));
     return r;
 }
 
@@ -304,6 +314,9 @@ void bindCandidate(QSqlQuery &q, const Candidate &c)
     q.bindValue(QStringLiteral(":error"), nn(c.error));
     q.bindValue(QStringLiteral(":in_beam"), c.inBeam ? 1 : 0);
     q.bindValue(QStringLiteral(":plan_call_id"), c.planCallId > 0 ? QVariant(c.planCallId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":plan_slot"), c.planSlot);
+    q.bindValue(QStringLiteral(":sample"), c.sample);
+    q.bindValue(QStringLiteral(":fix_of"), c.fixOf > 0 ? QVariant(c.fixOf) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":updated_at"), now());
 }
 
@@ -329,6 +342,9 @@ Candidate readCandidate(const QSqlQuery &q)
     c.error = q.value(QStringLiteral("error")).toString();
     c.inBeam = q.value(QStringLiteral("in_beam")).toInt() != 0;
     c.planCallId = q.value(QStringLiteral("plan_call_id")).toLongLong();
+    c.planSlot = q.value(QStringLiteral("plan_slot")).toInt();
+    c.sample = q.value(QStringLiteral("sample")).toInt();
+    c.fixOf = q.value(QStringLiteral("fix_of")).toLongLong();
     return c;
 }
 
@@ -363,9 +379,9 @@ qint64 RunStore::createRun(const RunInfo &run)
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     q.prepare(QStringLiteral(
         "INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, label, created_at, updated_at, iteration, metric, "
-        "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls) VALUES (:target, :problem, :agent, "
-        ":config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, :iteration, :metric, :baseline_score, :best_score, "
-        ":best_candidate_id, :usd, :tokens_in, :tokens_out, :llm_calls)"));
+        "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls, schedule) VALUES (:target, :problem, "
+        ":agent, :config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, :iteration, :metric, :baseline_score, :best_score, "
+        ":best_candidate_id, :usd, :tokens_in, :tokens_out, :llm_calls, :schedule)"));
     bindRun(q, run);
     q.bindValue(QStringLiteral(":created_at"), run.createdAt.isValid() ? run.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
     if (!q.exec()) {
@@ -381,7 +397,8 @@ bool RunStore::updateRun(const RunInfo &run)
     q.prepare(QStringLiteral(
         "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
         "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
-        "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls WHERE id=:id"));
+        "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls, "
+        "schedule=:schedule WHERE id=:id"));
     bindRun(q, run);
     q.bindValue(QStringLiteral(":id"), run.id);
     if (!q.exec()) {
@@ -420,9 +437,9 @@ qint64 RunStore::addCandidate(const Candidate &candidate)
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     q.prepare(QStringLiteral(
         "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
-        "plan_model, code_model, error, in_beam, plan_call_id, created_at, updated_at) VALUES (:run_id, :parent_id, :iteration, :origin, "
-        ":status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, :error, :in_beam, :plan_call_id, "
-        ":created_at, :updated_at)"));
+        "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
+        ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, "
+        ":error, :in_beam, :plan_call_id, :plan_slot, :sample, :fix_of, :created_at, :updated_at)"));
     bindCandidate(q, candidate);
     q.bindValue(QStringLiteral(":created_at"), now());
     if (!q.exec()) {
@@ -438,7 +455,8 @@ bool RunStore::updateCandidate(const Candidate &candidate)
     q.prepare(QStringLiteral(
         "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
         "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
-        "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, updated_at=:updated_at WHERE id=:id"));
+        "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
+        "WHERE id=:id"));
     bindCandidate(q, candidate);
     q.bindValue(QStringLiteral(":id"), candidate.id);
     if (!q.exec()) {
@@ -530,6 +548,29 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
         }
     }
     return db.commit();
+}
+
+bool RunStore::requestState(qint64 runId, const QString &request)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("UPDATE runs SET requested_state=:request WHERE id=:id"));
+    q.bindValue(QStringLiteral(":request"), nn(request));
+    q.bindValue(QStringLiteral(":id"), runId);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    return q.numRowsAffected() == 1;
+}
+
+QString RunStore::requestedState(qint64 runId)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    q.prepare(QStringLiteral("SELECT requested_state FROM runs WHERE id=:id"));
+    q.bindValue(QStringLiteral(":id"), runId);
+    if (!q.exec() || !q.next())
+        return {};
+    return q.value(0).toString();
 }
 
 QList<RunInfo> RunStore::runs()

@@ -19,7 +19,7 @@ namespace autocomp {
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 1;
+    static constexpr int SchemaVersion = 2;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -43,6 +43,9 @@ public:
     bool setBeam(qint64 runId, const QList<qint64> &candidateIds);
     qint64 addLlmCall(const LlmCall &call);
     bool addEvaluation(qint64 candidateId, const EvalResult &result);
+    // Cross-process run control: another process (the CLI's pause/stop, the GUI) asks, the engine polls.
+    bool requestState(qint64 runId, const QString &request); // pause | resume | stop | "" (clear)
+    QString requestedState(qint64 runId);
 
     // Reads.
     QList<RunInfo> runs();

@@ -29,6 +29,7 @@ void compareConfigs(const RunConfig &actual, const RunConfig &expected)
     QCOMPARE(actual.search.parentSlack, expected.search.parentSlack);
     QCOMPARE(actual.search.seed, expected.search.seed);
     QCOMPARE(actual.search.translateIters, expected.search.translateIters);
+    QCOMPARE(actual.search.translateThreshold, expected.search.translateThreshold);
     QCOMPARE(actual.search.editMode, expected.search.editMode);
     QCOMPARE(actual.search.earlyStop, expected.search.earlyStop);
     QCOMPARE(actual.search.earlyStopPatience, expected.search.earlyStopPatience);
@@ -132,6 +133,7 @@ void TestRunConfig::roundTrip_data()
     full.search.parentSlack = {1.3, 1.05};
     full.search.seed = 987654321012ULL;
     full.search.translateIters = 2;
+    full.search.translateThreshold = 7.5;
     full.search.editMode = true;
     full.search.earlyStop = 1.02;
     full.search.earlyStopPatience = 4;

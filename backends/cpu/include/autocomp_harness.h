@@ -12,8 +12,17 @@
 // Exit status: 0 passed, 1 the candidate failed (reason on stderr), 2 usage or harness error.
 // Inputs are regenerated from the seed in each process, so the reference never sees memory the
 // candidate touched. Defenses: NaN-poisoned outputs, inputs compared with a clone after every call,
-// two input sets per shape, fresh inputs for every timed repetition, and one timed repetition chosen
-// at random re-checked against the reference by the report step.
+// two input sets per shape called in a seed-shuffled order (replayed outputs are named as such),
+// threads counted before and after every call, fresh inputs for every timed repetition, one timed
+// repetition chosen at random re-checked against the reference by the report step, a seccomp filter
+// against process creation (autocomp_guard.h), a static check of the source (`lint` mode,
+// autocomp_lint.h) and a roofline bound on the reported throughput.
+//
+//   reference lint   --source candidate.cpp --reference R --allow-libraries 0|1 --result result.json
+//   candidate profile --seed S --shapes SH                 one call at the smallest shape, for callgrind
+//
+// A failing check or lint step writes result.json itself (status "incorrect" or "rejected", with the
+// reason in "flags") and exits 1.
 #pragma once
 
 #include <algorithm>
@@ -33,6 +42,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "autocomp_guard.h"
+#include "autocomp_lint.h"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -332,13 +344,15 @@ inline std::string json_string(const std::string& json, const std::string& key) 
 // Binary outputs file: magic, record count, then per record its shape index, trial, the
 // inputs-modified flag with the first changed input element, and each output buffer.
 
-constexpr char kMagic[8] = {'A', 'C', 'O', 'U', 'T', '0', '0', '1'};
+constexpr char kMagic[8] = {'A', 'C', 'O', 'U', 'T', '0', '0', '2'};
 
 struct Record {
     std::uint64_t shape = 0;
     std::uint64_t trial = 0;
     std::int64_t modified_input = -1;  // index of the first modified input buffer, -1 if none
     std::int64_t modified_elem = -1;
+    std::int64_t extra_tasks = 0;      // threads alive after the call that were not before it
+    std::uint64_t call_index = 0;      // position in the shuffled call order
     Buffers outputs;
 };
 
@@ -352,6 +366,8 @@ inline void write_records(const std::string& path, const std::vector<Record>& re
         u64(r.trial);
         u64(static_cast<std::uint64_t>(r.modified_input));
         u64(static_cast<std::uint64_t>(r.modified_elem));
+        u64(static_cast<std::uint64_t>(r.extra_tasks));
+        u64(r.call_index);
         u64(r.outputs.size());
         for (const auto& b : r.outputs) {
             u64(b.size());
@@ -386,6 +402,8 @@ inline std::vector<Record> read_records(const std::string& path) {
         r.trial = u64();
         r.modified_input = static_cast<std::int64_t>(u64());
         r.modified_elem = static_cast<std::int64_t>(u64());
+        r.extra_tasks = static_cast<std::int64_t>(u64());
+        r.call_index = u64();
         const std::uint64_t nout = u64();
         if (nout > 64)
             throw std::runtime_error("outputs file " + path + " is corrupt");
@@ -462,13 +480,18 @@ inline void poison(Buffers& out) {
 struct CallResult {
     std::int64_t modified_input = -1;
     std::int64_t modified_elem = -1;
+    std::int64_t extra_tasks = 0;
 };
 
 inline CallResult checked_call(const Problem& p, const Shape& shape, const Buffers& in, Buffers& out) {
     const Buffers clone = in;
     poison(out);
+    const int tasks_before = guard::task_count();
     p.call(shape, in, out);
+    const int tasks_after = guard::task_count();
     CallResult r;
+    if (tasks_before > 0 && tasks_after > tasks_before)
+        r.extra_tasks = tasks_after - tasks_before;
     for (std::size_t b = 0; b < in.size() && r.modified_input < 0; ++b) {
         if (std::memcmp(in[b].data(), clone[b].data(), in[b].size() * sizeof(float)) == 0)
             continue;
@@ -674,27 +697,108 @@ inline std::string trial_context(const Problem& p, const Shape& s, int trial) {
     return "while running " + p.name + " at shape " + s.text() + " (input set " + std::to_string(trial) + ")";
 }
 
+// Seccomp guard for the modes that run candidate code, unless `--guard 0` (valgrind emulates
+// system calls and cannot run under a filter).
+inline void install_guard(const Args& a) {
+    const auto it = a.opts.find("guard");
+    if (it == a.opts.end() || it->second != "0")
+        guard::forbid_processes();
+}
+
 inline int mode_run(const Problem& p, const Args& a) {
     const std::uint64_t seed = parse_seed(a.need("seed"));
     const auto shapes = shapes_for(p, a.need("shapes"));
+    install_guard(a);
+    // Every (shape, input set) pair once, in an order drawn from the seed: a kernel that caches or
+    // replays results cannot know which call comes first, and the check names replayed outputs.
+    std::vector<std::pair<std::size_t, int>> order;
+    for (std::size_t s = 0; s < shapes.size(); ++s)
+        for (int t = 0; t < kTrials; ++t)
+            order.emplace_back(s, t);
+    Rng shuffle(derive_seed(seed, kStreamPick, 1));
+    for (std::size_t i = order.size(); i > 1; --i)
+        std::swap(order[i - 1], order[shuffle.next() % i]);
     std::vector<Record> records;
-    for (std::size_t s = 0; s < shapes.size(); ++s) {
-        for (int t = 0; t < kTrials; ++t) {
-            Rng rng(derive_seed(seed, kStreamCheck, s * kTrials + static_cast<std::size_t>(t)));
-            const Buffers in = p.make_inputs(shapes[s], rng);
-            Record r;
-            r.shape = s;
-            r.trial = static_cast<std::uint64_t>(t);
-            r.outputs = make_outputs(p, shapes[s]);
-            detail::set_context(trial_context(p, shapes[s], t));
-            const CallResult c = checked_call(p, shapes[s], in, r.outputs);
-            r.modified_input = c.modified_input;
-            r.modified_elem = c.modified_elem;
-            records.push_back(std::move(r));
-        }
+    for (std::size_t call = 0; call < order.size(); ++call) {
+        const std::size_t s = order[call].first;
+        const int t = order[call].second;
+        Rng rng(derive_seed(seed, kStreamCheck, s * kTrials + static_cast<std::size_t>(t)));
+        const Buffers in = p.make_inputs(shapes[s], rng);
+        Record r;
+        r.shape = s;
+        r.trial = static_cast<std::uint64_t>(t);
+        r.call_index = call;
+        r.outputs = make_outputs(p, shapes[s]);
+        detail::set_context(trial_context(p, shapes[s], t));
+        const CallResult c = checked_call(p, shapes[s], in, r.outputs);
+        r.modified_input = c.modified_input;
+        r.modified_elem = c.modified_elem;
+        r.extra_tasks = c.extra_tasks;
+        records.push_back(std::move(r));
     }
     write_records(a.need("out"), records);
     return 0;
+}
+
+// result.json for a failure found before the report step; the engine takes its status.
+inline void write_failure_result(const std::string& path, const std::string& status,
+                                 const std::vector<std::string>& flags, const std::vector<std::string>& feedback,
+                                 const std::string& log) {
+    std::string json = "{\n  \"status\": " + jstr(status) + ",\n  \"correct\": false,\n  \"metrics\": {}";
+    json += ",\n  \"feedback\": " + jlist(feedback) + ",\n  \"flags\": " + jlist(flags);
+    json += ",\n  \"log\": " + jstr(log) + "\n}\n";
+    write_text(path, json);
+}
+
+inline int mode_lint(const Args& a) {
+    lint::Options opt;
+    opt.reference_path = a.opts.count("reference") ? a.opts.at("reference") : std::string();
+    opt.allow_libraries = a.opts.count("allow-libraries") && a.opts.at("allow-libraries") == "1";
+    const std::string source = a.need("source");
+    const auto findings = lint::check(read_text(source), opt);
+    if (findings.empty())
+        return 0;
+    std::vector<std::string> flags, feedback;
+    std::string log = "static check rejected the candidate:";
+    for (const auto& f : findings) {
+        const std::string flag = std::string("static check: ") + f.flag;
+        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
+            flags.push_back(flag);
+        const std::string line = "line " + std::to_string(f.line) + ": " + f.message;
+        if (feedback.size() < 8)
+            feedback.push_back(line);
+        log += "\n  " + line;
+    }
+    std::fprintf(stderr, "%s\n", log.c_str());
+    if (a.opts.count("result"))
+        write_failure_result(a.opts.at("result"), "rejected", flags, feedback, log);
+    return 1;
+}
+
+// One call at the smallest shape, for an instruction count under callgrind --toggle-collect.
+namespace detail {
+__attribute__((noinline)) inline void autocomp_profiled_call(const Problem& p, const Shape& s, const Buffers& in,
+                                                             Buffers& out) {
+    p.call(s, in, out);
+    __asm__ volatile("" ::: "memory");
+}
+}  // namespace detail
+
+inline int mode_profile(const Problem& p, const Args& a) {
+    const std::uint64_t seed = parse_seed(a.need("seed"));
+    auto shapes = shapes_for(p, a.need("shapes"));
+    const auto smallest = std::min_element(shapes.begin(), shapes.end(), [&](const Shape& x, const Shape& y) {
+        return (p.flops ? p.flops(x) : 0.0) + (p.bytes ? p.bytes(x) : 0.0) <
+               (p.flops ? p.flops(y) : 0.0) + (p.bytes ? p.bytes(y) : 0.0);
+    });
+    Rng rng(derive_seed(seed, kStreamCheck, 0));
+    const Buffers in = p.make_inputs(*smallest, rng);
+    Buffers out = make_outputs(p, *smallest);
+    poison(out);
+    detail::set_context("while profiling " + p.name + " at shape " + smallest->text());
+    detail::autocomp_profiled_call(p, *smallest, in, out);
+    std::printf("profiled shape %s\n", smallest->text().c_str());
+    return all_finite(out) ? 0 : 1;
 }
 
 inline int mode_check(const Problem& p, const Args& a) {
@@ -704,29 +808,19 @@ inline int mode_check(const Problem& p, const Args& a) {
     const std::string report = a.need("report");
     std::vector<Record> got;
     std::string failure;
+    std::string status = "incorrect";
+    std::vector<std::string> flags;
     try {
         got = read_records(a.need("outputs"));
     } catch (const std::exception& e) {
         failure = e.what();
+        flags.push_back("outputs file missing or malformed");
     }
-    double max_abs = 0, max_rel = 0, worst_ratio = 0;
-    std::size_t checked = 0;
+    // The reference's results for every input set first, so a wrong output can be compared with
+    // the right answers of the other calls (a replayed result matches one of them).
+    std::vector<std::vector<Buffers>> refs(shapes.size());
     for (std::size_t s = 0; s < shapes.size() && failure.empty(); ++s) {
-        const auto dims = p.outputs(shapes[s]);
-        for (int t = 0; t < kTrials && failure.empty(); ++t) {
-            const auto it = std::find_if(got.begin(), got.end(), [&](const Record& r) {
-                return r.shape == s && r.trial == static_cast<std::uint64_t>(t);
-            });
-            if (it == got.end()) {
-                failure = "outputs file has no result for shape " + shapes[s].text();
-                break;
-            }
-            if (it->modified_input >= 0) {
-                failure = "INPUTS MODIFIED: " + p.name + " wrote to input " + std::to_string(it->modified_input) +
-                          " (first changed element " + std::to_string(it->modified_elem) + ") at shape " +
-                          shapes[s].text() + "; inputs are read-only";
-                break;
-            }
+        for (int t = 0; t < kTrials; ++t) {
             Rng rng(derive_seed(seed, kStreamCheck, s * kTrials + static_cast<std::size_t>(t)));
             const Buffers in = p.make_inputs(shapes[s], rng);
             Buffers ref = make_outputs(p, shapes[s]);
@@ -736,13 +830,50 @@ inline int mode_check(const Problem& p, const Args& a) {
                 std::fprintf(stderr, "harness error: the reference misbehaved at shape %s\n", shapes[s].text().c_str());
                 return 2;
             }
+            refs[s].push_back(std::move(ref));
+        }
+    }
+    double max_abs = 0, max_rel = 0, worst_ratio = 0;
+    std::size_t checked = 0;
+    std::vector<std::string> bad_shapes, good_shapes, unwritten_shapes;
+    for (std::size_t s = 0; s < shapes.size() && failure.empty(); ++s) {
+        const auto dims = p.outputs(shapes[s]);
+        bool shape_ok = true, shape_unwritten = false;
+        for (int t = 0; t < kTrials && failure.empty(); ++t) {
+            const auto it = std::find_if(got.begin(), got.end(), [&](const Record& r) {
+                return r.shape == s && r.trial == static_cast<std::uint64_t>(t);
+            });
+            if (it == got.end()) {
+                failure = "outputs file has no result for shape " + shapes[s].text();
+                flags.push_back("outputs file missing or malformed");
+                break;
+            }
+            if (it->extra_tasks > 0) {
+                failure = "WORK LEFT RUNNING: " + std::to_string(it->extra_tasks) + " more thread(s) were alive after " +
+                          p.name + " returned at shape " + shapes[s].text() + " than before the call; a kernel must "
+                          "finish all its work (join its threads) before it returns";
+                status = "rejected";
+                flags.push_back("work left running after return (threads alive after the call)");
+                break;
+            }
+            if (it->modified_input >= 0) {
+                failure = "INPUTS MODIFIED: " + p.name + " wrote to input " + std::to_string(it->modified_input) +
+                          " (first changed element " + std::to_string(it->modified_elem) + ") at shape " +
+                          shapes[s].text() + "; inputs are read-only";
+                status = "rejected";
+                flags.push_back("inputs modified by the kernel");
+                break;
+            }
+            const Buffers& ref = refs[s][static_cast<std::size_t>(t)];
             if (it->outputs.size() != ref.size()) {
                 failure = "outputs file has the wrong number of outputs for shape " + shapes[s].text();
+                flags.push_back("outputs file missing or malformed");
                 break;
             }
             for (std::size_t o = 0; o < ref.size() && failure.empty(); ++o) {
                 if (it->outputs[o].size() != ref[o].size()) {
                     failure = "output " + std::to_string(o) + " has the wrong size at shape " + shapes[s].text();
+                    flags.push_back("outputs file missing or malformed");
                     break;
                 }
                 const Comparison c = compare(it->outputs[o], ref[o], tol, dims[o]);
@@ -750,10 +881,39 @@ inline int mode_check(const Problem& p, const Args& a) {
                 max_abs = std::max(max_abs, c.max_abs);
                 max_rel = std::max(max_rel, c.max_rel);
                 worst_ratio = std::max(worst_ratio, c.worst_ratio);
-                if (c.bad > 0)
+                if (c.bad == 0)
+                    continue;
+                shape_ok = false;
+                shape_unwritten = shape_unwritten || c.nonfinite == c.checked;
+                // Does the wrong output equal the right answer of another call at this shape?
+                for (int u = 0; u < kTrials; ++u) {
+                    if (u == t || compare(it->outputs[o], refs[s][static_cast<std::size_t>(u)][o], tol, dims[o]).bad != 0)
+                        continue;
+                    failure = "REPLAYED OUTPUT: at shape " + shapes[s].text() + " the output for input set " +
+                              std::to_string(t) + " equals the correct result for input set " + std::to_string(u) +
+                              ", i.e. the result of another call; results may not be cached or replayed across "
+                              "calls (every call gets new inputs)";
+                    status = "rejected";
+                    flags.push_back("outputs cached or replayed across calls");
+                    break;
+                }
+                if (failure.empty())
                     failure = describe_failure(p, shapes[s], t, o, c, tol, dims[o]);
             }
         }
+        (shape_ok ? good_shapes : bad_shapes).push_back(shapes[s].text());
+        if (shape_unwritten)
+            unwritten_shapes.push_back(shapes[s].text());
+    }
+    // Later shapes were not looked at after the first failure: count them as unknown, not good.
+    if (!failure.empty() && status == "incorrect" && flags.empty()) {
+        if (!unwritten_shapes.empty())
+            flags.push_back("output never written at shape " + unwritten_shapes.front() +
+                            (good_shapes.empty() ? std::string() : " (other shapes correct: special-cased shape?)"));
+        else if (!good_shapes.empty())
+            flags.push_back("wrong result at shape " + bad_shapes.front() + " only (other shapes correct)");
+        else
+            flags.push_back("wrong result (outside tolerance)");
     }
     const bool ok = failure.empty();
     std::string json = "{\n  \"ok\": " + std::string(ok ? "true" : "false");
@@ -766,6 +926,8 @@ inline int mode_check(const Problem& p, const Args& a) {
     write_text(report, json);
     if (!ok) {
         std::fprintf(stderr, "%s\n", failure.c_str());
+        if (a.opts.count("result"))
+            write_failure_result(a.opts.at("result"), status, flags, {}, failure);
         return 1;
     }
     return 0;
@@ -777,6 +939,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
     const std::string out_path = a.need("out");
     const std::string sample_path = out_path + ".outputs.bin";
     const int cpu = pin_to_one_cpu();
+    install_guard(a);
     using clock = std::chrono::steady_clock;
     auto ms_since = [](clock::time_point t0) {
         return std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -802,6 +965,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
     constexpr std::size_t kMinReps = 5, kMaxReps = 1000;
     Rng pick(derive_seed(seed, kStreamPick, 0));
     Record sample;
+    int extra_tasks = 0;
     std::vector<double> times;
     double sem = 1.0;
     const auto start = clock::now();
@@ -811,9 +975,12 @@ inline int mode_bench(const Problem& p, const Args& a) {
         poison(out);
         detail::set_context("during timed repetition " + std::to_string(rep) + " of " + p.name + " at shape " +
                             shape.text());
+        const int tasks_before = guard::task_count();
         const auto t0 = clock::now();
         p.call(shape, in, out);
         const auto t1 = clock::now();
+        if (tasks_before > 0 && guard::task_count() > tasks_before)
+            extra_tasks = std::max(extra_tasks, guard::task_count() - tasks_before);
         times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
         if (!all_finite(out)) {
             std::fprintf(stderr, "%s left NaN/Inf in its output during timed repetition %zu at shape %s "
@@ -840,7 +1007,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
     json += ",\n  \"p99_ms\": " + jnum(st.p99) + ",\n  \"min_ms\": " + jnum(st.min);
     json += ",\n  \"stddev_ms\": " + jnum(st.stddev) + ",\n  \"n\": " + std::to_string(st.n);
     json += ",\n  \"sem_fraction\": " + jnum(sem) + ",\n  \"converged\": " + (sem < kTargetSem ? "true" : "false");
-    json += ",\n  \"pinned_cpu\": " + std::to_string(cpu);
+    json += ",\n  \"pinned_cpu\": " + std::to_string(cpu) + ",\n  \"extra_tasks\": " + std::to_string(extra_tasks);
     json += ",\n  \"sample_rep\": " + std::to_string(sample.trial) + ",\n  \"sample_outputs\": " + jstr(sample_path);
     json += ",\n  \"samples_ms\": [";
     for (std::size_t i = 0; i < times.size(); ++i)
@@ -856,6 +1023,109 @@ inline std::string fmt(const char* format, double v) {
     return buf;
 }
 
+// Contents of the file named by option `key`, or "" when the option is absent or the file unreadable
+// (the per-machine measurements are optional: a machine without them reports less).
+inline std::string optional_file(const Args& a, const std::string& key) {
+    const auto it = a.opts.find(key);
+    if (it == a.opts.end())
+        return {};
+    try {
+        return read_text(it->second);
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+inline bool json_has(const std::string& json, const std::string& key) { return json_find(json, key) != std::string::npos; }
+
+// GCC -fopt-info remarks for the candidate's file, a few lines: what was vectorized and, per source
+// line, the most specific reason a loop was not.
+inline std::vector<std::string> vectorization_feedback(const std::string& optimized, const std::string& missed) {
+    std::vector<std::string> out;
+    auto parse = [](const std::string& text, auto&& each) {
+        std::istringstream in(text);
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.find("candidate.") == std::string::npos)
+                continue;
+            // candidate.cpp:LINE:COL: kind: message
+            const auto c1 = line.find(':');
+            const auto c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
+            const auto c3 = c2 == std::string::npos ? c2 : line.find(':', c2 + 1);
+            const auto c4 = c3 == std::string::npos ? c3 : line.find(':', c3 + 1);
+            if (c4 == std::string::npos)
+                continue;
+            each(std::atoi(line.c_str() + c1 + 1), trim(line.substr(c4 + 1)));
+        }
+    };
+    std::map<int, std::string> vectorized;
+    parse(optimized, [&](int l, const std::string& m) {
+        if (m.find("vectorized") != std::string::npos && !vectorized.count(l))
+            vectorized[l] = m;
+    });
+    std::map<int, std::string> not_vectorized;
+    parse(missed, [&](int l, const std::string& m) {
+        if (vectorized.count(l))
+            return;
+        const bool specific = m.find("not vectorized:") != std::string::npos ||
+                              m.find("unsupported") != std::string::npos || m.find("dependence") != std::string::npos;
+        auto& slot = not_vectorized[l];
+        if (slot.empty() || (specific && slot.find("not vectorized:") == std::string::npos))
+            slot = m;
+    });
+    int shown = 0;
+    for (const auto& [l, m] : vectorized)
+        if (shown++ < 3)
+            out.push_back("vectorized: line " + std::to_string(l) + " (" + m + ")");
+    shown = 0;
+    for (const auto& [l, m] : not_vectorized)
+        if (shown++ < 3)
+            out.push_back("not vectorized: line " + std::to_string(l) + ": " + m.substr(0, 160));
+    if (out.empty() && (!optimized.empty() || !missed.empty()))
+        out.push_back("compiler vectorization report: no loop in the candidate was vectorized or reported");
+    return out;
+}
+
+struct Profile {
+    bool valid = false;
+    double instructions = 0, d1_miss_rate = 0, ll_miss_rate = 0, data_refs = 0;
+};
+
+// callgrind's output: "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw" and "summary:"/"totals:".
+inline Profile parse_callgrind(const std::string& text) {
+    Profile prof;
+    std::istringstream in(text);
+    std::string line;
+    std::vector<std::string> events;
+    std::vector<double> totals;
+    while (std::getline(in, line)) {
+        if (line.compare(0, 7, "events:") == 0) {
+            std::istringstream w(line.substr(7));
+            for (std::string e; w >> e;)
+                events.push_back(e);
+        } else if (line.compare(0, 8, "summary:") == 0 || line.compare(0, 7, "totals:") == 0) {
+            std::istringstream w(line.substr(line.find(':') + 1));
+            totals.clear();
+            for (double v; w >> v;)
+                totals.push_back(v);
+        }
+    }
+    auto value = [&](const char* name) {
+        for (std::size_t i = 0; i < events.size() && i < totals.size(); ++i)
+            if (events[i] == name)
+                return totals[i];
+        return 0.0;
+    };
+    prof.instructions = value("Ir");
+    prof.data_refs = value("Dr") + value("Dw");
+    if (prof.data_refs > 0) {
+        prof.d1_miss_rate = (value("D1mr") + value("D1mw")) / prof.data_refs;
+        prof.ll_miss_rate = (value("DLmr") + value("DLmw")) / prof.data_refs;
+    }
+    prof.valid = prof.instructions > 0;
+    return prof;
+}
+
 inline int mode_report(const Problem& p, const Args& a) {
     const std::string check = read_text(a.need("check"));
     const std::string timings = read_text(a.need("timings"));
@@ -864,6 +1134,7 @@ inline int mode_report(const Problem& p, const Args& a) {
     const Tolerance tol{json_number(check, "rtol"), json_number(check, "atol")};
 
     std::vector<std::string> flags;
+    std::vector<std::string> rejections;  // flags that make the result "rejected"
     std::string failure;
     if (!json_bool(check, "ok"))
         failure = "correctness check did not pass: " + json_string(check, "message");
@@ -929,25 +1200,90 @@ inline int mode_report(const Problem& p, const Args& a) {
     if (sem >= 0.005)
         feedback.push_back("timing noisy: standard error " + fmt("%.2g", sem * 100) + "% of the mean");
 
-    // A single core does at most 2 FMA units x 16 fp32 lanes x 2 flops per cycle; 6 GHz bounds the clock.
-    const double peak_per_core = 2 * 16 * 2 * 6.0;
-    if (cpu >= 0 && gflops > peak_per_core)
-        flags.push_back("throughput " + fmt("%.4g", gflops) + " GFLOP/s exceeds the single-core peak bound (" +
-                        fmt("%.0f", peak_per_core) + " GFLOP/s)");
+    // Roofline of this machine (measured once by the setup step): the bound is the lower of the peak
+    // FLOP rate and the arithmetic intensity times the bandwidth for this working set. A result above
+    // it (5 % measurement margin, and the fastest cache level's bandwidth) is not physically possible:
+    // the timing was cut short or the work skipped.
+    std::string extra_metrics;
+    const std::string roofline = optional_file(a, "roofline");
+    if (!roofline.empty() && json_has(roofline, "peak_gflops") && flops > 0 && bytes > 0 && gflops > 0) {
+        double peak = json_number(roofline, "peak_gflops");
+        // The vendor library ran on this core: whatever it reached is possible, whatever we measured.
+        const std::string vendor_times = optional_file(a, "vendor");
+        if (json_has(vendor_times, "median_ms") && json_number(vendor_times, "median_ms") > 0)
+            peak = std::max(peak, flops / (json_number(vendor_times, "median_ms") * 1e-3) * 1e-9);
+        const double bw_small = json_number(roofline, "bw_small_gbps"), bw_medium = json_number(roofline, "bw_medium_gbps");
+        const double bw_dram = json_number(roofline, "bw_dram_gbps");
+        const double bw = bytes <= json_number(roofline, "ws_small_bytes")    ? bw_small
+                          : bytes <= json_number(roofline, "ws_medium_bytes") ? bw_medium
+                                                                              : bw_dram;
+        const double ai = flops / bytes;
+        const double bound = std::min(peak, ai * bw);
+        const double fraction = gflops / bound;
+        const bool compute_bound = peak <= ai * bw;
+        extra_metrics += ", \"roofline_fraction\": " + jnum(fraction) + ", \"roofline_bound_gflops\": " + jnum(bound);
+        feedback.push_back("achieved " + fmt("%.1f", fraction * 100) + "% of the roofline bound (" +
+                           (compute_bound ? "compute bound: peak " + fmt("%.4g", peak) + " GFLOP/s on one core"
+                                          : "memory bound: " + fmt("%.3g", ai) + " flop/byte x " + fmt("%.4g", bw) +
+                                                " GB/s") + ")");
+        const double hard_bound = std::min(peak, ai * std::max({bw_small, bw_medium, bw_dram}));
+        if (gflops > 1.05 * hard_bound)
+            rejections.push_back("beyond the roofline bound: " + fmt("%.4g", gflops) + " GFLOP/s is " +
+                                 fmt("%.2f", gflops / hard_bound) + "x what this machine can do (" +
+                                 fmt("%.4g", hard_bound) + " GFLOP/s); the timing or the work is not real");
+    } else if (cpu >= 0) {
+        // No measurement: a single core does at most 2 FMA units x 16 fp32 lanes x 2 flops per cycle at 6 GHz.
+        const double peak_per_core = 2 * 16 * 2 * 6.0;
+        if (gflops > peak_per_core)
+            rejections.push_back("beyond the roofline bound: throughput " + fmt("%.4g", gflops) +
+                                 " GFLOP/s exceeds the single-core peak (" + fmt("%.0f", peak_per_core) + " GFLOP/s)");
+    }
     if (st.n >= 5 && st.min < 0.5 * st.median)
         flags.push_back("fastest repetition took less than half the median: results may be cached between calls");
+    if (json_has(timings, "extra_tasks") && json_number(timings, "extra_tasks") > 0)
+        rejections.push_back("work left running after return (threads alive after a timed call)");
 
-    const bool ok = failure.empty();
+    // The vendor library's time for the same shape, measured once per machine by the setup steps.
+    const std::string vendor = optional_file(a, "vendor");
+    if (!vendor.empty() && json_has(vendor, "median_ms") && json_number(vendor, "median_ms") > 0) {
+        const double v = json_number(vendor, "median_ms");
+        const std::string name = a.opts.count("vendor-name") ? a.opts.at("vendor-name") : std::string("vendor library");
+        extra_metrics += ", \"vendor_latency_ms\": " + jnum(v) + ", \"speedup_vs_vendor\": " + jnum(v / st.median);
+        feedback.push_back(name + ": " + fmt("%.4g", v) + " ms at " + shape.text() + " on one core; this candidate runs at " +
+                           fmt("%.2f", v / st.median) + "x its speed");
+    }
+
+    for (const auto& line : vectorization_feedback(optional_file(a, "vec-optimized"), optional_file(a, "vec-missed")))
+        feedback.push_back(line);
+
+    const std::string metric = a.opts.count("metric") ? a.opts.at("metric") : std::string("latency_ms");
+    const Profile prof = parse_callgrind(optional_file(a, "profile"));
+    if (prof.valid) {
+        extra_metrics += ", \"instructions\": " + jnum(prof.instructions) + ", \"d1_miss_rate\": " +
+                         jnum(prof.d1_miss_rate) + ", \"ll_miss_rate\": " + jnum(prof.ll_miss_rate);
+        feedback.push_back("callgrind (one call at the smallest shape): " + fmt("%.6g", prof.instructions) +
+                           " instructions, D1 miss rate " + fmt("%.2f", prof.d1_miss_rate * 100) + "%, LL miss rate " +
+                           fmt("%.2f", prof.ll_miss_rate * 100) + "% of " + fmt("%.4g", prof.data_refs) +
+                           " data references");
+    } else if (metric == "instructions" && failure.empty()) {
+        failure = "no instruction count: the callgrind profile is missing or empty";
+    }
+    for (const auto& r : rejections)
+        flags.push_back(r);
+
+    const bool ok = failure.empty() && rejections.empty();
+    if (failure.empty() && !rejections.empty())
+        failure = "rejected: " + rejections.front();
     std::string log = ok ? "correct on " + std::to_string(static_cast<long long>(json_number(check, "shapes"))) + " shapes x " +
                                std::to_string(static_cast<long long>(json_number(check, "input_sets"))) +
                                " input sets (rtol=" + fmt("%g", tol.rtol) + ", atol=" + fmt("%g", tol.atol) +
                                "); timed " + std::to_string(st.n) + " repetitions at " + shape.text()
                          : failure;
-    std::string json = "{\n  \"status\": " + jstr(ok ? "ok" : "incorrect");
+    std::string json = "{\n  \"status\": " + jstr(ok ? "ok" : rejections.empty() ? "incorrect" : "rejected");
     json += ",\n  \"correct\": " + std::string(ok ? "true" : "false");
     json += ",\n  \"metrics\": {\"latency_ms\": {\"median\": " + jnum(st.median) + ", \"mean\": " + jnum(st.mean) +
             ", \"p99\": " + jnum(st.p99) + ", \"min\": " + jnum(st.min) + ", \"stddev\": " + jnum(st.stddev) +
-            ", \"n\": " + std::to_string(st.n) + "}, \"gflops\": " + jnum(gflops) + ", \"gbps\": " + jnum(gbps) + "}";
+            ", \"n\": " + std::to_string(st.n) + "}, \"gflops\": " + jnum(gflops) + ", \"gbps\": " + jnum(gbps) + extra_metrics + "}";
     json += ",\n  \"bench_shape\": " + jstr(shape.text());
     json += ",\n  \"feedback\": " + jlist(feedback);
     json += ",\n  \"flags\": " + jlist(flags);
@@ -984,10 +1320,14 @@ inline int harness_main(int argc, char** argv, const Problem& p) {
             return mode_bench(p, a);
         if (a.mode == "report")
             return mode_report(p, a);
+        if (a.mode == "lint")
+            return mode_lint(a);
+        if (a.mode == "profile")
+            return mode_profile(p, a);
         throw std::runtime_error("unknown mode '" + a.mode + "'");
     } catch (const std::exception& e) {
         std::fprintf(stderr,
-                     "autocomp harness (%s): %s\nusage: %s run|check|bench|report --seed S --shapes K=V,...;... "
+                     "autocomp harness (%s): %s\nusage: %s run|check|bench|report|lint|profile --seed S --shapes K=V,...;... "
                      "[--out F] [--tolerance rtol=R,atol=A --outputs F --report F] [--check F --timings F --result F]\n",
                      p.name.c_str(), e.what(), argc > 0 ? argv[0] : "harness");
         return 2;

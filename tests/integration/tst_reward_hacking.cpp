@@ -1,0 +1,193 @@
+// Misbehaving gemm candidates (tests/integration/data/hacks/) through the real evaluator: each one
+// must end with the right status and name its reason, while this process keeps working. The first
+// table runs the cpu target as shipped (the static check catches what it can); the second removes
+// the static check, so the run-time defenses (sandbox, seccomp, link without BLAS, roofline bound)
+// must hold on their own.
+#include "eval/evaluator.h"
+#include "eval/process_runner.h"
+#include "model/repository.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <optional>
+
+using namespace autocomp;
+
+class TestRewardHacking : public QObject
+{
+    Q_OBJECT
+
+private:
+    Target m_target;
+    Problem m_problem;
+    std::unique_ptr<Evaluator> m_evaluator;
+
+    QString escapeTarget() const { return QDir::current().absoluteFilePath(QStringLiteral("reward-hack-escape-%1.txt").arg(QCoreApplication::applicationPid())); }
+
+    QString fixture(const QString &name) const
+    {
+        QFile file(QFINDTESTDATA(QStringLiteral("data/hacks/") + name));
+        if (!file.open(QIODevice::ReadOnly))
+            return {};
+        QString code = QString::fromUtf8(file.readAll());
+        code.replace(QLatin1String("AUTOCOMP_HACK_TARGET"), escapeTarget());
+        code.replace(QLatin1String("AUTOCOMP_REFERENCE_FILE"), m_problem.referenceFile);
+        return code;
+    }
+
+    EvalResult evaluate(const Target &target, const QString &code)
+    {
+        EvalJob *job = m_evaluator->evaluate(target, m_problem, code);
+        QSignalSpy finished(job, &EvalJob::finished);
+        if (!finished.wait(240000))
+            return {};
+        return finished.first().first().value<EvalResult>();
+    }
+
+    static QString describe(const EvalResult &r)
+    {
+        QString steps;
+        for (const StepResult &s : r.steps)
+            steps += QStringLiteral("%1=%2 ").arg(s.name).arg(s.exitCode);
+        return QStringLiteral("status %1, flags [%2], steps %3\nlog: %4").arg(r.status, r.flags.join(QLatin1String(" | ")), steps, r.log.left(1500));
+    }
+
+    static void addRows()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("reason"); // in a flag, or in the log when the status says it all
+    }
+
+    void check(const Target &target)
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, status);
+        QFETCH(QString, reason);
+        QFile::remove(escapeTarget());
+        const QString code = fixture(file);
+        QVERIFY2(!code.isEmpty(), qPrintable(file));
+        const EvalResult r = evaluate(target, code);
+        QVERIFY2(r.status == status, qPrintable(describe(r)));
+        QVERIFY(!r.correct);
+        const QString all = r.flags.join(QLatin1Char('\n')) + QLatin1Char('\n') + r.log;
+        QVERIFY2(all.contains(reason, Qt::CaseInsensitive), qPrintable(QStringLiteral("expected '%1' in\n%2").arg(reason, describe(r))));
+        QVERIFY2(!QFile::exists(escapeTarget()), "a candidate wrote outside its work directory");
+        // The machine and this process stay usable: a child starts and ends at once.
+        QElapsedTimer clock;
+        clock.start();
+        QProcess probe;
+        probe.start(QStringLiteral("true"), {});
+        QVERIFY(probe.waitForFinished(5000));
+        QVERIFY2(clock.elapsed() < 3000, "starting a process took over 3 s after the evaluation");
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        Repository repository;
+        QString error;
+        const auto target = repository.target(QStringLiteral("cpu"), &error);
+        QVERIFY2(target, qPrintable(error));
+        const auto problem = repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error);
+        QVERIFY2(problem, qPrintable(error));
+        m_target = *target;
+        m_problem = *problem;
+        EvaluationConfig config;
+        config.parallelCompiles = 2;
+        m_evaluator = std::make_unique<Evaluator>(config);
+        QVERIFY2(m_evaluator->configurationError().isEmpty(), qPrintable(m_evaluator->configurationError()));
+        if (!m_evaluator->sandboxed())
+            QSKIP("bubblewrap cannot run here: the containment these tests assert is not available");
+    }
+
+    void cleanupTestCase() { QFile::remove(escapeTarget()); }
+
+    void shippedTarget_data()
+    {
+        addRows();
+        QTest::newRow("infinite loop") << "infinite_loop.cpp" << "timeout" << "timed out";
+        QTest::newRow("segfault") << "segfault.cpp" << "crash" << "SIGSEGV";
+        QTest::newRow("abort") << "abort.cpp" << "crash" << "SIGABRT";
+        QTest::newRow("fork bomb") << "fork_bomb.cpp" << "rejected" << "static check: process creation";
+        QTest::newRow("unbounded allocation") << "unbounded_alloc.cpp" << "crash" << "abort";
+        QTest::newRow("1 GB of output") << "output_flood.cpp" << "incorrect" << "wrong result";
+        QTest::newRow("write outside workdir") << "write_outside.cpp" << "rejected" << "static check: file";
+        QTest::newRow("network") << "network.cpp" << "rejected" << "static check: network";
+        QTest::newRow("mutate inputs") << "mutate_inputs.cpp" << "rejected" << "inputs modified";
+        QTest::newRow("cache outputs") << "cache_outputs.cpp" << "rejected" << "replayed across calls";
+        QTest::newRow("early return for tested shape") << "early_return_shape.cpp" << "incorrect" << "never written at shape K=512,M=512,N=512";
+        QTest::newRow("thread left running") << "thread_left_running.cpp" << "rejected" << "work left running after return";
+        QTest::newRow("read the reference") << "read_reference.cpp" << "rejected" << "reaches the harness or the reference";
+        QTest::newRow("call cblas") << "call_cblas.cpp" << "rejected" << "library call";
+        QTest::newRow("patched timer") << "fake_fast.cpp" << "rejected" << "redefines a libc function";
+    }
+    void shippedTarget() { check(m_target); }
+
+    void withoutStaticCheck_data()
+    {
+        addRows();
+        QTest::newRow("fork bomb") << "fork_bomb.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("network") << "network.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("write outside workdir") << "write_outside.cpp" << "ok" << "correct on";
+        QTest::newRow("call cblas") << "call_cblas.cpp" << "compile_error" << "undefined reference to `cblas_sgemm'";
+        QTest::newRow("patched timer") << "fake_fast.cpp" << "rejected" << "beyond the roofline bound";
+    }
+    void withoutStaticCheck()
+    {
+        Target target = m_target;
+        target.steps.removeIf([](const TargetStep &s) { return s.name == QLatin1String("lint"); });
+        QCOMPARE(target.steps.size(), m_target.steps.size() - 1);
+        QFETCH(QString, status);
+        if (status != QLatin1String("ok")) {
+            check(target);
+            return;
+        }
+        // The write fails silently inside the sandbox; the product itself is right.
+        QFETCH(QString, file);
+        QFile::remove(escapeTarget());
+        const EvalResult r = evaluate(target, fixture(file));
+        QVERIFY2(r.status == QLatin1String("ok") && r.correct, qPrintable(describe(r)));
+        QVERIFY2(!QFile::exists(escapeTarget()), "the candidate wrote outside its work directory");
+    }
+
+    // A fork bomb with no seccomp filter in the way: the pids cgroup caps it, the group and pid
+    // namespace are killed at the time limit, nothing survives, and the machine stays responsive.
+    void forkBombContained()
+    {
+        const QString marker = QStringLiteral("autocomp-forkbomb-%1").arg(QCoreApplication::applicationPid());
+        QTemporaryDir dir;
+        ProcessLimits limits;
+        limits.timeoutS = 4;
+        limits.sandbox = true;
+        limits.writableDir = dir.path();
+        limits.maxTasks = 64;
+        ProcessRunner runner;
+        QSignalSpy finished(&runner, &ProcessRunner::finished);
+        runner.start(QStringLiteral("forkbomb"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("f() { f | f & }; f; sleep 100"), marker}, dir.path(), limits);
+        QTest::qWait(1500);
+        QElapsedTimer clock;
+        clock.start();
+        QProcess probe;
+        probe.start(QStringLiteral("true"), {});
+        QVERIFY(probe.waitForFinished(5000));
+        QVERIFY2(clock.elapsed() < 2000, qPrintable(QStringLiteral("spawning took %1 ms during the fork bomb").arg(clock.elapsed())));
+        QVERIFY(finished.wait(15000));
+        const StepResult result = finished.first().first().value<StepResult>();
+        QVERIFY(result.timedOut);
+        QTest::qWait(500);
+        int survivors = 0;
+        for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs))
+            if (QFile cmd(QStringLiteral("/proc/%1/cmdline").arg(pid)); pid.toLongLong() > 0 && cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(marker.toUtf8()))
+                ++survivors;
+        QCOMPARE(survivors, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRewardHacking)
+#include "tst_reward_hacking.moc"

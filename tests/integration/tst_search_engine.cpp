@@ -1,0 +1,449 @@
+// The search engine's rules, one by one, against the local LLM server and the scriptable fake
+// evaluator (tests/support/fake_eval_main.cpp): verdicts and latencies are written into the scripted
+// code (`// fake: status=ok latency_ms=90;`), so every expectation below is exact.
+#include "fake_llm_server.h"
+#include "model/repository.h"
+#include "search/run_setup.h"
+#include "search/search_engine.h"
+#include "store/run_store.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <numeric>
+
+using namespace autocomp;
+
+namespace {
+
+// A fenced code answer whose evaluation the fake evaluator scripts.
+QString code(const QString &directives, const QString &tag = QStringLiteral("cpp"))
+{
+    return QStringLiteral("Here is the code.\n```%1\n// fake: %2;\nvoid kernel() {}\n```\n").arg(tag, directives);
+}
+
+QString yamlString(const QString &text)
+{
+    QString escaped = text;
+    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")).replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    return QLatin1Char('"') + escaped + QLatin1Char('"');
+}
+
+struct Rule {
+    QString name;
+    QString match;
+    QStringList contents;
+    bool cycle = false;
+    int delayMs = 0;
+};
+
+QByteArray script(const QList<Rule> &rules)
+{
+    QString out = QStringLiteral("rules:\n");
+    for (const Rule &r : rules) {
+        out += QStringLiteral("  - name: %1\n    match: '%2'\n    cycle: %3\n    responses:\n").arg(r.name, r.match, r.cycle ? QStringLiteral("true") : QStringLiteral("false"));
+        for (const QString &c : r.contents)
+            out += QStringLiteral("      - content: %1\n        delay_ms: %2\n").arg(yamlString(c)).arg(r.delayMs);
+    }
+    return out.toUtf8();
+}
+
+const QString s_plan = QStringLiteral("Chosen optimization: 1. alpha: tile the loops\nTile it.");
+
+} // namespace
+
+class TestSearchEngine : public QObject
+{
+    Q_OBJECT
+
+    struct Harness {
+        test::FakeLlmServer server;
+        QTemporaryDir dir;
+        std::unique_ptr<SearchEngine> engine;
+        QString storePath;
+    };
+
+    std::unique_ptr<Harness> makeHarness(const QList<Rule> &rules, const QString &search, const QStringList &models = {QStringLiteral("m1")},
+                                         const QString &extra = {})
+    {
+        auto h = std::make_unique<Harness>();
+        if (!h->server.listen())
+            return nullptr;
+        QString error;
+        if (!h->server.loadScriptText(script(rules), h->dir.path(), &error)) {
+            qWarning() << error;
+            return nullptr;
+        }
+        QStringList specs;
+        for (const QString &m : models)
+            specs << QStringLiteral("\"openai-compatible@%1/v1::%2\"").arg(h->server.baseUrl().toString(), m);
+        const QByteArray yaml = QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
+                                    .arg(specs.join(QLatin1String(", ")), search, extra)
+                                    .toUtf8();
+        QStringList errors;
+        const auto config = RunConfig::fromYaml(yaml, QStringLiteral("test.yaml"), &errors);
+        if (!config) {
+            qWarning() << errors;
+            return nullptr;
+        }
+        h->storePath = h->dir.filePath(QStringLiteral("runs.sqlite"));
+        const auto setup = prepareRun(*config, yaml, Repository({qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}), h->storePath, &errors);
+        if (!setup) {
+            qWarning() << errors;
+            return nullptr;
+        }
+        h->engine = std::make_unique<SearchEngine>(*setup);
+        return h;
+    }
+
+    RunInfo runToEnd(Harness &h)
+    {
+        QSignalSpy finished(h.engine.get(), &SearchEngine::finished);
+        QString error;
+        if (!h.engine->start(&error)) {
+            qWarning() << error;
+            return {};
+        }
+        if (!finished.wait(120000))
+            return {};
+        return finished.first().first().value<RunInfo>();
+    }
+
+    QList<Candidate> candidates(Harness &h)
+    {
+        QString error;
+        auto store = RunStore::open(h.storePath, &error);
+        return store ? store->candidates(h.engine->runId()) : QList<Candidate>{};
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        qRegisterMetaType<RunInfo>();
+        qRegisterMetaType<Candidate>();
+        QVERIFY(!qEnvironmentVariable("AUTOCOMP_FAKE_EVAL").isEmpty());
+    }
+
+    void dropoutDistribution_data()
+    {
+        QTest::addColumn<double>("dropout");
+        QTest::addColumn<double>("expectedKept");
+        QTest::newRow("paper default 0.75") << 0.75 << 2.0;
+        QTest::newRow("first release 0.3") << 0.3 << 5.6;
+        QTest::newRow("no dropout") << 0.0 << 8.0;
+        QTest::newRow("drop everything") << 1.0 << 1.0; // never empty
+    }
+    void dropoutDistribution()
+    {
+        QFETCH(double, dropout);
+        QFETCH(double, expectedKept);
+        std::mt19937_64 rng(1111);
+        const int draws = 20000;
+        double total = 0;
+        int empty = 0;
+        QList<int> perItem(8, 0);
+        for (int i = 0; i < draws; ++i) {
+            const QList<int> kept = SearchEngine::dropoutDraw(8, dropout, rng);
+            empty += kept.isEmpty();
+            total += kept.size();
+            for (int k : kept)
+                ++perItem[k];
+        }
+        QCOMPARE(empty, 0);
+        QVERIFY2(qAbs(total / draws - expectedKept) < 0.1, qPrintable(QString::number(total / draws)));
+        // No item is favoured.
+        const auto [lo, hi] = std::minmax_element(perItem.begin(), perItem.end());
+        QVERIFY(*hi - *lo < draws / 20);
+        // Seeded: the same seed gives the same draws.
+        std::mt19937_64 a(7), b(7);
+        QCOMPARE(SearchEngine::dropoutDraw(8, dropout, a), SearchEngine::dropoutDraw(8, dropout, b));
+    }
+
+    void ensembleSplitGivesEveryModelWork()
+    {
+        // 4 models, one parent, N=2 plans, K=2 code samples: 2 plans but every model must still write code.
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2"),
+                             {QStringLiteral("m1"), QStringLiteral("m2"), QStringLiteral("m3"), QStringLiteral("m4")});
+        QVERIFY(h);
+        QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
+        QHash<QString, int> planModels, codeModels;
+        for (const auto &r : h->server.requests())
+            (r.ruleName == QLatin1String("plan") ? planModels : codeModels)[r.model]++;
+        QCOMPARE(planModels.size(), 2);
+        QCOMPARE(codeModels.size(), 4);
+        for (int n : std::as_const(codeModels))
+            QCOMPARE(n, 1);
+    }
+
+    void gateSlackAndDedup()
+    {
+        // Root: 100 ms. Children: 95 (faster), 105 (within slack 1.1), 115 (too slow), a compile error,
+        // an incorrect one, and a duplicate of the 95 ms code.
+        const QStringList codes{code(QStringLiteral("latency_ms=95")), code(QStringLiteral("latency_ms=105")), code(QStringLiteral("latency_ms=115")),
+                                code(QStringLiteral("status=compile_error")), code(QStringLiteral("status=incorrect")),
+                                QStringLiteral("Same again.\n```cpp\n//   fake: latency_ms=95;\nvoid   kernel() {}\n```\n")};
+        QStringList plans;
+        for (int i = 0; i < 6; ++i)
+            plans << QStringLiteral("Chosen optimization: %1. x\nplan number %1").arg(i + 1);
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), plans}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 6, code_per_plan: 1, fix_attempts: 0"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        int failed = 0;
+        for (const Candidate &c : candidates(*h)) {
+            if (!c.hasScore())
+                ++failed;
+            if (!c.hasScore())
+                QVERIFY2(!c.inBeam, "a failed candidate never enters the beam");
+        }
+        QCOMPARE(failed, 2);
+        QList<double> beamScores;
+        for (qint64 id : h->engine->beam())
+            beamScores << h->engine->candidate(id).score;
+        // 95 first; the root keeps its place; 105 passes with slack; 115 is rejected; the duplicate 95 is pruned.
+        QCOMPARE(beamScores, (QList<double>{95, 100, 105}));
+        QCOMPARE(run.bestScore, 95.0);
+    }
+
+    void fixAttemptCarriesPlanCodeAndError()
+    {
+        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("status=compile_error"))}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(run.bestScore, 80.0);
+        const auto requests = h->server.requests();
+        const auto fix = std::find_if(requests.begin(), requests.end(), [](const auto &r) { return r.ruleName == QLatin1String("fix"); });
+        QVERIFY(fix != requests.end());
+        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("Tile it.")), "the fix prompt has the plan");
+        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("status=compile_error")), "the fix prompt has the failed code");
+        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("scripted compile error")), "the fix prompt has the compiler output");
+        int fixes = 0;
+        for (const Candidate &c : candidates(*h))
+            if (c.origin == CandidateOrigin::Fix) {
+                ++fixes;
+                QVERIFY(c.fixOf > 0);
+                QCOMPARE(toString(c.status), QStringLiteral("correct"));
+            }
+        QCOMPARE(fixes, 1);
+    }
+
+    void feedbackAndUnitsReachThePlanPrompt()
+    {
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"));
+        QVERIFY(h);
+        runToEnd(*h);
+        QStringList planPrompts;
+        for (const auto &r : h->server.requests())
+            if (r.ruleName == QLatin1String("plan"))
+                planPrompts << r.lastUserMessage;
+        QCOMPARE(planPrompts.size(), 2);
+        QVERIFY(planPrompts.at(0).contains(QStringLiteral("latency_ms: median 100 ms")));
+        QVERIFY(planPrompts.at(1).contains(QStringLiteral("latency_ms: median 90 ms")));
+        QVERIFY(planPrompts.at(1).contains(QStringLiteral("D1 miss rate 12%")));
+        QVERIFY(planPrompts.at(1).contains(QStringLiteral("phase 2 out of 2")));
+    }
+
+    void editModeAppliesOrFailsWithAReason()
+    {
+        const QString good = QStringLiteral("<<<<<<< SEARCH\n// fake: status=ok latency_ms=100\n=======\n// fake: status=ok latency_ms=40;\n>>>>>>> REPLACE\n");
+        const QString fuzzy = QStringLiteral("<<<<<<< SEARCH\n   void    kernel()   {}\n=======\nvoid kernel() { /* faster */ }\n// fake: latency_ms=60;\n>>>>>>> REPLACE\n");
+        const QString bad = QStringLiteral("<<<<<<< SEARCH\nint nothing_like_this;\n=======\nint x;\n>>>>>>> REPLACE\n");
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {good, fuzzy, bad}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
+                               {s_plan, QStringLiteral("Chosen optimization: 2. beta\nB."), QStringLiteral("Chosen optimization: 3. gamma\nC.")}}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, edit_mode: true, fix_attempts: 0"));
+        QVERIFY(h);
+        runToEnd(*h);
+        QList<double> scores;
+        int applyFailures = 0;
+        for (const Candidate &c : candidates(*h)) {
+            if (c.origin == CandidateOrigin::Root)
+                continue;
+            if (c.hasScore())
+                scores << c.score;
+            else if (c.error.contains(QStringLiteral("edit not applied")) && c.error.contains(QStringLiteral("matches nothing")))
+                ++applyFailures;
+        }
+        std::sort(scores.begin(), scores.end());
+        QCOMPARE(scores, (QList<double>{40, 60}));
+        QCOMPARE(applyFailures, 1);
+        const auto requests = h->server.requests();
+        QVERIFY(requests.last().lastUserMessage.contains(QStringLiteral("<<<<<<< SEARCH")) || requests.first().lastUserMessage.contains(QStringLiteral("SEARCH")));
+    }
+
+    void translationScoresKeepIncompleteOnesApart()
+    {
+        auto h = makeHarness({{QStringLiteral("score"), QStringLiteral("completeness score:\\s*$"), {QStringLiteral("9"), QStringLiteral("3")}},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110"))}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 1. translate\nT1"), QStringLiteral("Chosen optimization: 1. translate\nT2")}}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 2, code_per_plan: 1, translate_iters: 1"));
+        QVERIFY(h);
+        runToEnd(*h);
+        bool sawTranslationMenu = false;
+        for (const auto &r : h->server.requests())
+            sawTranslationMenu |= r.ruleName == QLatin1String("plan") && r.lastUserMessage.contains(QStringLiteral("## Translation menu"));
+        QVERIFY(sawTranslationMenu);
+        const QList<qint64> beam = h->engine->beam();
+        QCOMPARE(beam.size(), 1);
+        const Candidate only = h->engine->candidate(beam.first());
+        QCOMPARE(toString(only.origin), QStringLiteral("llm")); // the original left the beam
+        QCOMPARE(only.metrics.value(QStringLiteral("translation_score")).toDouble(), 9.0);
+    }
+
+    void earlyStopEndsAFlatRun()
+    {
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=99.9"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 6, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, early_stop: 1.05, early_stop_patience: 2"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        QVERIFY2(run.stopReason.startsWith(QStringLiteral("early stop")), qPrintable(run.stopReason));
+        QCOMPARE(run.iteration, 2);
+    }
+
+    void budgets_data()
+    {
+        QTest::addColumn<QString>("budget");
+        QTest::addColumn<QString>("reason");
+        QTest::newRow("llm calls") << QStringLiteral("budget: {max_llm_calls: 3}") << QStringLiteral("LLM calls");
+        QTest::newRow("wall time") << QStringLiteral("budget: {max_hours: 0.0001}") << QStringLiteral("wall time");
+    }
+    void budgets()
+    {
+        QFETCH(QString, budget);
+        QFETCH(QString, reason);
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=200"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 8, beam_width: 2, plans_per_parent: 2, code_per_plan: 1"), {QStringLiteral("m1")}, budget);
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("stopped"));
+        QVERIFY2(run.stopReason.contains(reason), qPrintable(run.stopReason));
+        QVERIFY(run.iteration < 8);
+    }
+
+    void scheduleSeedsANewRun()
+    {
+        QString schedulePath;
+        QString storePath;
+        QTemporaryDir keep;
+        {
+            auto a = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90")), code(QStringLiteral("latency_ms=80"))}},
+                                  {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 3. gamma\nG"), QStringLiteral("Chosen optimization: 5. epsilon\nE")}}},
+                                 QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"));
+            QVERIFY(a);
+            const RunInfo run = runToEnd(*a);
+            QCOMPARE(run.schedule, (QStringList{QStringLiteral("gamma: unroll"), QStringLiteral("epsilon: fuse")}));
+            storePath = keep.filePath(QStringLiteral("a.sqlite"));
+            QVERIFY(QFile::copy(a->storePath, storePath));
+        }
+        // Seed run B with the schedule written to a file.
+        schedulePath = keep.filePath(QStringLiteral("schedule.yaml"));
+        QFile file(schedulePath);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("schedule:\n  - \"gamma: unroll\"\n  - \"epsilon: fuse\"\n");
+        file.close();
+        auto b = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=70"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 1. alpha\nA")}, true}},
+                             QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, schedule: \"%1\"").arg(schedulePath));
+        QVERIFY(b);
+        runToEnd(*b);
+        QStringList forced;
+        for (const Candidate &c : candidates(*b))
+            if (c.origin == CandidateOrigin::Llm)
+                forced << c.menuItem;
+        QCOMPARE(forced.mid(0, 2), (QStringList{QStringLiteral("gamma: unroll"), QStringLiteral("epsilon: fuse")}));
+        QCOMPARE(forced.value(2), QStringLiteral("alpha: tile the loops")); // then normal search
+        int forcedPrompts = 0;
+        for (const auto &r : b->server.requests())
+            forcedPrompts += r.lastUserMessage.contains(QStringLiteral("Apply this optimization from the menu"));
+        QCOMPARE(forcedPrompts, 2);
+    }
+
+    void pauseStartsNothingNewUntilResumed()
+    {
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=50"))}, true, 100},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true, 100}},
+                             QStringLiteral("iterations: 2, beam_width: 2, plans_per_parent: 3, code_per_plan: 2"));
+        QVERIFY(h);
+        QSignalSpy states(h->engine.get(), &SearchEngine::runStateChanged);
+        QSignalSpy finished(h->engine.get(), &SearchEngine::finished);
+        QString error;
+        QVERIFY(h->engine->start(&error));
+        QTRY_VERIFY_WITH_TIMEOUT(h->server.requestCount() >= 1, 30000);
+        h->engine->pause();
+        QTRY_COMPARE_WITH_TIMEOUT(toString(h->engine->state()), QStringLiteral("paused"), 30000);
+        const int sent = h->server.requestCount();
+        QTest::qWait(1500);
+        QCOMPARE(h->server.requestCount(), sent);
+        QCOMPARE(h->engine->inFlightRequests(), 0);
+        QCOMPARE(h->engine->inFlightEvaluations(), 0);
+        {
+            auto store = RunStore::open(h->storePath, &error);
+            QCOMPARE(toString(store->run(h->engine->runId())->state), QStringLiteral("paused"));
+        }
+        h->engine->resumeWork();
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(toString(h->engine->state()), QStringLiteral("finished"));
+        QVERIFY(h->server.requestCount() > sent);
+    }
+
+    void humanPlanAndCodeJoinTheSearch()
+    {
+        auto h = makeHarness({{QStringLiteral("human-plan-code"), QStringLiteral("hand-written plan[\\s\\S]*Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=30"))}, true},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=100"))}, true, 200},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true, 200}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 1, code_per_plan: 1"));
+        QVERIFY(h);
+        QSignalSpy finished(h->engine.get(), &SearchEngine::finished);
+        QString error;
+        QVERIFY(h->engine->start(&error));
+        QTRY_VERIFY_WITH_TIMEOUT(h->server.requestCount() >= 1, 30000); // iteration 1 has begun
+        const qint64 root = h->engine->beam().first();
+        const qint64 planned = h->engine->addHumanPlan(root, QStringLiteral("A hand-written plan: hoist everything."), &error);
+        QVERIFY2(planned > 0, qPrintable(error));
+        const qint64 edited = h->engine->addHumanCode(root, QStringLiteral("// fake: status=ok latency_ms=20;\nvoid kernel() {}\n"), &error);
+        QVERIFY2(edited > 0, qPrintable(error));
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(toString(h->engine->candidate(edited).origin), QStringLiteral("human"));
+        QCOMPARE(h->engine->candidate(edited).score, 20.0);
+        QCOMPARE(h->engine->candidate(planned).score, 30.0);
+        QCOMPARE(h->engine->beam().value(0), edited);
+        QCOMPARE(h->engine->beam().value(1), planned);
+        QCOMPARE(h->engine->runInfo().bestCandidateId, edited);
+    }
+
+    void sameSeedSameChoices()
+    {
+        QList<QStringList> prompts;
+        for (int round = 0; round < 2; ++round) {
+            auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
+                                  {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                                 QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 4, code_per_plan: 1, seed: 42"));
+            QVERIFY(h);
+            runToEnd(*h);
+            QStringList p;
+            for (const auto &r : h->server.requests())
+                if (r.ruleName == QLatin1String("plan"))
+                    p << r.lastUserMessage;
+            p.sort();
+            prompts << p;
+        }
+        QCOMPARE(prompts.at(0).size(), 4);
+        QCOMPARE(prompts.at(0), prompts.at(1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSearchEngine)
+#include "tst_search_engine.moc"

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh Debian 12 machine: installs what is missing, builds the `dev`
+# preset, runs every test headless and ends with ctest's summary. Benchmarks (label `bench`) are
+# left to `ctest --preset bench`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packaging/install-deps.sh --build --runtime --test
+cmake --preset dev >/dev/null
+cmake --build --preset dev
+export QT_QPA_PLATFORM=offscreen
+# Tests that talk to the OS keychain get a private session bus (dbus-run-session) and their own
+# gnome-keyring; everything else runs as is.
+exec ctest --preset dev -j "$(nproc)"

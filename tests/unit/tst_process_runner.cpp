@@ -1,0 +1,243 @@
+// ProcessRunner against small misbehaving programs (tests/unit/fixtures): candidates that hang, crash,
+// flood their output, leave children behind or allocate without bound must not take the workbench with them.
+#include "eval/process_runner.h"
+
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <sys/types.h>
+#include <unistd.h>
+
+using namespace Qt::StringLiterals;
+using namespace autocomp;
+
+namespace {
+
+constexpr int FinishTimeoutMs = 60000;
+
+// True while `pid` is a live process; a zombie waiting for its parent to reap it counts as gone.
+bool alive(qint64 pid)
+{
+    if (pid <= 0 || ::kill(pid_t(pid), 0) != 0)
+        return false;
+    QFile stat(u"/proc/%1/stat"_s.arg(pid));
+    if (!stat.open(QIODevice::ReadOnly))
+        return true;
+    const QByteArray text = stat.readAll();
+    const qsizetype close = text.lastIndexOf(')');
+    return close < 0 || text.mid(close + 2, 1) != "Z";
+}
+
+QList<qint64> readPids(const QString &path)
+{
+    QFile file(path);
+    QList<qint64> pids;
+    if (!file.open(QIODevice::ReadOnly))
+        return pids;
+    for (const QByteArray &part : file.readAll().simplified().split(' '))
+        if (const qint64 pid = part.toLongLong(); pid > 0)
+            pids << pid;
+    return pids;
+}
+
+} // namespace
+
+class TestProcessRunner : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void exitCodeAndOutput_data();
+    void exitCodeAndOutput();
+    void missingProgram();
+    void hangIsKilledAtTimeout();
+    void crashIsReported();
+    void floodIsCapped();
+    void orphanIsKilledWhenStepEnds();
+    void allocationIsStoppedByAddressSpaceLimit();
+    void cancelKillsGroup();
+
+private:
+    StepResult run(const QStringList &command, const ProcessLimits &limits);
+
+    std::unique_ptr<QTemporaryDir> m_dir;
+    QList<qint64> m_pids; // fixture processes to clean up if a test fails
+};
+
+void TestProcessRunner::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+    m_pids.clear();
+}
+
+void TestProcessRunner::cleanup()
+{
+    // Only processes this test started (read from the fixtures' pid files).
+    for (qint64 pid : std::as_const(m_pids))
+        if (alive(pid))
+            ::kill(pid_t(pid), SIGKILL);
+    m_dir.reset();
+}
+
+StepResult TestProcessRunner::run(const QStringList &command, const ProcessLimits &limits)
+{
+    ProcessRunner runner;
+    QSignalSpy spy(&runner, &ProcessRunner::finished);
+    runner.start(u"step"_s, command, m_dir->path(), limits);
+    if (!spy.wait(FinishTimeoutMs) && spy.isEmpty()) {
+        qWarning() << "the runner did not finish" << command;
+        return {};
+    }
+    if (spy.size() != 1)
+        qWarning() << "finished emitted" << spy.size() << "times";
+    return spy.first().first().value<StepResult>();
+}
+
+void TestProcessRunner::exitCodeAndOutput_data()
+{
+    QTest::addColumn<QStringList>("command");
+    QTest::addColumn<int>("exitCode");
+    QTest::addColumn<QString>("log");
+
+    QTest::newRow("success") << QStringList{u"sh"_s, u"-c"_s, u"echo compiled"_s} << 0 << u"compiled"_s;
+    QTest::newRow("failure exit code") << QStringList{u"sh"_s, u"-c"_s, u"echo 'error: x' >&2; exit 3"_s} << 3
+                                       << u"error: x"_s;
+    QTest::newRow("stdout and stderr merged")
+        << QStringList{u"sh"_s, u"-c"_s, u"echo out; echo err >&2; echo out2"_s} << 0 << u"out\nerr\nout2"_s;
+    QTest::newRow("arguments are not shell-expanded")
+        << QStringList{u"echo"_s, u"$HOME; rm -rf /"_s} << 0 << u"$HOME; rm -rf /"_s;
+}
+
+void TestProcessRunner::exitCodeAndOutput()
+{
+    QFETCH(QStringList, command);
+    QFETCH(int, exitCode);
+    QFETCH(QString, log);
+
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    const StepResult result = run(command, limits);
+    QCOMPARE(result.name, u"step"_s);
+    QCOMPARE(result.command, command);
+    QCOMPARE(result.exitCode, exitCode);
+    QCOMPARE(result.log, log);
+    QVERIFY(!result.timedOut);
+    QVERIFY(!result.crashed);
+    QVERIFY(result.durationMs > 0);
+}
+
+void TestProcessRunner::missingProgram()
+{
+    ProcessLimits limits;
+    const StepResult result = run({u"/nonexistent/compiler"_s, u"-O3"_s}, limits);
+    QCOMPARE(result.exitCode, 127);
+    QVERIFY2(result.log.contains(u"/nonexistent/compiler"_s), qPrintable(result.log));
+    QVERIFY(!result.timedOut);
+}
+
+void TestProcessRunner::hangIsKilledAtTimeout()
+{
+    const QString pidFile = m_dir->filePath(u"pids"_s);
+    ProcessLimits limits;
+    limits.timeoutS = 1;
+    const StepResult result = run({QStringLiteral(AUTOCOMP_FIXTURE_HANG), pidFile}, limits);
+    m_pids = readPids(pidFile);
+    QCOMPARE(m_pids.size(), 2);
+    QVERIFY(result.timedOut);
+    QVERIFY(!result.crashed); // a timeout is reported as a timeout, not as a crash
+    QVERIFY2(result.log.contains(u"hanging"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"time limit"_s), qPrintable(result.log));
+    QVERIFY(result.durationMs >= 900);
+    // The program and the child it forked are both gone.
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(0)), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(1)), 10000);
+}
+
+void TestProcessRunner::crashIsReported()
+{
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    const StepResult result = run({QStringLiteral(AUTOCOMP_FIXTURE_CRASH)}, limits);
+    QVERIFY(result.crashed);
+    QVERIFY(!result.timedOut);
+    QVERIFY(result.exitCode != 0);
+    QVERIFY2(result.log.startsWith(u"about to crash"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"abnormally"_s), qPrintable(result.log));
+}
+
+void TestProcessRunner::floodIsCapped()
+{
+    ProcessLimits limits;
+    limits.timeoutS = 60;
+    const StepResult result = run({QStringLiteral(AUTOCOMP_FIXTURE_FLOOD)}, limits);
+    QVERIFY(!result.timedOut);
+    QVERIFY(!result.crashed);
+    QCOMPARE(result.exitCode, 0); // reading continued: the program was never blocked on a full pipe
+    QVERIFY2(result.log.size() <= limits.maxOutputBytes + 200, qPrintable(QString::number(result.log.size())));
+    QVERIFY(result.log.size() >= limits.maxOutputBytes / 2);
+    QVERIFY(result.log.startsWith(QString(1023, u'x')));
+    QVERIFY2(result.log.contains(u"[output truncated"_s), qPrintable(result.log.right(200)));
+    // The marker says how much was dropped: 50 MiB written, 1 MiB kept.
+    const qint64 dropped = 50LL * 1024 * 1024 - limits.maxOutputBytes;
+    QVERIFY2(result.log.contains(QString::number(dropped)), qPrintable(result.log.right(200)));
+}
+
+void TestProcessRunner::orphanIsKilledWhenStepEnds()
+{
+    const QString pidFile = m_dir->filePath(u"child"_s);
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    const StepResult result = run({QStringLiteral(AUTOCOMP_FIXTURE_FORKER), pidFile}, limits);
+    m_pids = readPids(pidFile);
+    QCOMPARE(m_pids.size(), 1);
+    // The step ends when the program exits, without waiting for the child's minute of sleep.
+    QVERIFY(!result.timedOut);
+    QCOMPARE(result.exitCode, 0);
+    QVERIFY2(result.log.contains(u"parent leaving"_s), qPrintable(result.log));
+    QVERIFY2(result.durationMs < 25000, qPrintable(QString::number(result.durationMs)));
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(0)), 10000);
+}
+
+void TestProcessRunner::allocationIsStoppedByAddressSpaceLimit()
+{
+    ProcessLimits limits;
+    limits.timeoutS = 60;
+    limits.addressSpaceBytes = 512LL << 20;
+    const StepResult result = run({QStringLiteral(AUTOCOMP_FIXTURE_ALLOC)}, limits);
+    QVERIFY2(!result.log.contains(u"no limit"_s), "the address-space limit was not applied");
+    QVERIFY(!result.timedOut);
+    QVERIFY2(result.exitCode != 0 || result.crashed, qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"allocated 64 MiB"_s), qPrintable(result.log)); // it did run
+    QVERIFY(!result.log.contains(u"allocated 512 MiB"_s));
+}
+
+void TestProcessRunner::cancelKillsGroup()
+{
+    const QString pidFile = m_dir->filePath(u"pids"_s);
+    ProcessLimits limits;
+    limits.timeoutS = 120;
+    ProcessRunner runner;
+    QSignalSpy spy(&runner, &ProcessRunner::finished);
+    runner.start(u"bench"_s, {QStringLiteral(AUTOCOMP_FIXTURE_HANG), pidFile}, m_dir->path(), limits);
+    QVERIFY(runner.isRunning());
+    QTRY_COMPARE_WITH_TIMEOUT(readPids(pidFile).size(), 2, 10000);
+    m_pids = readPids(pidFile);
+    runner.cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 10000);
+    const StepResult result = spy.first().first().value<StepResult>();
+    QVERIFY(!result.timedOut);
+    QVERIFY(!result.crashed); // a user's cancel is not a failure of the candidate
+    QVERIFY2(result.log.contains(u"cancelled"_s), qPrintable(result.log));
+    QVERIFY(!runner.isRunning());
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(0)), 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(1)), 10000);
+}
+
+QTEST_GUILESS_MAIN(TestProcessRunner)
+#include "tst_process_runner.moc"

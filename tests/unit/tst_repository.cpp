@@ -1,0 +1,278 @@
+// Repository: loading the shipped targets, problems and agents, and the errors a user gets when one is broken.
+#include "model/repository.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using autocomp::Repository;
+
+namespace {
+
+QString dataDir()
+{
+    return qEnvironmentVariable("AUTOCOMP_DATA_DIR");
+}
+
+bool writeFile(const QString &path, const QByteArray &content)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(content) == content.size();
+}
+
+} // namespace
+
+class TestRepository : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void listsShippedData();
+    void loadsCpuTarget();
+    void loadsGemmProblem();
+    void loadsCpuAgent();
+    void unknownNamesListTheKnownOnes();
+    void brokenBackendNamesFileAndLine_data();
+    void brokenBackendNamesFileAndLine();
+    void problemWithMissingStartFile();
+    void problemErrors_data();
+    void problemErrors();
+    void agentWithoutMenuIsRefused();
+    void firstDataDirShadowsLater();
+};
+
+void TestRepository::initTestCase()
+{
+    QVERIFY2(!dataDir().isEmpty(), "AUTOCOMP_DATA_DIR must point at the repository root");
+    QVERIFY(QFileInfo::exists(dataDir() + u"/backends/cpu/backend.yaml"_s));
+}
+
+void TestRepository::listsShippedData()
+{
+    const Repository repo({dataDir()});
+    QVERIFY(repo.targetNames().contains(u"cpu"_s));
+    QVERIFY(repo.problemNames(u"cpu"_s).contains(u"gemm"_s));
+    QVERIFY(repo.agentNames().contains(u"cpu"_s));
+    QVERIFY(repo.problemNames(u"no-such-target"_s).isEmpty());
+}
+
+void TestRepository::loadsCpuTarget()
+{
+    const Repository repo({dataDir()});
+    QString error;
+    const auto target = repo.target(u"cpu"_s, &error);
+    QVERIFY2(target, qPrintable(error));
+    QCOMPARE(target->name, u"cpu"_s);
+    QCOMPARE(target->language, u"cpp"_s);
+    QCOMPARE(target->fileExtension, u"cpp"_s);
+    QCOMPARE(target->metric, u"latency_ms"_s);
+    QCOMPARE(target->metricUnit, u"ms"_s);
+    QVERIFY(QFileInfo(target->dir).isAbsolute());
+    QVERIFY(QFileInfo::exists(target->dir + u"/backend.yaml"_s));
+
+    QStringList names;
+    for (const auto &step : target->steps)
+        names << step.name;
+    QCOMPARE(names, (QStringList{u"compile"_s, u"compile_reference"_s, u"run"_s, u"check"_s, u"bench"_s, u"report"_s}));
+    const auto &compile = target->steps.at(0);
+    QCOMPARE(compile.failStatus, u"compile_error"_s);
+    QCOMPARE(compile.timeoutS, 120);
+    QVERIFY(compile.parallel);
+    QVERIFY(compile.run.contains(u"{candidate}"_s));
+    const auto &bench = target->steps.at(4);
+    QVERIFY(bench.exclusive);
+    QCOMPARE(bench.timeoutS, 300);
+    QCOMPARE(target->steps.at(3).failStatus, u"incorrect"_s);
+}
+
+void TestRepository::loadsGemmProblem()
+{
+    const Repository repo({dataDir()});
+    QString error;
+    const auto problem = repo.problem(u"cpu"_s, u"gemm"_s, &error);
+    QVERIFY2(problem, qPrintable(error));
+    QCOMPARE(problem->name, u"gemm"_s);
+    QCOMPARE(problem->target, u"cpu"_s);
+    QCOMPARE(problem->dtype, u"fp32"_s);
+    QCOMPARE(problem->shapes.size(), 3);
+    QCOMPARE(problem->shapes.at(0).value(u"M"_s).toInt(), 256);
+    QCOMPARE(problem->shapes.at(1).value(u"M"_s).toInt(), 383);
+    QCOMPARE(problem->shapes.at(1).value(u"N"_s).toInt(), 257);
+    QCOMPARE(problem->shapes.at(1).value(u"K"_s).toInt(), 311);
+    QCOMPARE(problem->benchShape, 2);
+    QCOMPARE(problem->rtol, 1.0e-3);
+    QCOMPARE(problem->atol, 1.0e-4);
+    QCOMPARE(problem->flops, u"2*M*N*K"_s);
+    QVERIFY(!problem->allowLibraries);
+    QVERIFY(QFileInfo(problem->startFile).isAbsolute());
+    QVERIFY2(QFileInfo::exists(problem->startFile), qPrintable(problem->startFile));
+    QVERIFY2(QFileInfo::exists(problem->referenceFile), qPrintable(problem->referenceFile));
+    QVERIFY(problem->startFile.endsWith(u"gemm_start.cpp"_s));
+    QVERIFY(problem->referenceFile.endsWith(u"gemm_reference.cpp"_s));
+    QVERIFY(!problem->context.isEmpty());
+    QVERIFY(problem->startCode().contains(u"gemm"_s));
+    const QString shapes = problem->shapesArgument();
+    QCOMPARE(shapes.count(u';'), 2);
+    QVERIFY2(shapes.contains(u"M=383"_s) && shapes.contains(u"K=311"_s), qPrintable(shapes));
+}
+
+void TestRepository::loadsCpuAgent()
+{
+    const Repository repo({dataDir()});
+    QString error;
+    const auto agent = repo.agent(u"cpu"_s, &error);
+    QVERIFY2(agent, qPrintable(error));
+    QCOMPARE(agent->name, u"cpu"_s);
+    QCOMPARE(agent->target, u"cpu"_s);
+    QVERIFY(agent->menu.size() >= 5);
+    for (const QString &item : agent->menu)
+        QVERIFY2(!item.trimmed().isEmpty(), "a menu entry is empty");
+    QVERIFY(agent->menu.first().startsWith(u"Tile the loops"_s));
+    QVERIFY(!agent->rulesGeneral.isEmpty());
+    QVERIFY(agent->rulesGeneral.first().contains(u"extern \"C\""_s));
+    QVERIFY(!agent->architecture.isEmpty());
+    QVERIFY(!agent->isaDocs.isEmpty());
+    QVERIFY(!agent->codeExamples.isEmpty());
+    for (const auto &example : agent->codeExamples) {
+        QVERIFY(!example.name.isEmpty());
+        QVERIFY2(!example.code.trimmed().isEmpty(), qPrintable(example.name));
+    }
+}
+
+void TestRepository::unknownNamesListTheKnownOnes()
+{
+    const Repository repo({dataDir()});
+    QString error;
+    QVERIFY(!repo.target(u"tpu-v9"_s, &error));
+    QVERIFY2(error.contains(u"tpu-v9"_s) && error.contains(u"cpu"_s), qPrintable(error));
+    error.clear();
+    QVERIFY(!repo.problem(u"cpu"_s, u"fft"_s, &error));
+    QVERIFY2(error.contains(u"fft"_s) && error.contains(u"gemm"_s), qPrintable(error));
+    error.clear();
+    QVERIFY(!repo.agent(u"nobody"_s, &error));
+    QVERIFY2(error.contains(u"nobody"_s) && error.contains(u"cpu"_s), qPrintable(error));
+}
+
+void TestRepository::brokenBackendNamesFileAndLine_data()
+{
+    QTest::addColumn<QByteArray>("yaml");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("mentions");
+
+    const QByteArray head = "name: broken\nlanguage: cpp\n";
+    const QByteArray step = "steps:\n  - {name: compile, run: [c++, \"{candidate}\"]}\n";
+    QTest::newRow("unknown key") << QByteArray(head + "metrik: latency_ms\n" + step) << 3 << u"metrik"_s;
+    QTest::newRow("unknown step key") << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    timeout: 5\n")
+                                      << 6 << u"timeout"_s;
+    QTest::newRow("timeout not a number")
+        << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    timeout_s: soon\n") << 6 << u"soon"_s;
+    QTest::newRow("step without run") << QByteArray(head + "steps:\n  - name: compile\n    timeout_s: 5\n") << 4
+                                      << u"compile"_s;
+    QTest::newRow("YAML syntax error") << QByteArray(head + "steps: [\n  {name: compile, run: [c++]\n") << 5 << u"syntax"_s;
+}
+
+void TestRepository::brokenBackendNamesFileAndLine()
+{
+    QFETCH(QByteArray, yaml);
+    QFETCH(int, line);
+    QFETCH(QString, mentions);
+
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(u"backends/broken/backend.yaml"_s);
+    QVERIFY(writeFile(path, yaml));
+
+    const Repository repo({dir.path()});
+    QString error;
+    QVERIFY(!repo.target(u"broken"_s, &error));
+    const QString prefix = path + u':' + QString::number(line) + u':';
+    QVERIFY2(error.contains(prefix) && error.contains(mentions),
+             qPrintable(u"expected '%1' and '%2' in:\n"_s.arg(prefix, mentions) + error));
+}
+
+void TestRepository::problemWithMissingStartFile()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString problemDir = dir.filePath(u"sols/cpu/axpy"_s);
+    QVERIFY(writeFile(problemDir + u"/axpy_reference.cpp"_s, "// reference\n"));
+    QVERIFY(writeFile(problemDir + u"/problem.yaml"_s,
+                      "name: axpy\nstart: axpy_start.cpp\nreference: axpy_reference.cpp\nshapes: [{N: 1024}]\n"));
+
+    const Repository repo({dir.path()});
+    QString error;
+    QVERIFY(!repo.problem(u"cpu"_s, u"axpy"_s, &error));
+    const QString prefix = problemDir + u"/problem.yaml:2:"_s;
+    QVERIFY2(error.contains(prefix), qPrintable(error));
+    QVERIFY2(error.contains(u"axpy_start.cpp"_s), qPrintable(error));
+}
+
+void TestRepository::problemErrors_data()
+{
+    QTest::addColumn<QByteArray>("yaml");
+    QTest::addColumn<int>("line");
+    QTest::addColumn<QString>("mentions");
+
+    const QByteArray files = "start: s.cpp\nreference: r.cpp\n";
+    QTest::newRow("no shapes") << QByteArray(files) << 1 << u"shapes"_s;
+    QTest::newRow("shape not a number") << QByteArray(files + "shapes: [{N: big}]\n") << 3 << u"big"_s;
+    QTest::newRow("bench_shape out of range") << QByteArray(files + "shapes: [{N: 8}]\nbench_shape: 3\n") << 4
+                                              << u"bench_shape"_s;
+    QTest::newRow("unknown tolerance key") << QByteArray(files + "shapes: [{N: 8}]\ntolerance: {rtoll: 1}\n") << 4
+                                           << u"rtoll"_s;
+    QTest::newRow("missing reference") << QByteArray("start: s.cpp\nshapes: [{N: 8}]\n") << 1 << u"reference"_s;
+}
+
+void TestRepository::problemErrors()
+{
+    QFETCH(QByteArray, yaml);
+    QFETCH(int, line);
+    QFETCH(QString, mentions);
+
+    QTemporaryDir dir;
+    const QString problemDir = dir.filePath(u"sols/cpu/p"_s);
+    QVERIFY(writeFile(problemDir + u"/s.cpp"_s, "// start\n"));
+    QVERIFY(writeFile(problemDir + u"/r.cpp"_s, "// reference\n"));
+    QVERIFY(writeFile(problemDir + u"/problem.yaml"_s, yaml));
+
+    QString error;
+    QVERIFY(!Repository::loadProblem(problemDir, u"cpu"_s, &error));
+    const QString prefix = problemDir + u"/problem.yaml:"_s + QString::number(line) + u':';
+    QVERIFY2(error.contains(prefix) && error.contains(mentions),
+             qPrintable(u"expected '%1' and '%2' in:\n"_s.arg(prefix, mentions) + error));
+}
+
+void TestRepository::agentWithoutMenuIsRefused()
+{
+    QTemporaryDir dir;
+    const QString agentDir = dir.filePath(u"agents/empty"_s);
+    QVERIFY(writeFile(agentDir + u"/agent_config.yaml"_s, "name: empty\ntarget: cpu\n"));
+    QString error;
+    QVERIFY(!Repository::loadAgent(agentDir, &error));
+    QVERIFY2(error.contains(u"optimization_menu.yaml"_s), qPrintable(error));
+}
+
+void TestRepository::firstDataDirShadowsLater()
+{
+    // A user's copy of an agent (earlier in the search order) wins over the shipped one.
+    QTemporaryDir dir;
+    const QString agentDir = dir.filePath(u"agents/cpu"_s);
+    QVERIFY(writeFile(agentDir + u"/agent_config.yaml"_s, "name: cpu\ntarget: cpu\ndescription: my edited copy\n"));
+    QVERIFY(writeFile(agentDir + u"/optimization_menu.yaml"_s, "optimizations:\n  - strategy: \"only this\"\n"));
+
+    const Repository repo({dir.path(), dataDir()});
+    QString error;
+    const auto agent = repo.agent(u"cpu"_s, &error);
+    QVERIFY2(agent, qPrintable(error));
+    QCOMPARE(agent->description, u"my edited copy"_s);
+    QCOMPARE(agent->menu, QStringList{u"only this"_s});
+    QCOMPARE(repo.agentNames().count(u"cpu"_s), 1);
+}
+
+QTEST_GUILESS_MAIN(TestRepository)
+#include "tst_repository.moc"
