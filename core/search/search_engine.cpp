@@ -15,7 +15,7 @@
 
 #include <algorithm>
 
-Q_LOGGING_CATEGORY(lcSearch, "autocomp.search")
+Q_LOGGING_CATEGORY(lcSearch, "autocomp.search", QtInfoMsg)
 
 namespace autocomp {
 
@@ -436,15 +436,28 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
             Qt::QueuedConnection);
         return;
     }
+    // An identical request already in flight is not sent again: its answer serves both.
+    if (m_waitingOnHash.contains(hash)) {
+        m_waitingOnHash[hash] << [record, callback](const LlmResponse &response) {
+            LlmResponse shared = response;
+            shared.fromCache = response.ok;
+            callback(shared, record(shared));
+        };
+        return;
+    }
+    m_waitingOnHash.insert(hash, {});
     LlmReply *reply = m_llm->send(request);
     m_replies << reply;
-    connect(reply, &LlmReply::finished, this, [this, reply, record, callback] {
+    connect(reply, &LlmReply::finished, this, [this, reply, record, callback, hash] {
         reply->deleteLater();
         m_replies.removeAll(reply);
+        const auto followers = m_waitingOnHash.take(hash);
         if (m_done)
             return;
         const LlmResponse response = reply->response();
         callback(response, record(response));
+        for (const auto &follower : followers)
+            follower(response);
         checkPaused();
     });
 }
@@ -835,7 +848,8 @@ void SearchEngine::sendFixRequest(qint64 fixId)
     for (const ModelSpec &spec : std::as_const(m_setup.codeModels))
         if (spec.text == c.codeModel)
             model = spec;
-    sendLlm(QStringLiteral("fix"), model, prompt, m_fixAttempts.value(fixId), fixId,
+    // Distinct per failed sample and attempt, so sibling fixes are separate samples.
+    sendLlm(QStringLiteral("fix"), model, prompt, c.sample * 16 + m_fixAttempts.value(fixId), fixId,
             [this, fixId](const LlmResponse &response, qint64) { codeArrived(fixId, response, true); });
 }
 

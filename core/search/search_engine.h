@@ -140,6 +140,7 @@ private:
     QList<QPointer<LlmReply>> m_replies;
     QList<QPointer<EvalJob>> m_jobs;
     QList<std::function<void()>> m_deferred;
+    QHash<QString, QList<std::function<void(const LlmResponse &)>>> m_waitingOnHash; // identical requests in flight
     QStringList m_schedule;
     int m_pendingCached = 0;
     int m_iteration = 0;

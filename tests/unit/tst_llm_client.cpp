@@ -45,6 +45,10 @@ private Q_SLOTS:
     void resetMidStreamIsRetried_data();
     void resetMidStreamIsRetried();
     void perProviderConcurrencyLimit();
+    void malformedStreamIsRetried();
+    void abortInFlight();
+    void abortQueuedIsPrompt();
+    void totalTimeoutIsNotRetried();
     void unsupportedWireFormatFailsClearly();
     void requestHash();
     void stripReasoning_data();
@@ -303,6 +307,70 @@ void TestLlmClient::perProviderConcurrencyLimit()
     QVERIFY(clientPeak <= 2);
     QCOMPARE(m_client->inFlight(), 0);
     QCOMPARE(m_client->queued(), 0);
+}
+
+void TestLlmClient::malformedStreamIsRetried()
+{
+    QVERIFY(loadScript("rules:\n  - responses:\n"
+                       "      - {content: \"one two three four five six seven eight\", fault: malformed_json}\n"
+                       "      - {content: \"clean\"}\n"));
+    LlmReply *reply = m_client->send(request(u"p"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
+    QCOMPARE(reply->response().text, u"clean"_s);
+    QCOMPARE(reply->response().retries, 1);
+    reply->deleteLater();
+}
+
+void TestLlmClient::abortInFlight()
+{
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses: [{content: \"late\", delay_ms: 5000}]\n"));
+    LlmReply *reply = m_client->send(request(u"p"_s));
+    QSignalSpy spy(reply, &LlmReply::finished);
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->requestCount(), 1, Timeout);
+    reply->abort();
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 2000);
+    QVERIFY(!reply->response().ok);
+    QVERIFY2(reply->response().error.contains(u"cancel"_s), qPrintable(reply->response().error));
+    QCOMPARE(m_client->inFlight(), 0);
+    QTest::qWait(300);
+    QCOMPARE(m_server->requestCount(), 1); // a cancel is not retried
+    QCOMPARE(spy.size(), 1);
+    reply->deleteLater();
+}
+
+void TestLlmClient::abortQueuedIsPrompt()
+{
+    // A request waiting for a free slot is cancelled at once, not when the slot frees up.
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses: [{content: \"slow\", delay_ms: 4000}]\n"));
+    m_client->setMaxInFlightPerProvider(1);
+    LlmReply *running = m_client->send(request(u"first"_s));
+    LlmReply *queued = m_client->send(request(u"second"_s));
+    QSignalSpy spy(queued, &LlmReply::finished);
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->requestCount(), 1, Timeout);
+    QCOMPARE(m_client->queued(), 1);
+    queued->abort();
+    QTRY_COMPARE_WITH_TIMEOUT(spy.size(), 1, 1500);
+    QVERIFY(!queued->response().ok);
+    QVERIFY(!running->isFinished());
+    QVERIFY(waitFor(running));
+    QVERIFY(running->response().ok);
+    QCOMPARE(m_server->requestCount(), 1); // the cancelled request was never sent
+    running->deleteLater();
+    queued->deleteLater();
+}
+
+void TestLlmClient::totalTimeoutIsNotRetried()
+{
+    // The total timeout bounds the whole request, retries included.
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses: [{content: \"too late\", delay_ms: 3000}]\n"));
+    m_client->setTotalTimeoutMs(500);
+    LlmReply *reply = m_client->send(request(u"p"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY2(!reply->response().ok, "the answer arrived after the total timeout but was accepted");
+    QVERIFY2(reply->response().error.contains(u"timeout"_s), qPrintable(reply->response().error));
+    QVERIFY2(reply->response().latencyMs < 2500, qPrintable(QString::number(reply->response().latencyMs)));
+    reply->deleteLater();
 }
 
 void TestLlmClient::unsupportedWireFormatFailsClearly()

@@ -90,7 +90,8 @@ StepResult TestProcessRunner::run(const QStringList &command, const ProcessLimit
     ProcessRunner runner;
     QSignalSpy spy(&runner, &ProcessRunner::finished);
     runner.start(u"step"_s, command, m_dir->path(), limits);
-    if (!spy.wait(FinishTimeoutMs) && spy.isEmpty()) {
+    // A program that cannot be started may be reported from inside start() already.
+    if (spy.isEmpty() && !spy.wait(FinishTimeoutMs)) {
         qWarning() << "the runner did not finish" << command;
         return {};
     }
