@@ -7,8 +7,9 @@ set -euo pipefail
 build_pkgs=(cmake ninja-build g++ ccache pkg-config git
             qt6-base-dev qt6-charts-dev qtkeychain-qt6-dev libyaml-cpp-dev libgit2-dev
             libgl-dev libvulkan-dev libxkbcommon-dev)
-# The CPU target compiles and runs candidates with the host compiler; bubblewrap sandboxes them.
-runtime_pkgs=(libqt6sql6-sqlite libqt6gui6 libqt6charts6 g++ bubblewrap)
+# The CPU target compiles and runs candidates with the host compiler; bubblewrap sandboxes them;
+# OpenBLAS is the gemm vendor baseline; valgrind counts instructions for the cpu-instructions target.
+runtime_pkgs=(libqt6sql6-sqlite libqt6gui6 libqt6charts6 g++ bubblewrap libopenblas-dev valgrind)
 test_pkgs=(xvfb xauth x11-utils imagemagick dbus gnome-keyring libsecret-tools)
 
 want=()

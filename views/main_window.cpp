@@ -409,7 +409,7 @@ void MainWindow::updateRunHeader()
                            ValueFormat::speedup(m_run.speedup()));
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
     if (!m_run.stopReason.isEmpty())
-        header += QStringLiteral("<br>") + tr("Stopped: %1").arg(m_run.stopReason.toHtmlEscaped());
+        header += QStringLiteral("<br>") + tr("Reason: %1").arg(m_run.stopReason.toHtmlEscaped());
     m_runHeader->setText(header);
 
     m_labelBanner->setVisible(!m_run.label.isEmpty());

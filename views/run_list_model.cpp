@@ -106,7 +106,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         tip += QLatin1Char('\n') + tr("%1 LLM calls, %2 tokens in, %3 tokens out")
                                        .arg(run.llmCalls).arg(run.tokensIn).arg(run.tokensOut);
         if (!run.stopReason.isEmpty())
-            tip += QLatin1Char('\n') + tr("Stopped: %1").arg(run.stopReason);
+            tip += QLatin1Char('\n') + tr("Reason: %1").arg(run.stopReason);
         if (!run.label.isEmpty())
             tip += QLatin1Char('\n') + run.label;
         return tip;

@@ -1,12 +1,15 @@
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
 
+#include <QCryptographicHash>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
+#include <QMutex>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -273,11 +276,52 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     out.replace(QLatin1String("{allow_libraries}"), problem.allowLibraries ? QStringLiteral("1") : QStringLiteral("0"));
     out.replace(QLatin1String("{cache_dir}"), cacheDir());
     out.replace(QLatin1String("{machine}"), machineId());
+    out.replace(QLatin1String("{target}"), target.name);
+    if (out.contains(QLatin1String("{sources_hash}")))
+        out.replace(QLatin1String("{sources_hash}"), sourcesHash(target, problem));
     // {env:NAME}: a tool location given by the environment (e.g. a compiler or a test double).
     static const QRegularExpression s_env(QStringLiteral("\\{env:([A-Za-z_][A-Za-z0-9_]*)\\}"));
     for (auto m = s_env.match(out); m.hasMatch(); m = s_env.match(out))
         out.replace(m.capturedStart(), m.capturedLength(), qEnvironmentVariable(m.captured(1).toLatin1().constData()));
     return out;
+}
+
+QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
+{
+    // The target's and the problem's files and every -I directory of the steps: a cached build
+    // product named with this hash is rebuilt whenever any of them changes. Computed once per
+    // process, so setup and steps agree even when a file is edited while the program runs.
+    static QMutex s_mutex;
+    static QHash<QString, QString> s_hashes;
+    const QString key = target.dir + QLatin1Char('|') + problem.dir;
+    QMutexLocker lock(&s_mutex);
+    if (const auto it = s_hashes.constFind(key); it != s_hashes.cend())
+        return *it;
+    QStringList dirs{target.dir, problem.dir};
+    for (const QList<TargetStep> *steps : {&target.steps, &target.setupSteps})
+        for (const TargetStep &step : *steps)
+            for (const QString &arg : step.run)
+                if (arg.startsWith(QLatin1String("-I")))
+                    dirs << expand(arg.mid(2), target, problem, {});
+    QStringList files;
+    for (const QString &dir : std::as_const(dirs)) {
+        QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext())
+            files << QFileInfo(it.next()).canonicalFilePath();
+    }
+    files.removeDuplicates();
+    files.sort();
+    QCryptographicHash hash(QCryptographicHash::Sha1);
+    for (const QString &path : std::as_const(files)) {
+        QFile file(path);
+        if (file.open(QIODevice::ReadOnly)) {
+            hash.addData(path.toUtf8());
+            hash.addData(file.readAll());
+        }
+    }
+    const QString result = QString::fromLatin1(hash.result().toHex().left(16));
+    s_hashes.insert(key, result);
+    return result;
 }
 
 EvalJob *Evaluator::evaluate(const Target &target, const Problem &problem, const QString &code)

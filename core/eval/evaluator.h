@@ -85,8 +85,11 @@ public:
     // "hostname-cpu-model" with only [A-Za-z0-9._-], naming per-machine cache files.
     static QString machineId();
     // Replaces {backend_dir} {problem_dir} {problem} {reference} {shapes} {bench_shape} {tolerance}
-    // {allow_libraries} {cache_dir} {machine} and the extra names given (candidate, workdir, seed).
+    // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir, seed).
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+    // Hash of the files a target's build reads (its directory, the problem's, the -I directories),
+    // the {sources_hash} placeholder.
+    static QString sourcesHash(const Target &target, const Problem &problem);
 
 Q_SIGNALS:
     void logMessage(const QString &message);

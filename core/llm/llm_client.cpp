@@ -43,8 +43,31 @@ void LlmReply::abort()
     if (m_finished)
         return;
     m_aborted = true;
-    if (m_network)
+    if (m_network) {
         m_network->abort();
+        return;
+    }
+    if (auto *client = qobject_cast<LlmClient *>(parent()))
+        QMetaObject::invokeMethod(client, [client, self = QPointer<LlmReply>(this)] {
+            if (self)
+                client->abortIdle(self);
+        }, Qt::QueuedConnection);
+}
+
+void LlmClient::abortIdle(LlmReply *reply)
+{
+    if (reply->m_finished || reply->m_network)
+        return;
+    const qsizetype queued = m_queue.indexOf(reply);
+    if (queued >= 0) {
+        m_queue.removeAt(queued);
+        reply->m_response.error = QStringLiteral("cancelled");
+        reply->m_finished = true;
+        Q_EMIT reply->finished();
+        return;
+    }
+    reply->m_response.error = QStringLiteral("cancelled");
+    finish(reply); // it was waiting out a retry backoff: it holds an in-flight slot
 }
 
 LlmClient::LlmClient(QObject *parent) : QObject(parent), m_network(new QNetworkAccessManager(this))
@@ -93,7 +116,11 @@ double LlmClient::backoffSeconds(int attempt, const QByteArray &retryAfterMs, co
         const double s = retryAfter.trimmed().toDouble(&ok);
         if (ok && s >= 0 && s <= 120)
             return s;
-        const QDateTime when = QDateTime::fromString(QString::fromLatin1(retryAfter.trimmed()), Qt::RFC2822Date);
+        // HTTP dates end in "GMT", which Qt's RFC 2822 parser does not read; "+0000" is the same instant.
+        QString date = QString::fromLatin1(retryAfter.trimmed());
+        if (date.endsWith(QLatin1String(" GMT")))
+            date = date.chopped(4) + QStringLiteral(" +0000");
+        const QDateTime when = QDateTime::fromString(date, Qt::RFC2822Date);
         if (when.isValid()) {
             const double delta = QDateTime::currentDateTimeUtc().msecsTo(when) / 1000.0;
             if (delta >= 0 && delta <= 120)
@@ -192,6 +219,7 @@ void LlmClient::startAttempt(LlmReply *reply)
         reply->m_totalTimer->setSingleShot(true);
         connect(reply->m_totalTimer, &QTimer::timeout, reply, [reply] {
             reply->m_streamError = QStringLiteral("total timeout exceeded");
+            reply->m_totalTimedOut = true;
             if (reply->m_network)
                 reply->m_network->abort();
         });
@@ -328,7 +356,7 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
 
 void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds)
 {
-    if (reply->m_attempt >= m_maxRetries || reply->m_aborted) {
+    if (reply->m_attempt >= m_maxRetries || reply->m_aborted || reply->m_totalTimedOut) {
         reply->m_response.error = error;
         finish(reply);
         return;

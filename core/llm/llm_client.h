@@ -75,6 +75,7 @@ private:
     QByteArray m_body;
     bool m_streamDone = false;
     QString m_streamError;
+    bool m_totalTimedOut = false;
     QTimer *m_totalTimer = nullptr;
 };
 
@@ -107,7 +108,11 @@ public:
     static bool isRetryableStatus(int status);
 
 private:
+    friend class LlmReply;
     void pump();
+    // A cancelled reply that has no network request: queued ones leave the queue, ones waiting out a
+    // retry backoff finish at once.
+    void abortIdle(LlmReply *reply);
     void startAttempt(LlmReply *reply);
     void onReadyRead(LlmReply *reply);
     void onNetworkFinished(LlmReply *reply);

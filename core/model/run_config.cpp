@@ -2,6 +2,9 @@
 #include "model/yaml_reader.h"
 
 #include <QFile>
+#include <QRegularExpression>
+
+#include <functional>
 
 namespace autocomp {
 
@@ -147,9 +150,27 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             }
         }
     }
-    if (r.ok()) {
-        for (const QString &problem : config.validate())
-            r.error(problem);
+    if (r.ok() && parsed) {
+        // Range checks name the line of the offending key: the message starts with 'section.key'.
+        static const QRegularExpression s_key(QStringLiteral("^'([a-z_.]+)'"));
+        const std::function<YAML::Node(const YAML::Node &, QStringList)> find = [&find](const YAML::Node &n, QStringList parts) -> YAML::Node {
+            if (parts.isEmpty())
+                return n;
+            if (!n.IsMap())
+                return YAML::Node(YAML::NodeType::Undefined);
+            const YAML::Node child = n[parts.first().toStdString()];
+            if (!child)
+                return YAML::Node(YAML::NodeType::Undefined);
+            return find(child, parts.mid(1));
+        };
+        for (const QString &problem : config.validate()) {
+            const QString key = s_key.match(problem).captured(1);
+            const YAML::Node node = key.isEmpty() ? YAML::Node(YAML::NodeType::Undefined) : find(*parsed, key.split(QLatin1Char('.')));
+            if (node.IsDefined())
+                r.error(node, problem);
+            else
+                r.error(problem);
+        }
     }
     if (!r.ok()) {
         if (errors)

@@ -203,9 +203,17 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         *error = QStringLiteral("no run %1 in %2").arg(runId).arg(m_store->path());
         return false;
     }
-    if (run->state == RunState::Finished || run->state == RunState::Failed) {
-        *error = QStringLiteral("run %1 has ended (%2: %3); nothing to resume").arg(runId).arg(toString(run->state), run->stopReason);
+    if (run->state == RunState::Failed) {
+        *error = QStringLiteral("run %1 failed (%2); nothing to resume").arg(runId).arg(run->stopReason);
         return false;
+    }
+    if (run->state == RunState::Finished) {
+        // Nothing left to do (e.g. it finished just before its process was killed): report it as it ended.
+        m_run = *run;
+        m_done = true;
+        log(QStringLiteral("run %1 has already finished (%2)").arg(runId).arg(run->stopReason));
+        QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_run); }, Qt::QueuedConnection);
+        return true;
     }
     m_run = *run;
     m_run.state = RunState::Running;
@@ -667,6 +675,15 @@ void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex
     workDone(); // the plan slot
 }
 
+int SearchEngine::requestIndex(const Candidate &c, int attempt) const
+{
+    // The request's position in the run: identical prompts from different positions (two plan slots that
+    // wrote the same plan) are different samples, and a resumed run asks each position the same way.
+    const int position = c.planSlot >= 0 ? c.planSlot * m_setup.config.search.codePerPlan + c.sample
+                                         : 50000 + int(c.id % 10000) * 4 + c.sample; // human plans
+    return (c.iteration * 100000 + position) * 16 + attempt;
+}
+
 void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot)
 {
     if (m_draining) {
@@ -706,7 +723,7 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
     in.iterations = s.iterations;
     const QString prompt = PromptBuilder::planPrompt(in);
     const ModelSpec &model = m_setup.planModels.at(planSlot % m_setup.planModels.size());
-    sendLlm(QStringLiteral("plan"), model, prompt, planIndex, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
+    sendLlm(QStringLiteral("plan"), model, prompt, m_iteration * 100000 + planSlot, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
         planArrived(parentId, planSlot, model.text, response, callId);
     });
 }
@@ -765,7 +782,7 @@ void SearchEngine::requestCode(qint64 candidateId)
     updateCandidate(c);
     const QString prompt =
         PromptBuilder::codePrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, c.plan, m_setup.config.search.editMode);
-    sendLlm(QStringLiteral("code"), model, prompt, c.sample, candidateId,
+    sendLlm(QStringLiteral("code"), model, prompt, requestIndex(c, 0), candidateId,
             [this, candidateId](const LlmResponse &response, qint64) { codeArrived(candidateId, response, false); });
 }
 
@@ -849,7 +866,7 @@ void SearchEngine::sendFixRequest(qint64 fixId)
         if (spec.text == c.codeModel)
             model = spec;
     // Distinct per failed sample and attempt, so sibling fixes are separate samples.
-    sendLlm(QStringLiteral("fix"), model, prompt, c.sample * 16 + m_fixAttempts.value(fixId), fixId,
+    sendLlm(QStringLiteral("fix"), model, prompt, requestIndex(c, m_fixAttempts.value(fixId)), fixId,
             [this, fixId](const LlmResponse &response, qint64) { codeArrived(fixId, response, true); });
 }
 

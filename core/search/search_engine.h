@@ -118,6 +118,7 @@ private:
 
     bool inTranslation() const;
     QString forcedItem() const;
+    int requestIndex(const Candidate &c, int attempt) const;
     void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
                  LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;

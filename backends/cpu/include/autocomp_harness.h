@@ -735,6 +735,13 @@ inline int mode_run(const Problem& p, const Args& a) {
         r.modified_elem = c.modified_elem;
         r.extra_tasks = c.extra_tasks;
         records.push_back(std::move(r));
+        if (c.extra_tasks > 0) {
+            // Work still running may touch buffers freed after this call: save what the check needs
+            // now, while the inputs are alive, and leave without running destructors.
+            write_records(a.need("out"), records);
+            std::fflush(nullptr);
+            std::_Exit(0);
+        }
     }
     write_records(a.need("out"), records);
     return 0;
@@ -836,6 +843,15 @@ inline int mode_check(const Problem& p, const Args& a) {
     double max_abs = 0, max_rel = 0, worst_ratio = 0;
     std::size_t checked = 0;
     std::vector<std::string> bad_shapes, good_shapes, unwritten_shapes;
+    for (const Record& r : got) {
+        if (r.extra_tasks > 0 && failure.empty() && r.shape < shapes.size()) {
+            failure = "WORK LEFT RUNNING: " + std::to_string(r.extra_tasks) + " more thread(s) were alive after " +
+                      p.name + " returned at shape " + shapes[r.shape].text() + " than before the call; a kernel "
+                      "must finish all its work (join its threads) before it returns";
+            status = "rejected";
+            flags.push_back("work left running after return (threads alive after the call)");
+        }
+    }
     for (std::size_t s = 0; s < shapes.size() && failure.empty(); ++s) {
         const auto dims = p.outputs(shapes[s]);
         bool shape_ok = true, shape_unwritten = false;
@@ -1038,11 +1054,11 @@ inline std::string optional_file(const Args& a, const std::string& key) {
 
 inline bool json_has(const std::string& json, const std::string& key) { return json_find(json, key) != std::string::npos; }
 
-// GCC -fopt-info remarks for the candidate's file, a few lines: what was vectorized and, per source
-// line, the most specific reason a loop was not.
-inline std::vector<std::string> vectorization_feedback(const std::string& optimized, const std::string& missed) {
+// GCC -fopt-info-vec-all remarks for the candidate's file, a few lines: what was vectorized and,
+// per source line, the most specific reason a loop was not.
+inline std::vector<std::string> vectorization_feedback(const std::string& remarks) {
     std::vector<std::string> out;
-    auto parse = [](const std::string& text, auto&& each) {
+    auto parse = [](const std::string& text, const char* kind, auto&& each) {
         std::istringstream in(text);
         std::string line;
         while (std::getline(in, line)) {
@@ -1053,18 +1069,18 @@ inline std::vector<std::string> vectorization_feedback(const std::string& optimi
             const auto c2 = c1 == std::string::npos ? c1 : line.find(':', c1 + 1);
             const auto c3 = c2 == std::string::npos ? c2 : line.find(':', c2 + 1);
             const auto c4 = c3 == std::string::npos ? c3 : line.find(':', c3 + 1);
-            if (c4 == std::string::npos)
+            if (c4 == std::string::npos || trim(line.substr(c3 + 1, c4 - c3 - 1)) != kind)
                 continue;
             each(std::atoi(line.c_str() + c1 + 1), trim(line.substr(c4 + 1)));
         }
     };
     std::map<int, std::string> vectorized;
-    parse(optimized, [&](int l, const std::string& m) {
+    parse(remarks, "optimized", [&](int l, const std::string& m) {
         if (m.find("vectorized") != std::string::npos && !vectorized.count(l))
             vectorized[l] = m;
     });
     std::map<int, std::string> not_vectorized;
-    parse(missed, [&](int l, const std::string& m) {
+    parse(remarks, "missed", [&](int l, const std::string& m) {
         if (vectorized.count(l))
             return;
         const bool specific = m.find("not vectorized:") != std::string::npos ||
@@ -1081,7 +1097,7 @@ inline std::vector<std::string> vectorization_feedback(const std::string& optimi
     for (const auto& [l, m] : not_vectorized)
         if (shown++ < 3)
             out.push_back("not vectorized: line " + std::to_string(l) + ": " + m.substr(0, 160));
-    if (out.empty() && (!optimized.empty() || !missed.empty()))
+    if (out.empty() && !remarks.empty())
         out.push_back("compiler vectorization report: no loop in the candidate was vectorized or reported");
     return out;
 }
@@ -1253,7 +1269,7 @@ inline int mode_report(const Problem& p, const Args& a) {
                            fmt("%.2f", v / st.median) + "x its speed");
     }
 
-    for (const auto& line : vectorization_feedback(optional_file(a, "vec-optimized"), optional_file(a, "vec-missed")))
+    for (const auto& line : vectorization_feedback(optional_file(a, "vec-remarks")))
         feedback.push_back(line);
 
     const std::string metric = a.opts.count("metric") ? a.opts.at("metric") : std::string("latency_ms");

@@ -1,0 +1,161 @@
+// Every shipped CPU problem through the real CLI (`autocomp eval`, real compiler, harness and sandbox):
+// its naive start code must be correct and timed, and a deliberately wrong variant
+// (tests/integration/data/wrong/<problem>_wrong.cpp) must be caught as incorrect by the check step.
+// The start and the wrong variant of one problem are evaluated at the same time to halve the wall
+// time; only correctness and the presence of a timing are asserted, never a speed.
+#include "model/problem.h"
+#include "model/repository.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+using namespace autocomp;
+
+class TestCpuProblems : public QObject
+{
+    Q_OBJECT
+
+private:
+    struct Outcome {
+        bool finished = false;
+        int exitCode = -1;
+        QByteArray out;
+        QByteArray err;
+        QJsonObject json;
+        QString parseError;
+    };
+
+    static void startEval(QProcess &process, const QString &problem, const QString &codeFile)
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        process.setProcessEnvironment(env);
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
+                                                            QStringLiteral("--problem"), problem, QStringLiteral("--code"), codeFile,
+                                                            QStringLiteral("--json")});
+    }
+
+    static Outcome finish(QProcess &process)
+    {
+        Outcome o;
+        o.finished = process.waitForFinished(600000);
+        if (!o.finished) {
+            process.kill();
+            process.waitForFinished();
+        }
+        o.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+        o.out = process.readAllStandardOutput();
+        o.err = process.readAllStandardError();
+        QJsonParseError error;
+        o.json = QJsonDocument::fromJson(o.out, &error).object();
+        if (error.error != QJsonParseError::NoError)
+            o.parseError = error.errorString();
+        return o;
+    }
+
+    static QByteArray describe(const Outcome &o)
+    {
+        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n" + o.err.right(2000);
+    }
+
+    static QString wrongFile(const QString &problem)
+    {
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/wrong/") + problem +
+               QStringLiteral("_wrong.cpp");
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        const QString cli = qEnvironmentVariable("AUTOCOMP_CLI");
+        QVERIFY2(!cli.isEmpty() && QFileInfo(cli).isExecutable(), "AUTOCOMP_CLI must name the built autocomp binary");
+        QVERIFY2(!qEnvironmentVariable("AUTOCOMP_DATA_DIR").isEmpty(), "AUTOCOMP_DATA_DIR must point at the source tree");
+    }
+
+    // The shipped problem list matches this table, so a new problem gets a start and a wrong variant here.
+    void everyShippedProblemIsCovered()
+    {
+        Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
+        QStringList shipped = repository.problemNames(QStringLiteral("cpu"));
+        shipped.sort();
+        QStringList covered = problems();
+        covered.sort();
+        QCOMPARE(shipped.join(QLatin1Char(',')), covered.join(QLatin1Char(',')));
+    }
+
+    void startPassesAndWrongVariantFails_data()
+    {
+        QTest::addColumn<QString>("problem");
+        for (const QString &p : problems())
+            QTest::newRow(qPrintable(p)) << p;
+    }
+
+    void startPassesAndWrongVariantFails()
+    {
+        QFETCH(QString, problem);
+        Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
+        QString error;
+        const auto loaded = repository.problem(QStringLiteral("cpu"), problem, &error);
+        QVERIFY2(loaded, qPrintable(error));
+        // The layout every CPU problem follows (DESIGN.md §5).
+        QCOMPARE(loaded->name, problem);
+        QVERIFY(!loaded->signature.isEmpty());
+        QVERIFY(!loaded->context.isEmpty());
+        QVERIFY(QFileInfo::exists(loaded->referenceFile));
+        QVERIFY2(loaded->shapes.size() >= 3, "several shapes, including odd ones");
+        QVERIFY(!loaded->flops.isEmpty());
+        QVERIFY(!loaded->bytes.isEmpty());
+        QCOMPARE(loaded->allowLibraries, false);
+        QVERIFY(QFileInfo::exists(wrongFile(problem)));
+
+        QElapsedTimer timer;
+        timer.start();
+        QProcess startProcess, wrongProcess;
+        startEval(startProcess, problem, loaded->startFile);
+        startEval(wrongProcess, problem, wrongFile(problem));
+        QVERIFY(startProcess.waitForStarted(10000));
+        QVERIFY(wrongProcess.waitForStarted(10000));
+        const Outcome start = finish(startProcess);
+        const Outcome wrong = finish(wrongProcess);
+        qInfo("%s: start and wrong variant evaluated in %.1f s", qPrintable(problem), timer.elapsed() / 1000.0);
+
+        // The start code: correct and timed.
+        QVERIFY2(start.finished, describe(start).constData());
+        QVERIFY2(start.parseError.isEmpty(), describe(start).constData());
+        QVERIFY2(start.exitCode == 0, describe(start).constData());
+        QCOMPARE(start.json.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+        QCOMPARE(start.json.value(QStringLiteral("correct")).toBool(), true);
+        const QJsonObject metrics = start.json.value(QStringLiteral("metrics")).toObject();
+        const double median = metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(-1);
+        QVERIFY2(median > 0, describe(start).constData());
+        QVERIFY2(metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("n")).toInt() >= 1,
+                 describe(start).constData());
+        // Every problem moves data, so a bandwidth figure exists even where flops is 0 (transpose).
+        QVERIFY2(metrics.value(QStringLiteral("gbps")).toDouble(-1) > 0, describe(start).constData());
+        if (loaded->flops.trimmed() == QLatin1String("0"))
+            QCOMPARE(metrics.value(QStringLiteral("gflops")).toDouble(-1), 0.0);
+        else
+            QVERIFY2(metrics.value(QStringLiteral("gflops")).toDouble(-1) > 0, describe(start).constData());
+
+        // The wrong variant: evaluated, and rejected by the correctness check.
+        QVERIFY2(wrong.finished, describe(wrong).constData());
+        QVERIFY2(wrong.parseError.isEmpty(), describe(wrong).constData());
+        QVERIFY2(wrong.exitCode == 3, describe(wrong).constData());
+        QCOMPARE(wrong.json.value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
+        QCOMPARE(wrong.json.value(QStringLiteral("correct")).toBool(), false);
+    }
+
+private:
+    static QStringList problems()
+    {
+        return {QStringLiteral("gemm"),    QStringLiteral("conv2d"),    QStringLiteral("depthwise_conv1d"),
+                QStringLiteral("softmax"), QStringLiteral("layernorm"), QStringLiteral("rmsnorm"),
+                QStringLiteral("transpose"), QStringLiteral("causal_attention")};
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCpuProblems)
+#include "tst_cpu_problems.moc"
