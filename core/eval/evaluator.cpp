@@ -16,6 +16,8 @@
 #include <QSysInfo>
 #include <QThread>
 
+#include <sched.h>
+
 #include <utility>
 
 Q_LOGGING_CATEGORY(lcEval, "autocomp.eval")
@@ -71,7 +73,7 @@ void EvalJob::cancel()
     }
 }
 
-void EvalJob::runCurrentStep(bool sandbox)
+void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
 {
     if (m_stepIndex == 0) {
         const QString base = QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX");
@@ -102,6 +104,7 @@ void EvalJob::runCurrentStep(bool sandbox)
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
     limits.writableDir = workdir();
+    limits.cpus = cpus;
     limits.readOnlyDirs = {Evaluator::cacheDir()};
     m_runner = new ProcessRunner(this);
     connect(m_runner, &ProcessRunner::finished, this, &EvalJob::stepFinished);
@@ -214,6 +217,19 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
     : QObject(parent), m_config(config), m_parallelSlots(config.parallelCompiles > 0 ? config.parallelCompiles : QThread::idealThreadCount()),
       m_benchSlots(qMax(1, config.benchSlots))
 {
+    // The CPUs this process may use (a container may allow fewer than the machine has).
+    QList<int> allowed;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set))
+                allowed << c;
+    if (allowed.size() > m_benchSlots) {
+        m_reserveCpus = true;
+        m_freeBenchCpus = allowed.mid(allowed.size() - m_benchSlots);
+        m_parallelCpus = allowed.mid(0, allowed.size() - m_benchSlots);
+    }
     if (config.sandbox == QLatin1String("off")) {
         m_sandboxNote = QStringLiteral("sandbox off (evaluation.sandbox: off): candidates run without bubblewrap");
     } else if (ProcessRunner::sandboxAvailable()) {
@@ -436,7 +452,10 @@ void Evaluator::enqueue(EvalJob *job)
 
 void Evaluator::release(EvalJob *job, bool exclusive)
 {
-    Q_UNUSED(job);
+    if (exclusive && job && job->m_benchCpu >= 0) {
+        m_freeBenchCpus << job->m_benchCpu;
+        job->m_benchCpu = -1;
+    }
     if (exclusive)
         --m_runningExclusive;
     else
@@ -447,7 +466,31 @@ void Evaluator::release(EvalJob *job, bool exclusive)
 void Evaluator::schedule()
 {
     m_waiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
-    // Benchmarks first: an exclusive step waits for the parallel steps to drain and blocks new ones.
+    if (m_reserveCpus) {
+        for (qsizetype i = 0; i < m_waiting.size();) {
+            EvalJob *job = m_waiting.at(i);
+            const bool exclusive = job->currentStep().exclusive;
+            if (exclusive && !m_freeBenchCpus.isEmpty()) {
+                m_waiting.removeAt(i);
+                ++m_runningExclusive;
+                job->m_benchCpu = m_freeBenchCpus.takeFirst();
+                // Steps already running move off the benchmark's CPU before it starts.
+                for (EvalJob *other : findChildren<EvalJob *>(Qt::FindDirectChildrenOnly))
+                    if (other != job && other->m_runner && other->m_benchCpu < 0)
+                        other->m_runner->setCpus(m_parallelCpus);
+                job->runCurrentStep(m_sandbox, {job->m_benchCpu});
+            } else if (!exclusive && m_runningParallel < m_parallelSlots) {
+                m_waiting.removeAt(i);
+                ++m_runningParallel;
+                // While a benchmark runs, other steps keep off its CPU; otherwise they may use all.
+                job->runCurrentStep(m_sandbox, m_runningExclusive > 0 ? m_parallelCpus : QList<int>{});
+            } else {
+                ++i;
+            }
+        }
+        return;
+    }
+    // One CPU: a benchmark waits for the parallel steps to drain and blocks new ones meanwhile.
     bool benchWaiting = false;
     for (qsizetype i = 0; i < m_waiting.size();) {
         EvalJob *job = m_waiting.at(i);

@@ -38,7 +38,7 @@ private:
     EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code);
 
     const TargetStep &currentStep() const { return m_target.steps.at(m_stepIndex); }
-    void runCurrentStep(bool sandbox);
+    void runCurrentStep(bool sandbox, const QList<int> &cpus = {});
     void stepFinished(const StepResult &step);
     void complete();
     void parseResultFile();
@@ -57,6 +57,7 @@ private:
     bool m_cancelled = false;
     bool m_done = false;
     bool m_holdsBench = false;
+    int m_benchCpu = -1;
 };
 
 // Runs evaluations of any number of candidates: steps marked parallel share `parallel` slots; an
@@ -115,6 +116,12 @@ private:
     EvaluationConfig m_config;
     int m_parallelSlots;
     int m_benchSlots;
+    // With more CPUs than bench slots, a benchmark gets a CPU of its own: steps already running are
+    // moved off it when it starts and new ones start on the others while it runs; with no benchmark
+    // running, compiles and tests use every CPU.
+    bool m_reserveCpus = false;
+    QList<int> m_freeBenchCpus;
+    QList<int> m_parallelCpus;
     int m_runningParallel = 0;
     int m_runningExclusive = 0;
     bool m_sandbox = false;

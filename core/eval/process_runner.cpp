@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <sched.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -74,8 +75,16 @@ QString ProcessRunner::pidsCgroupParent()
                 continue;
             const bool ok = writeFile(probe + QStringLiteral("/pids.max"), "64");
             QDir().rmdir(probe);
-            if (ok)
-                return QDir::cleanPath(parent);
+            if (!ok)
+                continue;
+            // Cgroups left by runs that were killed (or whose last tasks were still being reaped):
+            // remove those of processes that no longer exist.
+            for (const QString &name : QDir(parent).entryList({QStringLiteral("autocomp-*")}, QDir::Dirs)) {
+                const QString owner = name.section(QLatin1Char('-'), 1, 1);
+                if (!QFileInfo::exists(QStringLiteral("/proc/") + owner))
+                    QDir(parent).rmdir(name);
+            }
+            return QDir::cleanPath(parent);
         }
         return {};
     }();
@@ -184,9 +193,17 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     const rlim_t as = rlim_t(limits.addressSpaceBytes);
     const rlim_t fsize = rlim_t(limits.fileSizeBytes);
     const rlim_t cpu = rlim_t(limits.cpuSeconds > 0 ? limits.cpuSeconds : limits.timeoutS + 5);
-    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile] {
+    cpu_set_t affinity;
+    CPU_ZERO(&affinity);
+    for (int c : limits.cpus)
+        if (c >= 0 && c < CPU_SETSIZE)
+            CPU_SET(c, &affinity);
+    const bool pin = CPU_COUNT(&affinity) > 0;
+    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, affinity, pin] {
         // Runs in the child between fork and exec: only async-signal-safe calls.
         ::setpgid(0, 0);
+        if (pin)
+            ::sched_setaffinity(0, sizeof affinity, &affinity);
         if (!procsFile.isEmpty()) {
             // Join the command's pids cgroup; its descendants inherit the limit. Failure: abort the
             // child rather than run untrusted code without the limit.
@@ -215,6 +232,28 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     if (m_process->waitForStarted(10000))
         m_pgid = m_process->processId();
     m_watchdog->start(limits.timeoutS * 1000);
+}
+
+void ProcessRunner::setCpus(const QList<int> &cpus)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+        if (c >= 0 && c < CPU_SETSIZE)
+            CPU_SET(c, &set);
+    if (CPU_COUNT(&set) == 0 || m_process->state() == QProcess::NotRunning)
+        return;
+    QList<qint64> pids = m_cgroup.isEmpty() ? QList<qint64>{} : cgroupPids(m_cgroup);
+    if (pids.isEmpty())
+        pids << m_process->processId();
+    for (const qint64 pid : std::as_const(pids)) {
+        // Every thread of the process: compilers and candidates may be multi-threaded.
+        const QStringList tids = QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        if (tids.isEmpty())
+            ::sched_setaffinity(pid_t(pid), sizeof set, &set);
+        for (const QString &tid : tids)
+            ::sched_setaffinity(pid_t(tid.toLongLong()), sizeof set, &set);
+    }
 }
 
 void ProcessRunner::cancel()
@@ -248,8 +287,11 @@ void ProcessRunner::removeCgroup()
             break;
         QThread::msleep(5);
     }
+    // Still busy (exited tasks not yet reaped): retried by the next runner, or at the next start.
+    static QStringList s_pending;
     if (QFileInfo::exists(m_cgroup))
-        qCWarning(lcProcess) << "cannot remove cgroup" << m_cgroup;
+        s_pending << m_cgroup;
+    s_pending.removeIf([](const QString &dir) { return QDir().rmdir(dir) || !QFileInfo::exists(dir); });
     m_cgroup.clear();
 }
 

@@ -23,6 +23,7 @@ struct ProcessLimits {
     // Tasks (processes and threads) the command may have at once: a pids cgroup where one can be
     // made (root ignores RLIMIT_NPROC), else RLIMIT_NPROC for unprivileged users. 0: unlimited.
     int maxTasks = 512;
+    QList<int> cpus;                     // CPU affinity of the command; empty: inherited
 };
 
 // Runs one command (argument list, no shell) in its own process group with rlimits, a watchdog and
@@ -37,6 +38,8 @@ public:
 
     void start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits);
     void cancel();
+    // Moves the running command (every process of it, where its cgroup lists them) to `cpus`.
+    void setCpus(const QList<int> &cpus);
     bool isRunning() const;
 
     static bool sandboxAvailable();

@@ -1,5 +1,9 @@
 #include "llm/llm_client.h"
 
+#include "llm/gcloud_token_source.h"
+#include "llm/price_table.h"
+#include "llm/sigv4.h"
+
 #include <QCryptographicHash>
 #include <QDateTime>
 #include <QJsonArray>
@@ -35,6 +39,13 @@ QString LlmRequest::hash() const
     add(temperature ? QString::number(*temperature, 'g', 6) : QStringLiteral("default"));
     add(QString::number(maxTokens));
     add(QString::number(sampleIndex));
+    // Added only when set, so the keys of responses stored before these options existed stay valid.
+    if (!spec.api.isEmpty())
+        add(QStringLiteral("api=") + spec.api);
+    if (!reasoningEffort.isEmpty())
+        add(QStringLiteral("effort=") + reasoningEffort);
+    if (thinkingBudget > 0)
+        add(QStringLiteral("thinking=") + QString::number(thinkingBudget));
     return QString::fromLatin1(h.result().toHex());
 }
 
@@ -70,7 +81,8 @@ void LlmClient::abortIdle(LlmReply *reply)
     finish(reply); // it was waiting out a retry backoff: it holds an in-flight slot
 }
 
-LlmClient::LlmClient(QObject *parent) : QObject(parent), m_network(new QNetworkAccessManager(this))
+LlmClient::LlmClient(QObject *parent)
+    : QObject(parent), m_network(new QNetworkAccessManager(this)), m_gcloud(new GcloudTokenSource(this))
 {
     m_keyLookup = [](const QString &provider) {
         const QString variable = ModelSpec::apiKeyVariable(provider);
@@ -166,65 +178,176 @@ void LlmClient::pump()
     }
 }
 
-QByteArray LlmClient::chatBody(const LlmRequest &request) const
+QString LlmClient::modelKey(const LlmRequest &request)
 {
-    QJsonArray messages;
-    if (!request.system.isEmpty())
-        messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")}, {QStringLiteral("content"), request.system}});
-    messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("user")}, {QStringLiteral("content"), request.prompt}});
-    QJsonObject body{{QStringLiteral("model"), request.spec.model}, {QStringLiteral("messages"), messages}};
-    // OpenAI's own API names the limit max_completion_tokens; compatible servers (vLLM, Ollama, ...) know max_tokens.
-    body.insert(request.spec.provider == QLatin1String("openai") ? QStringLiteral("max_completion_tokens") : QStringLiteral("max_tokens"),
-                request.maxTokens);
-    if (request.temperature)
-        body.insert(QStringLiteral("temperature"), *request.temperature);
-    if (request.stream) {
-        body.insert(QStringLiteral("stream"), true);
-        body.insert(QStringLiteral("stream_options"), QJsonObject{{QStringLiteral("include_usage"), true}});
+    return request.spec.provider + QLatin1Char('@') + request.spec.baseUrl.toString() + QStringLiteral("::") + request.spec.model;
+}
+
+QString LlmClient::unsupportedParameter(const QString &message)
+{
+    static const QRegularExpression s_patterns[] = {
+        // OpenAI: "Unsupported parameter: 'temperature' is not supported with this model."
+        //         "Unsupported value: 'temperature' does not support 0.7 with this model."
+        QRegularExpression(QStringLiteral("[Uu]nsupported (?:parameter|value):? '([A-Za-z_][\\w.]*)'")),
+        // Anthropic: "temperature: Extra inputs are not permitted"
+        QRegularExpression(QStringLiteral("^([A-Za-z_][\\w.]*): Extra inputs are not permitted")),
+        // Gemini: "Invalid JSON payload received. Unknown name \"temperature\" at 'generation_config'"
+        QRegularExpression(QStringLiteral("Unknown name \"([A-Za-z_]\\w*)\"(?: at '([\\w.]+)')?")),
+    };
+    for (const QRegularExpression &pattern : s_patterns) {
+        const QRegularExpressionMatch match = pattern.match(message);
+        if (!match.hasMatch())
+            continue;
+        QString path = match.captured(1);
+        // Gemini names the enclosing object in snake_case: generation_config -> generationConfig.
+        QString parent = match.captured(2);
+        if (!parent.isEmpty()) {
+            static const QRegularExpression s_snake(QStringLiteral("_([a-z])"));
+            QString camel;
+            qsizetype last = 0;
+            for (auto it = s_snake.globalMatch(parent); it.hasNext();) {
+                const QRegularExpressionMatch m = it.next();
+                camel += parent.mid(last, m.capturedStart() - last) + m.captured(1).toUpper();
+                last = m.capturedEnd();
+            }
+            path = camel + parent.mid(last) + QLatin1Char('.') + path;
+        }
+        return path;
     }
-    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+    return {};
+}
+
+void LlmClient::setGcloudProgram(const QString &program)
+{
+    m_gcloud->setProgram(program);
 }
 
 void LlmClient::startAttempt(LlmReply *reply)
 {
     const LlmRequest &request = reply->m_request;
-    if (request.spec.wireFormat() != QLatin1String("openai-chat")) {
+    reply->m_format = WireFormat::forName(request.spec.wireFormat());
+    if (!reply->m_format) {
         reply->m_response.error = QStringLiteral("provider '%1' (wire format %2) is not supported by this build's LLM client")
                                       .arg(request.spec.provider, request.spec.wireFormat());
         finish(reply);
         return;
     }
     reply->m_sse = {};
-    reply->m_streamText.clear();
+    reply->m_result = {};
     reply->m_body.clear();
-    reply->m_streamDone = false;
-    reply->m_streamError.clear();
+    reply->m_timeoutError.clear();
 
-    QString base = request.spec.baseUrl.toString();
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    QNetworkRequest net(QUrl(base + QStringLiteral("/chat/completions")));
+    const QSet<QString> dropped = m_dropped.value(modelKey(request));
+    reply->m_response.droppedParameters = QStringList(dropped.cbegin(), dropped.cend());
+    reply->m_response.droppedParameters.sort();
+    const WireRequest wire = reply->m_format->build(request, dropped);
+    reply->m_sentBody = wire.body;
+    QNetworkRequest net(wire.url);
     net.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-    net.setRawHeader("Accept", request.stream ? "text/event-stream" : "application/json");
-    const QString key = m_keyLookup ? m_keyLookup(request.spec.provider) : QString();
-    if (!key.isEmpty())
-        net.setRawHeader("Authorization", "Bearer " + key.toUtf8());
-    net.setTransferTimeout(120000); // idle: no bytes for 120 s
+    net.setRawHeader("Accept", wire.stream ? "text/event-stream" : "application/json");
+    for (const auto &[name, value] : wire.headers)
+        net.setRawHeader(name, value);
+    net.setTransferTimeout(m_idleTimeoutMs);
     // The cache key, so logs on both sides can tell a repeated request from a new one. Not a secret.
     net.setRawHeader("X-Autocomp-Request", request.hash().left(32).toLatin1());
-    QNetworkReply *network = m_network->post(net, chatBody(request));
-    reply->m_network = network;
+
     if (!reply->m_totalTimer) {
         reply->m_totalTimer = new QTimer(reply);
         reply->m_totalTimer->setSingleShot(true);
-        connect(reply->m_totalTimer, &QTimer::timeout, reply, [reply] {
-            reply->m_streamError = QStringLiteral("total timeout exceeded");
+        connect(reply->m_totalTimer, &QTimer::timeout, reply, [this, reply] {
+            reply->m_timeoutError = QStringLiteral("total timeout exceeded (%1 s)").arg(m_totalTimeoutMs / 1000.0);
             reply->m_totalTimedOut = true;
             if (reply->m_network)
                 reply->m_network->abort();
         });
         reply->m_totalTimer->start(m_totalTimeoutMs);
     }
+
+    if (request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex()) {
+        // Vertex AI takes an OAuth access token; gcloud prints one (asynchronously, cached).
+        m_gcloud->fetch([this, self = QPointer<LlmReply>(reply), net](const QString &token, const QString &error) mutable {
+            if (!self || self->m_finished)
+                return;
+            if (self->m_aborted || self->m_totalTimedOut) {
+                self->m_response.error = self->m_aborted ? QStringLiteral("cancelled") : self->m_timeoutError;
+                finish(self);
+                return;
+            }
+            if (token.isEmpty()) {
+                self->m_response.error = error;
+                finish(self);
+                return;
+            }
+            if (authorize(self, &net, token))
+                post(self, net);
+        });
+        return;
+    }
+    if (authorize(reply, &net, QString()))
+        post(reply, net);
+}
+
+bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &bearerOverride)
+{
+    const LlmRequest &request = reply->m_request;
+    const QString format = request.spec.wireFormat();
+    if (!bearerOverride.isEmpty()) {
+        net->setRawHeader("Authorization", "Bearer " + bearerOverride.toUtf8());
+        if (!qEnvironmentVariableIsEmpty("GOOGLE_CLOUD_PROJECT"))
+            net->setRawHeader("x-goog-user-project", qEnvironmentVariable("GOOGLE_CLOUD_PROJECT").toUtf8());
+        return true;
+    }
+    const QString key = m_keyLookup ? m_keyLookup(request.spec.provider) : QString();
+    if (format == QLatin1String("anthropic-messages")) {
+        if (!key.isEmpty())
+            net->setRawHeader("x-api-key", key.toUtf8());
+        return true;
+    }
+    if (format == QLatin1String("gemini")) {
+        if (!key.isEmpty())
+            net->setRawHeader("x-goog-api-key", key.toUtf8());
+        return true;
+    }
+    if (format == QLatin1String("bedrock-converse")) {
+        if (!key.isEmpty()) { // a Bedrock API key
+            net->setRawHeader("Authorization", "Bearer " + key.toUtf8());
+            return true;
+        }
+        SigV4::Credentials credentials{qEnvironmentVariable("AWS_ACCESS_KEY_ID"), qEnvironmentVariable("AWS_SECRET_ACCESS_KEY"),
+                                       qEnvironmentVariable("AWS_SESSION_TOKEN")};
+        if (credentials.accessKeyId.isEmpty() || credentials.secretAccessKey.isEmpty()) {
+            reply->m_response.error = QStringLiteral("no AWS credentials for Bedrock: set AWS_BEARER_TOKEN_BEDROCK, or "
+                                                     "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)");
+            finish(reply);
+            return false;
+        }
+        SigV4::signRequest(*net, "POST", reply->m_sentBody, credentials, ModelSpec::awsRegion(), QStringLiteral("bedrock"),
+                           QDateTime::currentDateTimeUtc());
+        return true;
+    }
+    if (!key.isEmpty())
+        net->setRawHeader("Authorization", "Bearer " + key.toUtf8());
+    return true;
+}
+
+void LlmClient::post(LlmReply *reply, QNetworkRequest net)
+{
+    QNetworkReply *network = m_network->post(net, reply->m_sentBody);
+    reply->m_network = network;
+    if (!reply->m_connectTimer) {
+        reply->m_connectTimer = new QTimer(reply);
+        reply->m_connectTimer->setSingleShot(true);
+        connect(reply->m_connectTimer, &QTimer::timeout, reply, [this, reply] {
+            reply->m_timeoutError = QStringLiteral("connect timeout: no connection to %1 within %2 s")
+                                        .arg(reply->m_request.spec.baseUrl.host())
+                                        .arg(m_connectTimeoutMs / 1000.0);
+            if (reply->m_network)
+                reply->m_network->abort();
+        });
+    }
+    // Only a new connection is timed: a request waiting for a free pooled connection is not connecting yet.
+    connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
+    connect(network, &QNetworkReply::requestSent, reply, [reply] { reply->m_connectTimer->stop(); });
     connect(network, &QNetworkReply::readyRead, reply, [this, reply] { onReadyRead(reply); });
     connect(network, &QNetworkReply::finished, reply, [this, reply] { onNetworkFinished(reply); });
 }
@@ -242,36 +365,30 @@ void LlmClient::onReadyRead(LlmReply *reply)
         return;
     }
     for (const SseEvent &event : reply->m_sse.feed(bytes)) {
-        if (event.data == "[DONE]") {
-            reply->m_streamDone = true;
-            continue;
-        }
-        QJsonParseError parseError;
-        const QJsonObject chunk = QJsonDocument::fromJson(event.data, &parseError).object();
-        if (parseError.error != QJsonParseError::NoError) {
-            reply->m_streamError = QStringLiteral("malformed stream chunk: %1").arg(parseError.errorString());
-            continue;
-        }
-        if (chunk.contains(QStringLiteral("error"))) {
-            reply->m_streamError = chunk.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
-            if (reply->m_streamError.isEmpty())
-                reply->m_streamError = QStringLiteral("error event in stream");
-            continue;
-        }
-        const QJsonArray choices = chunk.value(QStringLiteral("choices")).toArray();
-        if (!choices.isEmpty()) {
-            const QJsonObject delta = choices.at(0).toObject().value(QStringLiteral("delta")).toObject();
-            reply->m_streamText += delta.value(QStringLiteral("content")).toString();
-            const QString reasoning = delta.value(QStringLiteral("reasoning_content")).toString();
-            if (!reasoning.isEmpty())
-                reply->m_response.reasoning += reasoning;
-        }
-        const QJsonObject usage = chunk.value(QStringLiteral("usage")).toObject();
-        if (!usage.isEmpty()) {
-            reply->m_response.tokensIn = usage.value(QStringLiteral("prompt_tokens")).toInteger();
-            reply->m_response.tokensOut = usage.value(QStringLiteral("completion_tokens")).toInteger();
-        }
+        // The first error wins: what follows a broken event is not trusted.
+        if (reply->m_result.error.isEmpty())
+            reply->m_format->feedEvent(event, &reply->m_result);
     }
+}
+
+bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
+{
+    const QString parameter = unsupportedParameter(message);
+    if (parameter.isEmpty())
+        return false;
+    QSet<QString> &dropped = m_dropped[modelKey(reply->m_request)];
+    if (dropped.contains(parameter))
+        return false;
+    // Only a parameter this request actually sent: otherwise dropping changes nothing and would loop.
+    QJsonObject body = QJsonDocument::fromJson(reply->m_sentBody).object();
+    const QJsonObject before = body;
+    WireFormat::dropParameters(&body, {parameter});
+    if (body == before)
+        return false;
+    dropped.insert(parameter);
+    qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "does not support" << parameter << "- sending again without it";
+    startAttempt(reply);
+    return true;
 }
 
 void LlmClient::onNetworkFinished(LlmReply *reply)
@@ -282,10 +399,14 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     network->deleteLater();
     onReadyRead(reply);
     reply->m_network = nullptr;
+    if (reply->m_connectTimer)
+        reply->m_connectTimer->stop();
     const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     reply->m_response.httpStatus = status;
     const QByteArray retryAfterMs = network->rawHeader("retry-after-ms");
     const QByteArray retryAfter = network->rawHeader("retry-after");
+    const WireFormat *format = reply->m_format;
+    WireResult &result = reply->m_result;
 
     if (reply->m_aborted) {
         reply->m_response.error = QStringLiteral("cancelled");
@@ -293,10 +414,9 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         return;
     }
     if (status >= 400) {
-        const QJsonObject body = QJsonDocument::fromJson(reply->m_body).object();
-        QString message = body.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
-        if (message.isEmpty())
-            message = QString::fromUtf8(reply->m_body.left(500)).trimmed();
+        const QString message = format->errorMessage(reply->m_body);
+        if (status == 400 && dropUnsupported(reply, message))
+            return;
         const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
         if (isRetryableStatus(status))
             retryOrFail(reply, error, backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter, QRandomGenerator::global()->generateDouble()));
@@ -307,57 +427,91 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         return;
     }
     if (network->error() != QNetworkReply::NoError) {
-        QString error = reply->m_streamError.isEmpty() ? network->errorString() : reply->m_streamError;
-        if (!reply->m_streamText.isEmpty())
-            error += QStringLiteral(" (stream broke after %1 characters)").arg(reply->m_streamText.size());
-        retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
+        QString error = reply->m_timeoutError;
+        if (error.isEmpty() && (network->error() == QNetworkReply::OperationCanceledError || network->error() == QNetworkReply::TimeoutError))
+            error = QStringLiteral("idle timeout: no data for %1 s").arg(m_idleTimeoutMs / 1000.0);
+        if (error.isEmpty())
+            error = result.error.isEmpty() ? network->errorString() : result.error;
+        retryOrFail(reply, error);
         return;
     }
     const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(QLatin1String("event-stream"));
-    QString text;
     if (sse) {
-        if (!reply->m_streamError.isEmpty()) {
-            retryOrFail(reply, reply->m_streamError, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
+        if (!result.error.isEmpty()) {
+            retryOrFail(reply, result.error);
             return;
         }
-        if (!reply->m_streamDone) {
-            retryOrFail(reply, QStringLiteral("stream ended before [DONE] after %1 characters").arg(reply->m_streamText.size()),
-                        backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
+        if (!result.complete) {
+            retryOrFail(reply, QStringLiteral("the stream ended before its final event"));
             return;
         }
-        text = reply->m_streamText;
-    } else {
-        QJsonParseError parseError;
-        const QJsonObject body = QJsonDocument::fromJson(reply->m_body, &parseError).object();
-        if (parseError.error != QJsonParseError::NoError) {
-            retryOrFail(reply, QStringLiteral("malformed JSON response: %1").arg(parseError.errorString()),
-                        backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
-            return;
-        }
-        const QJsonObject message = body.value(QStringLiteral("choices")).toArray().at(0).toObject().value(QStringLiteral("message")).toObject();
-        text = message.value(QStringLiteral("content")).toString();
-        reply->m_response.reasoning += message.value(QStringLiteral("reasoning_content")).toString();
-        const QJsonObject usage = body.value(QStringLiteral("usage")).toObject();
-        reply->m_response.tokensIn = usage.value(QStringLiteral("prompt_tokens")).toInteger();
-        reply->m_response.tokensOut = usage.value(QStringLiteral("completion_tokens")).toInteger();
+    } else if (!format->parseBody(reply->m_body, &result)) {
+        retryOrFail(reply, result.error);
+        return;
+    } else if (!result.error.isEmpty()) {
+        retryOrFail(reply, result.error);
+        return;
     }
+
+    LlmResponse &response = reply->m_response;
+    response.tokensIn = result.tokensIn;
+    response.tokensOut = result.tokensOut;
+    response.reasoningTokens = result.reasoningTokens;
+    response.cachedTokens = result.cachedTokens;
+    response.stopReason = result.stopReason;
+    response.reasoning = result.reasoning;
+    response.partial.clear();
     QString reasoning;
-    reply->m_response.text = stripReasoning(text, &reasoning);
+    response.text = stripReasoning(result.text, &reasoning);
     if (!reasoning.isEmpty())
-        reply->m_response.reasoning += (reply->m_response.reasoning.isEmpty() ? QString() : QStringLiteral("\n\n")) + reasoning;
-    if (reply->m_response.text.isEmpty()) {
-        reply->m_response.error = QStringLiteral("the model returned an empty answer");
+        response.reasoning += (response.reasoning.isEmpty() ? QString() : QStringLiteral("\n\n")) + reasoning;
+    price(&response, reply->m_request);
+    if (response.text.isEmpty()) {
+        response.error = QStringLiteral("the model returned an empty answer");
+        if (!result.stopReason.isEmpty())
+            response.error += QStringLiteral(" (stop reason: %1)").arg(result.stopReason);
         finish(reply);
         return;
     }
-    reply->m_response.ok = true;
+    response.ok = true;
     finish(reply);
+}
+
+void LlmClient::price(LlmResponse *response, const LlmRequest &request)
+{
+    if (!m_prices) {
+        QString source;
+        QString error;
+        m_prices = std::make_shared<const PriceTable>(PriceTable::loadDefault(&source, &error));
+        if (!error.isEmpty())
+            qCWarning(lcLlm).noquote() << "LLM costs are not computed:" << error;
+    }
+    const std::optional<double> usd =
+        m_prices->cost(request.spec.provider, request.spec.model, response->tokensIn, response->tokensOut, response->cachedTokens);
+    response->usd = usd.value_or(0.0);
+    // Local servers (vLLM, Ollama, openai-compatible) cost nothing per token; only paid providers are reported.
+    static const QStringList s_paid{QStringLiteral("openai"), QStringLiteral("anthropic"), QStringLiteral("gcp"), QStringLiteral("aws"),
+                                    QStringLiteral("together"), QStringLiteral("openrouter")};
+    if (!usd && s_paid.contains(request.spec.provider) && !m_unpriced.contains(request.spec.text)) {
+        m_unpriced.insert(request.spec.text);
+        qCInfo(lcLlm).noquote() << request.spec.text << "is not in the price table: its cost counts as 0";
+    }
+}
+
+void LlmClient::retryOrFail(LlmReply *reply, const QString &error)
+{
+    retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
 }
 
 void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds)
 {
     if (reply->m_attempt >= m_maxRetries || reply->m_aborted || reply->m_totalTimedOut) {
+        // What arrived is kept for inspection, never passed off as the answer.
+        reply->m_response.partial = reply->m_result.text;
+        reply->m_response.reasoning = reply->m_result.reasoning;
         reply->m_response.error = error;
+        if (!reply->m_result.text.isEmpty())
+            reply->m_response.error += QStringLiteral(" (%1 characters had arrived)").arg(reply->m_result.text.size());
         finish(reply);
         return;
     }

@@ -2,22 +2,30 @@
 
 #include "llm/model_spec.h"
 #include "llm/sse_parser.h"
+#include "llm/wire_format.h"
 
 #include <QElapsedTimer>
 #include <QHash>
 #include <QObject>
 #include <QPointer>
 #include <QQueue>
+#include <QSet>
 #include <QString>
+#include <QStringList>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QNetworkAccessManager;
 class QNetworkReply;
+class QNetworkRequest;
 class QTimer;
 
 namespace autocomp {
+
+class GcloudTokenSource;
+class PriceTable;
 
 struct LlmRequest {
     ModelSpec spec;
@@ -26,7 +34,11 @@ struct LlmRequest {
     std::optional<double> temperature = 0.7;
     int maxTokens = 8192;
     int sampleIndex = 0; // distinguishes otherwise identical requests (several samples of one prompt)
-    bool stream = true;
+    bool stream = true; // Bedrock never streams; Anthropic always does above ~21k max tokens
+    // OpenAI reasoning models (o1/o3/o4/gpt-5*): low | medium | high; empty means medium. They get no temperature.
+    QString reasoningEffort;
+    // Anthropic / Gemini / Bedrock-Claude extended thinking budget in tokens; 0 leaves thinking off.
+    int thinkingBudget = 0;
 
     // sha256 over provider, model, base URL host, full prompt, parameters and sample index: the key under
     // which a paid response is stored and reused.
@@ -37,12 +49,18 @@ struct LlmResponse {
     bool ok = false;
     QString text;       // visible answer, reasoning blocks removed
     QString reasoning;  // removed reasoning text
-    qint64 tokensIn = 0;
-    qint64 tokensOut = 0;
+    qint64 tokensIn = 0;        // input tokens, cached ones included
+    qint64 tokensOut = 0;       // output tokens, reasoning ones included
+    qint64 reasoningTokens = 0; // of tokensOut, spent on reasoning/thinking
+    qint64 cachedTokens = 0;    // of tokensIn, read from the provider's prompt cache
+    double usd = 0;             // from the price table; 0 for models it does not list
     double latencyMs = 0;
-    int retries = 0;
+    int retries = 0;            // backoff retries; dropping an unsupported parameter is not counted
     int httpStatus = 0;
-    QString error;      // the provider's message, never containing credentials
+    QString stopReason;         // the provider's own words: stop, end_turn, STOP, max_tokens, ...
+    QString error;              // the provider's message, never containing credentials
+    QString partial;            // with an error: the text that arrived before the stream broke
+    QStringList droppedParameters; // parameters this model rejected and that were left out
     bool fromCache = false;
 };
 
@@ -70,13 +88,15 @@ private:
     int m_attempt = 0;
     QElapsedTimer m_clock;
     QPointer<QNetworkReply> m_network;
+    const WireFormat *m_format = nullptr;
+    QByteArray m_sentBody;
     SseParser m_sse;
-    QString m_streamText;
+    WireResult m_result;
     QByteArray m_body;
-    bool m_streamDone = false;
-    QString m_streamError;
+    QString m_timeoutError; // set by the client's own timers before they abort the transfer
     bool m_totalTimedOut = false;
     QTimer *m_totalTimer = nullptr;
+    QTimer *m_connectTimer = nullptr;
 };
 
 // Sends LLM requests through QNetworkAccessManager: many at once, limited per provider and globally,
@@ -95,6 +115,13 @@ public:
     void setMaxInFlight(int limit) { m_globalLimit = qMax(1, limit); }
     void setMaxRetries(int retries) { m_maxRetries = qMax(0, retries); }
     void setTotalTimeoutMs(int ms) { m_totalTimeoutMs = ms; }
+    // No bytes for this long aborts the attempt (default 120 s); reaching a server has 10 s by default.
+    void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
+    void setConnectTimeoutMs(int ms) { m_connectTimeoutMs = ms; }
+    // Prices for LlmResponse::usd; by default PriceTable::loadDefault() on first use.
+    void setPriceTable(std::shared_ptr<const PriceTable> prices) { m_prices = std::move(prices); }
+    // The gcloud program that prints Vertex AI access tokens (default: gcloud on PATH).
+    void setGcloudProgram(const QString &program);
     // Where API keys come from; the default reads the provider's usual environment variable.
     void setApiKeyLookup(std::function<QString(const QString &provider)> lookup) { m_keyLookup = std::move(lookup); }
 
@@ -106,6 +133,9 @@ public:
     // Seconds to wait before retry `attempt` (0-based), honouring server hints up to 120 s.
     static double backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter, double random01);
     static bool isRetryableStatus(int status);
+    // The parameter an error message says the model does not support ("Unsupported parameter: 'temperature'",
+    // "temperature: Extra inputs are not permitted", "Unknown name \"temperature\""); empty when none.
+    static QString unsupportedParameter(const QString &message);
 
 private:
     friend class LlmReply;
@@ -114,11 +144,18 @@ private:
     // retry backoff finish at once.
     void abortIdle(LlmReply *reply);
     void startAttempt(LlmReply *reply);
+    void post(LlmReply *reply, QNetworkRequest request);
+    // Adds the provider's authentication; false with the reply finished when it cannot.
+    bool authorize(LlmReply *reply, QNetworkRequest *request, const QString &bearerOverride);
     void onReadyRead(LlmReply *reply);
     void onNetworkFinished(LlmReply *reply);
     void finish(LlmReply *reply);
     void retryOrFail(LlmReply *reply, const QString &error, double delaySeconds);
-    QByteArray chatBody(const LlmRequest &request) const;
+    void retryOrFail(LlmReply *reply, const QString &error);
+    // Drops the parameter an HTTP 400 names, if the request sent it; true when a new attempt was started.
+    bool dropUnsupported(LlmReply *reply, const QString &message);
+    void price(LlmResponse *response, const LlmRequest &request);
+    static QString modelKey(const LlmRequest &request);
 
     QNetworkAccessManager *m_network;
     QQueue<QPointer<LlmReply>> m_queue;
@@ -128,7 +165,13 @@ private:
     int m_globalLimit = 64;
     int m_maxRetries = 4;
     int m_totalTimeoutMs = 600000;
+    int m_idleTimeoutMs = 120000;
+    int m_connectTimeoutMs = 10000;
     std::function<QString(const QString &)> m_keyLookup;
+    QHash<QString, QSet<QString>> m_dropped; // per provider/base/model: parameters it rejected
+    std::shared_ptr<const PriceTable> m_prices;
+    QSet<QString> m_unpriced; // models already reported as missing from the price table
+    GcloudTokenSource *m_gcloud;
 };
 
 } // namespace autocomp

@@ -53,13 +53,39 @@ QUrl ModelSpec::defaultBaseUrl(const QString &provider)
         return QUrl(QStringLiteral("https://api.together.xyz/v1"));
     if (provider == QLatin1String("openrouter"))
         return QUrl(QStringLiteral("https://openrouter.ai/api/v1"));
-    if (provider == QLatin1String("gcp"))
+    if (provider == QLatin1String("gcp")) {
+        if (useVertex()) {
+            const QString location = env("GOOGLE_CLOUD_LOCATION").isEmpty() ? QStringLiteral("us-central1") : env("GOOGLE_CLOUD_LOCATION");
+            // The global endpoint has no location prefix in its host.
+            const QString host = location == QLatin1String("global") ? QStringLiteral("aiplatform.googleapis.com")
+                                                                     : location + QStringLiteral("-aiplatform.googleapis.com");
+            return QUrl(QStringLiteral("https://%1/v1/projects/%2/locations/%3/publishers/google")
+                            .arg(host, env("GOOGLE_CLOUD_PROJECT"), location));
+        }
         return QUrl(QStringLiteral("https://generativelanguage.googleapis.com/v1beta"));
+    }
     if (provider == QLatin1String("aws")) {
-        const QString region = env("AWS_REGION").isEmpty() ? QStringLiteral("us-west-2") : env("AWS_REGION");
-        return QUrl(QStringLiteral("https://bedrock-runtime.%1.amazonaws.com").arg(region));
+        const QString e = env("AWS_BEDROCK_BASE_URL");
+        if (!e.isEmpty())
+            return QUrl(e);
+        return QUrl(QStringLiteral("https://bedrock-runtime.%1.amazonaws.com").arg(awsRegion()));
     }
     return {};
+}
+
+bool ModelSpec::useVertex()
+{
+    return !qEnvironmentVariableIsEmpty("GOOGLE_CLOUD_PROJECT");
+}
+
+QString ModelSpec::awsRegion()
+{
+    for (const char *name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
+        const QString region = qEnvironmentVariable(name);
+        if (!region.isEmpty())
+            return region;
+    }
+    return QStringLiteral("us-west-2");
 }
 
 QString ModelSpec::apiKeyVariable(const QString &provider)
@@ -76,6 +102,8 @@ QString ModelSpec::apiKeyVariable(const QString &provider)
         return QStringLiteral("GEMINI_API_KEY");
     if (provider == QLatin1String("aws"))
         return QStringLiteral("AWS_BEARER_TOKEN_BEDROCK");
+    if (provider == QLatin1String("vllm")) // optional: for servers started with --api-key
+        return QStringLiteral("VLLM_API_KEY");
     return {};
 }
 
@@ -87,6 +115,8 @@ QString ModelSpec::wireFormat() const
         return QStringLiteral("bedrock-converse");
     if (provider == QLatin1String("gcp"))
         return QStringLiteral("gemini");
+    if (provider == QLatin1String("openai") && api != QLatin1String("chat"))
+        return QStringLiteral("openai-responses");
     return QStringLiteral("openai-chat");
 }
 
@@ -123,6 +153,16 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
         if (error)
             *error = QStringLiteral("model '%1': unknown provider '%2' (known: %3)").arg(text, spec.provider, knownProviders().join(QLatin1String(", ")));
         return std::nullopt;
+    }
+    const qsizetype hash = spec.model.lastIndexOf(QLatin1Char('#'));
+    if (hash >= 0) {
+        spec.api = spec.model.mid(hash + 1);
+        spec.model.truncate(hash);
+        if (spec.provider != QLatin1String("openai") || (spec.api != QLatin1String("chat") && spec.api != QLatin1String("responses"))) {
+            if (error)
+                *error = QStringLiteral("model '%1': unknown API suffix '#%2' (openai:: models take #chat or #responses)").arg(text, spec.api);
+            return std::nullopt;
+        }
     }
     if (spec.model.isEmpty()) {
         if (error)

@@ -475,11 +475,13 @@ void SearchEngine::evaluate(qint64 candidateId)
     EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, m_candidates.value(candidateId).code);
     m_jobs << job;
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
-        Candidate c = m_candidates.value(candidateId);
-        if (c.status == status || m_done)
+        auto it = m_candidates.find(candidateId);
+        if (it == m_candidates.end() || it->status == status || m_done)
             return;
-        c.status = status;
-        updateCandidate(c);
+        it->status = status;
+        if (candidateId > 0)
+            m_store->updateCandidateStatus(candidateId, status);
+        Q_EMIT candidateUpdated(*it);
     });
     connect(job, &EvalJob::finished, this, [this, candidateId, job](const EvalResult &result) {
         m_jobs.removeAll(job);

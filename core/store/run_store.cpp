@@ -109,8 +109,22 @@ CREATE INDEX candidates_iteration ON candidates(run_id, iteration);
 
 } // namespace
 
+QSqlQuery &RunStore::query(const QString &sql)
+{
+    // Statements are prepared once per connection: SQLite's parser was most of a write's cost.
+    auto it = m_queries.find(sql);
+    if (it == m_queries.end()) {
+        auto q = std::make_unique<QSqlQuery>(QSqlDatabase::database(m_connectionName));
+        if (!q->prepare(sql))
+            m_lastError = q->lastError().text();
+        it = m_queries.emplace(sql, std::move(q)).first;
+    }
+    return *it->second;
+}
+
 RunStore::~RunStore()
 {
+    m_queries.clear();
     {
         QSqlDatabase db = QSqlDatabase::database(m_connectionName, false);
         if (db.isOpen())
@@ -376,8 +390,7 @@ LlmCall readCall(const QSqlQuery &q)
 
 qint64 RunStore::createRun(const RunInfo &run)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
+    QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, label, created_at, updated_at, iteration, metric, "
         "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls, schedule) VALUES (:target, :problem, "
         ":agent, :config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, :iteration, :metric, :baseline_score, :best_score, "
@@ -393,8 +406,7 @@ qint64 RunStore::createRun(const RunInfo &run)
 
 bool RunStore::updateRun(const RunInfo &run)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
+    QSqlQuery &q = query(QStringLiteral(
         "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
         "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
         "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls, "
@@ -434,8 +446,7 @@ bool RunStore::deleteRun(qint64 runId)
 
 qint64 RunStore::addCandidate(const Candidate &candidate)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
+    QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
         "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
         ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, "
@@ -451,8 +462,7 @@ qint64 RunStore::addCandidate(const Candidate &candidate)
 
 bool RunStore::updateCandidate(const Candidate &candidate)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
+    QSqlQuery &q = query(QStringLiteral(
         "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
         "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
         "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
@@ -466,24 +476,36 @@ bool RunStore::updateCandidate(const Candidate &candidate)
     return true;
 }
 
+bool RunStore::updateCandidateStatus(qint64 candidateId, CandidateStatus status)
+{
+    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET status=:status, updated_at=:updated_at WHERE id=:id"));
+    q.bindValue(QStringLiteral(":status"), toString(status));
+    q.bindValue(QStringLiteral(":updated_at"), now());
+    q.bindValue(QStringLiteral(":id"), candidateId);
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    return true;
+}
+
 bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connectionName);
     db.transaction();
-    QSqlQuery q(db);
-    q.prepare(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
+    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
     q.bindValue(QStringLiteral(":run"), runId);
     bool ok = q.exec();
+    QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1 WHERE id=:id AND run_id=:run"));
     for (qint64 id : candidateIds) {
         if (!ok)
             break;
-        q.prepare(QStringLiteral("UPDATE candidates SET in_beam=1 WHERE id=:id AND run_id=:run"));
-        q.bindValue(QStringLiteral(":id"), id);
-        q.bindValue(QStringLiteral(":run"), runId);
-        ok = q.exec();
+        mark.bindValue(QStringLiteral(":id"), id);
+        mark.bindValue(QStringLiteral(":run"), runId);
+        ok = mark.exec();
     }
     if (!ok) {
-        m_lastError = q.lastError().text();
+        m_lastError = q.lastError().isValid() ? q.lastError().text() : mark.lastError().text();
         db.rollback();
         return false;
     }
@@ -492,8 +514,7 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 
 qint64 RunStore::addLlmCall(const LlmCall &call)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral(
+    QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
         "tokens_out, usd, latency_ms, retries, status, error, created_at) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
         ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at)"));
@@ -525,10 +546,9 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connectionName);
     db.transaction();
-    QSqlQuery q(db);
     int index = 0;
     for (const StepResult &step : result.steps) {
-        q.prepare(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
+        QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
                                  "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, :exit_code, :timed_out, :crashed, "
                                  ":duration_ms, :log, :created_at)"));
         q.bindValue(QStringLiteral(":candidate_id"), candidateId);
@@ -552,8 +572,7 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
 
 bool RunStore::requestState(qint64 runId, const QString &request)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("UPDATE runs SET requested_state=:request WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET requested_state=:request WHERE id=:id"));
     q.bindValue(QStringLiteral(":request"), nn(request));
     q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec()) {
@@ -565,12 +584,15 @@ bool RunStore::requestState(qint64 runId, const QString &request)
 
 QString RunStore::requestedState(qint64 runId)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT requested_state FROM runs WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT requested_state FROM runs WHERE id=:id"));
     q.bindValue(QStringLiteral(":id"), runId);
-    if (!q.exec() || !q.next())
+    if (!q.exec() || !q.next()) {
+        q.finish();
         return {};
-    return q.value(0).toString();
+    }
+    const QString request = q.value(0).toString();
+    q.finish();
+    return request;
 }
 
 QList<RunInfo> RunStore::runs()
@@ -583,25 +605,27 @@ QList<RunInfo> RunStore::runs()
     }
     while (q.next())
         out << readRun(q);
+    q.finish();
     return out;
 }
 
 std::optional<RunInfo> RunStore::run(qint64 runId)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT * FROM runs WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM runs WHERE id=:id"));
     q.bindValue(QStringLiteral(":id"), runId);
-    if (!q.exec() || !q.next())
+    if (!q.exec() || !q.next()) {
+        q.finish();
         return std::nullopt;
-    return readRun(q);
+    }
+    const RunInfo r = readRun(q);
+    q.finish();
+    return r;
 }
 
 QList<Candidate> RunStore::candidates(qint64 runId)
 {
     QList<Candidate> out;
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.setForwardOnly(true);
-    q.prepare(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (!q.exec()) {
         m_lastError = q.lastError().text();
@@ -609,60 +633,65 @@ QList<Candidate> RunStore::candidates(qint64 runId)
     }
     while (q.next())
         out << readCandidate(q);
+    q.finish();
     return out;
 }
 
 std::optional<Candidate> RunStore::candidate(qint64 candidateId)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT * FROM candidates WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE id=:id"));
     q.bindValue(QStringLiteral(":id"), candidateId);
-    if (!q.exec() || !q.next())
+    if (!q.exec() || !q.next()) {
+        q.finish();
         return std::nullopt;
-    return readCandidate(q);
+    }
+    const Candidate c = readCandidate(q);
+    q.finish();
+    return c;
 }
 
 QList<LlmCall> RunStore::llmCalls(qint64 runId)
 {
     QList<LlmCall> out;
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.setForwardOnly(true);
-    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (q.exec())
         while (q.next())
             out << readCall(q);
+    q.finish();
     return out;
 }
 
 QList<LlmCall> RunStore::llmCallsForCandidate(qint64 candidateId)
 {
     QList<LlmCall> out;
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE candidate_id=:id OR id=(SELECT plan_call_id FROM candidates WHERE id=:id) "
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE candidate_id=:id OR id=(SELECT plan_call_id FROM candidates WHERE id=:id) "
                              "ORDER BY id"));
     q.bindValue(QStringLiteral(":id"), candidateId);
     if (q.exec())
         while (q.next())
             out << readCall(q);
+    q.finish();
     return out;
 }
 
 std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
 {
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
     q.bindValue(QStringLiteral(":hash"), requestHash);
-    if (!q.exec() || !q.next())
+    if (!q.exec() || !q.next()) {
+        q.finish();
         return std::nullopt;
-    return readCall(q);
+    }
+    const LlmCall c = readCall(q);
+    q.finish();
+    return c;
 }
 
 QList<StepResult> RunStore::evaluationSteps(qint64 candidateId)
 {
     QList<StepResult> out;
-    QSqlQuery q(QSqlDatabase::database(m_connectionName));
-    q.prepare(QStringLiteral("SELECT * FROM evaluations WHERE candidate_id=:id ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM evaluations WHERE candidate_id=:id ORDER BY id"));
     q.bindValue(QStringLiteral(":id"), candidateId);
     if (!q.exec())
         return out;
@@ -677,6 +706,7 @@ QList<StepResult> RunStore::evaluationSteps(qint64 candidateId)
         s.log = q.value(QStringLiteral("log")).toString();
         out << s;
     }
+    q.finish();
     return out;
 }
 

@@ -6,7 +6,10 @@
 #include "model/run_info.h"
 
 #include <QList>
+#include <QSqlQuery>
 #include <QString>
+
+#include <unordered_map>
 
 #include <memory>
 #include <optional>
@@ -40,6 +43,8 @@ public:
     bool deleteRun(qint64 runId);
     qint64 addCandidate(const Candidate &candidate);
     bool updateCandidate(const Candidate &candidate);
+    // Status transitions while evaluating (compiling, testing, ...): a small write, not the whole row.
+    bool updateCandidateStatus(qint64 candidateId, CandidateStatus status);
     bool setBeam(qint64 runId, const QList<qint64> &candidateIds);
     qint64 addLlmCall(const LlmCall &call);
     bool addEvaluation(qint64 candidateId, const EvalResult &result);
@@ -62,10 +67,12 @@ private:
     RunStore() = default;
     bool migrate(QString *error);
     bool exec(const QString &sql);
+    QSqlQuery &query(const QString &sql);
 
     QString m_path;
     QString m_connectionName;
     QString m_lastError;
+    std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_queries;
 };
 
 } // namespace autocomp
