@@ -1,9 +1,11 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
+#include "cli_keys.h"
 #include "eval/evaluator.h"
 #include "model/repository.h"
 #include "model/run_config.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
+#include "secrets/secret_store.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
 
@@ -48,6 +50,8 @@ const char *s_usage = R"(usage: autocomp COMMAND [options]
   export RUN_ID --format jsonl|schedule --out PATH [--store PATH]
   import ARCHIVE.jsonl [--store PATH]          import a run archive written by `export`
   targets | problems [TARGET] | agents         what is installed
+  keys set PROVIDER | keys list | keys delete PROVIDER
+                                               API keys in the OS keychain (`set` reads the key from stdin)
 
 The store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
 Exit status: 0 success, 1 error, 2 usage, 3 evaluated but not correct / run failed.
@@ -158,8 +162,9 @@ void printJson(const QJsonObject &o)
 int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
 {
     SearchEngine engine(setup);
+    engine.llmClient()->setApiKeyLookup(loadApiKeys(setup.planModels + setup.codeModels, err()));
     QObject::connect(&engine, &SearchEngine::logMessage, [](const QString &message) {
-        err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' ' << message << Qt::endl;
+        err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' ' << SecretStore::redact(message) << Qt::endl;
     });
     RunInfo final;
     QObject::connect(&engine, &SearchEngine::finished, [&final](const RunInfo &run) {
@@ -309,15 +314,6 @@ int cmdRun(const Args &args)
         return ExitError;
     }
     setup->label = args.option(QStringLiteral("--label"));
-    for (const ModelSpec &spec : setup->planModels + setup->codeModels) {
-        const QString variable = ModelSpec::apiKeyVariable(spec.provider);
-        if (!variable.isEmpty())
-            err() << "autocomp: " << spec.text << " at " << spec.baseUrl.toString() << ": API key "
-                  << (qEnvironmentVariableIsEmpty(variable.toLatin1().constData()) ? QStringLiteral("missing (%1 not set)").arg(variable)
-                                                                                    : QStringLiteral("from %1").arg(variable))
-                  << Qt::endl;
-    }
-
     return driveEngine(*setup, 0, args);
 }
 
@@ -599,6 +595,8 @@ int main(int argc, char **argv)
         return cmdExport(*args);
     if (command == QLatin1String("import"))
         return cmdImport(*args);
+    if (command == QLatin1String("keys"))
+        return cmdKeys(args->positional);
     if (command == QLatin1String("targets") || command == QLatin1String("problems") || command == QLatin1String("agents"))
         return cmdList(*args);
     if (command == QLatin1String("--version") || command == QLatin1String("version")) {

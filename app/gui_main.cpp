@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QMessageBox>
 #include <QStringList>
+#include <QTimer>
 
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,9 @@ const char *const s_usage =
     "Options:\n"
     "  --store PATH   the run store to open (default: $AUTOCOMP_STORE, else\n"
     "                 $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)\n"
+    "  --show VIEW    bring a view to the front at start (repeatable): graph, tree,\n"
+    "                 chart, plan, code, evaluation, prompts, llm, diff\n"
+    "  --screenshot PATH  save the window to PATH (PNG) once shown, then exit\n"
     "  --version      print the version and exit\n"
     "  -h, --help     print this help and exit\n"
     "\n"
@@ -89,10 +93,20 @@ int main(int argc, char **argv)
 
     // Qt removed its own options from argv; anything else left over is a mistake worth reporting.
     const QStringList arguments = QApplication::arguments();
+    QStringList views;
+    QString screenshotPath;
     for (qsizetype i = 1; i < arguments.size(); ++i) {
         const QString &arg = arguments.at(i);
         if (arg == QLatin1String("--store")) {
             ++i;
+            continue;
+        }
+        if (arg == QLatin1String("--show") && i + 1 < arguments.size()) {
+            views.append(arguments.at(++i));
+            continue;
+        }
+        if (arg == QLatin1String("--screenshot") && i + 1 < arguments.size()) {
+            screenshotPath = arguments.at(++i);
             continue;
         }
         if (!arg.startsWith(QLatin1String("--store="))) {
@@ -119,5 +133,20 @@ int main(int argc, char **argv)
 
     autocomp::MainWindow window(std::move(store));
     window.show();
+    for (const QString &view : std::as_const(views)) {
+        if (!window.showView(view)) {
+            std::fprintf(stderr, "autocomp-workbench: unknown view %s\n%s", qPrintable(view), s_usage);
+            return 2;
+        }
+    }
+    if (!screenshotPath.isEmpty()) {
+        // Long enough for the first layout and paint of every view.
+        QTimer::singleShot(1500, &window, [&window, &app, screenshotPath] {
+            const bool saved = window.grab().save(screenshotPath, "PNG");
+            if (!saved)
+                std::fprintf(stderr, "autocomp-workbench: could not write %s\n", qPrintable(screenshotPath));
+            app.exit(saved ? 0 : 1);
+        });
+    }
     return app.exec();
 }

@@ -1,9 +1,13 @@
 #include "main_window.h"
 
+#include "beam_graph_view.h"
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
 #include "code_highlighter.h"
+#include "diff_view.h"
+#include "latency_chart.h"
 #include "model/repository.h"
+#include "run_actions.h"
 #include "run_list_model.h"
 #include "status_palette.h"
 #include "store/run_archive.h"
@@ -32,6 +36,7 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTreeView>
@@ -92,6 +97,9 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     m_splitter->addWidget(createRunsPane());
     m_splitter->addWidget(createCandidatesPane());
     m_inspector = new CandidateInspector;
+    m_diffView = new DiffView;
+    m_diffView->setLookup([this](qint64 id) { return m_store->candidate(id); });
+    m_inspector->addTab(m_diffView, tr("Diff"));
     m_splitter->addWidget(m_inspector);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 4);
@@ -109,6 +117,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     statusBar()->addPermanentWidget(m_storeLabel, 1);
 
     createMenus();
+    m_runActions = new RunActions(this);
     resize(QSize(1600, 1000).boundedTo(screen()->availableGeometry().size()));
     restoreSettings();
     reloadRuns();
@@ -279,7 +288,18 @@ QWidget *MainWindow::createCandidatesPane()
                 if (current.isValid())
                     showCandidate(current.data(CandidateTreeModel::CandidateIdRole).toLongLong());
             });
-    layout->addWidget(m_candidateTree, 1);
+
+    m_beamGraph = new BeamGraphView;
+    connect(m_beamGraph, &BeamGraphView::candidateSelected, this, &MainWindow::selectCandidate);
+    m_latencyChart = new LatencyChart;
+    connect(m_latencyChart, &LatencyChart::candidateSelected, this, &MainWindow::selectCandidate);
+    m_centerTabs = new QTabWidget;
+    m_centerTabs->setObjectName(QStringLiteral("centerTabs"));
+    m_centerTabs->setDocumentMode(true);
+    m_centerTabs->addTab(m_beamGraph, tr("Graph"));
+    m_centerTabs->addTab(m_candidateTree, tr("Tree"));
+    m_centerTabs->addTab(m_latencyChart, tr("Chart"));
+    layout->addWidget(m_centerTabs, 1);
     return pane;
 }
 
@@ -325,6 +345,9 @@ void MainWindow::reloadRuns()
         m_run = {};
         m_candidateModel->clear();
         m_inspector->clear();
+        m_beamGraph->clear();
+        m_latencyChart->clear();
+        m_diffView->clear();
         updateRunHeader();
         return;
     }
@@ -371,7 +394,11 @@ void MainWindow::showRun(qint64 runId)
     m_runModel->upsertRun(m_run);
     m_inspector->clear();
     m_candidateModel->setMetric(m_run.metric);
-    m_candidateModel->setCandidates(m_store->candidates(runId));
+    const QList<Candidate> candidates = m_store->candidates(runId);
+    m_candidateModel->setCandidates(candidates);
+    m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
+    m_latencyChart->setCandidates(candidates, m_run.metric, m_run.baselineScore);
+    m_diffView->setRunCandidates(candidates);
     m_candidateTree->expandAll();
     for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
         if (column != CandidateTreeModel::MenuItemColumn)
@@ -426,7 +453,52 @@ void MainWindow::showCandidate(qint64 candidateId)
     }
     m_inspector->setCandidate(*candidate, m_store->llmCallsForCandidate(candidateId), m_store->evaluationSteps(candidateId),
                               m_run.metric, m_runLanguage);
+    m_diffView->setCandidate(*candidate);
+    m_beamGraph->selectCandidate(candidateId);
+    m_latencyChart->selectCandidate(candidateId);
     Q_EMIT currentCandidateChanged(candidateId);
+}
+
+void MainWindow::selectCandidate(qint64 candidateId)
+{
+    // The tree's current row drives showCandidate(), which updates the graph, the chart and the inspector.
+    const QModelIndex source = m_candidateModel->indexOfCandidate(candidateId);
+    QModelIndex index = m_candidateProxy->mapFromSource(source);
+    if (source.isValid() && !index.isValid()) {
+        m_candidateProxy->setFilterFixedString(QString()); // a filter hid it
+        index = m_candidateProxy->mapFromSource(source);
+    }
+    if (!index.isValid())
+        return;
+    if (m_candidateTree->currentIndex().siblingAtColumn(0) == index) {
+        showCandidate(candidateId);
+        return;
+    }
+    m_candidateTree->setCurrentIndex(index);
+    m_candidateTree->scrollTo(index);
+}
+
+bool MainWindow::showView(const QString &name)
+{
+    const QString key = name.toLower();
+    const QList<std::pair<QString, QWidget *>> center = {
+        {QStringLiteral("graph"), m_beamGraph}, {QStringLiteral("tree"), m_candidateTree}, {QStringLiteral("chart"), m_latencyChart}};
+    for (const auto &[viewName, widget] : center)
+        if (key == viewName) {
+            m_centerTabs->setCurrentWidget(widget);
+            return true;
+        }
+    const QStringList inspectorTabs = {QStringLiteral("plan"), QStringLiteral("code"), QStringLiteral("evaluation"),
+                                       QStringLiteral("prompts"), QStringLiteral("llm")};
+    if (const qsizetype tab = inspectorTabs.indexOf(key); tab >= 0) {
+        m_inspector->setCurrentIndex(int(tab));
+        return true;
+    }
+    if (key == QLatin1String("diff")) {
+        m_inspector->setCurrentWidget(m_diffView);
+        return true;
+    }
+    return false;
 }
 
 QString MainWindow::languageOfTarget(const QString &target)
@@ -515,6 +587,7 @@ void MainWindow::showAbout()
 void MainWindow::closeEvent(QCloseEvent *event)
 {
     saveSettings();
+    m_runActions->shutdown();
     QMainWindow::closeEvent(event);
 }
 

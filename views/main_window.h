@@ -12,14 +12,19 @@ class QPushButton;
 class QSortFilterProxyModel;
 class QSplitter;
 class QStackedWidget;
+class QTabWidget;
 class QTableView;
 class QTreeView;
 
 namespace autocomp {
 
+class BeamGraphView;
 class CandidateInspector;
 class CandidateTreeModel;
+class DiffView;
+class LatencyChart;
 class RunListModel;
+class RunActions;
 class RunStore;
 
 // The workbench window: runs on the left, the selected run's candidate tree in the middle, the selected
@@ -32,6 +37,8 @@ public:
     ~MainWindow() override;
 
     RunStore *store() const { return m_store.get(); }
+    // Run control: the Run menu, toolbar, live status and human-in-the-loop actions.
+    RunActions *runActions() const { return m_runActions; }
     qint64 currentRunId() const { return m_run.id; }
 
     // Replaces the open store by the one at `path`; keeps the current one when that fails.
@@ -41,6 +48,11 @@ public:
     // Imports the example run bundled as a resource.
     qint64 importExampleRun(QString *error);
     bool selectRun(qint64 runId);
+    // The one path by which the tree, the graph, the chart and the inspector follow a selection.
+    void selectCandidate(qint64 candidateId);
+    // Brings a view to the front: graph, tree, chart (middle) or plan, code, evaluation, prompts, llm,
+    // diff (inspector). False for an unknown name.
+    bool showView(const QString &name);
     void reloadRuns();
 
     static QString exampleRunResource();
@@ -88,8 +100,15 @@ private:
     QLabel *m_runHeader = nullptr;
     QLabel *m_labelBanner = nullptr;
     QTreeView *m_candidateTree = nullptr;
+    QTabWidget *m_centerTabs = nullptr;
+    BeamGraphView *m_beamGraph = nullptr;
+    LatencyChart *m_latencyChart = nullptr;
+    DiffView *m_diffView = nullptr;
     CandidateInspector *m_inspector = nullptr;
     QLabel *m_storeLabel = nullptr;
+    RunActions *m_runActions = nullptr;
+
+    friend class RunActions; // drives the views of the shown run while it is live
 };
 
 } // namespace autocomp

@@ -8,6 +8,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLockFile>
+#include <QTimer>
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QRandomGenerator>
@@ -391,10 +393,12 @@ void Evaluator::runSetupStep(const QString &key)
             }
         }
     };
-    // Steps whose cache file exists are skipped: the measurement is per machine, not per run.
+    // Steps whose cache file exists are skipped: the measurement is per machine, not per run. Steps
+    // whose precondition file is missing do not apply to this problem.
     while (setup.index < setup.target.setupSteps.size()) {
         const TargetStep &step = setup.target.setupSteps.at(setup.index);
-        if (step.creates.isEmpty() || !QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {})))
+        const bool applies = step.onlyIfExists.isEmpty() || QFileInfo::exists(expand(step.onlyIfExists, setup.target, setup.problem, {}));
+        if (applies && (step.creates.isEmpty() || !QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {}))))
             break;
         ++setup.index;
     }
@@ -403,6 +407,23 @@ void Evaluator::runSetupStep(const QString &key)
         return;
     }
     const TargetStep step = setup.target.setupSteps.at(setup.index);
+    // Another process (a second CLI, the GUI) may be making the same cache file: one makes it, the
+    // others wait and then find it. QLockFile notices a holder that died.
+    std::shared_ptr<QLockFile> lock;
+    if (!step.creates.isEmpty()) {
+        lock = std::make_shared<QLockFile>(expand(step.creates, setup.target, setup.problem, {}) + QStringLiteral(".lock"));
+        lock->setStaleLockTime(0);
+        if (!lock->tryLock(0)) {
+            QTimer::singleShot(200, this, [this, key] { runSetupStep(key); });
+            return;
+        }
+        if (QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {}))) {
+            lock->unlock();
+            ++setup.index;
+            runSetupStep(key);
+            return;
+        }
+    }
     const QString dir = cacheDir();
     QStringList command;
     for (const QString &arg : step.run)
@@ -414,8 +435,10 @@ void Evaluator::runSetupStep(const QString &key)
     Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
                           .arg(setup.target.name, setup.problem.name, step.name, dir));
     auto *runner = new ProcessRunner(this);
-    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, finish](const StepResult &result) {
+    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, finish, lock](const StepResult &result) {
         runner->deleteLater();
+        if (lock)
+            lock->unlock();
         Setup &s = m_setups[key];
         if (result.exitCode != 0 || result.timedOut || result.crashed) {
             const QString why = QStringLiteral("setup step '%1' of target '%2' failed%3:\n%4")

@@ -355,7 +355,7 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
 void LlmClient::onReadyRead(LlmReply *reply)
 {
     QNetworkReply *network = reply->m_network;
-    if (!network)
+    if (!network || !network->isOpen()) // aborted: nothing more to read
         return;
     const QByteArray bytes = network->readAll();
     const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();

@@ -183,7 +183,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                     QStringList keys{QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"), QStringLiteral("parallel"),
                                      QStringLiteral("exclusive"), QStringLiteral("fail_status")};
                     if (setup)
-                        keys << QStringLiteral("creates") << QStringLiteral("optional");
+                        keys << QStringLiteral("creates") << QStringLiteral("optional") << QStringLiteral("only_if_exists");
                     r.checkKeys(s, key + QStringLiteral("[]"), keys);
                     if (!s.IsMap())
                         continue;
@@ -210,6 +210,8 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         step.creates = r.string(s["creates"], key + QStringLiteral("[].creates")).value_or(QString());
                     if (s["optional"])
                         step.optional = r.boolean(s["optional"], key + QStringLiteral("[].optional")).value_or(false);
+                    if (s["only_if_exists"])
+                        step.onlyIfExists = r.string(s["only_if_exists"], key + QStringLiteral("[].only_if_exists")).value_or(QString());
                     out << step;
                 }
                 return out;

@@ -18,6 +18,8 @@ struct TargetStep {
     QString creates;
     // Setup steps only: a failure is logged and the evaluation goes on (e.g. no vendor library).
     bool optional = false;
+    // Setup steps only: run only when this (expanded) path exists, e.g. a problem's vendor kernel.
+    QString onlyIfExists;
 };
 
 // A target: backends/<name>/backend.yaml.

@@ -416,6 +416,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
             ++m_run.llmCalls;
             m_run.tokensIn += response.tokensIn;
             m_run.tokensOut += response.tokensOut;
+            m_run.usd += response.usd;
             persistRun();
             Q_EMIT usageChanged(m_run.tokensIn, m_run.tokensOut, m_run.usd, m_run.llmCalls);
         }

@@ -71,7 +71,7 @@ QRegularExpression parseRegex(const YAML::Node& node, const QString& context)
 ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, const QString& context)
 {
     checkKeys(node,
-              {"content", "content_file", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message", "headers",
+              {"content", "content_file", "reasoning", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message", "headers",
                "fault"},
               context);
     ScriptedResponse response;
@@ -88,13 +88,21 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
         response.content = QString::fromUtf8(file.readAll());
     }
     if (const YAML::Node usage = node["usage"]) {
-        checkKeys(usage, {"prompt_tokens", "completion_tokens"}, context + QStringLiteral(" usage"));
+        checkKeys(usage, {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens"},
+                  context + QStringLiteral(" usage"));
+        if (usage["reasoning_tokens"])
+            response.reasoningTokens =
+                nonNegative(usage["reasoning_tokens"], context + QStringLiteral(" reasoning_tokens"));
+        if (usage["cached_tokens"])
+            response.cachedTokens = nonNegative(usage["cached_tokens"], context + QStringLiteral(" cached_tokens"));
         if (usage["prompt_tokens"])
             response.promptTokens = nonNegative(usage["prompt_tokens"], context + QStringLiteral(" prompt_tokens"));
         if (usage["completion_tokens"])
             response.completionTokens =
                 nonNegative(usage["completion_tokens"], context + QStringLiteral(" completion_tokens"));
     }
+    if (node["reasoning"])
+        response.reasoning = qs(node["reasoning"].as<std::string>());
     if (node["delay_ms"])
         response.delayMs = nonNegative(node["delay_ms"], context + QStringLiteral(" delay_ms"));
     if (node["chunk_delay_ms"])

@@ -10,16 +10,24 @@
 
 namespace autocomp::test {
 
-// Fault injection of one scripted response. Faults that are not implemented yet answer 501 with a message
-// naming the fault, so a test relying on them fails loudly instead of passing on ordinary behaviour.
+// Fault injection of one scripted response, in every dialect:
+//   reset_mid_stream  half the stream (or body), then a TCP reset
+//   malformed_json    one stream event (or the body) cut in the middle of its JSON
+//   error_event       half the stream, then the provider's in-stream error event (error_message, default
+//                     text otherwise) and a proper end; without streaming an error body under HTTP 200
+//   never_end         half the stream (or body), then nothing: the connection stays open
+//   drip              the whole answer in small pieces cut at arbitrary bytes, chunk_delay_ms (default 20) apart
 enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip };
 
 QString fakeFaultName(FakeFault fault);
 
 struct ScriptedResponse {
     QString content;
+    QString reasoning; // sent in the format's reasoning/thinking field
     int promptTokens = -1; // -1: estimated from the prompt (chars / 4)
-    int completionTokens = -1; // -1: estimated from the content (chars / 4)
+    int completionTokens = -1; // -1: estimated from the content (chars / 4) plus reasoningTokens
+    int reasoningTokens = 0;
+    int cachedTokens = 0;
     int delayMs = 0;
     int chunkDelayMs = 0;
     int status = 200;
@@ -43,7 +51,8 @@ struct ScriptRule {
 //   models: [name, ...]              optional, listed by GET /v1/models
 //   rules:
 //     - name, match (regex on the last user message), model (regex), cycle (bool),
-//       responses: [{content | content_file, usage: {prompt_tokens, completion_tokens}, delay_ms,
+//       responses: [{content | content_file, reasoning,
+//                    usage: {prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens}, delay_ms,
 //                    chunk_delay_ms, status, error_message, headers: {k: v}, fault}]
 // Unknown keys are errors, so a typo in a script does not silently change a test.
 class FakeLlmScript

@@ -1,7 +1,11 @@
 #include "fake_llm_server.h"
 
+#include "anthropic_messages_dialect.h"
+#include "bedrock_converse_dialect.h"
 #include "fake_http_connection.h"
+#include "gemini_dialect.h"
 #include "openai_chat_dialect.h"
+#include "openai_responses_dialect.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>
@@ -33,6 +37,11 @@ QByteArray corruptSseEvent(const QByteArray& event)
     return event.left(dataStart + 6) + json.left(std::max<qsizetype>(1, json.size() / 2)) + "\n\n";
 }
 
+QString errorEventMessage(const ScriptedResponse& response)
+{
+    return response.errorMessage.isEmpty() ? QStringLiteral("fake-llm-server: scripted error event") : response.errorMessage;
+}
+
 bool isSecretHeader(const QByteArray& name)
 {
     const QByteArray lower = name.toLower();
@@ -50,12 +59,17 @@ struct FakeLlmServer::ResponsePlan {
     int delayMs = 0;
     int partDelayMs = 0;
     int abortAfterParts = -1; // >= 0: drop the connection after writing that many parts
+    bool hang = false; // after the last part, keep the connection open without ending the response
 };
 
 FakeLlmServer::FakeLlmServer(QObject* parent)
     : QObject(parent)
 {
     m_dialects.push_back(std::make_unique<OpenAiChatDialect>());
+    m_dialects.push_back(std::make_unique<OpenAiResponsesDialect>());
+    m_dialects.push_back(std::make_unique<AnthropicMessagesDialect>());
+    m_dialects.push_back(std::make_unique<GeminiDialect>());
+    m_dialects.push_back(std::make_unique<BedrockConverseDialect>());
     connect(&m_server, &QTcpServer::newConnection, this, &FakeLlmServer::onNewConnection);
 }
 
@@ -225,13 +239,6 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
     plan.delayMs = response.delayMs;
     plan.headers += response.headers;
 
-    if (response.fault == FakeFault::ErrorEvent || response.fault == FakeFault::NeverEnd
-        || response.fault == FakeFault::Drip) {
-        plan.status = 501;
-        plan.parts = {dialect.errorBody(
-            501, QStringLiteral("fake-llm-server: fault %1 not implemented yet").arg(fakeFaultName(response.fault)))};
-        return plan;
-    }
     if (response.status != 200) {
         plan.status = response.status;
         plan.parts = {dialect.errorBody(response.status, response.errorMessage)};
@@ -242,9 +249,13 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
     reply.id = QStringLiteral("chatcmpl-fake-%1").arg(m_requests.size());
     reply.model = request.model.isEmpty() ? QStringLiteral("fake-model") : request.model;
     reply.content = response.content;
+    reply.reasoning = response.reasoning;
+    reply.reasoningTokens = std::max(0, response.reasoningTokens);
     reply.promptTokens = response.promptTokens >= 0 ? response.promptTokens : estimateTokens(request.prompt);
     reply.completionTokens =
-        response.completionTokens >= 0 ? response.completionTokens : estimateTokens(response.content);
+        response.completionTokens >= 0 ? response.completionTokens
+                                       : estimateTokens(response.content) + reply.reasoningTokens;
+    reply.cachedTokens = std::min(std::max(0, response.cachedTokens), reply.promptTokens);
     reply.created = QDateTime::currentSecsSinceEpoch();
 
     if (request.stream) {
@@ -253,17 +264,37 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
         plan.contentType = dialect.streamContentType();
         plan.headers.emplaceBack("Cache-Control", "no-cache");
         plan.parts = dialect.streamEvents(request, reply);
+        const qsizetype middle = plan.parts.size() / 2;
         if (response.fault == FakeFault::MalformedJson) {
-            const qsizetype middle = plan.parts.size() / 2;
             plan.parts[middle] = corruptSseEvent(plan.parts.at(middle));
         } else if (response.fault == FakeFault::ResetMidStream) {
-            plan.abortAfterParts = int(plan.parts.size() / 2);
+            plan.abortAfterParts = int(middle);
+        } else if (response.fault == FakeFault::ErrorEvent) {
+            // Half the answer, then the provider's in-stream error, then a proper end of the response.
+            plan.parts = plan.parts.mid(0, std::max<qsizetype>(1, middle));
+            plan.parts.append(dialect.streamErrorEvent(errorEventMessage(response)));
+        } else if (response.fault == FakeFault::NeverEnd) {
+            plan.parts = plan.parts.mid(0, std::max<qsizetype>(1, middle));
+            plan.hang = true;
+        } else if (response.fault == FakeFault::Drip) {
+            drip(&plan, response.chunkDelayMs);
         }
         return plan;
     }
 
     const QByteArray body = dialect.completionBody(request, reply);
-    if (response.fault == FakeFault::MalformedJson) {
+    if (response.fault == FakeFault::ErrorEvent) {
+        // Without a stream the nearest thing is an error body under HTTP 200.
+        plan.parts = {dialect.errorBody(500, errorEventMessage(response))};
+    } else if (response.fault == FakeFault::NeverEnd) {
+        plan.headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
+        plan.parts = {body.left(body.size() / 2)};
+        plan.hang = true;
+    } else if (response.fault == FakeFault::Drip) {
+        plan.headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
+        plan.parts = {body};
+        drip(&plan, response.chunkDelayMs);
+    } else if (response.fault == FakeFault::MalformedJson) {
         plan.parts = {body.left(body.size() / 2)};
     } else if (response.fault == FakeFault::ResetMidStream) {
         // Announce the whole body, deliver half of it, then drop the connection.
@@ -276,6 +307,20 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
     return plan;
 }
 
+void FakeLlmServer::drip(ResponsePlan* plan, int chunkDelayMs)
+{
+    // Every part in small pieces with a pause between them, so events and JSON arrive cut at odd places.
+    constexpr qsizetype PiecesPerPart = 3;
+    QList<QByteArray> pieces;
+    for (const QByteArray& part : std::as_const(plan->parts)) {
+        const qsizetype size = std::max<qsizetype>(1, (part.size() + PiecesPerPart - 1) / PiecesPerPart);
+        for (qsizetype pos = 0; pos < part.size(); pos += size)
+            pieces.append(part.mid(pos, size));
+    }
+    plan->parts = pieces;
+    plan->partDelayMs = chunkDelayMs > 0 ? chunkDelayMs : 20;
+}
+
 void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan)
 {
     QTimer::singleShot(plan->delayMs, connection, [this, connection, plan] {
@@ -283,7 +328,7 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
         headers += plan->headers;
         if (plan->chunked) {
             headers.emplaceBack("Transfer-Encoding", "chunked");
-        } else if (plan->abortAfterParts < 0) {
+        } else if (plan->abortAfterParts < 0 && !plan->hang) {
             qsizetype length = 0;
             for (const QByteArray& part : plan->parts)
                 length += part.size();
@@ -313,6 +358,8 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
             return;
         }
     }
+    if (plan->hang)
+        return; // the response stays open until the client gives up
     if (plan->chunked)
         connection->endChunked();
     responseDone(connection);

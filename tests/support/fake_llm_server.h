@@ -58,6 +58,7 @@ private:
     void onNewConnection();
     void onRequest(FakeHttpConnection* connection, const FakeHttpRequest& request);
     ResponsePlan planGenerate(const LlmDialect& dialect, const DialectRequest& request, RecordedRequest* record);
+    static void drip(ResponsePlan* plan, int chunkDelayMs);
     void play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan);
     void writeParts(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan, int next);
     void responseDone(FakeHttpConnection* connection);

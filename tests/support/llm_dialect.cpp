@@ -1,8 +1,18 @@
 #include "llm_dialect.h"
 
+#include <QJsonDocument>
+
 namespace autocomp::test {
 
 LlmDialect::~LlmDialect() = default;
+
+QByteArray LlmDialect::sseEvent(const QByteArray& name, const QJsonObject& data)
+{
+    QByteArray event;
+    if (!name.isEmpty())
+        event = "event: " + name + '\n';
+    return event + "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+}
 
 QStringList LlmDialect::splitForStreaming(const QString& content)
 {

@@ -23,8 +23,11 @@ struct DialectReply {
     QString id;
     QString model;
     QString content;
+    QString reasoning; // thinking / reasoning summary, in the format's own reasoning field; empty: none
     int promptTokens = 0;
-    int completionTokens = 0;
+    int completionTokens = 0; // reasoning tokens included
+    int reasoningTokens = 0;
+    int cachedTokens = 0; // of promptTokens
     qint64 created = 0; // seconds since the epoch
 };
 
@@ -49,8 +52,12 @@ public:
     virtual QList<QByteArray> streamEvents(const DialectRequest& request, const DialectReply& reply) const = 0;
     virtual QByteArray streamContentType() const { return QByteArrayLiteral("text/event-stream"); }
     virtual QByteArray errorBody(int status, const QString& message) const = 0;
+    // An error reported inside a stream after HTTP 200, framed as the provider frames it.
+    virtual QByteArray streamErrorEvent(const QString& message) const = 0;
     virtual QByteArray modelListBody(const QStringList& models) const = 0;
 
+    // One server-sent event: "event: NAME\n" (when NAME is not empty) and "data: JSON\n\n".
+    static QByteArray sseEvent(const QByteArray& name, const QJsonObject& data);
     // Splits streamed text into several pieces (never inside a surrogate pair), as providers send tokens.
     static QStringList splitForStreaming(const QString& content);
 };

@@ -26,7 +26,10 @@ QJsonObject usageObject(const DialectReply& reply)
 {
     return QJsonObject{{QStringLiteral("prompt_tokens"), reply.promptTokens},
                        {QStringLiteral("completion_tokens"), reply.completionTokens},
-                       {QStringLiteral("total_tokens"), reply.promptTokens + reply.completionTokens}};
+                       {QStringLiteral("total_tokens"), reply.promptTokens + reply.completionTokens},
+                       {QStringLiteral("prompt_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), reply.cachedTokens}}},
+                       {QStringLiteral("completion_tokens_details"),
+                        QJsonObject{{QStringLiteral("reasoning_tokens"), reply.reasoningTokens}}}};
 }
 
 QByteArray sseData(const QJsonObject& object)
@@ -87,9 +90,11 @@ bool OpenAiChatDialect::parseRequest(const FakeHttpRequest&, const QJsonObject& 
 
 QByteArray OpenAiChatDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
 {
-    const QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
-                              {QStringLiteral("content"), reply.content},
-                              {QStringLiteral("refusal"), QJsonValue::Null}};
+    QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
+                        {QStringLiteral("content"), reply.content},
+                        {QStringLiteral("refusal"), QJsonValue::Null}};
+    if (!reply.reasoning.isEmpty())
+        message.insert(QStringLiteral("reasoning_content"), reply.reasoning); // as vLLM and DeepSeek send it
     const QJsonObject choice{{QStringLiteral("index"), 0},
                              {QStringLiteral("message"), message},
                              {QStringLiteral("logprobs"), QJsonValue::Null},
@@ -124,6 +129,8 @@ QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest& request,
     events.append(chunk(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
                                     {QStringLiteral("content"), QString()}},
                         QJsonValue::Null));
+    if (!reply.reasoning.isEmpty())
+        events.append(chunk(QJsonObject{{QStringLiteral("reasoning_content"), reply.reasoning}}, QJsonValue::Null));
     const QStringList pieces = splitForStreaming(reply.content);
     for (const QString& piece : pieces)
         events.append(chunk(QJsonObject{{QStringLiteral("content"), piece}}, QJsonValue::Null));
@@ -158,6 +165,15 @@ QByteArray OpenAiChatDialect::errorBody(int status, const QString& message) cons
                             {QStringLiteral("param"), QJsonValue::Null},
                             {QStringLiteral("code"), code}};
     return QJsonDocument(QJsonObject{{QStringLiteral("error"), error}}).toJson(QJsonDocument::Compact);
+}
+
+QByteArray OpenAiChatDialect::streamErrorEvent(const QString& message) const
+{
+    return sseData(QJsonObject{{QStringLiteral("error"),
+                                QJsonObject{{QStringLiteral("message"), message},
+                                            {QStringLiteral("type"), QStringLiteral("server_error")},
+                                            {QStringLiteral("param"), QJsonValue::Null},
+                                            {QStringLiteral("code"), QJsonValue::Null}}}});
 }
 
 QByteArray OpenAiChatDialect::modelListBody(const QStringList& models) const

@@ -16,6 +16,7 @@ public:
     QByteArray completionBody(const DialectRequest& request, const DialectReply& reply) const override;
     QList<QByteArray> streamEvents(const DialectRequest& request, const DialectReply& reply) const override;
     QByteArray errorBody(int status, const QString& message) const override;
+    QByteArray streamErrorEvent(const QString& message) const override;
     QByteArray modelListBody(const QStringList& models) const override;
 };
 

@@ -533,15 +533,30 @@ rules:
         }
     }
 
-    void unimplementedFaultFailsLoudly()
+    void dripDeliversTheWholeStreamInPieces()
     {
         FakeLlmServer server;
-        QVERIFY(start(server, QByteArray("rules:\n  - responses: [{content: x, fault: drip}]\n")));
+        QVERIFY(start(server, QByteArray("rules:\n  - responses: [{content: \"slowly but surely\", fault: drip, chunk_delay_ms: 5}]\n")));
         QNetworkAccessManager nam;
-        std::unique_ptr<QNetworkReply> reply(post(nam, server, chatBody(u"x"_s)));
+        std::unique_ptr<QNetworkReply> reply(post(nam, server, chatBody(u"x"_s, u"gpt-test"_s, true)));
+        int reads = 0;
+        QByteArray received;
+        connect(reply.get(), &QIODevice::readyRead, this, [&] {
+            ++reads;
+            received += reply->readAll();
+        });
         QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), Timeout);
-        QCOMPARE(statusOf(reply.get()), 501);
-        QCOMPARE(errorMessageOf(reply->readAll()), u"fake-llm-server: fault drip not implemented yet"_s);
+        received += reply->readAll();
+        QCOMPARE(reply->error(), QNetworkReply::NoError);
+        const QList<QByteArray> data = sseData(received);
+        QCOMPARE(data.constLast(), QByteArray("[DONE]"));
+        QString text;
+        for (const QByteArray& event : data) {
+            const QJsonArray choices = QJsonDocument::fromJson(event).object()[u"choices"_s].toArray();
+            text += choices.at(0).toObject()[u"delta"_s].toObject()[u"content"_s].toString();
+        }
+        QCOMPARE(text, u"slowly but surely"_s);
+        QVERIFY2(reads > int(data.size()), qPrintable(u"%1 reads for %2 events"_s.arg(reads).arg(data.size())));
     }
 
     void requestLog()

@@ -1,0 +1,321 @@
+// The main window on a run of 10,000 candidates: time to open it with the tree, the graph and the chart
+// populated, peak memory, and the longest stall of the GUI thread while 200 candidates per second stream
+// into the views through their upsert paths (with the graph, the tree and then the chart in front).
+//
+// Figures, one per line: open_s, chart_tab_s, peak_rss_mb, max_stall_graph_ms, max_stall_tree_ms,
+// max_stall_chart_ms, max_stall_ms. Targets: open <= 1.5 s, memory <= 400 MB, no stall over 50 ms.
+#include "beam_graph_view.h"
+#include "candidate_tree_model.h"
+#include "diff_view.h"
+#include "latency_chart.h"
+#include "main_window.h"
+#include "store/run_store.h"
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFile>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QSortFilterProxyModel>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QTreeView>
+#include <QWindow>
+
+#include <algorithm>
+#include <cstdio>
+
+using namespace autocomp;
+
+namespace {
+
+constexpr int s_candidates = 10000;
+constexpr int s_iterations = 8;
+constexpr int s_beamWidth = 4;
+constexpr int s_streamPerSecond = 200;
+constexpr int s_streamSeconds = 5;
+
+double peakRssMb()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : status.readAll().split('\n'))
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').first().toDouble() / 1024.0;
+    return -1;
+}
+
+// About 1.5 KB of kernel code, different per candidate.
+QString codeFor(qint64 id)
+{
+    QString code = QStringLiteral("// candidate %1\n#include <immintrin.h>\n").arg(id);
+    for (int i = 0; i < 24; ++i)
+        code += QStringLiteral("    acc[%1] = _mm256_fmadd_ps(a%2, b%3, acc[%1]); // step %4\n").arg(i % 8).arg(i).arg(id % 97).arg(i);
+    return code;
+}
+
+struct Generated {
+    qint64 runId = 0;
+    int evaluated = 0;
+};
+
+bool generate(const QString &path, Generated *out)
+{
+    QString error;
+    {
+        std::unique_ptr<RunStore> store = RunStore::open(path, &error);
+        if (!store) {
+            std::fprintf(stderr, "gui_scale: %s\n", qPrintable(error));
+            return false;
+        }
+        RunInfo run;
+        run.target = QStringLiteral("cpu");
+        run.problem = QStringLiteral("gemm");
+        run.agent = QStringLiteral("cpu");
+        run.state = RunState::Finished;
+        run.metric = QStringLiteral("latency_ms");
+        run.iteration = s_iterations;
+        run.createdAt = QDateTime::currentDateTimeUtc();
+        out->runId = store->createRun(run);
+    }
+
+    // One transaction on the schema RunStore created: 10,000 single-row transactions would take minutes.
+    QRandomGenerator random(1111);
+    struct Row {
+        qint64 id, parent;
+        int iteration;
+        QString status;
+        double score;
+        bool inBeam;
+    };
+    QList<Row> rows;
+    rows.append({1, 0, 0, QStringLiteral("correct"), 250.0, false});
+    QList<qint64> beam{1};
+    QHash<qint64, double> scoreOf{{1, 250.0}};
+    const int perIteration = (s_candidates - 1) / s_iterations;
+    qint64 nextId = 2;
+    for (int iteration = 1; iteration <= s_iterations; ++iteration) {
+        QList<std::pair<double, qint64>> correct;
+        const int count = iteration == s_iterations ? s_candidates - int(rows.size()) : perIteration;
+        for (int i = 0; i < count; ++i) {
+            const qint64 parent = beam.at(i % beam.size());
+            const double roll = random.generateDouble();
+            Row row{nextId++, parent, iteration, QStringLiteral("correct"), 0, false};
+            if (roll < 0.15) {
+                row.status = QStringLiteral("compile_error");
+            } else if (roll < 0.25) {
+                row.status = QStringLiteral("incorrect");
+            } else if (roll < 0.3) {
+                row.status = QStringLiteral("failed");
+            } else {
+                row.score = scoreOf.value(parent) * (0.6 + 0.6 * random.generateDouble());
+                scoreOf.insert(row.id, row.score);
+                correct.append({row.score, row.id});
+            }
+            rows.append(row);
+        }
+        std::sort(correct.begin(), correct.end());
+        beam.clear();
+        for (int i = 0; i < std::min<qsizetype>(s_beamWidth, correct.size()); ++i)
+            beam.append(correct.at(i).second);
+    }
+    qint64 best = 1;
+    for (const Row &row : rows)
+        if (row.score > 0 && row.score < scoreOf.value(best))
+            best = row.id;
+    for (Row &row : rows)
+        row.inBeam = beam.contains(row.id);
+
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("gui_scale_bulk"));
+        db.setDatabaseName(path);
+        if (!db.open() || !db.transaction()) {
+            std::fprintf(stderr, "gui_scale: %s\n", qPrintable(db.lastError().text()));
+            return false;
+        }
+        QSqlQuery q(db);
+        q.prepare(QStringLiteral("INSERT INTO candidates (id, run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, "
+                                 "metrics, feedback, in_beam, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
+        const QStringList menu = {QStringLiteral("loop tiling"), QStringLiteral("vectorize the inner loop"),
+                                  QStringLiteral("register blocking"), QStringLiteral("unroll k"), QStringLiteral("prefetch B")};
+        for (const Row &row : std::as_const(rows)) {
+            const bool isRoot = row.parent == 0;
+            const QJsonObject metrics = row.score > 0
+                ? QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), row.score}}},
+                              {QStringLiteral("vendor_latency_ms"), 3.5}}
+                : QJsonObject{};
+            q.addBindValue(row.id);
+            q.addBindValue(out->runId);
+            q.addBindValue(isRoot ? QVariant() : QVariant(row.parent));
+            q.addBindValue(row.iteration);
+            q.addBindValue(isRoot ? QStringLiteral("root") : QStringLiteral("llm"));
+            q.addBindValue(row.status);
+            q.addBindValue(isRoot ? QStringLiteral("") : QStringLiteral("Apply %1 to the parent.").arg(menu.at(row.id % menu.size())));
+            q.addBindValue(isRoot ? QStringLiteral("") : menu.at(row.id % menu.size()));
+            q.addBindValue(codeFor(row.id));
+            q.addBindValue(row.score > 0 ? QVariant(row.score) : QVariant());
+            q.addBindValue(QString::fromUtf8(QJsonDocument(metrics).toJson(QJsonDocument::Compact)));
+            q.addBindValue(QStringLiteral("[]"));
+            q.addBindValue(row.inBeam ? 1 : 0);
+            q.addBindValue(now);
+            q.addBindValue(now);
+            if (!q.exec()) {
+                std::fprintf(stderr, "gui_scale: %s\n", qPrintable(q.lastError().text()));
+                return false;
+            }
+            out->evaluated += row.status != QLatin1String("planning");
+        }
+        q.finish();
+        db.commit();
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("gui_scale_bulk"));
+
+    std::unique_ptr<RunStore> store = RunStore::open(path, &error);
+    std::optional<RunInfo> run = store ? store->run(out->runId) : std::nullopt;
+    if (!run)
+        return false;
+    run->baselineScore = 250.0;
+    run->bestScore = scoreOf.value(best);
+    run->bestCandidateId = best;
+    return store->updateRun(*run);
+}
+
+void settle(int ms)
+{
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < ms)
+        QApplication::processEvents(QEventLoop::AllEvents, 5);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QTemporaryDir dir;
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(dir.path()));
+    QApplication app(argc, argv);
+    const QString path = dir.filePath(QStringLiteral("runs.sqlite"));
+    Generated generated;
+    if (!generate(path, &generated))
+        return 1;
+
+    QElapsedTimer clock;
+    clock.start();
+    QString error;
+    MainWindow window(RunStore::open(path, &error));
+    window.show();
+    while (!window.windowHandle() || !window.windowHandle()->isExposed())
+        QApplication::processEvents();
+    QApplication::processEvents();
+    window.repaint();
+    const double openSeconds = clock.nsecsElapsed() / 1e9;
+
+    auto *graph = window.findChild<BeamGraphView *>(QStringLiteral("beamGraph"));
+    auto *chart = window.findChild<LatencyChart *>(QStringLiteral("latencyChart"));
+    auto *diff = window.findChild<DiffView *>(QStringLiteral("diffView"));
+    auto *tree = window.findChild<QTreeView *>(QStringLiteral("candidateTree"));
+    auto *model = window.findChild<CandidateTreeModel *>();
+    auto *proxy = tree ? qobject_cast<QSortFilterProxyModel *>(tree->model()) : nullptr;
+    if (!graph || !chart || !diff || !tree || !model || !proxy) {
+        std::fprintf(stderr, "gui_scale: a view is missing\n");
+        return 1;
+    }
+    std::printf("candidates: %d\n", s_candidates);
+    std::printf("graph_nodes: %d\n", graph->nodeCount());
+    std::printf("tree_candidates: %d\n", model->candidateCount());
+    std::printf("chart_points: %d (of %d evaluated)\n", chart->pointCount(), generated.evaluated);
+    std::printf("open_s: %.3f s\n", openSeconds);
+
+    clock.restart();
+    window.showView(QStringLiteral("chart"));
+    QApplication::processEvents();
+    window.repaint();
+    std::printf("chart_tab_s: %.3f s\n", clock.nsecsElapsed() / 1e9);
+    clock.restart();
+    window.showView(QStringLiteral("tree"));
+    QApplication::processEvents();
+    window.repaint();
+    std::printf("tree_tab_s: %.3f s\n", clock.nsecsElapsed() / 1e9);
+
+    // Streams new candidates through their states (coding -> compiling -> correct or failed) at 200 events/s,
+    // the way the run controller feeds the views, while a 1 ms heartbeat records the longest gap.
+    qint64 nextId = s_candidates + 1;
+    QList<Candidate> inFlight;
+    QRandomGenerator random(7);
+    const auto stream = [&](const QString &view) {
+        window.showView(view);
+        settle(300);
+        QElapsedTimer beat;
+        qint64 last = 0;
+        qint64 maxGap = 0;
+        QTimer heartbeat;
+        heartbeat.setTimerType(Qt::PreciseTimer);
+        heartbeat.setInterval(1);
+        QObject::connect(&heartbeat, &QTimer::timeout, [&] {
+            const qint64 now = beat.nsecsElapsed();
+            maxGap = std::max(maxGap, now - last);
+            last = now;
+        });
+        QTimer feeder;
+        feeder.setTimerType(Qt::PreciseTimer);
+        feeder.setInterval(1000 / s_streamPerSecond);
+        QObject::connect(&feeder, &QTimer::timeout, [&] {
+            Candidate c;
+            if (inFlight.size() < 40 || random.bounded(2) == 0) {
+                c.id = nextId++;
+                c.runId = generated.runId;
+                c.parentId = 1 + random.bounded(s_candidates);
+                c.iteration = s_iterations + 1;
+                c.status = CandidateStatus::Coding;
+                c.menuItem = QStringLiteral("loop tiling");
+                c.code = codeFor(c.id);
+                inFlight.append(c);
+            } else {
+                c = inFlight.takeFirst();
+                const double roll = random.generateDouble();
+                c.status = roll < 0.7 ? CandidateStatus::Correct : CandidateStatus::CompileError;
+                if (c.status == CandidateStatus::Correct)
+                    c.score = 5 + 100 * random.generateDouble();
+            }
+            const QList<Candidate> batch{c};
+            const int before = model->candidateCount();
+            model->upsertCandidates(batch);
+            graph->upsertCandidates(batch);
+            chart->upsertCandidates(batch);
+            diff->upsertCandidate(c);
+            if (model->candidateCount() != before)
+                tree->expand(proxy->mapFromSource(model->indexOfCandidate(c.parentId)));
+        });
+        QEventLoop loop;
+        QTimer::singleShot(s_streamSeconds * 1000, &loop, &QEventLoop::quit);
+        beat.start();
+        heartbeat.start();
+        feeder.start();
+        loop.exec();
+        feeder.stop();
+        heartbeat.stop();
+        settle(200); // the last burst's relayout
+        return maxGap / 1e6;
+    };
+    const double graphStall = stream(QStringLiteral("graph"));
+    const double treeStall = stream(QStringLiteral("tree"));
+    const double chartStall = stream(QStringLiteral("chart"));
+    std::printf("streamed: %lld events\n", static_cast<long long>(3 * s_streamSeconds * s_streamPerSecond));
+    std::printf("graph_nodes_after: %d\n", graph->nodeCount());
+    std::printf("max_stall_graph_ms: %.1f ms\n", graphStall);
+    std::printf("max_stall_tree_ms: %.1f ms\n", treeStall);
+    std::printf("max_stall_chart_ms: %.1f ms\n", chartStall);
+    std::printf("max_stall_ms: %.1f ms\n", std::max({graphStall, treeStall, chartStall}));
+    std::printf("peak_rss_mb: %.1f MB\n", peakRssMb());
+    return 0;
+}

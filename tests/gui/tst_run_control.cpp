@@ -1,0 +1,381 @@
+// Run control from the real window: a run started through the New Run dialog against the local LLM
+// server and the scriptable fake target, paused, resumed and finished with the tree filled live; an
+// agent edited and saved in the agent editor reaching the next plan prompt; a human's edited code
+// evaluated inside a running search.
+#include "agent_editor.h"
+#include "candidate_tree_model.h"
+#include "fake_llm_server.h"
+#include "human_input_dialog.h"
+#include "main_window.h"
+#include "menu_model.h"
+#include "new_run_dialog.h"
+#include "run_actions.h"
+#include "run_controller.h"
+#include "store/run_store.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QLabel>
+#include <QListWidget>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTreeView>
+#include <QtTest>
+
+using namespace autocomp;
+
+namespace {
+
+QString yamlString(const QString &text)
+{
+    QString escaped = text;
+    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")).replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    return QLatin1Char('"') + escaped + QLatin1Char('"');
+}
+
+QString codeAnswer(int latencyMs)
+{
+    return QStringLiteral("Here is the code.\n```cpp\n// fake: status=ok latency_ms=%1 bench_ms=200;\nvoid kernel() {}\n```\n").arg(latencyMs);
+}
+
+// Plans and code answered after `delayMs`, the code's benchmark taking 200 ms: slow enough to pause in.
+QByteArray script(int delayMs)
+{
+    QString out = QStringLiteral("rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
+    for (int latency : {90, 80, 95, 70})
+        out += QStringLiteral("      - content: %1\n        delay_ms: %2\n").arg(yamlString(codeAnswer(latency))).arg(delayMs);
+    out += QStringLiteral("  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n");
+    out += QStringLiteral("      - content: %1\n        delay_ms: %2\n")
+               .arg(yamlString(QStringLiteral("Chosen optimization: 1. alpha: tile the loops\nTile it.")))
+               .arg(delayMs);
+    return out.toUtf8();
+}
+
+template<typename T>
+T *child(QObject *parent, const char *name)
+{
+    return parent->findChild<T *>(QLatin1String(name));
+}
+
+} // namespace
+
+class TestRunControl : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void cleanup();
+    void menuModelIsSound();
+    void startPauseResumeFinish();
+    void editedMenuReachesPlanPrompt();
+    void humanCodeIsEvaluated();
+
+private:
+    // Fills the New Run dialog through its widgets and starts the run; returns the run id (0 on failure).
+    qint64 startRun(int iterations, int plansPerParent);
+    bool waitUntilEnded(int timeoutMs);
+    QString statusText() const { return child<QLabel>(m_window.get(), "runStatus")->text(); }
+
+    QTemporaryDir m_home;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    std::unique_ptr<test::FakeLlmServer> m_server;
+    std::unique_ptr<MainWindow> m_window;
+};
+
+void TestRunControl::initTestCase()
+{
+    QVERIFY(m_home.isValid());
+    QVERIFY(!qEnvironmentVariable("AUTOCOMP_FAKE_EVAL").isEmpty());
+    QVERIFY(!qEnvironmentVariable("AUTOCOMP_FAKE_DATA").isEmpty());
+    // Settings and agent copies stay inside the test.
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_home.filePath(QStringLiteral("config"))));
+    qputenv("XDG_DATA_HOME", QFile::encodeName(m_home.filePath(QStringLiteral("data"))));
+    qputenv("AUTOCOMP_DATA_DIR", qgetenv("AUTOCOMP_FAKE_DATA"));
+}
+
+void TestRunControl::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+    m_server = std::make_unique<test::FakeLlmServer>();
+    QVERIFY(m_server->listen());
+    QString error;
+    QVERIFY2(m_server->loadScriptText(script(150), m_dir->path(), &error), qPrintable(error));
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    m_window = std::make_unique<MainWindow>(std::move(store));
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+}
+
+void TestRunControl::cleanup()
+{
+    m_window.reset(); // stops an active run and joins the engine thread
+    m_server.reset();
+    m_dir.reset();
+}
+
+qint64 TestRunControl::startRun(int iterations, int plansPerParent)
+{
+    RunActions *actions = m_window->runActions();
+    if (!actions->startAction()->isEnabled()) {
+        qWarning("Start New Run is disabled");
+        return 0;
+    }
+    actions->startAction()->trigger();
+    auto *dialog = m_window->findChild<NewRunDialog *>();
+    if (!dialog || !dialog->isVisible()) {
+        qWarning("no New Run dialog");
+        return 0;
+    }
+    child<QComboBox>(dialog, "targetCombo")->setCurrentText(QStringLiteral("fake"));
+    child<QComboBox>(dialog, "problemCombo")->setCurrentText(QStringLiteral("kernel"));
+    child<QComboBox>(dialog, "agentCombo")->setCurrentText(QStringLiteral("fake"));
+    auto *planModels = child<QListWidget>(dialog, "planModels");
+    planModels->clear();
+    child<QPushButton>(dialog, "planModelsAddButton")->click();
+    planModels->item(0)->setText(QStringLiteral("openai-compatible@%1/v1::test-model").arg(m_server->baseUrl().toString()));
+    child<QListWidget>(dialog, "codeModels")->clear();
+    child<QSpinBox>(dialog, "iterations")->setValue(iterations);
+    child<QSpinBox>(dialog, "beamWidth")->setValue(2);
+    child<QSpinBox>(dialog, "plansPerParent")->setValue(plansPerParent);
+    child<QSpinBox>(dialog, "codePerPlan")->setValue(1);
+    child<QSpinBox>(dialog, "fixAttempts")->setValue(0);
+    child<QDoubleSpinBox>(dialog, "menuDropout")->setValue(0); // every plan prompt shows the whole menu
+    child<QComboBox>(dialog, "sandboxCombo")->setCurrentText(QStringLiteral("off"));
+    auto *start = child<QPushButton>(dialog, "startButton");
+    // Validation runs after a short pause in typing.
+    if (!QTest::qWaitFor([&] { return start->isEnabled(); }, 5000)) {
+        qWarning() << "Start stays disabled:" << dialog->errors();
+        return 0;
+    }
+    start->click();
+    if (!QTest::qWaitFor([&] { return actions->controller()->runId() != 0 && m_window->currentRunId() == actions->controller()->runId(); }, 10000)) {
+        qWarning() << "the run did not start:" << statusText();
+        return 0;
+    }
+    return actions->controller()->runId();
+}
+
+bool TestRunControl::waitUntilEnded(int timeoutMs)
+{
+    return QTest::qWaitFor([&] { return !m_window->runActions()->controller()->isActive(); }, timeoutMs);
+}
+
+void TestRunControl::menuModelIsSound()
+{
+    MenuModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setItems({{QStringLiteral("a"), true}, {QStringLiteral("b"), false}, {QStringLiteral("c"), true}});
+    QVERIFY(model.setData(model.index(0, MenuModel::TextColumn), QStringLiteral("a2")));
+    QVERIFY(model.setData(model.index(2, MenuModel::EnabledColumn), Qt::Unchecked, Qt::CheckStateRole));
+    QCOMPARE(model.addItem(QStringLiteral("d")), 3);
+    QVERIFY(model.moveItem(3, -1));
+    QVERIFY(model.moveItem(0, +1));
+    QVERIFY(!model.moveItem(0, -1));
+    QCOMPARE(model.enabledItems(), (QStringList{QStringLiteral("a2"), QStringLiteral("d")}));
+    QCOMPARE(model.disabledItems(), (QStringList{QStringLiteral("b"), QStringLiteral("c")}));
+    QVERIFY(model.removeRows(1, 2));
+    QCOMPARE(model.rowCount(), 2);
+}
+
+void TestRunControl::startPauseResumeFinish()
+{
+    RunActions *actions = m_window->runActions();
+    QVERIFY(!actions->pauseAction()->isEnabled());
+    const qint64 runId = startRun(3, 2);
+    QVERIFY(runId);
+    QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("running")), 10000);
+    QVERIFY(!actions->startAction()->isEnabled());
+
+    // Pause once the search is under way: work in flight finishes, then nothing new is sent.
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() >= 2, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(actions->pauseAction()->isEnabled(), 5000);
+    actions->pauseAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("paused")), 30000);
+    QVERIFY(actions->resumeAction()->isEnabled());
+    QVERIFY(!actions->pauseAction()->isEnabled());
+    const int requestsAtPause = m_server->requestCount();
+    QTest::qWait(1500);
+    QCOMPARE(m_server->requestCount(), requestsAtPause);
+    QVERIFY(actions->controller()->isActive());
+
+    actions->resumeAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() > requestsAtPause, 20000);
+    QVERIFY(waitUntilEnded(120000));
+    QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("finished")), 5000);
+    QVERIFY2(statusText().contains(QLatin1String("iteration 3/3")), qPrintable(statusText()));
+
+    // The live tree holds exactly what the store holds, and nothing is left in progress.
+    const QList<Candidate> stored = m_window->store()->candidates(runId);
+    QVERIFY(stored.size() >= 1 + 3 * 2);
+    auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
+    auto *proxy = qobject_cast<QSortFilterProxyModel *>(tree->model());
+    QVERIFY(proxy);
+    auto *model = qobject_cast<CandidateTreeModel *>(proxy->sourceModel());
+    QVERIFY(model);
+    QCOMPARE(model->candidateCount(), stored.size());
+    for (const Candidate &c : stored) {
+        const Candidate *shown = model->candidate(model->indexOfCandidate(c.id));
+        QVERIFY(shown);
+        QCOMPARE(toString(shown->status), toString(c.status));
+        QVERIFY(isFinal(shown->status));
+    }
+    QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("finished"));
+    QVERIFY(actions->startAction()->isEnabled());
+    QVERIFY(!actions->stopAction()->isEnabled());
+}
+
+void TestRunControl::editedMenuReachesPlanPrompt()
+{
+    RunActions *actions = m_window->runActions();
+    actions->agentEditorAction()->trigger();
+    auto *editor = m_window->findChild<AgentEditor *>();
+    QVERIFY(editor);
+    QVERIFY(editor->isVisible());
+    child<QComboBox>(editor, "agentCombo")->setCurrentText(QStringLiteral("fake"));
+    QCOMPARE(editor->agentName(), QStringLiteral("fake"));
+    QVERIFY(!editor->isUserCopy());
+
+    auto *table = child<QTableView>(editor, "menuTable");
+    QAbstractItemModel *menu = table->model();
+    QCOMPARE(menu->rowCount(), 8);
+    const QString edited = QStringLiteral("alpha: tile the loops in 64x64 blocks (edited in the workbench)");
+    QVERIFY(menu->setData(menu->index(0, MenuModel::TextColumn), edited));
+    QVERIFY(menu->setData(menu->index(7, MenuModel::EnabledColumn), Qt::Unchecked, Qt::CheckStateRole));
+
+    // An empty item is refused in place, and Save stays disabled until it is fixed.
+    QVERIFY(menu->setData(menu->index(1, MenuModel::TextColumn), QString()));
+    auto *save = child<QPushButton>(editor, "saveAgentButton");
+    QTRY_VERIFY(!save->isEnabled());
+    QVERIFY(child<QLabel>(editor, "agentValidation")->text().contains(QLatin1String("empty")));
+    QVERIFY(menu->setData(menu->index(1, MenuModel::TextColumn), QStringLiteral("beta: vectorize")));
+    QTRY_VERIFY(save->isEnabled());
+
+    // The preview is the plan prompt with this menu, before anything is saved.
+    RunConfig noDropout;
+    noDropout.target = QStringLiteral("fake");
+    noDropout.problem = QStringLiteral("kernel");
+    noDropout.search.menuDropout = 0;
+    Candidate root;
+    root.origin = CandidateOrigin::Root;
+    root.code = QStringLiteral("void kernel() {}\n");
+    editor->setPreviewContext(root, noDropout);
+    QString error;
+    const std::optional<QString> preview = editor->previewPlanPrompt(&error);
+    QVERIFY2(preview, qPrintable(error));
+    QVERIFY(preview->contains(edited));
+    QVERIFY(!preview->contains(QLatin1String("theta: thread")));
+
+    save->click();
+    QVERIFY(editor->isUserCopy());
+    const QString dir = AgentEditor::userAgentDir(QStringLiteral("fake"));
+    QFile menuFile(dir + QStringLiteral("/optimization_menu.yaml"));
+    QVERIFY(menuFile.open(QIODevice::ReadOnly));
+    const QByteArray menuText = menuFile.readAll();
+    QVERIFY(menuText.startsWith("optimizations:\n  - strategy: "));
+    QVERIFY(menuText.contains(edited.toUtf8()));
+    QVERIFY(!menuText.contains("theta: thread"));
+    QFile disabledFile(dir + QStringLiteral("/optimization_menu.disabled.yaml"));
+    QVERIFY(disabledFile.open(QIODevice::ReadOnly));
+    QVERIFY(disabledFile.readAll().contains("theta: thread"));
+    editor->close();
+
+    const qint64 runId = startRun(1, 2);
+    QVERIFY(runId);
+    QVERIFY(waitUntilEnded(120000));
+    int plans = 0;
+    for (const test::RecordedRequest &r : m_server->requests()) {
+        if (r.ruleName != QLatin1String("plan"))
+            continue;
+        ++plans;
+        QVERIFY2(r.prompt.contains(edited), qPrintable(r.prompt));
+        QVERIFY(!r.prompt.contains(QLatin1String("theta: thread")));
+    }
+    QCOMPARE(plans, 2);
+
+    // With the run's settings and its root as the parent, the preview is exactly the first plan prompt sent.
+    actions->agentEditorAction()->trigger();
+    editor = m_window->findChild<AgentEditor *>();
+    QVERIFY(editor);
+    QVERIFY(editor->isUserCopy());
+    QStringList errors;
+    const auto runConfig = RunConfig::fromYaml(m_window->store()->run(runId)->configYaml.toUtf8(), QStringLiteral("run"), &errors);
+    QVERIFY2(runConfig, qPrintable(errors.join(QLatin1Char('\n'))));
+    for (const Candidate &c : m_window->store()->candidates(runId))
+        if (c.origin == CandidateOrigin::Root)
+            editor->setPreviewContext(c, *runConfig);
+    const std::optional<QString> exact = editor->previewPlanPrompt(&error);
+    QVERIFY2(exact, qPrintable(error));
+    bool found = false;
+    for (const test::RecordedRequest &r : m_server->requests())
+        found = found || (r.ruleName == QLatin1String("plan") && r.lastUserMessage == *exact);
+    QVERIFY2(found, qPrintable(*exact));
+    editor->close();
+
+    // Reset to shipped removes the copy; the next run would see the shipped menu again.
+    actions->agentEditorAction()->trigger();
+    editor = m_window->findChild<AgentEditor *>();
+    QVERIFY(editor);
+    QVERIFY(editor->resetToShipped(&error));
+    QVERIFY(!QFileInfo::exists(dir));
+    QCOMPARE(editor->menuModel()->items().first().text, QStringLiteral("alpha: tile the loops"));
+    editor->close();
+}
+
+void TestRunControl::humanCodeIsEvaluated()
+{
+    RunActions *actions = m_window->runActions();
+    QVERIFY(!actions->humanCodeAction()->isEnabled()); // nothing runs yet
+    const qint64 runId = startRun(3, 2);
+    QVERIFY(runId);
+    // The first plan request means the starting code was evaluated and iteration 1 began.
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() >= 1, 20000);
+    qint64 rootId = 0;
+    for (const Candidate &c : m_window->store()->candidates(runId))
+        if (c.origin == CandidateOrigin::Root)
+            rootId = c.id;
+    QVERIFY(rootId);
+    m_window->selectCandidate(rootId);
+    QTRY_VERIFY(actions->humanCodeAction()->isEnabled());
+    actions->humanCodeAction()->trigger();
+    auto *dialog = m_window->findChild<HumanInputDialog *>(QStringLiteral("humanCodeDialog"));
+    QVERIFY(dialog);
+    auto *edit = child<QPlainTextEdit>(dialog, "humanCodeEdit");
+    QVERIFY(edit->toPlainText().contains(QLatin1String("latency_ms=100"))); // prefilled with the parent's code
+    edit->setPlainText(QStringLiteral("// fake: status=ok latency_ms=42 bench_ms=50;\nvoid kernel() { /* by hand */ }\n"));
+    child<QPushButton>(dialog, "submitHumanButton")->click();
+
+    auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
+    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    QVERIFY(model);
+    const auto humanCandidate = [&]() -> std::optional<Candidate> {
+        for (const Candidate &c : m_window->store()->candidates(runId))
+            if (c.origin == CandidateOrigin::Human) {
+                const Candidate *shown = model->candidate(model->indexOfCandidate(c.id));
+                return shown ? std::optional<Candidate>(*shown) : std::nullopt;
+            }
+        return std::nullopt;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(humanCandidate() && humanCandidate()->status == CandidateStatus::Correct, 30000);
+    QCOMPARE(humanCandidate()->parentId, rootId);
+    QCOMPARE(humanCandidate()->score, 42.0);
+
+    actions->stopAction()->trigger();
+    QVERIFY(waitUntilEnded(30000));
+    QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("stopped"));
+    QVERIFY(!actions->humanCodeAction()->isEnabled());
+    QVERIFY(actions->resumeAction()->isEnabled()); // a stopped run can be continued
+}
+
+QTEST_MAIN(TestRunControl)
+#include "tst_run_control.moc"

@@ -1,0 +1,533 @@
+// The beam graph, the latency chart and the diff view, alone and inside the main window, on stores built
+// through the RunStore API.
+#include "beam_graph_view.h"
+#include "candidate_inspector.h"
+#include "candidate_tree_model.h"
+#include "diff_view.h"
+#include "latency_chart.h"
+#include "main_window.h"
+#include "store/run_store.h"
+
+#include <QComboBox>
+#include <QGraphicsScene>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBlock>
+#include <QToolButton>
+#include <QTreeView>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QScatterSeries>
+
+using namespace autocomp;
+
+namespace {
+
+// Ten lines; the child changes lines 2 and 8, so its diff has two separate changes.
+const QString s_rootCode = QStringLiteral(
+    "// naive gemm\n"
+    "void gemm(int n, const float *a, const float *b, float *c) {\n"
+    "    for (int i = 0; i < n; ++i)\n"
+    "        for (int j = 0; j < n; ++j) {\n"
+    "            float sum = 0;\n"
+    "            for (int k = 0; k < n; ++k)\n"
+    "                sum += a[i * n + k] * b[k * n + j];\n"
+    "            c[i * n + j] = sum;\n"
+    "        }\n"
+    "}\n");
+const QString s_tiledCode = QStringLiteral(
+    "// naive gemm\n"
+    "void gemm(int n, const float *__restrict a, const float *b, float *c) {\n"
+    "    for (int i = 0; i < n; ++i)\n"
+    "        for (int j = 0; j < n; ++j) {\n"
+    "            float sum = 0;\n"
+    "            for (int k = 0; k < n; ++k)\n"
+    "                sum += a[i * n + k] * b[k * n + j];\n"
+    "            c[i * n + j] = 2 * sum;\n"
+    "        }\n"
+    "}\n");
+
+struct Ids {
+    qint64 run = 0;
+    qint64 root = 0;
+    qint64 tiled = 0;    // correct, in beam, 2x
+    qint64 broken = 0;   // compile error
+    qint64 unrolled = 0; // child of tiled, correct, in beam, best (2.5x)
+    qint64 wrong = 0;    // incorrect
+    qint64 slow = 0;     // correct, pruned
+    qint64 planning = 0; // not evaluated yet
+};
+
+Candidate make(qint64 runId, qint64 parentId, int iteration, CandidateStatus status, double score, bool inBeam = false)
+{
+    Candidate c;
+    c.runId = runId;
+    c.parentId = parentId;
+    c.iteration = iteration;
+    c.origin = parentId == 0 ? CandidateOrigin::Root : CandidateOrigin::Llm;
+    c.status = status;
+    c.score = score;
+    c.inBeam = inBeam;
+    c.code = s_tiledCode;
+    c.menuItem = QStringLiteral("loop tiling");
+    return c;
+}
+
+Ids fillStore(RunStore &store)
+{
+    Ids ids;
+    RunInfo run;
+    run.target = QStringLiteral("cpu");
+    run.problem = QStringLiteral("gemm");
+    run.agent = QStringLiteral("cpu");
+    run.state = RunState::Finished;
+    run.metric = QStringLiteral("latency_ms");
+    run.iteration = 2;
+    run.baselineScore = 10;
+    run.bestScore = 4;
+    ids.run = store.createRun(run);
+
+    Candidate root = make(ids.run, 0, 0, CandidateStatus::Correct, 10, false);
+    root.code = s_rootCode;
+    root.menuItem.clear();
+    ids.root = store.addCandidate(root);
+    Candidate tiled = make(ids.run, ids.root, 1, CandidateStatus::Correct, 5, true);
+    tiled.plan = QStringLiteral("Tile the loops by 64.\nKeep B in L1.\n");
+    ids.tiled = store.addCandidate(tiled);
+    Candidate broken = make(ids.run, ids.root, 1, CandidateStatus::CompileError, std::nan(""));
+    broken.code = QStringLiteral("void gemm( {");
+    ids.broken = store.addCandidate(broken);
+    Candidate unrolled = make(ids.run, ids.tiled, 2, CandidateStatus::Correct, 4, true);
+    unrolled.plan = QStringLiteral("Tile the loops by 64.\nUnroll k by 4.\n");
+    unrolled.menuItem = QStringLiteral("loop unrolling");
+    unrolled.metrics = QJsonObject{{QStringLiteral("vendor_latency_ms"), 2.0}};
+    ids.unrolled = store.addCandidate(unrolled);
+    ids.wrong = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Incorrect, std::nan("")));
+    ids.slow = store.addCandidate(make(ids.run, ids.root, 1, CandidateStatus::Correct, 8, false));
+    ids.planning = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Planning, std::nan("")));
+
+    run.id = ids.run;
+    run.bestCandidateId = ids.unrolled;
+    store.updateRun(run);
+    return ids;
+}
+
+template<typename T>
+T *child(const QWidget &parent, const char *name)
+{
+    return parent.findChild<T *>(QString::fromLatin1(name));
+}
+
+qint64 currentTreeCandidate(const QWidget &window)
+{
+    auto *tree = child<QTreeView>(window, "candidateTree");
+    return tree ? tree->currentIndex().data(CandidateTreeModel::CandidateIdRole).toLongLong() : 0;
+}
+
+int findBlock(const QPlainTextEdit *edit, const QString &text)
+{
+    for (QTextBlock block = edit->document()->begin(); block.isValid(); block = block.next())
+        if (block.text() == text)
+            return block.blockNumber();
+    return -1;
+}
+
+DiffView::LineKind kindOf(const QPlainTextEdit *edit, int blockNumber)
+{
+    return DiffView::LineKind(edit->document()->findBlockByNumber(blockNumber).blockFormat().intProperty(DiffView::LineKindProperty));
+}
+
+bool hasChangedSpan(const QPlainTextEdit *edit, int blockNumber, const QString &word)
+{
+    const QTextBlock block = edit->document()->findBlockByNumber(blockNumber);
+    for (auto it = block.begin(); !it.atEnd(); ++it) {
+        const QTextFragment fragment = it.fragment();
+        if (fragment.charFormat().boolProperty(DiffView::ChangedSpanProperty) && fragment.text().contains(word))
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+class TestViews : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase();
+    void init();
+    void diffRows_data();
+    void diffRows();
+    void windowShowsRunConsistently();
+    void chartClickSelectsEverywhere();
+    void graphClickSelectsEverywhere();
+    void diffShowsParentAndChild();
+    void diffNavigatesChanges();
+    void diffComparesWithAncestorAndPlan();
+    void graphBatchesLiveUpdates();
+    void chartFindsVendorLine();
+
+private:
+    std::unique_ptr<MainWindow> openSample();
+
+    QTemporaryDir m_configDir;
+    std::unique_ptr<QTemporaryDir> m_dir;
+    Ids m_ids;
+};
+
+void TestViews::initTestCase()
+{
+    QVERIFY(m_configDir.isValid());
+    qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_configDir.path()));
+    QStandardPaths::setTestModeEnabled(true);
+}
+
+void TestViews::init()
+{
+    m_dir = std::make_unique<QTemporaryDir>();
+    QVERIFY(m_dir->isValid());
+}
+
+std::unique_ptr<MainWindow> TestViews::openSample()
+{
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error);
+    if (!store) {
+        qWarning("%s", qPrintable(error));
+        return {};
+    }
+    m_ids = fillStore(*store);
+    auto window = std::make_unique<MainWindow>(std::move(store));
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get()))
+        return {};
+    return window;
+}
+
+void TestViews::diffRows_data()
+{
+    QTest::addColumn<QString>("left");
+    QTest::addColumn<QString>("right");
+    QTest::addColumn<QStringList>("leftColumn");  // each row: kind letter + text (S same, R removed, A added, F filler)
+    QTest::addColumn<QStringList>("rightColumn");
+
+    QTest::newRow("same") << QStringLiteral("a\nb\n") << QStringLiteral("a\nb\n") << QStringList{QStringLiteral("Sa"), QStringLiteral("Sb")}
+                          << QStringList{QStringLiteral("Sa"), QStringLiteral("Sb")};
+    QTest::newRow("changed line") << QStringLiteral("a\nb\nc\n") << QStringLiteral("a\nB\nc\n")
+                                  << QStringList{QStringLiteral("Sa"), QStringLiteral("Rb"), QStringLiteral("Sc")}
+                                  << QStringList{QStringLiteral("Sa"), QStringLiteral("AB"), QStringLiteral("Sc")};
+    QTest::newRow("insert at top") << QStringLiteral("a\n") << QStringLiteral("x\na\n") << QStringList{QStringLiteral("F"), QStringLiteral("Sa")}
+                                   << QStringList{QStringLiteral("Ax"), QStringLiteral("Sa")};
+    QTest::newRow("delete at end") << QStringLiteral("a\nb") << QStringLiteral("a\n") << QStringList{QStringLiteral("Sa"), QStringLiteral("Rb")}
+                                   << QStringList{QStringLiteral("Sa"), QStringLiteral("F")};
+    QTest::newRow("empty left") << QString() << QStringLiteral("x\ny\n") << QStringList{QStringLiteral("F"), QStringLiteral("F")}
+                                << QStringList{QStringLiteral("Ax"), QStringLiteral("Ay")};
+    // Lines far from a change are outside libgit2's hunks and must still be shown, aligned.
+    QString longLeft;
+    QString longRight;
+    QStringList leftColumn;
+    QStringList rightColumn;
+    for (int i = 0; i < 20; ++i) {
+        const QString line = QString::number(i);
+        longLeft += line + QLatin1Char('\n');
+        longRight += (i == 10 ? QStringLiteral("ten") : line) + QLatin1Char('\n');
+        leftColumn.append((i == 10 ? QLatin1Char('R') : QLatin1Char('S')) + line);
+        rightColumn.append(i == 10 ? QStringLiteral("Aten") : QLatin1Char('S') + line);
+    }
+    QTest::newRow("far context") << longLeft << longRight << leftColumn << rightColumn;
+}
+
+void TestViews::diffRows()
+{
+    QFETCH(QString, left);
+    QFETCH(QString, right);
+    QFETCH(QStringList, leftColumn);
+    QFETCH(QStringList, rightColumn);
+    const auto letter = [](DiffView::LineKind kind) {
+        switch (kind) {
+        case DiffView::LineKind::Same: return QLatin1Char('S');
+        case DiffView::LineKind::Removed: return QLatin1Char('R');
+        case DiffView::LineKind::Added: return QLatin1Char('A');
+        case DiffView::LineKind::Filler: return QLatin1Char('F');
+        }
+        return QLatin1Char('?');
+    };
+    QStringList gotLeft;
+    QStringList gotRight;
+    for (const DiffView::Row &row : DiffView::diffRows(left, right)) {
+        gotLeft.append(letter(row.leftKind) + row.left);
+        gotRight.append(letter(row.rightKind) + row.right);
+    }
+    QCOMPARE(gotLeft, leftColumn);
+    QCOMPARE(gotRight, rightColumn);
+}
+
+void TestViews::windowShowsRunConsistently()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *tabs = child<QTabWidget>(*window, "centerTabs");
+    auto *graph = child<BeamGraphView>(*window, "beamGraph");
+    auto *chart = child<LatencyChart>(*window, "latencyChart");
+    auto *inspector = window->findChild<CandidateInspector *>();
+    QVERIFY(tabs && graph && chart && inspector);
+    QCOMPARE(tabs->count(), 3);
+    QCOMPARE(tabs->currentWidget(), graph);
+
+    QCOMPARE(graph->nodeCount(), 7);
+    QCOMPARE(graph->bestPath(), (QList<qint64>{m_ids.root, m_ids.tiled, m_ids.unrolled}));
+    QVERIFY(graph->isOnBestPath(m_ids.tiled));
+    QVERIFY(!graph->isOnBestPath(m_ids.slow));
+    QCOMPARE(graph->nodeState(m_ids.unrolled), BeamGraphView::NodeState::InBeam);
+    QCOMPARE(graph->nodeState(m_ids.slow), BeamGraphView::NodeState::Pruned);
+    QCOMPARE(graph->nodeState(m_ids.broken), BeamGraphView::NodeState::Failed);
+    QCOMPARE(graph->nodeState(m_ids.wrong), BeamGraphView::NodeState::Incorrect);
+    QCOMPARE(graph->nodeState(m_ids.planning), BeamGraphView::NodeState::Planning);
+    // Columns by iteration.
+    QCOMPARE(graph->nodePosition(m_ids.tiled).x(), graph->nodePosition(m_ids.slow).x());
+    QVERIFY(graph->nodePosition(m_ids.unrolled).x() > graph->nodePosition(m_ids.tiled).x());
+    QVERIFY(graph->nodePosition(m_ids.tiled).x() > graph->nodePosition(m_ids.root).x());
+
+    // Every evaluated candidate is a point; the planning one is not.
+    QCOMPARE(chart->pointCount(), 6);
+    QCOMPARE(chart->correctSeries()->count(), 4);
+    QCOMPARE(chart->failedSeries()->count(), 2);
+    QCOMPARE(chart->baselineSeries()->count(), 2);
+    QCOMPARE(chart->baselineSeries()->at(0).y(), 10.0);
+    QCOMPARE(chart->bestSeries()->points().last().y(), 4.0);
+
+    // The run opens on its best candidate, everywhere.
+    QCOMPARE(currentTreeCandidate(*window), m_ids.unrolled);
+    QCOMPARE(inspector->candidateId(), m_ids.unrolled);
+    QCOMPARE(graph->selectedCandidate(), m_ids.unrolled);
+    QCOMPARE(chart->selectedCandidate(), m_ids.unrolled);
+}
+
+void TestViews::chartClickSelectsEverywhere()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *chart = child<LatencyChart>(*window, "latencyChart");
+    auto *graph = child<BeamGraphView>(*window, "beamGraph");
+    auto *inspector = window->findChild<CandidateInspector *>();
+    QVERIFY(chart && graph && inspector);
+    QVERIFY(window->showView(QStringLiteral("chart")));
+
+    QSignalSpy selected(chart, &LatencyChart::candidateSelected);
+    const QList<QPointF> points = chart->correctSeries()->points();
+    QPointF slowPoint;
+    for (const QPointF &point : points)
+        if (point.y() == 8.0)
+            slowPoint = point;
+    QVERIFY(!slowPoint.isNull());
+    QCOMPARE(chart->candidateAt(chart->correctSeries(), slowPoint), m_ids.slow);
+    Q_EMIT chart->correctSeries()->clicked(slowPoint);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(currentTreeCandidate(*window), m_ids.slow);
+    QCOMPARE(inspector->candidateId(), m_ids.slow);
+    QCOMPARE(graph->selectedCandidate(), m_ids.slow);
+    QCOMPARE(chart->selectedCandidate(), m_ids.slow);
+
+    // A failed candidate's cross selects it too.
+    const QPointF cross = chart->failedSeries()->at(0);
+    const qint64 failedId = chart->candidateAt(chart->failedSeries(), cross);
+    QVERIFY(failedId == m_ids.broken || failedId == m_ids.wrong);
+    Q_EMIT chart->failedSeries()->clicked(cross);
+    QCOMPARE(currentTreeCandidate(*window), failedId);
+    QCOMPARE(inspector->candidateId(), failedId);
+}
+
+void TestViews::graphClickSelectsEverywhere()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *graph = child<BeamGraphView>(*window, "beamGraph");
+    auto *chart = child<LatencyChart>(*window, "latencyChart");
+    auto *inspector = window->findChild<CandidateInspector *>();
+    QVERIFY(graph && chart && inspector);
+    QVERIFY(graph->isVisible());
+
+    QSignalSpy selected(graph, &BeamGraphView::candidateSelected);
+    const QPoint at = graph->mapFromScene(graph->nodePosition(m_ids.tiled));
+    QVERIFY(graph->viewport()->rect().contains(at));
+    QTest::mouseClick(graph->viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(selected.first().first().toLongLong(), m_ids.tiled);
+    QCOMPARE(currentTreeCandidate(*window), m_ids.tiled);
+    QCOMPARE(inspector->candidateId(), m_ids.tiled);
+    QCOMPARE(chart->selectedCandidate(), m_ids.tiled);
+
+    // Selecting from outside does not echo back as a user selection.
+    window->selectCandidate(m_ids.root);
+    QCOMPARE(graph->selectedCandidate(), m_ids.root);
+    QCOMPARE(selected.count(), 1);
+
+    // Fit, zoom in and out change the view's scale.
+    const double fitted = graph->transform().m11();
+    QTest::mouseClick(child<QToolButton>(*graph, "graphZoomIn"), Qt::LeftButton);
+    QVERIFY(graph->transform().m11() > fitted);
+    graph->setFocus();
+    QTest::keyClick(graph, Qt::Key_F);
+    QCOMPARE(graph->transform().m11(), fitted);
+}
+
+void TestViews::diffShowsParentAndChild()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(window->showView(QStringLiteral("diff")));
+    auto *diff = child<DiffView>(*window, "diffView");
+    auto *left = child<QPlainTextEdit>(*window, "diffLeft");
+    auto *right = child<QPlainTextEdit>(*window, "diffRight");
+    auto *compare = child<QComboBox>(*window, "diffCompareWith");
+    QVERIFY(diff && left && right && compare);
+    QVERIFY(diff->isVisible());
+    QCOMPARE(diff->compareWithId(), m_ids.root);
+    QCOMPARE(compare->currentData().toLongLong(), m_ids.root);
+    QCOMPARE(left->document()->blockCount(), right->document()->blockCount());
+    QVERIFY(left->isReadOnly() && right->isReadOnly());
+
+    const QString oldLine = QStringLiteral("void gemm(int n, const float *a, const float *b, float *c) {");
+    const QString newLine = QStringLiteral("void gemm(int n, const float *__restrict a, const float *b, float *c) {");
+    const int row = findBlock(left, oldLine);
+    QVERIFY(row >= 0);
+    QCOMPARE(right->document()->findBlockByNumber(row).text(), newLine);
+    QCOMPARE(kindOf(left, row), DiffView::LineKind::Removed);
+    QCOMPARE(kindOf(right, row), DiffView::LineKind::Added);
+    QVERIFY(left->document()->findBlockByNumber(row).blockFormat().background().style() != Qt::NoBrush);
+    QVERIFY(right->document()->findBlockByNumber(row).blockFormat().background().style() != Qt::NoBrush);
+    QVERIFY(hasChangedSpan(right, row, QStringLiteral("__restrict")));
+    QVERIFY(!hasChangedSpan(right, row, QStringLiteral("gemm")));
+    // Unchanged lines carry no highlight.
+    const int same = findBlock(left, QStringLiteral("// naive gemm"));
+    QCOMPARE(kindOf(left, same), DiffView::LineKind::Same);
+    QCOMPARE(left->document()->findBlockByNumber(same).blockFormat().background().style(), Qt::NoBrush);
+}
+
+void TestViews::diffNavigatesChanges()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(window->showView(QStringLiteral("diff")));
+    auto *diff = child<DiffView>(*window, "diffView");
+    auto *right = child<QPlainTextEdit>(*window, "diffRight");
+    auto *next = child<QToolButton>(*window, "diffNext");
+    auto *previous = child<QToolButton>(*window, "diffPrevious");
+    QVERIFY(diff && right && next && previous);
+    const QList<int> changes = diff->changeRows();
+    QCOMPARE(changes.size(), 2);
+
+    QTest::mouseClick(next, Qt::LeftButton);
+    QCOMPARE(right->textCursor().blockNumber(), changes.at(0));
+    QTest::mouseClick(next, Qt::LeftButton);
+    QCOMPARE(right->textCursor().blockNumber(), changes.at(1));
+    QCOMPARE(right->textCursor().block().text(), QStringLiteral("            c[i * n + j] = 2 * sum;"));
+    QTest::mouseClick(next, Qt::LeftButton); // no change after the last
+    QCOMPARE(right->textCursor().blockNumber(), changes.at(1));
+    QTest::mouseClick(previous, Qt::LeftButton);
+    QCOMPARE(right->textCursor().blockNumber(), changes.at(0));
+
+    // The shortcuts do the same while the diff has focus.
+    right->setFocus();
+    QTest::keyClick(right, Qt::Key_F8);
+    QCOMPARE(child<QPlainTextEdit>(*window, "diffLeft")->textCursor().blockNumber(), changes.at(1));
+    QTest::keyClick(right, Qt::Key_Up, Qt::ControlModifier | Qt::AltModifier);
+    QCOMPARE(right->textCursor().blockNumber(), changes.at(0));
+}
+
+void TestViews::diffComparesWithAncestorAndPlan()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->selectCandidate(m_ids.unrolled);
+    QVERIFY(window->showView(QStringLiteral("diff")));
+    auto *diff = child<DiffView>(*window, "diffView");
+    auto *left = child<QPlainTextEdit>(*window, "diffLeft");
+    auto *compare = child<QComboBox>(*window, "diffCompareWith");
+    auto *mode = child<QComboBox>(*window, "diffMode");
+    QVERIFY(diff && left && compare && mode);
+    QCOMPARE(diff->compareWithId(), m_ids.tiled);
+    // Parent, root, then every other candidate of the run.
+    QVERIFY(compare->findData(m_ids.root) >= 0);
+    QVERIFY(compare->findData(m_ids.slow) >= 0);
+    QVERIFY(compare->itemText(compare->findData(m_ids.root)).startsWith(QStringLiteral("Root")));
+
+    compare->setCurrentIndex(compare->findData(m_ids.root));
+    QCOMPARE(diff->compareWithId(), m_ids.root);
+    QVERIFY(findBlock(left, QStringLiteral("            c[i * n + j] = sum;")) >= 0);
+
+    mode->setCurrentIndex(mode->findText(QStringLiteral("Plan")));
+    QCOMPARE(diff->mode(), DiffView::Mode::Plan);
+    compare->setCurrentIndex(compare->findData(m_ids.tiled));
+    auto *right = child<QPlainTextEdit>(*window, "diffRight");
+    const int row = findBlock(left, QStringLiteral("Keep B in L1."));
+    QVERIFY(row >= 0);
+    QCOMPARE(right->document()->findBlockByNumber(row).text(), QStringLiteral("Unroll k by 4."));
+    QCOMPARE(kindOf(left, row), DiffView::LineKind::Removed);
+}
+
+void TestViews::graphBatchesLiveUpdates()
+{
+    BeamGraphView graph;
+    graph.resize(600, 400);
+    graph.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&graph));
+    Candidate root = make(1, 0, 0, CandidateStatus::Correct, 10, true);
+    root.id = 1;
+    graph.setCandidates({root});
+    QCOMPARE(graph.scene()->items().size(), 2); // the node and the edge layer
+
+    for (int i = 0; i < 50; ++i) {
+        Candidate c = make(1, 1, 1, CandidateStatus::Compiling, std::nan(""));
+        c.id = 100 + i;
+        graph.upsertCandidate(c);
+    }
+    // Appended at once, laid out on the timer.
+    QCOMPARE(graph.nodeCount(), 51);
+    QCOMPARE(graph.scene()->items().size(), 2);
+    QTRY_COMPARE(graph.scene()->items().size(), 52);
+    QCOMPARE(graph.nodeState(120), BeamGraphView::NodeState::Compiling);
+
+    Candidate done = make(1, 1, 1, CandidateStatus::Correct, 2, false);
+    done.id = 120;
+    graph.upsertCandidate(done);
+    QTRY_COMPARE(graph.bestPath(), (QList<qint64>{1, 120}));
+    QCOMPARE(graph.nodeState(120), BeamGraphView::NodeState::Correct); // its beam selection is still to come
+    QCOMPARE(graph.nodeCount(), 51);
+}
+
+void TestViews::chartFindsVendorLine()
+{
+    LatencyChart chart;
+    Candidate root = make(1, 0, 0, CandidateStatus::Correct, 10, true);
+    root.id = 1;
+    chart.setCandidates({root}, QStringLiteral("latency_ms"));
+    QCOMPARE(chart.vendorSeries()->count(), 0);
+
+    Candidate child = make(1, 1, 1, CandidateStatus::Correct, 5);
+    child.id = 2;
+    child.feedback = {QStringLiteral("median latency 5 ms at M=512"),
+                      QStringLiteral("OpenBLAS sgemm: 1.25 ms at K=512,M=512,N=512 on one core; this candidate runs at 0.25x its speed")};
+    QString name;
+    QCOMPARE(LatencyChart::vendorScoreOf(child, &name), 1.25);
+    QCOMPARE(name, QStringLiteral("OpenBLAS sgemm"));
+    chart.upsertCandidate(child);
+    chart.flushPendingUpdates();
+    QCOMPARE(chart.pointCount(), 2);
+    QCOMPARE(chart.vendorSeries()->count(), 2);
+    QCOMPARE(chart.vendorSeries()->at(0).y(), 1.25);
+    QCOMPARE(chart.vendorSeries()->name(), QStringLiteral("OpenBLAS sgemm"));
+
+    chart.setLogScale(true);
+    QVERIFY(chart.logScale());
+    QCOMPARE(chart.pointCount(), 2);
+}
+
+QTEST_MAIN(TestViews)
+#include "tst_views.moc"

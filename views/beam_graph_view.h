@@ -1,0 +1,123 @@
+#pragma once
+
+#include "model/candidate.h"
+
+#include <QGraphicsView>
+#include <QHash>
+#include <QList>
+
+class QGraphicsScene;
+class QTimer;
+class QToolButton;
+
+namespace autocomp {
+
+class BeamGraphEdges;
+class BeamGraphNode;
+
+// The search as a graph: one column per iteration, an edge from each candidate to the one it was derived
+// from, nodes colored by state and labelled with their speedup over the root. The beam and the path from
+// the root to the best candidate stand out. Live updates are appended and laid out once per burst, so a
+// stream of candidates costs one relayout per 50 ms however many arrive.
+class BeamGraphView : public QGraphicsView
+{
+    Q_OBJECT
+public:
+    // What a node's color says. Pruned: correct, but the beam selection of its iteration left it out.
+    enum class NodeState {
+        Planning,
+        Coding,
+        Compiling, // also waiting for an evaluation slot
+        Testing,
+        Benchmarking,
+        Failed,    // compile error, timeout, crash, rejected, failed LLM call
+        Incorrect,
+        Correct,   // correct, its beam selection has not happened yet
+        InBeam,
+        Pruned,
+    };
+    static constexpr int NodeStateCount = int(NodeState::Pruned) + 1;
+
+    explicit BeamGraphView(QWidget *parent = nullptr);
+    ~BeamGraphView() override;
+
+    // `bestCandidateId` 0: the correct candidate with the lowest score.
+    void setCandidates(const QList<Candidate> &candidates, qint64 bestCandidateId = 0);
+    void upsertCandidate(const Candidate &candidate);
+    void upsertCandidates(const QList<Candidate> &candidates);
+    void setBestCandidate(qint64 candidateId);
+    void clear();
+
+    // Selects the node without emitting candidateSelected; false when the graph has no such candidate.
+    bool selectCandidate(qint64 candidateId);
+    qint64 selectedCandidate() const;
+
+    int nodeCount() const { return int(m_nodes.size()); }
+    // Root first, best candidate last; empty when there is no correct candidate yet.
+    QList<qint64> bestPath() const;
+    bool isOnBestPath(qint64 candidateId) const;
+    NodeState nodeState(qint64 candidateId) const;
+    // The node's center in scene coordinates; null when unknown. Valid after the pending relayout.
+    QPointF nodePosition(qint64 candidateId) const;
+    // Lays out what upserts queued now rather than on the timer (tests, screenshots).
+    void flushPendingUpdates();
+
+    static QString stateName(NodeState state);
+    static QColor stateColor(NodeState state, const QPalette &palette);
+
+public Q_SLOTS:
+    void zoomIn();
+    void zoomOut();
+    void fitAll();
+
+Q_SIGNALS:
+    void candidateSelected(qint64 candidateId);
+
+protected:
+    void wheelEvent(QWheelEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
+    void drawForeground(QPainter *painter, const QRectF &rect) override;
+    bool viewportEvent(QEvent *event) override;
+
+private:
+    struct Node {
+        qint64 id = 0;
+        qint64 parentId = 0;
+        int iteration = 0;
+        CandidateStatus status = CandidateStatus::Planning;
+        CandidateOrigin origin = CandidateOrigin::Llm;
+        double score = 0;
+        bool inBeam = false;
+        QString menuItem;
+        BeamGraphNode *item = nullptr;
+    };
+
+    void store(const Candidate &candidate);
+    void scheduleRelayout();
+    void relayout();
+    void updateBestPath();
+    void onSceneSelectionChanged();
+    void scaleBy(double factor);
+    void placeButtons();
+    QString tooltipFor(const Node &node) const;
+    NodeState stateOf(const Node &node) const;
+
+    QGraphicsScene *m_scene;
+    BeamGraphEdges *m_edges;
+    QTimer *m_relayoutTimer;
+    QToolButton *m_fitButton;
+    QToolButton *m_zoomInButton;
+    QToolButton *m_zoomOutButton;
+    QList<Node> m_nodes;             // arrival order
+    QHash<qint64, int> m_nodeOfId;   // candidate id -> position in m_nodes
+    QList<qint64> m_bestPath;
+    qint64 m_explicitBest = 0;
+    qint64 m_rootId = 0;
+    double m_rootScore = 0;
+    int m_latestBeamIteration = -1;  // the newest iteration a beam member comes from
+    bool m_selecting = false;
+    bool m_autoFit = true;           // keep the whole graph in view until the user zooms
+};
+
+} // namespace autocomp

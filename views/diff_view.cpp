@@ -1,0 +1,583 @@
+#include "diff_view.h"
+
+#include "status_palette.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTextBlock>
+#include <QTextCursor>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <git2.h>
+
+#include <algorithm>
+
+namespace autocomp {
+
+namespace {
+
+// Lines of a text as libgit2 numbers them: a trailing newline ends the last line rather than starting one.
+QStringList splitLines(const QString &text)
+{
+    QStringList lines = text.split(QLatin1Char('\n'));
+    if (!lines.isEmpty() && lines.last().isEmpty())
+        lines.removeLast();
+    return lines;
+}
+
+QString stripNewline(QString line)
+{
+    while (line.endsWith(QLatin1Char('\n')) || line.endsWith(QLatin1Char('\r')))
+        line.chop(1);
+    return line;
+}
+
+// Words, numbers, runs of blanks and single punctuation characters: the units the eye compares.
+QList<std::pair<int, int>> tokenize(const QString &line)
+{
+    QList<std::pair<int, int>> tokens;
+    int i = 0;
+    while (i < line.size()) {
+        const QChar c = line.at(i);
+        int j = i + 1;
+        if (c.isLetterOrNumber() || c == QLatin1Char('_')) {
+            while (j < line.size() && (line.at(j).isLetterOrNumber() || line.at(j) == QLatin1Char('_')))
+                ++j;
+        } else if (c.isSpace()) {
+            while (j < line.size() && line.at(j).isSpace())
+                ++j;
+        }
+        tokens.append({i, j - i});
+        i = j;
+    }
+    return tokens;
+}
+
+// Marks the tokens of two changed lines that are not in their longest common token subsequence. Only the
+// two lines are compared, so the quadratic table stays small; overly long lines are marked whole.
+void intraLineSpans(const QString &a, const QString &b, QList<std::pair<int, int>> *spansA, QList<std::pair<int, int>> *spansB)
+{
+    const QList<std::pair<int, int>> ta = tokenize(a);
+    const QList<std::pair<int, int>> tb = tokenize(b);
+    const qsizetype n = ta.size();
+    const qsizetype m = tb.size();
+    if (n * m > 200000) {
+        if (!a.isEmpty())
+            spansA->append({0, int(a.size())});
+        if (!b.isEmpty())
+            spansB->append({0, int(b.size())});
+        return;
+    }
+    const auto token = [](const QString &s, const std::pair<int, int> &t) { return QStringView(s).mid(t.first, t.second); };
+    QList<int> table((n + 1) * (m + 1), 0);
+    const auto at = [&](qsizetype i, qsizetype j) -> int & { return table[i * (m + 1) + j]; };
+    for (qsizetype i = n - 1; i >= 0; --i)
+        for (qsizetype j = m - 1; j >= 0; --j)
+            at(i, j) = token(a, ta.at(i)) == token(b, tb.at(j)) ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+    QList<bool> keepA(n, false);
+    QList<bool> keepB(m, false);
+    for (qsizetype i = 0, j = 0; i < n && j < m;) {
+        if (token(a, ta.at(i)) == token(b, tb.at(j))) {
+            keepA[i++] = true;
+            keepB[j++] = true;
+        } else if (at(i + 1, j) >= at(i, j + 1)) {
+            ++i;
+        } else {
+            ++j;
+        }
+    }
+    const auto collect = [](const QList<std::pair<int, int>> &tokens, const QList<bool> &keep, QList<std::pair<int, int>> *spans) {
+        for (qsizetype i = 0; i < tokens.size(); ++i) {
+            if (keep.at(i))
+                continue;
+            const auto [start, length] = tokens.at(i);
+            if (!spans->isEmpty() && spans->last().first + spans->last().second == start)
+                spans->last().second += length;
+            else
+                spans->append({start, length});
+        }
+    };
+    collect(ta, keepA, spansA);
+    collect(tb, keepB, spansB);
+}
+
+struct DiffCollector {
+    QStringList oldLines;
+    QStringList newLines;
+    QList<DiffView::Row> rows;
+    QStringList removed;
+    QStringList added;
+    int oldPos = 1; // next line of each side not yet in `rows`
+    int newPos = 1;
+    int hunks = 0;
+
+    void flushChange()
+    {
+        const qsizetype paired = std::min(removed.size(), added.size());
+        for (qsizetype i = 0; i < std::max(removed.size(), added.size()); ++i) {
+            DiffView::Row row;
+            if (i < removed.size()) {
+                row.leftKind = DiffView::LineKind::Removed;
+                row.left = removed.at(i);
+            } else {
+                row.leftKind = DiffView::LineKind::Filler;
+            }
+            if (i < added.size()) {
+                row.rightKind = DiffView::LineKind::Added;
+                row.right = added.at(i);
+            } else {
+                row.rightKind = DiffView::LineKind::Filler;
+            }
+            if (i < paired)
+                intraLineSpans(row.left, row.right, &row.leftSpans, &row.rightSpans);
+            rows.append(row);
+        }
+        removed.clear();
+        added.clear();
+    }
+
+    // Lines between hunks are the same on both sides; libgit2 reports only a few of them as context.
+    void sameLinesUntil(int oldLine, int newLine)
+    {
+        while ((oldLine < 0 || oldPos < oldLine) && (newLine < 0 || newPos < newLine) && oldPos <= oldLines.size()
+               && newPos <= newLines.size()) {
+            DiffView::Row row;
+            row.left = oldLines.at(oldPos - 1);
+            row.right = newLines.at(newPos - 1);
+            rows.append(row);
+            ++oldPos;
+            ++newPos;
+        }
+    }
+
+    void line(const git_diff_line *line)
+    {
+        const QString text = stripNewline(QString::fromUtf8(line->content, qsizetype(line->content_len)));
+        switch (line->origin) {
+        case GIT_DIFF_LINE_CONTEXT:
+            flushChange();
+            sameLinesUntil(line->old_lineno, line->new_lineno);
+            rows.append(DiffView::Row{DiffView::LineKind::Same, DiffView::LineKind::Same, text, newLines.value(line->new_lineno - 1, text), {}, {}});
+            oldPos = line->old_lineno + 1;
+            newPos = line->new_lineno + 1;
+            break;
+        case GIT_DIFF_LINE_DELETION:
+            if (!added.isEmpty())
+                flushChange();
+            if (removed.isEmpty())
+                sameLinesUntil(line->old_lineno, -1);
+            removed.append(text);
+            oldPos = line->old_lineno + 1;
+            break;
+        case GIT_DIFF_LINE_ADDITION:
+            if (removed.isEmpty() && added.isEmpty())
+                sameLinesUntil(-1, line->new_lineno);
+            added.append(text);
+            newPos = line->new_lineno + 1;
+            break;
+        default:
+            break; // "\ No newline at end of file" and file headers
+        }
+    }
+};
+
+int onHunk(const git_diff_delta *, const git_diff_hunk *, void *payload)
+{
+    auto *collector = static_cast<DiffCollector *>(payload);
+    collector->flushChange();
+    ++collector->hunks;
+    return 0;
+}
+
+int onLine(const git_diff_delta *, const git_diff_hunk *, const git_diff_line *line, void *payload)
+{
+    static_cast<DiffCollector *>(payload)->line(line);
+    return 0;
+}
+
+void ensureLibgit2()
+{
+    static const int s_initialized = git_libgit2_init();
+    Q_UNUSED(s_initialized);
+}
+
+QColor tint(DiffView::LineKind kind, bool strong, bool dark)
+{
+    switch (kind) {
+    case DiffView::LineKind::Removed:
+        return strong ? (dark ? QColor(0x8c, 0x2f, 0x39) : QColor(0xff, 0xb3, 0xba)) : (dark ? QColor(0x4b, 0x1f, 0x24) : QColor(0xff, 0xeb, 0xe9));
+    case DiffView::LineKind::Added:
+        return strong ? (dark ? QColor(0x23, 0x6b, 0x34) : QColor(0x9c, 0xe8, 0xae)) : (dark ? QColor(0x1b, 0x3d, 0x25) : QColor(0xe6, 0xff, 0xec));
+    case DiffView::LineKind::Filler:
+        return dark ? QColor(0x2a, 0x2c, 0x30) : QColor(0xf0, 0xf1, 0xf3);
+    case DiffView::LineKind::Same:
+        break;
+    }
+    return {};
+}
+
+} // namespace
+
+QList<DiffView::Row> DiffView::diffRows(const QString &left, const QString &right)
+{
+    ensureLibgit2();
+    DiffCollector collector;
+    collector.oldLines = splitLines(left);
+    collector.newLines = splitLines(right);
+    const QByteArray oldBytes = left.toUtf8();
+    const QByteArray newBytes = right.toUtf8();
+    git_diff_options options = GIT_DIFF_OPTIONS_INIT;
+    options.flags = GIT_DIFF_FORCE_TEXT;
+    options.context_lines = 3;
+    const int error = git_diff_buffers(oldBytes.constData(), size_t(oldBytes.size()), "a", newBytes.constData(),
+                                       size_t(newBytes.size()), "b", &options, nullptr, nullptr, &onHunk, &onLine, &collector);
+    if (error < 0) {
+        // Not expected for two in-memory texts; show them unaligned rather than nothing.
+        collector.rows.clear();
+        collector.oldPos = collector.newPos = 1;
+    }
+    collector.flushChange();
+    collector.sameLinesUntil(-1, -1);
+    // Unequal tails only happen when libgit2 failed; show what is left on its own side.
+    for (; collector.oldPos <= collector.oldLines.size(); ++collector.oldPos)
+        collector.rows.append(Row{LineKind::Removed, LineKind::Filler, collector.oldLines.at(collector.oldPos - 1), {}, {}, {}});
+    for (; collector.newPos <= collector.newLines.size(); ++collector.newPos)
+        collector.rows.append(Row{LineKind::Filler, LineKind::Added, {}, collector.newLines.at(collector.newPos - 1), {}, {}});
+    return collector.rows;
+}
+
+DiffView::DiffView(QWidget *parent)
+    : QWidget(parent)
+    , m_compareSelector(new QComboBox)
+    , m_modeSelector(new QComboBox)
+    , m_previousButton(new QToolButton)
+    , m_nextButton(new QToolButton)
+    , m_summary(new QLabel)
+    , m_left(new QPlainTextEdit)
+    , m_right(new QPlainTextEdit)
+{
+    setObjectName(QStringLiteral("diffView"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(4, 4, 4, 0);
+    auto *compareLabel = new QLabel(tr("Compare with:"));
+    compareLabel->setBuddy(m_compareSelector);
+    m_compareSelector->setObjectName(QStringLiteral("diffCompareWith"));
+    m_compareSelector->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_compareSelector->setMinimumContentsLength(24);
+    m_compareSelector->setToolTip(tr("The candidate shown on the left: the parent, an ancestor or any other candidate of the run"));
+    m_modeSelector->setObjectName(QStringLiteral("diffMode"));
+    m_modeSelector->addItem(tr("Code"), int(Mode::Code));
+    m_modeSelector->addItem(tr("Plan"), int(Mode::Plan));
+    m_modeSelector->setToolTip(tr("Compare the code or the plan"));
+
+    auto *previous = new QAction(tr("Previous Change"), this);
+    previous->setShortcuts({QKeySequence(Qt::SHIFT | Qt::Key_F8), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_Up)});
+    previous->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    previous->setToolTip(tr("Previous change (Shift+F8, Ctrl+Alt+Up)"));
+    addAction(previous);
+    auto *next = new QAction(tr("Next Change"), this);
+    next->setShortcuts({QKeySequence(Qt::Key_F8), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_Down)});
+    next->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    next->setToolTip(tr("Next change (F8, Ctrl+Alt+Down)"));
+    addAction(next);
+    m_previousButton->setObjectName(QStringLiteral("diffPrevious"));
+    m_previousButton->setDefaultAction(previous);
+    m_previousButton->setText(QStringLiteral("▲"));
+    m_nextButton->setObjectName(QStringLiteral("diffNext"));
+    m_nextButton->setDefaultAction(next);
+    m_nextButton->setText(QStringLiteral("▼"));
+    connect(previous, &QAction::triggered, this, &DiffView::previousChange);
+    connect(next, &QAction::triggered, this, &DiffView::nextChange);
+
+    m_summary->setObjectName(QStringLiteral("diffSummary"));
+    m_summary->setTextFormat(Qt::PlainText);
+    bar->addWidget(compareLabel);
+    bar->addWidget(m_compareSelector, 1);
+    bar->addWidget(m_modeSelector);
+    bar->addWidget(m_previousButton);
+    bar->addWidget(m_nextButton);
+    layout->addLayout(bar);
+    m_summary->setContentsMargins(6, 0, 6, 0);
+    layout->addWidget(m_summary);
+
+    auto *splitter = new QSplitter(Qt::Horizontal);
+    const QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    for (QPlainTextEdit *side : {m_left, m_right}) {
+        side->setReadOnly(true);
+        side->setLineWrapMode(QPlainTextEdit::NoWrap);
+        side->setFont(fixed);
+        side->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+        splitter->addWidget(side);
+    }
+    m_left->setObjectName(QStringLiteral("diffLeft"));
+    m_right->setObjectName(QStringLiteral("diffRight"));
+    layout->addWidget(splitter, 1);
+
+    // Both sides have one block per row, so equal scroll positions show the same rows.
+    const auto sync = [](QScrollBar *from, QScrollBar *to) {
+        connect(from, &QScrollBar::valueChanged, to, [to](int value) { to->setValue(value); });
+    };
+    sync(m_left->verticalScrollBar(), m_right->verticalScrollBar());
+    sync(m_right->verticalScrollBar(), m_left->verticalScrollBar());
+    sync(m_left->horizontalScrollBar(), m_right->horizontalScrollBar());
+    sync(m_right->horizontalScrollBar(), m_left->horizontalScrollBar());
+
+    connect(m_compareSelector, &QComboBox::currentIndexChanged, this, [this](int index) {
+        if (m_filling || index < 0)
+            return;
+        const qint64 id = m_compareSelector->itemData(index).toLongLong();
+        if (id == m_compareWith)
+            return;
+        m_compareWith = id;
+        refresh();
+        Q_EMIT compareWithChanged(id);
+    });
+    connect(m_modeSelector, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setMode(Mode(m_modeSelector->itemData(index).toInt())); });
+    clear();
+}
+
+void DiffView::setLookup(CandidateLookup lookup)
+{
+    m_lookup = std::move(lookup);
+}
+
+void DiffView::setRunCandidates(const QList<Candidate> &candidates)
+{
+    m_links.clear();
+    m_order.clear();
+    m_links.reserve(candidates.size());
+    for (const Candidate &candidate : candidates)
+        upsertCandidate(candidate);
+    clear();
+}
+
+void DiffView::upsertCandidate(const Candidate &candidate)
+{
+    if (!m_links.contains(candidate.id))
+        m_order.append(candidate.id);
+    m_links.insert(candidate.id, Link{candidate.parentId, candidate.iteration, candidate.menuItem});
+}
+
+void DiffView::clear()
+{
+    m_current.reset();
+    m_compareWith = 0;
+    m_filling = true;
+    m_compareSelector->clear();
+    m_filling = false;
+    m_left->clear();
+    m_right->clear();
+    m_changeRows.clear();
+    m_currentChange = -1;
+    m_summary->setText(tr("Select a candidate to compare it with its parent."));
+    m_previousButton->setEnabled(false);
+    m_nextButton->setEnabled(false);
+}
+
+void DiffView::setCandidate(const Candidate &candidate)
+{
+    if (!m_links.contains(candidate.id))
+        upsertCandidate(candidate);
+    m_current = candidate;
+    m_compareWith = candidate.parentId;
+    fillSelector();
+    refresh();
+}
+
+QString DiffView::describe(qint64 candidateId) const
+{
+    const Link link = m_links.value(candidateId);
+    QString text = tr("#%1 · iteration %2").arg(candidateId).arg(link.iteration);
+    if (!link.menuItem.isEmpty())
+        text += QStringLiteral(" · ") + link.menuItem;
+    return text;
+}
+
+void DiffView::fillSelector()
+{
+    m_filling = true;
+    m_compareSelector->clear();
+    if (m_current) {
+        QList<qint64> ancestors;
+        for (qint64 id = m_current->parentId; id != 0 && !ancestors.contains(id); id = m_links.value(id).parentId)
+            ancestors.append(id);
+        for (int i = 0; i < ancestors.size(); ++i) {
+            const QString role = i == 0 ? tr("Parent") : i == ancestors.size() - 1 ? tr("Root") : tr("Ancestor");
+            m_compareSelector->addItem(role + QLatin1String(" ") + describe(ancestors.at(i)), ancestors.at(i));
+        }
+        if (!ancestors.isEmpty())
+            m_compareSelector->insertSeparator(m_compareSelector->count());
+        QStringList labels;
+        QList<qint64> ids;
+        for (qint64 id : std::as_const(m_order)) {
+            if (id == m_current->id || ancestors.contains(id))
+                continue;
+            labels.append(describe(id));
+            ids.append(id);
+        }
+        const int first = m_compareSelector->count();
+        m_compareSelector->addItems(labels);
+        for (int i = 0; i < ids.size(); ++i)
+            m_compareSelector->setItemData(first + i, ids.at(i));
+        if (ancestors.isEmpty()) {
+            m_compareSelector->insertItem(0, tr("(no parent: pick a candidate)"), qint64(0));
+            m_compareSelector->insertSeparator(1);
+        }
+    }
+    m_compareSelector->setCurrentIndex(std::max(0, m_compareSelector->findData(m_compareWith)));
+    m_filling = false;
+}
+
+bool DiffView::setCompareWith(qint64 candidateId)
+{
+    const int index = m_compareSelector->findData(candidateId);
+    if (index < 0)
+        return false;
+    m_compareSelector->setCurrentIndex(index);
+    return true;
+}
+
+void DiffView::setMode(Mode mode)
+{
+    if (mode == m_mode)
+        return;
+    m_mode = mode;
+    m_modeSelector->setCurrentIndex(m_modeSelector->findData(int(mode)));
+    refresh();
+}
+
+void DiffView::refresh()
+{
+    m_changeRows.clear();
+    m_currentChange = -1;
+    if (!m_current) {
+        clear();
+        return;
+    }
+    std::optional<Candidate> other;
+    if (m_compareWith != 0 && m_lookup)
+        other = m_lookup(m_compareWith);
+    const auto textOf = [this](const Candidate &c) { return m_mode == Mode::Code ? c.code : c.plan; };
+    const QString rightText = textOf(*m_current);
+    const QString leftText = other ? textOf(*other) : QString();
+    const QList<Row> rows = diffRows(leftText, rightText);
+    render(rows);
+
+    int removed = 0;
+    int added = 0;
+    for (int i = 0; i < rows.size(); ++i) {
+        const Row &row = rows.at(i);
+        removed += row.leftKind == LineKind::Removed;
+        added += row.rightKind == LineKind::Added;
+        const bool changed = row.leftKind != LineKind::Same || row.rightKind != LineKind::Same;
+        const bool previousChanged = i > 0 && (rows.at(i - 1).leftKind != LineKind::Same || rows.at(i - 1).rightKind != LineKind::Same);
+        if (changed && !previousChanged)
+            m_changeRows.append(i);
+    }
+    const QString what = m_mode == Mode::Code ? tr("code") : tr("plan");
+    if (!other) {
+        m_summary->setText(tr("#%1 has no parent; pick a candidate to compare its %2 with.").arg(m_current->id).arg(what));
+        m_left->setPlaceholderText(tr("Nothing to compare with"));
+    } else if (m_changeRows.isEmpty()) {
+        m_summary->setText(tr("The %1 of #%2 and #%3 is the same.").arg(what).arg(other->id).arg(m_current->id));
+    } else {
+        m_summary->setText(tr("%1 of #%2 (left) vs #%3 (right): %n change(s), ", nullptr, int(m_changeRows.size()))
+                               .arg(m_mode == Mode::Code ? tr("Code") : tr("Plan"))
+                               .arg(other->id)
+                               .arg(m_current->id)
+                           + tr("−%1 +%2 lines").arg(removed).arg(added));
+    }
+    m_previousButton->setEnabled(!m_changeRows.isEmpty());
+    m_nextButton->setEnabled(!m_changeRows.isEmpty());
+}
+
+void DiffView::render(const QList<Row> &rows)
+{
+    const bool dark = StatusPalette::isDark(palette());
+    const auto fill = [&](QPlainTextEdit *editor, bool left) {
+        const int scroll = editor->verticalScrollBar()->value();
+        QTextDocument *document = editor->document();
+        document->clear();
+        QTextCursor cursor(document);
+        cursor.beginEditBlock();
+        for (int i = 0; i < rows.size(); ++i) {
+            const Row &row = rows.at(i);
+            const LineKind kind = left ? row.leftKind : row.rightKind;
+            QTextBlockFormat blockFormat;
+            blockFormat.setProperty(LineKindProperty, int(kind));
+            if (kind != LineKind::Same)
+                blockFormat.setBackground(tint(kind, false, dark));
+            if (i == 0)
+                cursor.setBlockFormat(blockFormat);
+            else
+                cursor.insertBlock(blockFormat, QTextCharFormat());
+            const QString &text = left ? row.left : row.right;
+            const QList<std::pair<int, int>> &spans = left ? row.leftSpans : row.rightSpans;
+            int position = 0;
+            for (const auto &[start, length] : spans) {
+                cursor.insertText(text.mid(position, start - position), QTextCharFormat());
+                QTextCharFormat strong;
+                strong.setBackground(tint(kind, true, dark));
+                strong.setProperty(ChangedSpanProperty, true);
+                cursor.insertText(text.mid(start, length), strong);
+                position = start + length;
+            }
+            cursor.insertText(text.mid(position), QTextCharFormat());
+        }
+        cursor.endEditBlock();
+        editor->moveCursor(QTextCursor::Start);
+        editor->verticalScrollBar()->setValue(scroll);
+    };
+    fill(m_left, true);
+    fill(m_right, false);
+}
+
+int DiffView::cursorRow() const
+{
+    const QPlainTextEdit *editor = m_left->hasFocus() ? m_left : m_right;
+    return editor->textCursor().blockNumber();
+}
+
+void DiffView::nextChange()
+{
+    const int row = cursorRow();
+    for (int i = 0; i < m_changeRows.size(); ++i)
+        if (m_changeRows.at(i) > row || (m_currentChange < 0 && m_changeRows.at(i) >= row)) {
+            jumpTo(i);
+            return;
+        }
+}
+
+void DiffView::previousChange()
+{
+    const int row = cursorRow();
+    for (int i = int(m_changeRows.size()) - 1; i >= 0; --i)
+        if (m_changeRows.at(i) < row) {
+            jumpTo(i);
+            return;
+        }
+}
+
+void DiffView::jumpTo(int change)
+{
+    m_currentChange = change;
+    const int row = m_changeRows.at(change);
+    for (QPlainTextEdit *editor : {m_left, m_right}) {
+        QTextCursor cursor(editor->document()->findBlockByNumber(row));
+        editor->setTextCursor(cursor);
+        editor->centerCursor();
+    }
+}
+
+} // namespace autocomp

@@ -1,0 +1,109 @@
+#pragma once
+
+#include "model/candidate.h"
+
+#include <QHash>
+#include <QList>
+#include <QTextFormat>
+#include <QWidget>
+
+#include <functional>
+#include <optional>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QToolButton;
+
+namespace autocomp {
+
+// Two candidates side by side: the one to compare with on the left (by default the parent), the selected
+// one on the right. Lines come from libgit2's buffer diff; changed lines are tinted and the changed words
+// inside a pair of changed lines are marked more strongly. Both sides scroll together.
+class DiffView : public QWidget
+{
+    Q_OBJECT
+public:
+    enum class Mode { Code, Plan };
+    enum class LineKind { Same, Removed, Added, Filler };
+    // Block format property: the LineKind of a line, on both sides.
+    static constexpr int LineKindProperty = QTextFormat::UserProperty + 40;
+    // Char format property: true on the changed words inside a changed line.
+    static constexpr int ChangedSpanProperty = QTextFormat::UserProperty + 41;
+
+    struct Row {
+        LineKind leftKind = LineKind::Same;
+        LineKind rightKind = LineKind::Same;
+        QString left;
+        QString right;
+        QList<std::pair<int, int>> leftSpans;  // (start, length) of changed words
+        QList<std::pair<int, int>> rightSpans;
+    };
+    // The side-by-side rows of a line diff of `left` against `right` (libgit2), with changed words marked.
+    static QList<Row> diffRows(const QString &left, const QString &right);
+
+    using CandidateLookup = std::function<std::optional<Candidate>(qint64)>;
+
+    explicit DiffView(QWidget *parent = nullptr);
+
+    // Where the full candidates come from (code and plan); the view keeps only their ids and tree links.
+    void setLookup(CandidateLookup lookup);
+    void setRunCandidates(const QList<Candidate> &candidates);
+    void upsertCandidate(const Candidate &candidate);
+    // Shows `candidate` against its parent (or what the selector offers when it has none).
+    void setCandidate(const Candidate &candidate);
+    void clear();
+
+    qint64 candidateId() const { return m_current ? m_current->id : 0; }
+    qint64 compareWithId() const { return m_compareWith; }
+    // Picks the left side; false when the run has no such candidate.
+    bool setCompareWith(qint64 candidateId);
+    Mode mode() const { return m_mode; }
+    void setMode(Mode mode);
+
+    // Row of the first line of each change, in order.
+    QList<int> changeRows() const { return m_changeRows; }
+    // Index into changeRows() of the change the cursor was last moved to; -1 before the first move.
+    int currentChange() const { return m_currentChange; }
+
+public Q_SLOTS:
+    void nextChange();
+    void previousChange();
+
+Q_SIGNALS:
+    void compareWithChanged(qint64 candidateId);
+
+private:
+    struct Link {
+        qint64 parentId = 0;
+        int iteration = 0;
+        QString menuItem;
+    };
+
+    void fillSelector();
+    void refresh();
+    void render(const QList<Row> &rows);
+    void jumpTo(int change);
+    int cursorRow() const;
+    QString describe(qint64 candidateId) const;
+
+    CandidateLookup m_lookup;
+    QHash<qint64, Link> m_links;
+    QList<qint64> m_order;
+    std::optional<Candidate> m_current;
+    qint64 m_compareWith = 0;
+    Mode m_mode = Mode::Code;
+    QList<int> m_changeRows;
+    int m_currentChange = -1;
+    bool m_filling = false;
+
+    QComboBox *m_compareSelector;
+    QComboBox *m_modeSelector;
+    QToolButton *m_previousButton;
+    QToolButton *m_nextButton;
+    QLabel *m_summary;
+    QPlainTextEdit *m_left;
+    QPlainTextEdit *m_right;
+};
+
+} // namespace autocomp

@@ -1,0 +1,525 @@
+#include "latency_chart.h"
+
+#include "status_palette.h"
+#include "value_format.h"
+
+#include <QCheckBox>
+#include <QCursor>
+#include <QHBoxLayout>
+#include <QImage>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLocale>
+#include <QPainter>
+#include <QRegularExpression>
+#include <QSignalBlocker>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <QtCharts/QCategoryAxis>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLegendMarker>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QLogValueAxis>
+#include <QtCharts/QScatterSeries>
+#include <QtCharts/QValueAxis>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace autocomp {
+
+namespace {
+
+constexpr int s_rebuildDelayMs = 50;
+
+QImage crossMarker(const QColor &color, int size)
+{
+    QImage image(size, size, QImage::Format_ARGB32_Premultiplied);
+    image.fill(Qt::transparent);
+    QPainter painter(&image);
+    painter.setRenderHint(QPainter::Antialiasing);
+    painter.setPen(QPen(color, 2.2, Qt::SolidLine, Qt::RoundCap));
+    painter.drawLine(QPointF(2.5, 2.5), QPointF(size - 2.5, size - 2.5));
+    painter.drawLine(QPointF(2.5, size - 2.5), QPointF(size - 2.5, 2.5));
+    return image;
+}
+
+void hideFromLegend(QChart *chart, QAbstractSeries *series)
+{
+    for (QLegendMarker *marker : chart->legend()->markers(series))
+        marker->setVisible(false);
+}
+
+} // namespace
+
+double LatencyChart::vendorScoreOf(const Candidate &candidate, QString *name)
+{
+    const QJsonValue metric = candidate.metrics.value(QStringLiteral("vendor_latency_ms"));
+    double value = metric.isObject() ? metric.toObject().value(QStringLiteral("median")).toDouble() : metric.toDouble();
+    // The CPU evaluator names the library only in its feedback: "OpenBLAS sgemm: 3.1 ms at M=512,... on one core".
+    static const QRegularExpression s_line(QStringLiteral("^([^:]{2,60}): ([0-9.]+(?:[eE][-+]?[0-9]+)?) ms at "));
+    for (const QString &line : candidate.feedback) {
+        const QRegularExpressionMatch match = s_line.match(line);
+        if (!match.hasMatch())
+            continue;
+        if (name)
+            *name = match.captured(1);
+        if (value <= 0)
+            value = match.captured(2).toDouble();
+        break;
+    }
+    if (value > 0 && name && name->isEmpty())
+        *name = tr("vendor library");
+    return value > 0 ? value : 0;
+}
+
+LatencyChart::LatencyChart(QWidget *parent)
+    : QWidget(parent)
+    , m_view(new QChartView)
+    , m_chart(new QChart)
+    , m_logToggle(new QCheckBox(tr("Log scale")))
+    , m_caption(new QLabel)
+    , m_correct(new QScatterSeries)
+    , m_failed(new QScatterSeries)
+    , m_selectedMarker(new QScatterSeries)
+    , m_best(new QLineSeries)
+    , m_baseline(new QLineSeries)
+    , m_vendor(new QLineSeries)
+    , m_speedupAnchor(new QLineSeries)
+    , m_xAxis(new QValueAxis(this))
+    , m_linearAxis(new QValueAxis(this))
+    , m_logAxis(new QLogValueAxis(this))
+    , m_speedupLinearAxis(new QCategoryAxis(this))
+    , m_speedupLogAxis(new QLogValueAxis(this))
+    , m_rebuildTimer(new QTimer(this))
+{
+    setObjectName(QStringLiteral("latencyChart"));
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 4, 6, 0);
+    m_caption->setObjectName(QStringLiteral("latencyCaption"));
+    m_caption->setTextFormat(Qt::PlainText);
+    m_logToggle->setObjectName(QStringLiteral("latencyLogScale"));
+    m_logToggle->setToolTip(tr("Logarithmic score axis: equal steps are equal speedups"));
+    bar->addWidget(m_caption, 1);
+    bar->addWidget(m_logToggle);
+    layout->addLayout(bar);
+
+    m_view->setObjectName(QStringLiteral("latencyChartView"));
+    m_view->setChart(m_chart);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    layout->addWidget(m_view, 1);
+
+    const bool dark = StatusPalette::isDark(palette());
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setAnimationOptions(QChart::NoAnimation);
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
+
+    m_correct->setName(tr("Correct"));
+    m_correct->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    m_correct->setMarkerSize(9);
+    m_correct->setColor(dark ? QColor(0x5e, 0xa8, 0xff) : QColor(0x1f, 0x6f, 0xd0));
+    m_correct->setBorderColor(dark ? QColor(0x20, 0x30, 0x40) : QColor(Qt::white));
+    const QColor failColor = dark ? QColor(0xff, 0x80, 0x80) : QColor(0xc6, 0x28, 0x28);
+    m_failed->setName(tr("Failed / incorrect"));
+    m_failed->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
+    m_failed->setMarkerSize(11);
+    m_failed->setBrush(QBrush(crossMarker(failColor, 11)));
+    m_failed->setPen(QColor(Qt::transparent));
+    m_selectedMarker->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+    m_selectedMarker->setMarkerSize(19);
+    m_selectedMarker->setBrush(Qt::NoBrush);
+    m_selectedMarker->setPen(QPen(QColor(0xff, 0x8f, 0x00), 2.5));
+    m_best->setName(tr("Best so far"));
+    m_best->setPen(QPen(dark ? QColor(0x6c, 0xd6, 0x7a) : QColor(0x1b, 0x7a, 0x2e), 2.5));
+    m_baseline->setName(tr("Baseline (root)"));
+    m_baseline->setPen(QPen(dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x60, 0x60, 0x60), 1.5, Qt::DashLine));
+    m_vendor->setName(tr("Vendor library"));
+    m_vendor->setPen(QPen(QColor(0x9c, 0x27, 0xb0), 1.5, Qt::DashDotLine));
+    m_speedupAnchor->setPen(Qt::NoPen);
+
+    for (QAbstractSeries *series : std::initializer_list<QAbstractSeries *>{m_baseline, m_vendor, m_best, m_failed, m_correct,
+                                                                             m_selectedMarker, m_speedupAnchor})
+        m_chart->addSeries(series);
+    hideFromLegend(m_chart, m_selectedMarker);
+    hideFromLegend(m_chart, m_speedupAnchor);
+
+    m_xAxis->setTitleText(tr("Iteration"));
+    m_xAxis->setLabelFormat(QStringLiteral("%d"));
+    m_xAxis->setTickType(QValueAxis::TicksDynamic);
+    m_xAxis->setTickAnchor(0);
+    m_xAxis->setTickInterval(1);
+    m_xAxis->setMinorTickCount(0);
+    m_chart->addAxis(m_xAxis, Qt::AlignBottom);
+    for (QAbstractSeries *series : m_chart->series())
+        series->attachAxis(m_xAxis);
+    m_logAxis->setBase(10);
+    m_logAxis->setMinorTickCount(8);
+    m_speedupLogAxis->setBase(10);
+    m_speedupLogAxis->setReverse(true);
+    m_speedupLogAxis->setLabelFormat(QStringLiteral("%.3g×"));
+    m_speedupLinearAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_speedupLogAxis->setTitleText(tr("Speedup over the root"));
+    m_speedupLinearAxis->setTitleText(tr("Speedup over the root"));
+    m_speedupLinearAxis->setGridLineVisible(false);
+    m_speedupLogAxis->setGridLineVisible(false);
+
+    m_rebuildTimer->setSingleShot(true);
+    m_rebuildTimer->setInterval(s_rebuildDelayMs);
+    connect(m_rebuildTimer, &QTimer::timeout, this, &LatencyChart::rebuild);
+    connect(m_logToggle, &QCheckBox::toggled, this, &LatencyChart::setLogScale);
+    connect(m_logToggle, &QCheckBox::clicked, this, [this] { m_userChoseScale = true; });
+    for (QXYSeries *series : {static_cast<QXYSeries *>(m_correct), static_cast<QXYSeries *>(m_failed)}) {
+        connect(series, &QXYSeries::hovered, this,
+                [this, series](const QPointF &point, bool state) { onHovered(series, point, state); });
+        connect(series, &QXYSeries::clicked, this, [this, series](const QPointF &point) { onClicked(series, point); });
+    }
+    rebuild();
+}
+
+LatencyChart::~LatencyChart() = default;
+
+void LatencyChart::clear()
+{
+    m_rebuildTimer->stop();
+    m_entries.clear();
+    m_entryOfId.clear();
+    m_explicitBaseline = 0;
+    m_vendorScore = 0;
+    m_vendorName.clear();
+    m_selected = 0;
+    rebuild();
+}
+
+void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore)
+{
+    clear();
+    m_metric = metric;
+    m_explicitBaseline = baselineScore;
+    m_entries.reserve(candidates.size());
+    double low = 0;
+    double high = 0;
+    for (const Candidate &candidate : candidates) {
+        store(candidate);
+        if (candidate.status == CandidateStatus::Correct && candidate.hasScore() && candidate.score > 0) {
+            low = low == 0 ? candidate.score : std::min(low, candidate.score);
+            high = std::max(high, candidate.score);
+        }
+    }
+    // Until the user picks a scale: a run that gained more than 10x reads better on a log axis.
+    if (!m_userChoseScale) {
+        m_log = low > 0 && high / low > 10;
+        const QSignalBlocker blocker(m_logToggle);
+        m_logToggle->setChecked(m_log);
+    }
+    rebuild();
+}
+
+void LatencyChart::upsertCandidate(const Candidate &candidate)
+{
+    store(candidate);
+    scheduleRebuild();
+}
+
+void LatencyChart::upsertCandidates(const QList<Candidate> &candidates)
+{
+    for (const Candidate &candidate : candidates)
+        store(candidate);
+    scheduleRebuild();
+}
+
+void LatencyChart::store(const Candidate &candidate)
+{
+    auto it = m_entryOfId.find(candidate.id);
+    if (it == m_entryOfId.end()) {
+        it = m_entryOfId.insert(candidate.id, int(m_entries.size()));
+        m_entries.append(Entry{});
+    }
+    Entry &entry = m_entries[*it];
+    entry.id = candidate.id;
+    entry.iteration = std::max(0, candidate.iteration);
+    entry.status = candidate.status;
+    entry.score = candidate.hasScore() ? candidate.score : 0;
+    entry.menuItem = candidate.menuItem;
+    entry.root = candidate.origin == CandidateOrigin::Root || (candidate.parentId == 0 && candidate.iteration == 0);
+    if (m_vendorScore <= 0) {
+        QString name;
+        const double vendor = vendorScoreOf(candidate, &name);
+        if (vendor > 0) {
+            m_vendorScore = vendor;
+            m_vendorName = name;
+        }
+    }
+}
+
+void LatencyChart::scheduleRebuild()
+{
+    // A hidden chart only notes that it is stale: plotting thousands of markers nobody sees is wasted.
+    if (!isVisible()) {
+        m_dirty = true;
+        return;
+    }
+    if (!m_rebuildTimer->isActive())
+        m_rebuildTimer->start();
+}
+
+void LatencyChart::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_dirty)
+        rebuild();
+}
+
+void LatencyChart::flushPendingUpdates()
+{
+    if (m_dirty || m_rebuildTimer->isActive()) {
+        m_rebuildTimer->stop();
+        rebuild();
+    }
+}
+
+double LatencyChart::baseline() const
+{
+    if (m_explicitBaseline > 0)
+        return m_explicitBaseline;
+    for (const Entry &entry : m_entries)
+        if (entry.root && entry.score > 0)
+            return entry.score;
+    return 0;
+}
+
+int LatencyChart::pointCount() const
+{
+    return int(m_correct->count() + m_failed->count());
+}
+
+void LatencyChart::rebuild()
+{
+    m_dirty = false;
+    // Points of one iteration are spread across its column, in id order, so that they do not hide each other.
+    std::map<int, QList<int>> byIteration;
+    for (int i = 0; i < m_entries.size(); ++i)
+        if (isFinal(m_entries.at(i).status))
+            byIteration[m_entries.at(i).iteration].append(i);
+    const double base = baseline();
+    double low = 0;
+    double high = 0;
+    const auto extend = [&](double value) {
+        if (value <= 0)
+            return;
+        low = low == 0 ? value : std::min(low, value);
+        high = std::max(high, value);
+    };
+    extend(base);
+    extend(m_vendorScore);
+    for (const Entry &entry : m_entries)
+        if (entry.status == CandidateStatus::Correct)
+            extend(entry.score);
+    if (high <= 0) {
+        low = 1;
+        high = 10;
+    }
+    const double axisLow = m_log ? low / 1.6 : 0;
+    const double axisHigh = m_log ? high * 1.6 : high * 1.1;
+    const double failedY = m_log ? axisLow * 1.15 : axisHigh * 0.02;
+
+    m_correctIds.clear();
+    m_failedIds.clear();
+    m_correctPoints.clear();
+    m_failedPoints.clear();
+    QList<QPointF> best;
+    double bestSoFar = 0;
+    int lastIteration = 0;
+    for (auto &[iteration, indexes] : byIteration) {
+        std::sort(indexes.begin(), indexes.end(), [this](int a, int b) { return m_entries.at(a).id < m_entries.at(b).id; });
+        const qsizetype n = indexes.size();
+        double iterationBest = 0;
+        for (qsizetype k = 0; k < n; ++k) {
+            const Entry &entry = m_entries.at(indexes.at(k));
+            const double x = iteration + (n > 1 ? -0.3 + 0.6 * double(k) / double(n - 1) : 0.0);
+            if (entry.status == CandidateStatus::Correct && entry.score > 0) {
+                m_correctPoints.append(QPointF(x, entry.score));
+                m_correctIds.append(entry.id);
+                iterationBest = iterationBest == 0 ? entry.score : std::min(iterationBest, entry.score);
+            } else {
+                m_failedPoints.append(QPointF(x, failedY));
+                m_failedIds.append(entry.id);
+            }
+        }
+        if (iterationBest > 0 && (bestSoFar == 0 || iterationBest < bestSoFar)) {
+            if (bestSoFar > 0)
+                best.append(QPointF(iteration - 0.4, bestSoFar));
+            bestSoFar = iterationBest;
+            best.append(QPointF(iteration - 0.4, bestSoFar));
+        }
+        lastIteration = std::max(lastIteration, iteration);
+    }
+    if (bestSoFar > 0)
+        best.append(QPointF(lastIteration + 0.4, bestSoFar));
+
+    m_correct->replace(m_correctPoints);
+    m_failed->replace(m_failedPoints);
+    m_best->replace(best);
+    m_baseline->replace(base > 0 ? QList<QPointF>{{-0.5, base}, {lastIteration + 0.5, base}} : QList<QPointF>{});
+    m_vendor->replace(m_vendorScore > 0 ? QList<QPointF>{{-0.5, m_vendorScore}, {lastIteration + 0.5, m_vendorScore}}
+                                        : QList<QPointF>{});
+    m_vendor->setName(m_vendorName.isEmpty() ? tr("Vendor library") : m_vendorName);
+    for (QLegendMarker *marker : m_chart->legend()->markers(m_vendor))
+        marker->setVisible(m_vendorScore > 0);
+    applyAxes(axisLow, axisHigh, lastIteration);
+    selectCandidate(m_selected);
+
+    const QString unit = ValueFormat::unitOfMetric(m_metric);
+    QString caption = tr("%1 evaluated, %2 failed").arg(m_correctIds.size() + m_failedIds.size()).arg(m_failedIds.size());
+    if (base > 0 && bestSoFar > 0)
+        caption += tr(" · root %1 · best %2 (%3)")
+                       .arg(ValueFormat::score(base, m_metric), ValueFormat::score(bestSoFar, m_metric),
+                            ValueFormat::speedup(base / bestSoFar));
+    if (m_vendorScore > 0)
+        caption += tr(" · %1 %2").arg(m_vendorName, ValueFormat::score(m_vendorScore, m_metric));
+    m_caption->setText(caption);
+    const QString title = m_metric.isEmpty() ? tr("Score") : m_metric;
+    m_linearAxis->setTitleText(unit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, unit));
+    m_logAxis->setTitleText(m_linearAxis->titleText());
+}
+
+void LatencyChart::applyAxes(double low, double high, double lastIteration)
+{
+    QAbstractAxis *left = m_log ? static_cast<QAbstractAxis *>(m_logAxis) : m_linearAxis;
+    QAbstractAxis *right = m_log ? static_cast<QAbstractAxis *>(m_speedupLogAxis) : m_speedupLinearAxis;
+    QAbstractAxis *oldLeft = m_log ? static_cast<QAbstractAxis *>(m_linearAxis) : m_logAxis;
+    QAbstractAxis *oldRight = m_log ? static_cast<QAbstractAxis *>(m_speedupLinearAxis) : m_speedupLogAxis;
+    // Ranges first: a log axis attached while its range holds zero would complain.
+    if (m_log) {
+        m_logAxis->setRange(low, high);
+    } else {
+        m_linearAxis->setRange(low, high);
+        m_linearAxis->applyNiceNumbers();
+        high = m_linearAxis->max();
+    }
+    const double base = baseline();
+    if (base > 0) {
+        m_speedupLogAxis->setRange(base / high, base / low);
+        // Linear latency: the speedups sit at base/s, labelled where there is room between them.
+        for (const QString &label : m_speedupLinearAxis->categoriesLabels())
+            m_speedupLinearAxis->remove(label);
+        m_speedupLinearAxis->setRange(low, high);
+        m_speedupLinearAxis->setStartValue(low);
+        static constexpr double s_speedups[] = {0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20,
+                                                25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000};
+        QList<std::pair<double, double>> marks; // (latency, speedup), latency descending
+        for (double s : s_speedups) {
+            const double y = base / s;
+            if (y <= low || y > high)
+                continue;
+            if (!marks.isEmpty() && marks.last().first - y < (high - low) * 0.045)
+                continue;
+            marks.append({y, s});
+        }
+        std::reverse(marks.begin(), marks.end());
+        for (const auto &[y, s] : marks)
+            m_speedupLinearAxis->append(QLocale::c().toString(s, 'g', 3) + QStringLiteral("×"), y);
+    }
+    m_xAxis->setRange(-0.5, lastIteration + 0.5);
+
+    if (!m_chart->axes(Qt::Vertical).contains(left)) {
+        if (m_chart->axes(Qt::Vertical).contains(oldLeft)) {
+            m_chart->removeAxis(oldLeft);
+            oldLeft->setParent(this);
+        }
+        if (m_chart->axes(Qt::Vertical).contains(oldRight)) {
+            m_chart->removeAxis(oldRight);
+            oldRight->setParent(this);
+        }
+        m_chart->addAxis(left, Qt::AlignLeft);
+        m_chart->addAxis(right, Qt::AlignRight);
+        for (QAbstractSeries *series : m_chart->series())
+            series->attachAxis(series == m_speedupAnchor ? right : left);
+    }
+    right->setVisible(base > 0);
+}
+
+void LatencyChart::setLogScale(bool log)
+{
+    if (log == m_log)
+        return;
+    m_log = log;
+    m_logToggle->setChecked(log);
+    rebuild();
+}
+
+void LatencyChart::selectCandidate(qint64 candidateId)
+{
+    m_selected = candidateId;
+    QList<QPointF> marker;
+    if (candidateId != 0) {
+        if (const qsizetype i = m_correctIds.indexOf(candidateId); i >= 0)
+            marker.append(m_correctPoints.at(i));
+        else if (const qsizetype j = m_failedIds.indexOf(candidateId); j >= 0)
+            marker.append(m_failedPoints.at(j));
+    }
+    m_selectedMarker->replace(marker);
+}
+
+qint64 LatencyChart::candidateAt(const QXYSeries *series, const QPointF &point) const
+{
+    const QList<QPointF> &points = series == m_correct ? m_correctPoints : m_failedPoints;
+    const QList<qint64> &ids = series == m_correct ? m_correctIds : m_failedIds;
+    if (series != m_correct && series != m_failed)
+        return 0;
+    qsizetype nearest = -1;
+    double distance = 0;
+    for (qsizetype i = 0; i < points.size(); ++i) {
+        const double dx = points.at(i).x() - point.x();
+        const double dy = (points.at(i).y() - point.y()) / std::max(std::abs(point.y()), 1e-12);
+        const double d = dx * dx + dy * dy;
+        if (nearest < 0 || d < distance) {
+            nearest = i;
+            distance = d;
+        }
+    }
+    return nearest >= 0 && distance < 1e-6 ? ids.at(nearest) : 0;
+}
+
+QString LatencyChart::describe(const Entry &entry) const
+{
+    QString text = tr("<b>Candidate %1</b> · iteration %2").arg(entry.id).arg(entry.iteration);
+    if (entry.status == CandidateStatus::Correct && entry.score > 0) {
+        text += QLatin1String("<br>") + ValueFormat::score(entry.score, m_metric);
+        const double base = baseline();
+        if (base > 0)
+            text += tr(" · %1 over the root").arg(ValueFormat::speedup(base / entry.score));
+    } else {
+        text += QLatin1String("<br>") + toString(entry.status).toHtmlEscaped();
+    }
+    text += QLatin1String("<br>") + (entry.menuItem.isEmpty() ? tr("(no menu item)") : entry.menuItem.toHtmlEscaped());
+    return text;
+}
+
+void LatencyChart::onHovered(const QXYSeries *series, const QPointF &point, bool state)
+{
+    if (!state) {
+        QToolTip::hideText();
+        return;
+    }
+    const qint64 id = candidateAt(series, point);
+    const auto it = m_entryOfId.constFind(id);
+    if (id != 0 && it != m_entryOfId.constEnd())
+        QToolTip::showText(QCursor::pos(), describe(m_entries.at(*it)), m_view);
+}
+
+void LatencyChart::onClicked(const QXYSeries *series, const QPointF &point)
+{
+    const qint64 id = candidateAt(series, point);
+    if (id == 0)
+        return;
+    selectCandidate(id);
+    Q_EMIT candidateSelected(id);
+}
+
+} // namespace autocomp

@@ -1,0 +1,124 @@
+#pragma once
+
+#include "model/candidate.h"
+
+#include <QHash>
+#include <QList>
+#include <QPointF>
+#include <QWidget>
+
+class QCategoryAxis;
+class QChart;
+class QChartView;
+class QCheckBox;
+class QLabel;
+class QLineSeries;
+class QLogValueAxis;
+class QScatterSeries;
+class QTimer;
+class QValueAxis;
+class QXYSeries;
+
+namespace autocomp {
+
+// The run's scores over its iterations: each evaluated candidate a point (failures as crosses along the
+// bottom), the best so far as a step line, the root's score and the vendor library's (when the evaluator
+// measured one) as reference lines, and on the right the speedup over the root.
+class LatencyChart : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit LatencyChart(QWidget *parent = nullptr);
+    ~LatencyChart() override;
+
+    // `metric` names the score (its unit is shown); `baselineScore` 0: the root candidate's score.
+    void setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore = 0);
+    void upsertCandidate(const Candidate &candidate);
+    void upsertCandidates(const QList<Candidate> &candidates);
+    void clear();
+
+    // Highlights the candidate's point without emitting candidateSelected.
+    void selectCandidate(qint64 candidateId);
+    qint64 selectedCandidate() const { return m_selected; }
+
+    void setLogScale(bool log);
+    bool logScale() const { return m_log; }
+
+    // For tests and the benchmark: what is plotted, after any pending update.
+    void flushPendingUpdates();
+    int pointCount() const;
+    QScatterSeries *correctSeries() const { return m_correct; }
+    QScatterSeries *failedSeries() const { return m_failed; }
+    QLineSeries *bestSeries() const { return m_best; }
+    QLineSeries *baselineSeries() const { return m_baseline; }
+    QLineSeries *vendorSeries() const { return m_vendor; }
+    QChartView *chartView() const { return m_view; }
+    // The candidate plotted at `point` of `series` (a point as the series reports it); 0 when none.
+    qint64 candidateAt(const QXYSeries *series, const QPointF &point) const;
+    double vendorScore() const { return m_vendorScore; }
+
+    // A vendor library's score from a candidate: metrics "vendor_latency_ms", else a feedback line such as
+    // "OpenBLAS sgemm: 3.1 ms at M=512,...". 0 and an empty name when there is none.
+    static double vendorScoreOf(const Candidate &candidate, QString *name);
+
+Q_SIGNALS:
+    void candidateSelected(qint64 candidateId);
+
+protected:
+    void showEvent(QShowEvent *event) override;
+
+private:
+    struct Entry {
+        qint64 id = 0;
+        int iteration = 0;
+        CandidateStatus status = CandidateStatus::Planning;
+        double score = 0;
+        QString menuItem;
+        bool root = false;
+    };
+
+    void store(const Candidate &candidate);
+    void scheduleRebuild();
+    void rebuild();
+    void applyAxes(double low, double high, double lastIteration);
+    void onHovered(const QXYSeries *series, const QPointF &point, bool state);
+    void onClicked(const QXYSeries *series, const QPointF &point);
+    QString describe(const Entry &entry) const;
+    double baseline() const;
+
+    QChartView *m_view;
+    QChart *m_chart;
+    QCheckBox *m_logToggle;
+    QLabel *m_caption;
+    QScatterSeries *m_correct;
+    QScatterSeries *m_failed;
+    QScatterSeries *m_selectedMarker;
+    QLineSeries *m_best;
+    QLineSeries *m_baseline;
+    QLineSeries *m_vendor;
+    QLineSeries *m_speedupAnchor; // invisible; gives the speedup axis a series, as Qt Charts wants
+    QValueAxis *m_xAxis;
+    QValueAxis *m_linearAxis;
+    QLogValueAxis *m_logAxis;
+    QCategoryAxis *m_speedupLinearAxis;
+    QLogValueAxis *m_speedupLogAxis;
+    QTimer *m_rebuildTimer;
+
+    QString m_metric;
+    double m_explicitBaseline = 0;
+    double m_vendorScore = 0;
+    QString m_vendorName;
+    bool m_log = false;
+    bool m_userChoseScale = false;
+    bool m_dirty = false;
+    qint64 m_selected = 0;
+    QList<Entry> m_entries;
+    QHash<qint64, int> m_entryOfId;
+    // Plotted points and their candidates, in series order.
+    QList<qint64> m_correctIds;
+    QList<qint64> m_failedIds;
+    QList<QPointF> m_correctPoints;
+    QList<QPointF> m_failedPoints;
+};
+
+} // namespace autocomp

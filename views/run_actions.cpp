@@ -1,0 +1,408 @@
+#include "run_actions.h"
+
+#include "agent_editor.h"
+#include "beam_graph_view.h"
+#include "candidate_inspector.h"
+#include "candidate_tree_model.h"
+#include "diff_view.h"
+#include "latency_chart.h"
+#include "main_window.h"
+#include "new_run_dialog.h"
+#include "run_controller.h"
+#include "run_list_model.h"
+#include "run_status_widget.h"
+#include "search/run_setup.h"
+#include "settings.h"
+#include "settings_dialog.h"
+#include "store/run_store.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QGraphicsView>
+#include <QMenu>
+#include <QMenuBar>
+#include <QSettings>
+#include <QSortFilterProxyModel>
+#include <QStatusBar>
+#include <QStyle>
+#include <QSystemTrayIcon>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QTreeView>
+
+namespace autocomp {
+
+namespace {
+
+QString lastConfigKey()
+{
+    return QStringLiteral("newRun/lastConfig");
+}
+
+bool isFailure(RunState state)
+{
+    return state == RunState::Failed;
+}
+
+} // namespace
+
+RunActions::RunActions(MainWindow *window)
+    : QObject(window)
+    , m_window(window)
+    , m_controller(new RunController(this))
+    , m_settings(new Settings(this))
+    , m_status(new RunStatusWidget(m_controller))
+{
+    setObjectName(QStringLiteral("runActions"));
+    createActions();
+    m_window->statusBar()->addPermanentWidget(m_status);
+
+    connect(m_controller, &RunController::started, this, &RunActions::runStarted);
+    connect(m_controller, &RunController::startFailed, this, [this](const QString &error) {
+        notify(tr("The run did not start"), error, true);
+        updateActions();
+    });
+    connect(m_controller, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
+    connect(m_controller, &RunController::stateChanged, this, [this] {
+        refreshShownRun();
+        updateActions();
+    });
+    connect(m_controller, &RunController::iterationFinished, this, &RunActions::refreshShownRun);
+    connect(m_controller, &RunController::finished, this, &RunActions::runFinished);
+    connect(m_controller, &RunController::humanCandidateAdded, this, [this](qint64 id) {
+        m_window->statusBar()->showMessage(tr("Candidate %1 added by hand").arg(id), 5000);
+    });
+    connect(m_controller, &RunController::humanInputFailed, this, [this](const QString &error) {
+        m_window->statusBar()->showMessage(tr("Not added: %1").arg(error), 10000);
+    });
+    connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateActions);
+    connect(m_window, &MainWindow::currentCandidateChanged, this, [this](qint64 id) {
+        m_currentCandidate = id;
+        updateActions();
+    });
+    connect(m_window, &MainWindow::currentRunChanged, this, [this] { m_currentCandidate = 0; });
+
+    m_window->m_candidateTree->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_window->m_candidateTree, &QWidget::customContextMenuRequested, this, &RunActions::candidateContextMenu);
+    // Graph views (added next to the tree) offer the same actions for the candidate they selected.
+    QTimer::singleShot(0, this, [this] {
+        for (QGraphicsView *view : m_window->findChildren<QGraphicsView *>())
+            if (view->contextMenuPolicy() == Qt::DefaultContextMenu) {
+                view->setContextMenuPolicy(Qt::ActionsContextMenu);
+                view->addActions({m_humanPlan, m_humanCode});
+            }
+    });
+    updateActions();
+}
+
+void RunActions::createActions()
+{
+    QStyle *style = m_window->style();
+    m_start = new QAction(style->standardIcon(QStyle::SP_FileDialogNewFolder), tr("Start &New Run…"), this);
+    m_start->setObjectName(QStringLiteral("startRunAction"));
+    m_start->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_N));
+    connect(m_start, &QAction::triggered, this, &RunActions::showNewRunDialog);
+    m_pause = new QAction(style->standardIcon(QStyle::SP_MediaPause), tr("&Pause"), this);
+    m_pause->setObjectName(QStringLiteral("pauseRunAction"));
+    m_pause->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    m_pause->setToolTip(tr("Pause: requests and evaluations in flight finish, nothing new starts"));
+    connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
+    m_resume = new QAction(style->standardIcon(QStyle::SP_MediaPlay), tr("&Resume"), this);
+    m_resume->setObjectName(QStringLiteral("resumeRunAction"));
+    m_resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_resume->setToolTip(tr("Resume the paused run, or continue the selected stopped or interrupted run"));
+    connect(m_resume, &QAction::triggered, this, &RunActions::resumeClicked);
+    m_stop = new QAction(style->standardIcon(QStyle::SP_MediaStop), tr("&Stop"), this);
+    m_stop->setObjectName(QStringLiteral("stopRunAction"));
+    m_stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
+    m_stop->setToolTip(tr("Stop: cancel the work in flight; the run can be resumed later"));
+    connect(m_stop, &QAction::triggered, this, [this] { m_controller->stop(); });
+
+    m_humanPlan = new QAction(tr("&Write a Plan Here…"), this);
+    m_humanPlan->setObjectName(QStringLiteral("humanPlanAction"));
+    m_humanPlan->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    connect(m_humanPlan, &QAction::triggered, this, [this] { showHumanDialog(HumanInputDialog::Plan); });
+    m_humanCode = new QAction(tr("&Edit Code and Evaluate…"), this);
+    m_humanCode->setObjectName(QStringLiteral("humanCodeAction"));
+    m_humanCode->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    connect(m_humanCode, &QAction::triggered, this, [this] { showHumanDialog(HumanInputDialog::Code); });
+
+    m_agentEditor = new QAction(tr("&Agent Editor…"), this);
+    m_agentEditor->setObjectName(QStringLiteral("agentEditorAction"));
+    m_agentEditor->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+    connect(m_agentEditor, &QAction::triggered, this, &RunActions::showAgentEditor);
+    m_settingsAction = new QAction(tr("&Settings…"), this);
+    m_settingsAction->setObjectName(QStringLiteral("settingsAction"));
+    m_settingsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    m_settingsAction->setMenuRole(QAction::PreferencesRole);
+    connect(m_settingsAction, &QAction::triggered, this, [this] {
+        auto *dialog = new SettingsDialog(m_settings, m_window);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->open();
+    });
+
+    // Insert the Run and Tools menus before Help.
+    QMenuBar *bar = m_window->menuBar();
+    QAction *before = nullptr;
+    for (QAction *a : bar->actions())
+        if (a->menu() && a->text().remove(QLatin1Char('&')) == tr("Help"))
+            before = a;
+    auto *run = new QMenu(tr("&Run"), m_window);
+    run->setObjectName(QStringLiteral("runMenu"));
+    run->addActions({m_start, m_pause, m_resume, m_stop});
+    run->addSeparator();
+    run->addActions({m_humanPlan, m_humanCode});
+    run->addSeparator();
+    QAction *focusRuns = run->addAction(tr("Go to &Runs"), this, [this] { m_window->m_runsView->setFocus(Qt::ShortcutFocusReason); });
+    focusRuns->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
+    QAction *focusTree = run->addAction(tr("Go to &Candidates"), this, [this] { m_window->m_candidateTree->setFocus(Qt::ShortcutFocusReason); });
+    focusTree->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
+    QAction *focusInspector = run->addAction(tr("Go to the &Inspector"), this, [this] { m_window->m_inspector->setFocus(Qt::ShortcutFocusReason); });
+    focusInspector->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
+    QAction *parent = run->addAction(tr("Go to the &Parent Candidate"), this, &RunActions::goToParent);
+    parent->setObjectName(QStringLiteral("goToParentAction"));
+    parent->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Up));
+    QAction *best = run->addAction(tr("Go to the &Best Candidate"), this, &RunActions::goToBest);
+    best->setObjectName(QStringLiteral("goToBestAction"));
+    best->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    auto *tools = new QMenu(tr("&Tools"), m_window);
+    tools->setObjectName(QStringLiteral("toolsMenu"));
+    tools->addActions({m_agentEditor, m_settingsAction});
+    bar->insertMenu(before, run);
+    bar->insertMenu(before, tools);
+
+    auto *toolbar = m_window->addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("runToolBar"));
+    toolbar->addActions({m_start, m_pause, m_resume, m_stop});
+    for (QAction *a : {m_start, m_pause, m_resume, m_stop})
+        a->setToolTip(QStringLiteral("%1 (%2)").arg(a->toolTip(), a->shortcut().toString(QKeySequence::NativeText)));
+}
+
+void RunActions::updateActions()
+{
+    const RunController::Status s = m_controller->status();
+    const bool active = m_controller->isActive();
+    const RunInfo &shown = m_window->m_run;
+    const bool shownStoredResumable = !active && shown.id != 0
+        && (shown.state == RunState::Stopped || shown.state == RunState::Paused || shown.state == RunState::Running);
+    m_start->setEnabled(!active);
+    m_pause->setEnabled(active && s.state == RunState::Running);
+    m_resume->setEnabled((active && s.state == RunState::Paused) || shownStoredResumable);
+    m_stop->setEnabled(active);
+    const bool human = active && m_controller->isActive(shown.id) && m_currentCandidate != 0;
+    m_humanPlan->setEnabled(human);
+    m_humanCode->setEnabled(human);
+    const QString why = active ? tr("Select a candidate of run %1, the active run").arg(s.runId) : tr("No run is active; start or resume one");
+    for (QAction *a : {m_humanPlan, m_humanCode})
+        a->setStatusTip(a->isEnabled() ? QString() : why);
+}
+
+NewRunDialog *RunActions::showNewRunDialog()
+{
+    if (m_controller->isActive())
+        return nullptr;
+    auto *dialog = new NewRunDialog(m_controller->repository(), m_window->store()->path(), m_window);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    // The last configuration started from the dialog comes back, else the defaults with the preferred sandbox.
+    QStringList ignored;
+    const QByteArray last = QSettings().value(lastConfigKey()).toByteArray();
+    if (const auto config = last.isEmpty() ? std::nullopt : RunConfig::fromYaml(last, QStringLiteral("last run"), &ignored)) {
+        dialog->setConfig(*config);
+    } else {
+        RunConfig defaults = dialog->config();
+        defaults.evaluation.sandbox = m_settings->sandboxMode();
+        dialog->setConfig(defaults);
+    }
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        const std::optional<RunSetup> setup = dialog->setup();
+        if (!setup)
+            return;
+        QSettings().setValue(lastConfigKey(), setup->configYaml);
+        QString error;
+        if (!m_controller->start(*setup, &error))
+            notify(tr("The run did not start"), error, true);
+        updateActions();
+    });
+    dialog->open();
+    return dialog;
+}
+
+void RunActions::resumeClicked()
+{
+    if (m_controller->isActive()) {
+        m_controller->resumeWork();
+        return;
+    }
+    const RunInfo run = m_window->m_run;
+    if (run.id == 0)
+        return;
+    QStringList errors;
+    const QByteArray yaml = run.configYaml.toUtf8();
+    std::optional<RunSetup> setup;
+    if (const auto config = RunConfig::fromYaml(yaml, tr("run %1's configuration").arg(run.id), &errors))
+        setup = prepareRun(*config, yaml, m_controller->repository(), m_window->store()->path(), &errors);
+    QString error = errors.join(QLatin1Char('\n'));
+    if (!setup || !m_controller->resume(run.id, *setup, &error))
+        notify(tr("Run %1 cannot be resumed").arg(run.id), error, true);
+    updateActions();
+}
+
+void RunActions::runStarted(qint64 runId)
+{
+    m_window->reloadRuns();
+    m_window->selectRun(runId);
+    m_window->statusBar()->showMessage(tr("Run %1 started").arg(runId), 5000);
+    updateActions();
+}
+
+void RunActions::candidatesChanged(qint64 runId, const QList<Candidate> &candidates)
+{
+    if (runId != m_window->m_run.id)
+        return;
+    CandidateTreeModel *model = m_window->m_candidateModel;
+    const int before = model->candidateCount();
+    model->upsertCandidates(candidates);
+    m_window->m_beamGraph->upsertCandidates(candidates);
+    m_window->m_latencyChart->upsertCandidates(candidates);
+    for (const Candidate &c : candidates)
+        m_window->m_diffView->upsertCandidate(c);
+    if (model->candidateCount() != before) {
+        // New children show up expanded under their parents.
+        for (const Candidate &c : candidates) {
+            const QModelIndex parent = model->indexOfCandidate(c.parentId);
+            if (parent.isValid())
+                m_window->m_candidateTree->expand(m_window->m_candidateProxy->mapFromSource(parent));
+        }
+    }
+    for (const Candidate &c : candidates)
+        if (c.id == m_currentCandidate) {
+            m_window->showCandidate(c.id);
+            break;
+        }
+    refreshShownRun();
+}
+
+void RunActions::refreshShownRun()
+{
+    const qint64 id = m_window->m_run.id;
+    if (id == 0 || !m_controller->isActive(id)) {
+        updateActions();
+        return;
+    }
+    if (const std::optional<RunInfo> run = m_window->store()->run(id)) {
+        m_window->m_run = *run;
+        m_window->m_runModel->upsertRun(*run);
+        m_window->updateRunHeader();
+    }
+    updateActions();
+}
+
+void RunActions::runFinished(const RunInfo &run)
+{
+    if (run.id == m_window->m_run.id) {
+        m_window->m_run = m_window->store()->run(run.id).value_or(run);
+        m_window->m_runModel->upsertRun(m_window->m_run);
+        m_window->updateRunHeader();
+    } else {
+        m_window->reloadRuns();
+    }
+    QString message = tr("Run %1 (%2/%3) %4").arg(run.id).arg(run.problem, run.target, toString(run.state));
+    if (run.bestScore > 0 && run.baselineScore > 0)
+        message += tr(", %1x faster than the starting code").arg(run.speedup(), 0, 'f', 2);
+    if (!run.stopReason.isEmpty())
+        message += QStringLiteral(": ") + run.stopReason;
+    notify(isFailure(run.state) ? tr("Run failed") : tr("Run ended"), message, isFailure(run.state));
+    updateActions();
+}
+
+void RunActions::notify(const QString &title, const QString &message, bool failure)
+{
+    if (QSystemTrayIcon::isSystemTrayAvailable() && QSystemTrayIcon::supportsMessages()) {
+        if (!m_tray) {
+            m_tray = new QSystemTrayIcon(m_window->windowIcon().isNull() ? QApplication::windowIcon() : m_window->windowIcon(), this);
+            m_tray->setToolTip(QApplication::applicationDisplayName());
+        }
+        m_tray->show();
+        m_tray->showMessage(title, message, failure ? QSystemTrayIcon::Critical : QSystemTrayIcon::Information);
+    }
+    m_window->statusBar()->showMessage(QStringLiteral("%1: %2").arg(title, message), 15000);
+    QApplication::alert(m_window);
+}
+
+void RunActions::candidateContextMenu(const QPoint &pos)
+{
+    QTreeView *tree = m_window->m_candidateTree;
+    const QModelIndex index = tree->indexAt(pos);
+    if (!index.isValid())
+        return;
+    tree->setCurrentIndex(index);
+    updateActions();
+    QMenu menu;
+    menu.addActions({m_humanPlan, m_humanCode});
+    menu.exec(tree->viewport()->mapToGlobal(pos));
+}
+
+HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
+{
+    const qint64 parentId = m_currentCandidate;
+    if (parentId == 0 || !m_controller->isActive(m_window->m_run.id))
+        return nullptr;
+    const std::optional<Candidate> parent = m_window->store()->candidate(parentId);
+    const QString text = kind == HumanInputDialog::Code && parent ? parent->code : QString();
+    auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        if (dialog->kind() == HumanInputDialog::Plan)
+            m_controller->addHumanPlan(dialog->parentId(), dialog->text());
+        else
+            m_controller->addHumanCode(dialog->parentId(), dialog->text());
+    });
+    dialog->open();
+    return dialog;
+}
+
+AgentEditor *RunActions::showAgentEditor()
+{
+    // One editor, kept when closed, so unsaved edits survive closing it.
+    if (!m_agentEditorDialog)
+        m_agentEditorDialog = new AgentEditor(m_controller->repository(), m_window);
+    AgentEditor *editor = m_agentEditorDialog;
+    // The preview starts from the selected candidate of the shown run, with that run's settings.
+    const RunInfo &run = m_window->m_run;
+    if (run.id != 0 && m_currentCandidate != 0) {
+        QStringList ignored;
+        const auto config = RunConfig::fromYaml(run.configYaml.toUtf8(), QStringLiteral("run"), &ignored);
+        const auto candidate = m_window->store()->candidate(m_currentCandidate);
+        if (config && candidate) {
+            QString error;
+            if (editor->agentName() != config->effectiveAgent())
+                editor->loadAgent(config->effectiveAgent(), &error);
+            editor->setPreviewContext(*candidate, *config);
+        }
+    }
+    editor->show();
+    editor->raise();
+    editor->activateWindow();
+    return editor;
+}
+
+void RunActions::goToParent()
+{
+    const QModelIndex source = m_window->m_candidateModel->indexOfCandidate(m_currentCandidate);
+    if (const Candidate *c = m_window->m_candidateModel->candidate(source))
+        m_window->selectCandidate(c->parentId);
+}
+
+void RunActions::goToBest()
+{
+    m_window->selectCandidate(m_window->m_run.bestCandidateId);
+}
+
+void RunActions::shutdown()
+{
+    if (m_controller->isActive())
+        m_controller->stop(tr("the workbench was closed"));
+}
+
+} // namespace autocomp

@@ -1,0 +1,80 @@
+#pragma once
+
+#include "human_input_dialog.h"
+#include "model/candidate.h"
+#include "model/run_info.h"
+
+#include <QObject>
+#include <QPointer>
+
+class QAction;
+class QMenu;
+class QSystemTrayIcon;
+
+namespace autocomp {
+
+class AgentEditor;
+class MainWindow;
+class NewRunDialog;
+class RunController;
+class RunStatusWidget;
+class Settings;
+
+// Run control for the main window: the Run menu and toolbar (start, pause, resume, stop), the live
+// status bar widget, live updates of the shown run, the human-in-the-loop actions on candidates,
+// navigation shortcuts, the agent editor and the settings, and a notification when a run ends.
+class RunActions : public QObject
+{
+    Q_OBJECT
+public:
+    explicit RunActions(MainWindow *window);
+
+    RunController *controller() const { return m_controller; }
+    Settings *settings() const { return m_settings; }
+    QAction *startAction() const { return m_start; }
+    QAction *pauseAction() const { return m_pause; }
+    QAction *resumeAction() const { return m_resume; }
+    QAction *stopAction() const { return m_stop; }
+    QAction *humanPlanAction() const { return m_humanPlan; }
+    QAction *humanCodeAction() const { return m_humanCode; }
+    QAction *agentEditorAction() const { return m_agentEditor; }
+    QAction *settingsAction() const { return m_settingsAction; }
+
+    // Opens the New Run dialog (window-modal, returns at once); the run starts when it is accepted.
+    NewRunDialog *showNewRunDialog();
+    AgentEditor *showAgentEditor();
+    HumanInputDialog *showHumanDialog(HumanInputDialog::Kind kind);
+    // Stops an active run (it stays resumable) before the window closes.
+    void shutdown();
+
+private:
+    void createActions();
+    void updateActions();
+    void resumeClicked();
+    void runStarted(qint64 runId);
+    void candidatesChanged(qint64 runId, const QList<Candidate> &candidates);
+    void refreshShownRun();
+    void runFinished(const RunInfo &run);
+    void notify(const QString &title, const QString &message, bool failure);
+    void candidateContextMenu(const QPoint &pos);
+    void goToParent();
+    void goToBest();
+
+    MainWindow *m_window;
+    RunController *m_controller;
+    Settings *m_settings;
+    RunStatusWidget *m_status;
+    QSystemTrayIcon *m_tray = nullptr;
+    QPointer<AgentEditor> m_agentEditorDialog;
+    qint64 m_currentCandidate = 0;
+    QAction *m_start = nullptr;
+    QAction *m_pause = nullptr;
+    QAction *m_resume = nullptr;
+    QAction *m_stop = nullptr;
+    QAction *m_humanPlan = nullptr;
+    QAction *m_humanCode = nullptr;
+    QAction *m_agentEditor = nullptr;
+    QAction *m_settingsAction = nullptr;
+};
+
+} // namespace autocomp

@@ -1,0 +1,61 @@
+#include "run_status_widget.h"
+
+#include "run_controller.h"
+#include "value_format.h"
+
+#include <QLocale>
+#include <QTime>
+#include <QTimer>
+
+namespace autocomp {
+
+namespace {
+
+QString elapsedText(qint64 ms)
+{
+    const qint64 s = ms / 1000;
+    return QStringLiteral("%1:%2:%3").arg(s / 3600).arg((s / 60) % 60, 2, 10, QLatin1Char('0')).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+RunStatusWidget::RunStatusWidget(RunController *controller, QWidget *parent) : QLabel(parent), m_controller(controller)
+{
+    setObjectName(QStringLiteral("runStatus"));
+    setTextFormat(Qt::PlainText);
+    connect(controller, &RunController::statusChanged, this, &RunStatusWidget::refresh);
+    // The elapsed time moves on its own while a run is active.
+    auto *ticker = new QTimer(this);
+    ticker->setInterval(1000);
+    connect(ticker, &QTimer::timeout, this, [this] {
+        if (m_controller->isActive())
+            refresh();
+    });
+    ticker->start();
+    refresh();
+}
+
+void RunStatusWidget::refresh()
+{
+    const RunController::Status s = m_controller->status();
+    if (s.runId == 0 && !m_controller->isActive()) {
+        setText(s.state == RunState::Failed ? tr("Run failed to start: %1").arg(s.reason) : tr("No active run"));
+        setToolTip({});
+        return;
+    }
+    const QLocale locale;
+    QStringList parts;
+    parts << tr("Run %1: %2").arg(s.runId).arg(toString(s.state));
+    if (s.state == RunState::Running && m_controller->isActive() && !s.reason.isEmpty() && s.reason != QLatin1String("resumed"))
+        parts.last() += QStringLiteral(" (%1)").arg(s.reason);
+    parts << tr("iteration %1/%2").arg(s.iteration).arg(s.iterations);
+    if (m_controller->isActive())
+        parts << tr("%1 requests, %2 evaluations in flight").arg(s.inFlightRequests).arg(s.inFlightEvaluations);
+    parts << tr("%1 tokens in, %2 out").arg(locale.toString(s.tokensIn), locale.toString(s.tokensOut));
+    parts << (s.maxUsd ? tr("%1 of %2").arg(ValueFormat::dollars(s.usd), ValueFormat::dollars(*s.maxUsd)) : ValueFormat::dollars(s.usd));
+    parts << tr("%1 elapsed").arg(elapsedText(s.elapsedMs));
+    setText(parts.join(QStringLiteral(" · ")));
+    setToolTip(s.reason.isEmpty() ? QString() : tr("Reason: %1").arg(s.reason));
+}
+
+} // namespace autocomp

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <QLabel>
+
+namespace autocomp {
+
+class RunController;
+
+// The status bar's live view of the active run: state, iteration, work in flight, tokens, dollars
+// against the budget and elapsed time.
+class RunStatusWidget : public QLabel
+{
+    Q_OBJECT
+public:
+    explicit RunStatusWidget(RunController *controller, QWidget *parent = nullptr);
+
+private:
+    void refresh();
+
+    RunController *m_controller;
+};
+
+} // namespace autocomp
