@@ -24,6 +24,7 @@ const char *const s_usage =
     "                 $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)\n"
     "  --show VIEW    bring a view to the front at start (repeatable): graph, tree,\n"
     "                 chart, plan, code, evaluation, prompts, llm, diff\n"
+    "  --candidate ID select a candidate of the shown run at start\n"
     "  --screenshot PATH  save the window to PATH (PNG) once shown, then exit\n"
     "  --version      print the version and exit\n"
     "  -h, --help     print this help and exit\n"
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
     const QStringList arguments = QApplication::arguments();
     QStringList views;
     QString screenshotPath;
+    qint64 candidateId = 0;
     for (qsizetype i = 1; i < arguments.size(); ++i) {
         const QString &arg = arguments.at(i);
         if (arg == QLatin1String("--store")) {
@@ -103,6 +105,10 @@ int main(int argc, char **argv)
         }
         if (arg == QLatin1String("--show") && i + 1 < arguments.size()) {
             views.append(arguments.at(++i));
+            continue;
+        }
+        if (arg == QLatin1String("--candidate") && i + 1 < arguments.size()) {
+            candidateId = arguments.at(++i).toLongLong();
             continue;
         }
         if (arg == QLatin1String("--screenshot") && i + 1 < arguments.size()) {
@@ -133,6 +139,8 @@ int main(int argc, char **argv)
 
     autocomp::MainWindow window(std::move(store));
     window.show();
+    if (candidateId != 0)
+        window.selectCandidate(candidateId);
     for (const QString &view : std::as_const(views)) {
         if (!window.showView(view)) {
             std::fprintf(stderr, "autocomp-workbench: unknown view %s\n%s", qPrintable(view), s_usage);

@@ -39,93 +39,36 @@ bool isDarkPalette(const QPalette &palette)
 
 } // namespace
 
-// One candidate. Cheap on purpose: no child items, no effects; text only when it is large enough to read.
-class BeamGraphNode : public QGraphicsItem
+// All nodes in one item. The layout is a grid, so the nodes in an exposed rectangle are found by arithmetic
+// and a paint touches only those; 10,000 QGraphicsItems would cost memory and a sort of all of them per paint.
+class BeamGraphNodes : public QGraphicsItem
 {
 public:
-    explicit BeamGraphNode(qint64 id)
-        : m_id(id)
+    explicit BeamGraphNodes(const BeamGraphView *view)
+        : m_view(view)
     {
-        setFlag(ItemIsSelectable);
-        setCacheMode(NoCache);
     }
 
-    enum { Type = UserType + 71 };
-    int type() const override { return Type; }
-    qint64 candidateId() const { return m_id; }
+    QRectF boundingRect() const override { return m_bounds; }
 
-    QRectF boundingRect() const override
+    void setBounds(const QRectF &bounds)
     {
-        return QRectF(-s_nodeWidth / 2 - 3, -s_nodeHeight / 2 - 3, s_nodeWidth + 6, s_nodeHeight + 6);
-    }
-
-    // Returns whether anything visible changed.
-    bool setLook(BeamGraphView::NodeState state, bool inBeam, bool onBestPath, const QString &title, const QString &subtitle)
-    {
-        if (state == m_state && inBeam == m_inBeam && onBestPath == m_onBestPath && title == m_title && subtitle == m_subtitle)
-            return false;
-        m_state = state;
-        m_inBeam = inBeam;
-        m_onBestPath = onBestPath;
-        m_title = title;
-        if (subtitle != m_subtitle) {
-            m_subtitle = subtitle;
-            m_elidedSubtitle.clear();
+        if (bounds != m_bounds) {
+            prepareGeometryChange();
+            m_bounds = bounds;
         }
         update();
-        return true;
     }
 
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override
     {
-        const QPalette &palette = widget ? widget->palette() : QApplication::palette();
-        const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
-        const QRectF box(-s_nodeWidth / 2, -s_nodeHeight / 2, s_nodeWidth, s_nodeHeight);
-        const QColor fill = BeamGraphView::stateColor(m_state, palette);
-        const bool dark = isDarkPalette(palette);
-        if (lod < 0.2) {
-            // Far out: a colored block is all one can see; borders only for what must stand out.
-            painter->fillRect(box, isSelected() ? palette.color(QPalette::Highlight)
-                                   : m_onBestPath ? QColor(0xff, 0x8f, 0x00) : fill);
-            return;
-        }
-        QPen pen(dark ? QColor(0x9a, 0xa0, 0xa8) : QColor(0x70, 0x76, 0x80), 1);
-        if (m_inBeam)
-            pen = QPen(dark ? QColor(0x8a, 0xb4, 0xff) : QColor(0x1a, 0x4f, 0xb8), 2.5);
-        if (m_onBestPath)
-            pen = QPen(QColor(0xff, 0x8f, 0x00), 3);
-        painter->setPen(pen);
-        painter->setBrush(fill);
-        painter->drawRoundedRect(box, 5, 5);
-        if (isSelected()) {
-            QPen selection(palette.color(QPalette::Highlight), 2.5, Qt::DashLine);
-            painter->setPen(selection);
-            painter->setBrush(Qt::NoBrush);
-            painter->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 7, 7);
-        }
-        if (lod < 0.45)
-            return;
-        painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
-        QFont font = painter->font();
-        font.setBold(true);
-        painter->setFont(font);
-        const QRectF top = box.adjusted(7, 3, -7, -s_nodeHeight / 2);
-        painter->drawText(top, Qt::AlignLeft | Qt::AlignVCenter, m_title);
-        font.setBold(false);
-        painter->setFont(font);
-        if (m_elidedSubtitle.isEmpty() && !m_subtitle.isEmpty())
-            m_elidedSubtitle = QFontMetrics(font).elidedText(m_subtitle, Qt::ElideRight, int(box.width() - 14));
-        painter->drawText(box.adjusted(7, s_nodeHeight / 2 - 2, -7, -3), Qt::AlignLeft | Qt::AlignVCenter, m_elidedSubtitle);
+        m_view->paintNodes(painter, option->exposedRect, option->levelOfDetailFromTransform(painter->worldTransform()),
+                           widget ? widget->palette() : QApplication::palette());
     }
 
 private:
-    qint64 m_id;
-    BeamGraphView::NodeState m_state = BeamGraphView::NodeState::Planning;
-    bool m_inBeam = false;
-    bool m_onBestPath = false;
-    QString m_title;
-    QString m_subtitle;
-    mutable QString m_elidedSubtitle;
+    const BeamGraphView *m_view;
+    QRectF m_bounds;
 };
 
 // All edges in one item: thousands of line items would dominate memory and scene bookkeeping.
@@ -152,6 +95,8 @@ public:
         const QPalette &palette = widget ? widget->palette() : QApplication::palette();
         const bool dark = isDarkPalette(palette);
         const QRectF exposed = option->exposedRect;
+        // Zoomed far out, thousands of antialiased strokes cost more than they show.
+        painter->setRenderHint(QPainter::Antialiasing, option->levelOfDetailFromTransform(painter->worldTransform()) >= 0.2);
         painter->setBrush(Qt::NoBrush);
         painter->setPen(QPen(dark ? QColor(0x6a, 0x70, 0x78) : QColor(0xa8, 0xae, 0xb6), 1.2));
         draw(painter, m_edges, exposed);
@@ -188,16 +133,18 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     : QGraphicsView(parent)
     , m_scene(new QGraphicsScene(this))
     , m_edges(new BeamGraphEdges)
+    , m_nodeLayer(new BeamGraphNodes(this))
     , m_relayoutTimer(new QTimer(this))
     , m_fitButton(new QToolButton(this))
     , m_zoomInButton(new QToolButton(this))
     , m_zoomOutButton(new QToolButton(this))
 {
     setObjectName(QStringLiteral("beamGraph"));
-    // Items are added in bulk and repositioned together; a BSP index would be rebuilt on every burst.
+    // Two items whose bounds change with every burst: an index would only be rebuilt.
     m_scene->setItemIndexMethod(QGraphicsScene::NoIndex);
     m_edges->setZValue(-1);
     m_scene->addItem(m_edges);
+    m_scene->addItem(m_nodeLayer);
     setScene(m_scene);
     setRenderHint(QPainter::Antialiasing);
     setDragMode(QGraphicsView::ScrollHandDrag);
@@ -209,8 +156,7 @@ BeamGraphView::BeamGraphView(QWidget *parent)
 
     m_relayoutTimer->setSingleShot(true);
     m_relayoutTimer->setInterval(s_relayoutDelayMs);
-    connect(m_relayoutTimer, &QTimer::timeout, this, &BeamGraphView::relayout);
-    connect(m_scene, &QGraphicsScene::selectionChanged, this, &BeamGraphView::onSceneSelectionChanged);
+    connect(m_relayoutTimer, &QTimer::timeout, this, [this] { relayout(false); });
 
     const auto setUpButton = [this](QToolButton *button, const QString &name, const QString &text, const QString &tip,
                                     void (BeamGraphView::*slot)()) {
@@ -228,11 +174,7 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     placeButtons();
 }
 
-BeamGraphView::~BeamGraphView()
-{
-    // The scene outlives this part of the object and reports its items' deselection while it goes.
-    disconnect(m_scene, nullptr, this, nullptr);
-}
+BeamGraphView::~BeamGraphView() = default;
 
 QString BeamGraphView::stateName(NodeState state)
 {
@@ -272,11 +214,13 @@ QColor BeamGraphView::stateColor(NodeState state, const QPalette &palette)
 void BeamGraphView::clear()
 {
     m_relayoutTimer->stop();
-    for (const Node &node : std::as_const(m_nodes))
-        delete node.item;
     m_nodes.clear();
     m_nodeOfId.clear();
+    m_columns.clear();
     m_bestPath.clear();
+    m_onBestPath.clear();
+    m_selected = 0;
+    m_nodeLayer->setBounds({});
     m_explicitBest = 0;
     m_rootId = 0;
     m_rootScore = 0;
@@ -294,7 +238,7 @@ void BeamGraphView::setCandidates(const QList<Candidate> &candidates, qint64 bes
     m_nodeOfId.reserve(candidates.size());
     for (const Candidate &candidate : candidates)
         store(candidate);
-    relayout();
+    relayout(true);
 }
 
 void BeamGraphView::upsertCandidate(const Candidate &candidate)
@@ -320,7 +264,7 @@ void BeamGraphView::flushPendingUpdates()
 {
     if (m_relayoutTimer->isActive()) {
         m_relayoutTimer->stop();
-        relayout();
+        relayout(false);
     }
 }
 
@@ -400,6 +344,7 @@ void BeamGraphView::updateBestPath()
         m_bestPath.prepend(id);
         id = m_nodes.at(*it).parentId;
     }
+    m_onBestPath = QSet<qint64>(m_bestPath.cbegin(), m_bestPath.cend());
 }
 
 QList<qint64> BeamGraphView::bestPath() const
@@ -409,132 +354,200 @@ QList<qint64> BeamGraphView::bestPath() const
 
 bool BeamGraphView::isOnBestPath(qint64 candidateId) const
 {
-    return m_bestPath.contains(candidateId);
+    return m_onBestPath.contains(candidateId);
 }
 
-void BeamGraphView::relayout()
+QPointF BeamGraphView::centerOf(const Node &node) const
+{
+    return QPointF(node.column * s_columnPitch, node.row * s_rowPitch);
+}
+
+void BeamGraphView::relayout(bool full)
 {
     m_latestBeamIteration = -1;
-    int lastIteration = 0;
-    for (const Node &node : std::as_const(m_nodes)) {
+    for (const Node &node : std::as_const(m_nodes))
         if (node.inBeam)
             m_latestBeamIteration = std::max(m_latestBeamIteration, node.iteration);
-        lastIteration = std::max(lastIteration, node.iteration);
-    }
     updateBestPath();
 
-    // Columns by iteration; within a column, children sit in the order of their parents so that edges
-    // cross as little as a one-pass layout allows.
-    QList<QList<int>> columns(std::max(0, lastIteration) + 1);
+    if (full) {
+        for (Node &node : m_nodes)
+            node.column = -1;
+        m_columns.clear();
+    }
+    QList<int> fresh;
     for (int i = 0; i < m_nodes.size(); ++i)
-        columns[std::max(0, m_nodes.at(i).iteration)].append(i);
-    QHash<qint64, int> rowOfId;
-    rowOfId.reserve(m_nodes.size());
-    for (QList<int> &column : columns) {
-        QList<std::pair<qint64, int>> keys; // (parent row, node), then by id
-        keys.reserve(column.size());
-        for (int index : std::as_const(column))
-            keys.append({rowOfId.value(m_nodes.at(index).parentId, std::numeric_limits<int>::max()), index});
-        std::sort(keys.begin(), keys.end(), [this](const auto &a, const auto &b) {
-            return a.first != b.first ? a.first < b.first : m_nodes.at(a.second).id < m_nodes.at(b.second).id;
+        if (m_nodes.at(i).column < 0)
+            fresh.append(i);
+    if (full) {
+        // Within a column, children sit in the order of their parents so that edges cross as little as a
+        // one-pass layout allows.
+        std::sort(fresh.begin(), fresh.end(), [this](int a, int b) {
+            const Node &x = m_nodes.at(a);
+            const Node &y = m_nodes.at(b);
+            return x.iteration != y.iteration ? x.iteration < y.iteration : x.id < y.id;
         });
-        for (int row = 0; row < keys.size(); ++row) {
-            const int index = keys.at(row).second;
-            column[row] = index;
-            rowOfId.insert(m_nodes.at(index).id, row);
+        QHash<qint64, int> rowOfId;
+        rowOfId.reserve(m_nodes.size());
+        for (qsizetype begin = 0; begin < fresh.size();) {
+            const int iteration = m_nodes.at(fresh.at(begin)).iteration;
+            qsizetype end = begin;
+            while (end < fresh.size() && m_nodes.at(fresh.at(end)).iteration == iteration)
+                ++end;
+            std::stable_sort(fresh.begin() + begin, fresh.begin() + end, [&](int a, int b) {
+                return rowOfId.value(m_nodes.at(a).parentId, std::numeric_limits<int>::max())
+                    < rowOfId.value(m_nodes.at(b).parentId, std::numeric_limits<int>::max());
+            });
+            for (qsizetype i = begin; i < end; ++i)
+                rowOfId.insert(m_nodes.at(fresh.at(i)).id, int(i - begin));
+            begin = end;
         }
     }
+    for (int index : std::as_const(fresh)) {
+        Node &node = m_nodes[index];
+        node.column = std::max(0, node.iteration);
+        if (m_columns.size() <= node.column)
+            m_columns.resize(node.column + 1);
+        node.row = int(m_columns.at(node.column).size());
+        m_columns[node.column].append(index);
+    }
 
-    QSet<qint64> onBest(m_bestPath.cbegin(), m_bestPath.cend());
     QList<QLineF> edges;
     QList<QLineF> bestEdges;
     edges.reserve(m_nodes.size());
-    for (int c = 0; c < columns.size(); ++c) {
-        const QList<int> &column = columns.at(c);
-        for (int row = 0; row < column.size(); ++row) {
-            Node &node = m_nodes[column.at(row)];
-            const QPointF position(c * s_columnPitch, row * s_rowPitch);
-            if (!node.item) {
-                node.item = new BeamGraphNode(node.id);
-                m_scene->addItem(node.item);
-            }
-            if (node.item->pos() != position)
-                node.item->setPos(position);
-            QString title = QLatin1Char('#') + QString::number(node.id);
-            if (node.origin == CandidateOrigin::Root)
-                title += QLatin1String(" root");
-            if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
-                title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
-            const NodeState state = stateOf(node);
-            QString subtitle = node.menuItem;
-            if (subtitle.isEmpty() || (state != NodeState::InBeam && state != NodeState::Correct && state != NodeState::Pruned))
-                subtitle = stateName(state) + (node.menuItem.isEmpty() ? QString() : QStringLiteral(" · ") + node.menuItem);
-            node.item->setLook(state, node.inBeam, onBest.contains(node.id), title, subtitle);
-        }
-    }
+    qsizetype rows = 0;
+    for (const QList<int> &column : std::as_const(m_columns))
+        rows = std::max(rows, column.size());
     for (const Node &node : std::as_const(m_nodes)) {
         const auto parent = m_nodeOfId.constFind(node.parentId);
         if (node.parentId == 0 || parent == m_nodeOfId.constEnd())
             continue;
-        const BeamGraphNode *from = m_nodes.at(*parent).item;
-        const QLineF line(from->pos() + QPointF(s_nodeWidth / 2, 0), node.item->pos() - QPointF(s_nodeWidth / 2, 0));
-        if (onBest.contains(node.id) && onBest.contains(node.parentId))
+        const QLineF line(centerOf(m_nodes.at(*parent)) + QPointF(s_nodeWidth / 2, 0), centerOf(node) - QPointF(s_nodeWidth / 2, 0));
+        edges.append(line);
+        if (m_onBestPath.contains(node.id) && m_onBestPath.contains(node.parentId))
             bestEdges.append(line);
-        else
-            edges.append(line);
     }
-    edges += bestEdges; // bounds cover both; best edges are painted again on top
     m_edges->setEdges(std::move(edges), std::move(bestEdges));
 
-    QRectF bounds = m_scene->itemsBoundingRect();
-    if (bounds.isEmpty())
-        bounds = QRectF(-s_nodeWidth, -s_nodeHeight, 2 * s_nodeWidth, 2 * s_nodeHeight);
+    const QRectF bounds(-s_nodeWidth / 2 - 4, -s_nodeHeight / 2 - 4, std::max<qsizetype>(0, m_columns.size() - 1) * s_columnPitch + s_nodeWidth + 8,
+                        std::max<qsizetype>(0, rows - 1) * s_rowPitch + s_nodeHeight + 8);
+    m_nodeLayer->setBounds(bounds);
     m_scene->setSceneRect(bounds.adjusted(-40, -40, 40, 40));
     if (m_autoFit && !m_nodes.isEmpty())
         fitAll();
 }
 
-void BeamGraphView::onSceneSelectionChanged()
+int BeamGraphView::nodeAt(const QPointF &scenePoint) const
 {
-    if (m_selecting)
+    const int column = int(std::lround(scenePoint.x() / s_columnPitch));
+    const int row = int(std::lround(scenePoint.y() / s_rowPitch));
+    if (column < 0 || column >= m_columns.size() || row < 0 || row >= m_columns.at(column).size())
+        return -1;
+    const int index = m_columns.at(column).at(row);
+    const QRectF box(centerOf(m_nodes.at(index)) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
+    return box.contains(scenePoint) ? index : -1;
+}
+
+void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double lod, const QPalette &palette) const
+{
+    if (m_columns.isEmpty())
         return;
-    const QList<QGraphicsItem *> selected = m_scene->selectedItems();
-    if (selected.size() != 1 || selected.first()->type() != BeamGraphNode::Type)
-        return;
-    Q_EMIT candidateSelected(static_cast<BeamGraphNode *>(selected.first())->candidateId());
+    painter->setRenderHint(QPainter::Antialiasing, lod >= 0.2);
+    const bool dark = isDarkPalette(palette);
+    const QColor best(0xff, 0x8f, 0x00);
+    const QColor highlight = palette.color(QPalette::Highlight);
+    const QPen plainPen(dark ? QColor(0x9a, 0xa0, 0xa8) : QColor(0x70, 0x76, 0x80), 1);
+    const QPen beamPen(dark ? QColor(0x8a, 0xb4, 0xff) : QColor(0x1a, 0x4f, 0xb8), 2.5);
+    const QPen bestPen(best, 3);
+    const int firstColumn = std::max(0, int(std::floor((exposed.left() - s_nodeWidth) / s_columnPitch)));
+    const int lastColumn = std::min(int(m_columns.size()) - 1, int(std::ceil((exposed.right() + s_nodeWidth) / s_columnPitch)));
+    const int firstRow = std::max(0, int(std::floor((exposed.top() - s_nodeHeight) / s_rowPitch)));
+    const int lastRow = int(std::ceil((exposed.bottom() + s_nodeHeight) / s_rowPitch));
+    QFont bold = painter->font();
+    bold.setBold(true);
+    const QFont normal = painter->font();
+    const QFontMetrics metrics(normal);
+    for (int c = firstColumn; c <= lastColumn; ++c) {
+        const QList<int> &column = m_columns.at(c);
+        for (int r = firstRow; r <= std::min(lastRow, int(column.size()) - 1); ++r) {
+            const Node &node = m_nodes.at(column.at(r));
+            const NodeState state = stateOf(node);
+            const QColor fill = stateColor(state, palette);
+            const QRectF box(centerOf(node) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
+            const bool onBest = m_onBestPath.contains(node.id);
+            const bool selected = node.id == m_selected;
+            if (lod < 0.2) {
+                // Far out: a colored block is all one can see; color only for what must stand out.
+                painter->fillRect(box, selected ? highlight : onBest ? best : fill);
+                continue;
+            }
+            painter->setPen(onBest ? bestPen : node.inBeam ? beamPen : plainPen);
+            painter->setBrush(fill);
+            painter->drawRoundedRect(box, 5, 5);
+            if (selected) {
+                painter->setPen(QPen(highlight, 2.5, Qt::DashLine));
+                painter->setBrush(Qt::NoBrush);
+                painter->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 7, 7);
+            }
+            if (lod < 0.45)
+                continue;
+            QString title = QLatin1Char('#') + QString::number(node.id);
+            if (node.origin == CandidateOrigin::Root)
+                title += QLatin1String(" root");
+            if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
+                title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
+            QString subtitle = node.menuItem;
+            if (subtitle.isEmpty() || (state != NodeState::InBeam && state != NodeState::Correct && state != NodeState::Pruned))
+                subtitle = stateName(state) + (node.menuItem.isEmpty() ? QString() : QStringLiteral(" · ") + node.menuItem);
+            painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
+            painter->setFont(bold);
+            painter->drawText(box.adjusted(7, 3, -7, -s_nodeHeight / 2), Qt::AlignLeft | Qt::AlignVCenter, title);
+            painter->setFont(normal);
+            painter->drawText(box.adjusted(7, s_nodeHeight / 2 - 2, -7, -3), Qt::AlignLeft | Qt::AlignVCenter,
+                              metrics.elidedText(subtitle, Qt::ElideRight, int(box.width() - 14)));
+        }
+    }
+}
+
+void BeamGraphView::mousePressEvent(QMouseEvent *event)
+{
+    if (event->button() == Qt::LeftButton) {
+        const int index = nodeAt(mapToScene(event->position().toPoint()));
+        if (index >= 0) {
+            const qint64 id = m_nodes.at(index).id;
+            selectCandidate(id);
+            Q_EMIT candidateSelected(id);
+            event->accept();
+            return;
+        }
+    }
+    QGraphicsView::mousePressEvent(event); // pans from the background
 }
 
 bool BeamGraphView::selectCandidate(qint64 candidateId)
 {
     flushPendingUpdates();
     const auto it = m_nodeOfId.constFind(candidateId);
-    if (it == m_nodeOfId.constEnd() || !m_nodes.at(*it).item)
+    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0)
         return false;
-    BeamGraphNode *item = m_nodes.at(*it).item;
-    if (item->isSelected() && m_scene->selectedItems().size() == 1)
-        return true;
-    m_selecting = true;
-    m_scene->clearSelection();
-    item->setSelected(true);
-    m_selecting = false;
-    ensureVisible(item, 40, 40);
+    m_selected = candidateId;
+    m_nodeLayer->update();
+    const QPointF center = centerOf(m_nodes.at(*it));
+    ensureVisible(QRectF(center - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight)), 40, 40);
     return true;
 }
 
 qint64 BeamGraphView::selectedCandidate() const
 {
-    const QList<QGraphicsItem *> selected = m_scene->selectedItems();
-    if (selected.size() != 1 || selected.first()->type() != BeamGraphNode::Type)
-        return 0;
-    return static_cast<BeamGraphNode *>(selected.first())->candidateId();
+    return m_selected;
 }
 
 QPointF BeamGraphView::nodePosition(qint64 candidateId) const
 {
     const auto it = m_nodeOfId.constFind(candidateId);
-    if (it == m_nodeOfId.constEnd() || !m_nodes.at(*it).item)
+    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0)
         return {};
-    return m_nodes.at(*it).item->pos();
+    return centerOf(m_nodes.at(*it));
 }
 
 void BeamGraphView::scaleBy(double factor)
@@ -679,14 +692,9 @@ bool BeamGraphView::viewportEvent(QEvent *event)
 {
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
-        for (QGraphicsItem *item : items(help->pos())) {
-            if (item->type() != BeamGraphNode::Type)
-                continue;
-            const auto it = m_nodeOfId.constFind(static_cast<BeamGraphNode *>(item)->candidateId());
-            if (it != m_nodeOfId.constEnd()) {
-                QToolTip::showText(help->globalPos(), tooltipFor(m_nodes.at(*it)), viewport());
-                return true;
-            }
+        if (const int index = nodeAt(mapToScene(help->pos())); index >= 0) {
+            QToolTip::showText(help->globalPos(), tooltipFor(m_nodes.at(index)), viewport());
+            return true;
         }
         QToolTip::showText(help->globalPos(), toolTip(), viewport());
         return true;

@@ -5,6 +5,7 @@
 #include <QGraphicsView>
 #include <QHash>
 #include <QList>
+#include <QSet>
 
 class QGraphicsScene;
 class QTimer;
@@ -13,7 +14,7 @@ class QToolButton;
 namespace autocomp {
 
 class BeamGraphEdges;
-class BeamGraphNode;
+class BeamGraphNodes;
 
 // The search as a graph: one column per iteration, an edge from each candidate to the one it was derived
 // from, nodes colored by state and labelled with their speedup over the root. The beam and the path from
@@ -79,8 +80,11 @@ protected:
     void resizeEvent(QResizeEvent *event) override;
     void drawForeground(QPainter *painter, const QRectF &rect) override;
     bool viewportEvent(QEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
 
 private:
+    friend class BeamGraphNodes;
+
     struct Node {
         qint64 id = 0;
         qint64 parentId = 0;
@@ -90,14 +94,19 @@ private:
         double score = 0;
         bool inBeam = false;
         QString menuItem;
-        BeamGraphNode *item = nullptr;
+        int column = -1; // -1: not laid out yet
+        int row = 0;
     };
 
     void store(const Candidate &candidate);
     void scheduleRelayout();
-    void relayout();
+    // Full: sorts every column by parent order (a new run). Otherwise new nodes go to the end of their column,
+    // so a burst of updates costs time in proportion to the burst, plus one pass to rebuild the edges.
+    void relayout(bool full);
     void updateBestPath();
-    void onSceneSelectionChanged();
+    void paintNodes(QPainter *painter, const QRectF &exposed, double levelOfDetail, const QPalette &palette) const;
+    int nodeAt(const QPointF &scenePoint) const;
+    QPointF centerOf(const Node &node) const;
     void scaleBy(double factor);
     void placeButtons();
     QString tooltipFor(const Node &node) const;
@@ -105,18 +114,21 @@ private:
 
     QGraphicsScene *m_scene;
     BeamGraphEdges *m_edges;
+    BeamGraphNodes *m_nodeLayer;
     QTimer *m_relayoutTimer;
     QToolButton *m_fitButton;
     QToolButton *m_zoomInButton;
     QToolButton *m_zoomOutButton;
     QList<Node> m_nodes;             // arrival order
     QHash<qint64, int> m_nodeOfId;   // candidate id -> position in m_nodes
+    QList<QList<int>> m_columns;     // per iteration, the nodes top to bottom
     QList<qint64> m_bestPath;
+    QSet<qint64> m_onBestPath;
+    qint64 m_selected = 0;
     qint64 m_explicitBest = 0;
     qint64 m_rootId = 0;
     double m_rootScore = 0;
     int m_latestBeamIteration = -1;  // the newest iteration a beam member comes from
-    bool m_selecting = false;
     bool m_autoFit = true;           // keep the whole graph in view until the user zooms
 };
 

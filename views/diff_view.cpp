@@ -516,7 +516,9 @@ void DiffView::render(const QList<Row> &rows)
             const LineKind kind = left ? row.leftKind : row.rightKind;
             QTextBlockFormat blockFormat;
             blockFormat.setProperty(LineKindProperty, int(kind));
-            if (kind != LineKind::Same)
+            if (kind == LineKind::Filler)
+                blockFormat.setBackground(QBrush(tint(kind, false, dark).darker(115), Qt::BDiagPattern));
+            else if (kind != LineKind::Same)
                 blockFormat.setBackground(tint(kind, false, dark));
             if (i == 0)
                 cursor.setBlockFormat(blockFormat);

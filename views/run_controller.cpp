@@ -1,5 +1,7 @@
 #include "run_controller.h"
 
+#include "settings.h"
+
 #include <QLoggingCategory>
 #include <QThread>
 #include <QTimer>
@@ -15,6 +17,15 @@ RunController::RunController(QObject *parent)
     , m_flushTimer(new QTimer(this))
     , m_pollTimer(new QTimer(this))
 {
+    // Keys from the OS keychain, read without blocking; the environment still wins at request time.
+    m_secrets = new SecretStore(this);
+    connect(m_secrets, &SecretStore::keyRead, this, [this](const QString &provider, const QString &key, KeyStatus status, const QString &) {
+        if (status == KeyStatus::Stored && !key.isEmpty())
+            m_keychainKeys.insert(provider, key);
+    });
+    for (const QString &provider : SecretStore::providers())
+        m_secrets->readStoredKey(provider);
+
     qRegisterMetaType<RunState>("autocomp::RunState");
     qRegisterMetaType<Candidate>();
     qRegisterMetaType<RunInfo>();
@@ -38,7 +49,7 @@ RunController::~RunController()
         QMetaObject::invokeMethod(
             engine,
             [engine] {
-                engine->stop(QStringLiteral("the workbench was closed"));
+                engine->suspend(QStringLiteral("paused: the workbench was closed"));
                 delete engine;
             },
             Qt::BlockingQueuedConnection);
@@ -89,7 +100,17 @@ bool RunController::launch(const RunSetup &setup, qint64 resumeRunId, QString *e
     m_elapsedBefore = 0;
     m_clock.invalidate();
 
-    m_engine = new SearchEngine(setup);
+    // The user's provider settings: base URLs for models named without one, and concurrency limits.
+    RunSetup configured = setup;
+    Settings settings;
+    for (QList<ModelSpec> *models : {&configured.planModels, &configured.codeModels})
+        for (ModelSpec &spec : *models)
+            if (!spec.text.section(QStringLiteral("::"), 0, 0).contains(QLatin1Char('@')) && !settings.providerBaseUrl(spec.provider).isEmpty())
+                spec.baseUrl = QUrl(settings.providerBaseUrl(spec.provider));
+    m_engine = new SearchEngine(configured);
+    for (const QString &provider : Settings::providers())
+        m_engine->llmClient()->setMaxInFlightFor(provider, settings.providerConcurrency(provider));
+    m_engine->llmClient()->setApiKeyLookup(SecretStore::lookup(m_keychainKeys));
     m_engine->moveToThread(m_thread);
     connectEngine();
     SearchEngine *engine = m_engine;

@@ -2,6 +2,7 @@
 
 #include "model/candidate.h"
 #include "model/repository.h"
+#include "secrets/secret_store.h"
 #include "model/run_info.h"
 #include "search/search_engine.h"
 
@@ -90,6 +91,8 @@ private:
     void destroyEngine();
 
     Repository m_repository;
+    SecretStore *m_secrets;
+    QHash<QString, QString> m_keychainKeys; // read once at start, asynchronously; never logged
     QThread *m_thread;
     SearchEngine *m_engine = nullptr; // lives on m_thread
     QTimer *m_flushTimer;

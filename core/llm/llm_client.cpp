@@ -82,7 +82,7 @@ void LlmClient::abortIdle(LlmReply *reply)
 }
 
 LlmClient::LlmClient(QObject *parent)
-    : QObject(parent), m_network(new QNetworkAccessManager(this)), m_gcloud(new GcloudTokenSource(this))
+    : QObject(parent), m_gcloud(new GcloudTokenSource(this))
 {
     m_keyLookup = [](const QString &provider) {
         const QString variable = ModelSpec::apiKeyVariable(provider);
@@ -167,7 +167,7 @@ void LlmClient::pump()
             continue;
         }
         const QString provider = reply->m_request.spec.provider;
-        if (m_inFlightPerProvider.value(provider) >= m_perProviderLimit) {
+        if (m_inFlightPerProvider.value(provider) >= m_providerLimits.value(provider, m_perProviderLimit)) {
             ++i;
             continue;
         }
@@ -332,7 +332,11 @@ bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &
 
 void LlmClient::post(LlmReply *reply, QNetworkRequest net)
 {
-    QNetworkReply *network = m_network->post(net, reply->m_sentBody);
+    const int managers = qMax(1, (m_globalLimit + 5) / 6);
+    while (m_networks.size() < managers)
+        m_networks << new QNetworkAccessManager(this);
+    QNetworkAccessManager *manager = m_networks.at(m_nextNetwork++ % managers);
+    QNetworkReply *network = manager->post(net, reply->m_sentBody);
     reply->m_network = network;
     if (!reply->m_connectTimer) {
         reply->m_connectTimer = new QTimer(reply);
@@ -417,6 +421,9 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         const QString message = format->errorMessage(reply->m_body);
         if (status == 400 && dropUnsupported(reply, message))
             return;
+        // A Vertex AI token revoked or expired early: the next request asks gcloud for a new one.
+        if (status == 401 && reply->m_request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex())
+            m_gcloud->invalidate();
         const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
         if (isRetryableStatus(status))
             retryOrFail(reply, error, backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter, QRandomGenerator::global()->generateDouble()));

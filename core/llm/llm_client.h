@@ -112,6 +112,8 @@ public:
     LlmReply *send(const LlmRequest &request);
 
     void setMaxInFlightPerProvider(int limit) { m_perProviderLimit = qMax(1, limit); }
+    // A limit for one provider (from the settings), overriding the default above.
+    void setMaxInFlightFor(const QString &provider, int limit) { m_providerLimits.insert(provider, qMax(1, limit)); }
     void setMaxInFlight(int limit) { m_globalLimit = qMax(1, limit); }
     void setMaxRetries(int retries) { m_maxRetries = qMax(0, retries); }
     void setTotalTimeoutMs(int ms) { m_totalTimeoutMs = ms; }
@@ -157,9 +159,13 @@ private:
     void price(LlmResponse *response, const LlmRequest &request);
     static QString modelKey(const LlmRequest &request);
 
-    QNetworkAccessManager *m_network;
+    // Qt 6.4 opens at most 6 HTTP/1.1 connections per host and manager, so a local server (vLLM, Ollama)
+    // would see 6 requests at once whatever the limit; requests are spread over a few managers instead.
+    QList<QNetworkAccessManager *> m_networks;
+    int m_nextNetwork = 0;
     QQueue<QPointer<LlmReply>> m_queue;
     QHash<QString, int> m_inFlightPerProvider;
+    QHash<QString, int> m_providerLimits;
     int m_inFlight = 0;
     int m_perProviderLimit = 8;
     int m_globalLimit = 64;

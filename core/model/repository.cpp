@@ -135,7 +135,11 @@ std::optional<Problem> Repository::problem(const QString &target, const QString 
 
 std::optional<Agent> Repository::agent(const QString &name, QString *error) const
 {
-    const QString dir = findDir(QStringLiteral("agents"), name);
+    // The user's edited copy shadows the shipped agent wherever the shipped data comes from.
+    const QString user = userDataDir() + QStringLiteral("/agents/") + name;
+    const QString dir = QFileInfo::exists(user + QStringLiteral("/agent_config.yaml")) && m_dataDirs.contains(userDataDir())
+        ? user
+        : findDir(QStringLiteral("agents"), name);
     if (dir.isEmpty()) {
         if (error)
             *error = QStringLiteral("unknown agent '%1' (known: %2)").arg(name, agentNames().join(QLatin1String(", ")));

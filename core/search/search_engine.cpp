@@ -408,6 +408,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         call.tokensIn = response.tokensIn;
         call.tokensOut = response.tokensOut;
         call.latencyMs = response.latencyMs;
+        call.usd = response.fromCache ? 0.0 : response.usd;
         call.retries = response.retries;
         call.status = response.fromCache ? QStringLiteral("cached") : response.ok ? QStringLiteral("ok") : QStringLiteral("error");
         call.error = response.error;
@@ -1067,6 +1068,18 @@ void SearchEngine::stop(const QString &reason)
     finish(RunState::Stopped, reason);
 }
 
+void SearchEngine::suspend(const QString &reason)
+{
+    if (m_done)
+        return;
+    for (const QPointer<LlmReply> &reply : std::as_const(m_replies))
+        if (reply)
+            reply->abort();
+    if (m_evaluator)
+        m_evaluator->cancelAll();
+    finish(RunState::Paused, reason);
+}
+
 void SearchEngine::finish(RunState state, const QString &reason)
 {
     if (m_done)
@@ -1078,7 +1091,7 @@ void SearchEngine::finish(RunState state, const QString &reason)
     m_run.stopReason = reason;
     // Candidates that never reached a verdict are marked, so the store never shows them as in progress.
     // A stopped run can be resumed: its unfinished candidates are then evaluated again.
-    if (state != RunState::Stopped) {
+    if (state != RunState::Stopped && state != RunState::Paused) {
         for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it) {
             if (!isFinal(it->status)) {
                 it->status = CandidateStatus::Failed;

@@ -61,6 +61,8 @@ public:
     void resumeWork();
     // Cancels in-flight requests and evaluations and ends the run as stopped.
     void stop(const QString &reason = QStringLiteral("stopped by the user"));
+    // Like stop, but the run is left paused: the state a run keeps across an application restart.
+    void suspend(const QString &reason);
 
     // A human in the loop. Both join the current iteration and the next beam selection.
     qint64 addHumanPlan(qint64 parentId, const QString &plan, QString *error);

@@ -162,7 +162,10 @@ bool unavailable(QKeychain::Error error)
 
 void SecretStore::readStoredKey(const QString &provider)
 {
-    auto *job = new QKeychain::ReadPasswordJob(serviceName(), this);
+    // Jobs are not children of this object: libsecret calls back into a job when its D-Bus call ends, so a
+    // job must outlive its store; it deletes itself when done (autoDelete), and the connection below
+    // (context `this`) is dropped if the store went first.
+    auto *job = new QKeychain::ReadPasswordJob(serviceName(), nullptr);
     job->setAutoDelete(true);
     job->setKey(provider);
     connect(job, &QKeychain::Job::finished, this, [this, provider](QKeychain::Job *finished) {
@@ -189,7 +192,7 @@ void SecretStore::readStoredKey(const QString &provider)
 void SecretStore::writeKey(const QString &provider, const QString &key)
 {
     rememberSecret(key);
-    auto *job = new QKeychain::WritePasswordJob(serviceName(), this);
+    auto *job = new QKeychain::WritePasswordJob(serviceName(), nullptr);
     job->setAutoDelete(true);
     job->setKey(provider);
     job->setTextData(key);
@@ -205,7 +208,7 @@ void SecretStore::writeKey(const QString &provider, const QString &key)
 
 void SecretStore::deleteKey(const QString &provider)
 {
-    auto *job = new QKeychain::DeletePasswordJob(serviceName(), this);
+    auto *job = new QKeychain::DeletePasswordJob(serviceName(), nullptr);
     job->setAutoDelete(true);
     job->setKey(provider);
     connect(job, &QKeychain::Job::finished, this, [this, provider](QKeychain::Job *finished) {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Renders each main view of the workbench on a virtual X display into tests/out/*.png: the graph, the tree
+# and the chart (middle pane) and each inspector tab (plan, code, evaluation, prompts, LLM, diff), on the
+# bundled example run. Builds nothing.
+#
+#   tests/screenshots.sh [OUT_DIR]
+#
+# Uses $AUTOCOMP_GUI / $AUTOCOMP_CLI, else build/dev/app/autocomp-workbench and build/dev/app/autocomp.
+# Needs Xvfb and xwininfo (x11-utils). The window grabs itself (--screenshot), so no window manager is needed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+gui="${AUTOCOMP_GUI:-$root/build/dev/app/autocomp-workbench}"
+cli="${AUTOCOMP_CLI:-$root/build/dev/app/autocomp}"
+out="${1:-$here/out}"
+
+for tool in Xvfb xwininfo; do
+    command -v "$tool" >/dev/null || { echo "$0: $tool is not installed" >&2; exit 2; }
+done
+[[ -x "$gui" ]] || { echo "$0: no GUI executable at $gui" >&2; exit 2; }
+[[ -x "$cli" ]] || { echo "$0: no CLI executable at $cli" >&2; exit 2; }
+mkdir -p "$out"
+
+work="$(mktemp -d)"
+xvfb_pid=""
+cleanup() {
+    [[ -n "$xvfb_pid" ]] && kill "$xvfb_pid" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+store="$work/example.sqlite"
+"$cli" import "$root/resources/example_run.jsonl" --store "$store" >/dev/null
+
+display=99
+while [[ -e /tmp/.X$display-lock || -e /tmp/.X11-unix/X$display ]]; do
+    display=$((display + 1))
+done
+Xvfb ":$display" -screen 0 1600x1000x24 -nolisten tcp >/dev/null 2>&1 &
+xvfb_pid=$!
+for _ in $(seq 50); do
+    DISPLAY=":$display" xwininfo -root >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+# name: the options that bring it to the front. Candidate 2 is a child of the root with different code.
+shots=(
+    "graph:--show graph --show plan"
+    "tree:--show tree --show code"
+    "chart:--show chart --show evaluation"
+    "plan:--show tree --show plan --candidate 2"
+    "code:--show tree --show code --candidate 2"
+    "evaluation:--show tree --show evaluation --candidate 2"
+    "prompts:--show tree --show prompts --candidate 2"
+    "llm:--show tree --show llm --candidate 2"
+    "diff:--show graph --show diff --candidate 2"
+)
+for shot in "${shots[@]}"; do
+    name="${shot%%:*}"
+    read -r -a options <<<"${shot#*:}"
+    # A fresh config dir each time, so saved window geometry does not change the picture.
+    config="$(mktemp -d -p "$work")"
+    DISPLAY=":$display" XDG_CONFIG_HOME="$config" QT_QPA_PLATFORM=xcb \
+        "$gui" --store "$store" "${options[@]}" --screenshot "$out/$name.png" >"$config/gui.log" 2>&1 \
+        || { echo "$0: $name failed:" >&2; cat "$config/gui.log" >&2; exit 1; }
+    echo "$out/$name.png"
+done
