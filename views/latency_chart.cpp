@@ -178,9 +178,9 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_logAxis->setMinorTickCount(8);
     m_speedupLogAxis->setBase(10);
     m_speedupLogAxis->setReverse(true);
-    m_speedupLogAxis->setLabelFormat(QStringLiteral("%.3g×"));
+    m_speedupLogAxis->setLabelFormat(QStringLiteral("%.3g"));
     m_speedupLinearAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-    m_speedupLogAxis->setTitleText(tr("Speedup over the root"));
+    m_speedupLogAxis->setTitleText(tr("Speedup over the root (×)"));
     m_speedupLinearAxis->setTitleText(tr("Speedup over the root"));
     m_speedupLinearAxis->setGridLineVisible(false);
     m_speedupLogAxis->setGridLineVisible(false);

@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QThread>
 #include <QLoggingCategory>
 #include <QStandardPaths>
@@ -172,7 +173,21 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     }
     QStringList full = command;
     if (limits.sandbox)
-        full = sandboxPrefix(limits.writableDir.isEmpty() ? workdir : limits.writableDir, limits.readOnlyDirs) + command;
+    {
+        // The sandbox's /tmp is private: whatever the command names under /tmp (a checkout or build tree
+        // there, a tool, the problem's files) is bound back read-only, its top directory at a time.
+        const QString writable = limits.writableDir.isEmpty() ? workdir : limits.writableDir;
+        QStringList readOnly = limits.readOnlyDirs;
+        static const QRegularExpression s_tmpPath(QStringLiteral("(?:^-[A-Za-z]|(?<![A-Za-z0-9_.~/-]))(/tmp/[^/:=\\s]+)"));
+        for (const QString &arg : command) {
+            for (auto it = s_tmpPath.globalMatch(arg); it.hasNext();) {
+                const QString top = it.next().captured(1);
+                if (top != writable && !readOnly.contains(top) && QFileInfo(top).isDir())
+                    readOnly << top;
+            }
+        }
+        full = sandboxPrefix(writable, readOnly) + command;
+    }
 
     removeCgroup();
     QByteArray procsFile;

@@ -236,18 +236,6 @@ int main(int argc, char **argv)
     std::printf("chart_points: %d (of %d evaluated)\n", chart->pointCount(), generated.evaluated);
     std::printf("open_s: %.3f s\n", openSeconds);
 
-    {   // TEMP profiling
-        Candidate c; c.id = 999999; c.runId = generated.runId; c.parentId = 5; c.iteration = 3; c.status = CandidateStatus::Coding;
-        QElapsedTimer t; t.start();
-        graph->upsertCandidate(c); graph->flushPendingUpdates();
-        std::fprintf(stderr, "TEMP relayout %.1f ms\n", t.nsecsElapsed()/1e6); t.restart();
-        graph->viewport()->repaint();
-        std::fprintf(stderr, "TEMP graph paint %.1f ms\n", t.nsecsElapsed()/1e6); t.restart();
-        chart->upsertCandidate(c); chart->flushPendingUpdates();
-        std::fprintf(stderr, "TEMP chart rebuild %.1f ms\n", t.nsecsElapsed()/1e6); t.restart();
-        chart->repaint();
-        std::fprintf(stderr, "TEMP chart paint %.1f ms\n", t.nsecsElapsed()/1e6); t.restart();
-    }
     clock.restart();
     window.showView(QStringLiteral("chart"));
     QApplication::processEvents();
