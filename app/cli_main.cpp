@@ -6,12 +6,14 @@
 #include "search/run_setup.h"
 #include "search/search_engine.h"
 #include "secrets/secret_store.h"
+#include "store/autocomp_dir.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -47,8 +49,10 @@ const char *s_usage = R"(usage: autocomp COMMAND [options]
   eval --target T --problem P --code FILE [--json]
                                                evaluate one file; prints its result (JSON with --json)
   runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]
-  export RUN_ID --format jsonl|schedule --out PATH [--store PATH]
-  import ARCHIVE.jsonl [--store PATH]          import a run archive written by `export`
+  export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]
+                                               autocomp-dir: an Autocomp-style output directory
+  import PATH [--store PATH]                   import a run archive written by `export` (JSONL), or an
+                                               Autocomp output directory (candidates-iter-N/, ...)
   targets | problems [TARGET] | agents         what is installed
   keys set PROVIDER | keys list | keys delete PROVIDER
                                                API keys in the OS keychain (`set` reads the key from stdin)
@@ -480,11 +484,11 @@ int cmdExport(const Args &args)
     bool ok = false;
     const qint64 runId = args.positional.value(1).toLongLong(&ok);
     if (!ok || outPath.isEmpty()) {
-        err() << "usage: autocomp export RUN_ID --format jsonl --out PATH" << Qt::endl;
+        err() << "usage: autocomp export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH" << Qt::endl;
         return ExitUsage;
     }
-    if (format != QLatin1String("jsonl") && format != QLatin1String("schedule")) {
-        err() << "autocomp: export format '" << format << "' is not available; use jsonl or schedule" << Qt::endl;
+    if (format != QLatin1String("jsonl") && format != QLatin1String("schedule") && format != QLatin1String("autocomp-dir")) {
+        err() << "autocomp: export format '" << format << "' is not available; use jsonl, schedule or autocomp-dir" << Qt::endl;
         return ExitUsage;
     }
     auto store = openStore(args);
@@ -512,6 +516,13 @@ int cmdExport(const Args &args)
         return ExitOk;
     }
     QString error;
+    if (format == QLatin1String("autocomp-dir")) {
+        if (!exportAutocompDir(*store, runId, outPath, &error)) {
+            err() << "autocomp: " << error << Qt::endl;
+            return ExitError;
+        }
+        return ExitOk;
+    }
     if (!exportRunJsonl(*store, runId, outPath, &error)) {
         err() << "autocomp: " << error << Qt::endl;
         return ExitError;
@@ -522,14 +533,15 @@ int cmdExport(const Args &args)
 int cmdImport(const Args &args)
 {
     if (args.positional.size() != 2) {
-        err() << "usage: autocomp import ARCHIVE.jsonl" << Qt::endl;
+        err() << "usage: autocomp import ARCHIVE.jsonl|AUTOCOMP_OUTPUT_DIR" << Qt::endl;
         return ExitUsage;
     }
     auto store = openStore(args);
     if (!store)
         return ExitError;
     QString error;
-    const qint64 id = importRunJsonl(*store, args.positional.at(1), &error);
+    const QString path = args.positional.at(1);
+    const qint64 id = QFileInfo(path).isDir() ? importAutocompDir(*store, path, &error) : importRunJsonl(*store, path, &error);
     if (!id) {
         err() << "autocomp: " << error << Qt::endl;
         return ExitError;

@@ -33,7 +33,7 @@ namespace autocomp {
 
 namespace {
 
-constexpr int s_rebuildDelayMs = 50;
+constexpr int s_updateDelayMs = 50;
 
 QImage dotMarker(const QColor &fill, const QColor &border, int size)
 {
@@ -104,9 +104,10 @@ LatencyChart::LatencyChart(QWidget *parent)
     , m_xAxis(new QValueAxis(this))
     , m_linearAxis(new QValueAxis(this))
     , m_logAxis(new QLogValueAxis(this))
+    , m_failedAxis(new QValueAxis(this))
     , m_speedupLinearAxis(new QCategoryAxis(this))
     , m_speedupLogAxis(new QLogValueAxis(this))
-    , m_rebuildTimer(new QTimer(this))
+    , m_updateTimer(new QTimer(this))
 {
     setObjectName(QStringLiteral("latencyChart"));
     auto *layout = new QVBoxLayout(this);
@@ -174,6 +175,10 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_chart->addAxis(m_xAxis, Qt::AlignBottom);
     for (QAbstractSeries *series : m_chart->series())
         series->attachAxis(m_xAxis);
+    m_failedAxis->setRange(0, 1);
+    m_chart->addAxis(m_failedAxis, Qt::AlignLeft);
+    m_failedAxis->setVisible(false);
+    m_failed->attachAxis(m_failedAxis);
     m_logAxis->setBase(10);
     m_logAxis->setMinorTickCount(8);
     m_speedupLogAxis->setBase(10);
@@ -185,9 +190,9 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_speedupLinearAxis->setGridLineVisible(false);
     m_speedupLogAxis->setGridLineVisible(false);
 
-    m_rebuildTimer->setSingleShot(true);
-    m_rebuildTimer->setInterval(s_rebuildDelayMs);
-    connect(m_rebuildTimer, &QTimer::timeout, this, &LatencyChart::rebuild);
+    m_updateTimer->setSingleShot(true);
+    m_updateTimer->setInterval(s_updateDelayMs);
+    connect(m_updateTimer, &QTimer::timeout, this, &LatencyChart::applyQueued);
     connect(m_logToggle, &QCheckBox::toggled, this, &LatencyChart::setLogScale);
     connect(m_logToggle, &QCheckBox::clicked, this, [this] { m_userChoseScale = true; });
     for (QXYSeries *series : {static_cast<QXYSeries *>(m_correct), static_cast<QXYSeries *>(m_failed)}) {
@@ -202,10 +207,12 @@ LatencyChart::~LatencyChart() = default;
 
 void LatencyChart::clear()
 {
-    m_rebuildTimer->stop();
+    m_updateTimer->stop();
     m_entries.clear();
     m_entryOfId.clear();
+    m_queued.clear();
     m_explicitBaseline = 0;
+    m_rootScore = 0;
     m_vendorScore = 0;
     m_vendorName.clear();
     m_selected = 0;
@@ -233,20 +240,24 @@ void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QStri
         const QSignalBlocker blocker(m_logToggle);
         m_logToggle->setChecked(m_log);
     }
+    const QString unit = ValueFormat::unitOfMetric(m_metric);
+    const QString title = m_metric.isEmpty() ? tr("Score") : m_metric;
+    m_linearAxis->setTitleText(unit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, unit));
+    m_logAxis->setTitleText(m_linearAxis->titleText());
     rebuild();
 }
 
 void LatencyChart::upsertCandidate(const Candidate &candidate)
 {
     store(candidate);
-    scheduleRebuild();
+    scheduleUpdate();
 }
 
 void LatencyChart::upsertCandidates(const QList<Candidate> &candidates)
 {
     for (const Candidate &candidate : candidates)
         store(candidate);
-    scheduleRebuild();
+    scheduleUpdate();
 }
 
 void LatencyChart::store(const Candidate &candidate)
@@ -257,12 +268,15 @@ void LatencyChart::store(const Candidate &candidate)
         m_entries.append(Entry{});
     }
     Entry &entry = m_entries[*it];
+    const Entry before = entry;
     entry.id = candidate.id;
     entry.iteration = std::max(0, candidate.iteration);
     entry.status = candidate.status;
     entry.score = candidate.hasScore() ? candidate.score : 0;
     entry.menuItem = candidate.menuItem;
     entry.root = candidate.origin == CandidateOrigin::Root || (candidate.parentId == 0 && candidate.iteration == 0);
+    if (entry.root && entry.score > 0 && m_rootScore <= 0)
+        m_rootScore = entry.score;
     if (m_vendorScore <= 0) {
         QString name;
         const double vendor = vendorScoreOf(candidate, &name);
@@ -271,42 +285,33 @@ void LatencyChart::store(const Candidate &candidate)
             m_vendorName = name;
         }
     }
+    if (before.plot != Plot::None) {
+        // Plotted points are final; one that changes anyway (a re-evaluation) is rare enough to replot for.
+        if (entry.status != before.status || entry.score != before.score || entry.iteration != before.iteration)
+            m_needsRebuild = true;
+    } else if (isFinal(entry.status) && !entry.queued) {
+        entry.queued = true;
+        m_queued.append(*it);
+    }
 }
 
-void LatencyChart::scheduleRebuild()
+void LatencyChart::scheduleUpdate()
 {
-    // A hidden chart only notes that it is stale: plotting thousands of markers nobody sees is wasted.
-    if (!isVisible()) {
-        m_dirty = true;
-        return;
-    }
-    if (!m_rebuildTimer->isActive())
-        m_rebuildTimer->start();
+    // A hidden chart only collects: plotting markers nobody sees is wasted. It catches up when shown.
+    if (isVisible() && !m_updateTimer->isActive())
+        m_updateTimer->start();
 }
 
 void LatencyChart::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
-    if (m_dirty)
-        rebuild();
+    applyQueued();
 }
 
 void LatencyChart::flushPendingUpdates()
 {
-    if (m_dirty || m_rebuildTimer->isActive()) {
-        m_rebuildTimer->stop();
-        rebuild();
-    }
-}
-
-double LatencyChart::baseline() const
-{
-    if (m_explicitBaseline > 0)
-        return m_explicitBaseline;
-    for (const Entry &entry : m_entries)
-        if (entry.root && entry.score > 0)
-            return entry.score;
-    return 0;
+    m_updateTimer->stop();
+    applyQueued();
 }
 
 int LatencyChart::pointCount() const
@@ -314,94 +319,184 @@ int LatencyChart::pointCount() const
     return int(m_correct->count() + m_failed->count());
 }
 
+namespace {
+
+// Points of one iteration spread across its column so that they do not hide each other. The offset comes from
+// the id alone (golden-ratio steps spread consecutive ids evenly), so a point never moves once plotted.
+double jitterOf(qint64 id)
+{
+    constexpr double s_goldenRatio = 0.6180339887498949;
+    const double fraction = std::fmod(double(id) * s_goldenRatio, 1.0);
+    return -0.3 + 0.6 * fraction;
+}
+
+// Failed and incorrect candidates sit along the bottom, on a hidden 0..1 axis of their own.
+constexpr double s_failedY = 0.03;
+
+} // namespace
+
+void LatencyChart::plot(Entry &entry)
+{
+    const double x = entry.iteration + (entry.root ? 0.0 : jitterOf(entry.id));
+    if (entry.status == CandidateStatus::Correct && entry.score > 0) {
+        entry.plot = Plot::Correct;
+        entry.pointIndex = m_correctPoints.size();
+        m_correctPoints.append(QPointF(x, entry.score));
+        m_correctIds.append(entry.id);
+        extendRange(entry.score);
+        double &best = m_iterationBest[entry.iteration];
+        best = best == 0 ? entry.score : std::min(best, entry.score);
+    } else {
+        entry.plot = Plot::Failed;
+        entry.pointIndex = m_failedPoints.size();
+        m_failedPoints.append(QPointF(x, s_failedY));
+        m_failedIds.append(entry.id);
+    }
+    m_lastIteration = std::max(m_lastIteration, entry.iteration);
+}
+
+void LatencyChart::extendRange(double score)
+{
+    if (score <= 0)
+        return;
+    m_low = m_low == 0 ? score : std::min(m_low, score);
+    m_high = std::max(m_high, score);
+}
+
+void LatencyChart::applyQueued()
+{
+    if (m_needsRebuild) {
+        rebuild();
+        return;
+    }
+    if (m_queued.isEmpty())
+        return;
+    const qsizetype correctBefore = m_correctPoints.size();
+    const qsizetype failedBefore = m_failedPoints.size();
+    for (int index : std::as_const(m_queued)) {
+        Entry &entry = m_entries[index];
+        entry.queued = false;
+        if (entry.plot == Plot::None && isFinal(entry.status))
+            plot(entry);
+    }
+    m_queued.clear();
+    // Each appended point makes Qt Charts redo the series' geometry; past a few, one replace is cheaper.
+    const auto appendNew = [](QXYSeries *series, const QList<QPointF> &points, qsizetype before) {
+        if (points.size() - before > 8)
+            series->replace(points);
+        else
+            for (qsizetype i = before; i < points.size(); ++i)
+                series->append(points.at(i));
+    };
+    appendNew(m_correct, m_correctPoints, correctBefore);
+    appendNew(m_failed, m_failedPoints, failedBefore);
+    updateBestLine();
+    updateReferenceLines();
+    updateAxes();
+    updateCaption();
+}
+
 void LatencyChart::rebuild()
 {
-    m_dirty = false;
-    // Points of one iteration are spread across its column, in id order, so that they do not hide each other.
-    std::map<int, QList<int>> byIteration;
-    for (int i = 0; i < m_entries.size(); ++i)
-        if (isFinal(m_entries.at(i).status))
-            byIteration[m_entries.at(i).iteration].append(i);
-    const double base = baseline();
-    double low = 0;
-    double high = 0;
-    const auto extend = [&](double value) {
-        if (value <= 0)
-            return;
-        low = low == 0 ? value : std::min(low, value);
-        high = std::max(high, value);
-    };
-    extend(base);
-    extend(m_vendorScore);
-    for (const Entry &entry : m_entries)
-        if (entry.status == CandidateStatus::Correct)
-            extend(entry.score);
-    if (high <= 0) {
-        low = 1;
-        high = 10;
-    }
-    const double axisLow = m_log ? low / 1.6 : 0;
-    const double axisHigh = m_log ? high * 1.6 : high * 1.1;
-    const double failedY = m_log ? axisLow * 1.15 : axisHigh * 0.02;
-
+    m_updateTimer->stop();
+    m_needsRebuild = false;
     m_correctIds.clear();
     m_failedIds.clear();
     m_correctPoints.clear();
     m_failedPoints.clear();
-    QList<QPointF> best;
-    double bestSoFar = 0;
-    int lastIteration = 0;
-    for (auto &[iteration, indexes] : byIteration) {
-        std::sort(indexes.begin(), indexes.end(), [this](int a, int b) { return m_entries.at(a).id < m_entries.at(b).id; });
-        const qsizetype n = indexes.size();
-        double iterationBest = 0;
-        for (qsizetype k = 0; k < n; ++k) {
-            const Entry &entry = m_entries.at(indexes.at(k));
-            const double x = iteration + (n > 1 ? -0.3 + 0.6 * double(k) / double(n - 1) : 0.0);
-            if (entry.status == CandidateStatus::Correct && entry.score > 0) {
-                m_correctPoints.append(QPointF(x, entry.score));
-                m_correctIds.append(entry.id);
-                iterationBest = iterationBest == 0 ? entry.score : std::min(iterationBest, entry.score);
-            } else {
-                m_failedPoints.append(QPointF(x, failedY));
-                m_failedIds.append(entry.id);
-            }
-        }
-        if (iterationBest > 0 && (bestSoFar == 0 || iterationBest < bestSoFar)) {
-            if (bestSoFar > 0)
-                best.append(QPointF(iteration - 0.4, bestSoFar));
-            bestSoFar = iterationBest;
-            best.append(QPointF(iteration - 0.4, bestSoFar));
-        }
-        lastIteration = std::max(lastIteration, iteration);
+    m_iterationBest.clear();
+    m_low = 0;
+    m_high = 0;
+    m_lastIteration = 0;
+    m_queued.clear();
+    for (Entry &entry : m_entries) {
+        entry.plot = Plot::None;
+        entry.pointIndex = -1;
+        entry.queued = false;
+        if (isFinal(entry.status))
+            plot(entry);
     }
-    if (bestSoFar > 0)
-        best.append(QPointF(lastIteration + 0.4, bestSoFar));
-
     m_correct->replace(m_correctPoints);
     m_failed->replace(m_failedPoints);
-    m_best->replace(best);
-    m_baseline->replace(base > 0 ? QList<QPointF>{{-0.5, base}, {lastIteration + 0.5, base}} : QList<QPointF>{});
-    m_vendor->replace(m_vendorScore > 0 ? QList<QPointF>{{-0.5, m_vendorScore}, {lastIteration + 0.5, m_vendorScore}}
-                                        : QList<QPointF>{});
-    m_vendor->setName(m_vendorName.isEmpty() ? tr("Vendor library") : m_vendorName);
+    updateBestLine();
+    updateReferenceLines();
+    m_axes = {};
+    updateAxes();
+    updateCaption();
+}
+
+void LatencyChart::updateBestLine()
+{
+    // A step line over the iterations; a handful of points, redrawn from the per-iteration bests.
+    QList<QPointF> best;
+    m_bestSoFar = 0;
+    for (const auto &[iteration, iterationBest] : m_iterationBest) {
+        if (m_bestSoFar != 0 && iterationBest >= m_bestSoFar)
+            continue;
+        if (m_bestSoFar > 0)
+            best.append(QPointF(iteration - 0.4, m_bestSoFar));
+        m_bestSoFar = iterationBest;
+        best.append(QPointF(iteration - 0.4, m_bestSoFar));
+    }
+    if (m_bestSoFar > 0)
+        best.append(QPointF(m_lastIteration + 0.4, m_bestSoFar));
+    if (best != m_best->points())
+        m_best->replace(best);
+}
+
+void LatencyChart::updateReferenceLines()
+{
+    const double base = baseline();
+    const auto line = [this](double y) {
+        return y > 0 ? QList<QPointF>{{-0.5, y}, {m_lastIteration + 0.5, y}} : QList<QPointF>{};
+    };
+    if (const QList<QPointF> points = line(base); points != m_baseline->points())
+        m_baseline->replace(points);
+    if (const QList<QPointF> points = line(m_vendorScore); points != m_vendor->points()) {
+        m_vendor->replace(points);
+        m_vendor->setName(m_vendorName.isEmpty() ? tr("Vendor library") : m_vendorName);
+    }
     for (QLegendMarker *marker : m_chart->legend()->markers(m_vendor))
         marker->setVisible(m_vendorScore > 0);
-    applyAxes(axisLow, axisHigh, lastIteration);
-    selectCandidate(m_selected);
+}
 
-    const QString unit = ValueFormat::unitOfMetric(m_metric);
+void LatencyChart::updateAxes()
+{
+    AxisState wanted;
+    wanted.base = baseline();
+    wanted.log = m_log;
+    wanted.lastIteration = m_lastIteration;
+    double low = m_low;
+    double high = m_high;
+    for (double reference : {wanted.base, m_vendorScore})
+        if (reference > 0) {
+            low = low == 0 ? reference : std::min(low, reference);
+            high = std::max(high, reference);
+        }
+    if (high <= 0) {
+        low = 1;
+        high = 10;
+    }
+    wanted.low = m_log ? low / 1.6 : 0;
+    wanted.high = m_log ? high * 1.6 : high * 1.1;
+    if (wanted == m_axes)
+        return;
+    m_axes = wanted;
+    applyAxes(wanted.low, wanted.high, wanted.lastIteration);
+    selectCandidate(m_selected);
+}
+
+void LatencyChart::updateCaption()
+{
+    const double base = baseline();
     QString caption = tr("%1 evaluated, %2 failed").arg(m_correctIds.size() + m_failedIds.size()).arg(m_failedIds.size());
-    if (base > 0 && bestSoFar > 0)
+    if (base > 0 && m_bestSoFar > 0)
         caption += tr(" · root %1 · best %2 (%3)")
-                       .arg(ValueFormat::score(base, m_metric), ValueFormat::score(bestSoFar, m_metric),
-                            ValueFormat::speedup(base / bestSoFar));
+                       .arg(ValueFormat::score(base, m_metric), ValueFormat::score(m_bestSoFar, m_metric),
+                            ValueFormat::speedup(base / m_bestSoFar));
     if (m_vendorScore > 0)
         caption += tr(" · %1 %2").arg(m_vendorName, ValueFormat::score(m_vendorScore, m_metric));
     m_caption->setText(caption);
-    const QString title = m_metric.isEmpty() ? tr("Score") : m_metric;
-    m_linearAxis->setTitleText(unit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, unit));
-    m_logAxis->setTitleText(m_linearAxis->titleText());
 }
 
 void LatencyChart::applyAxes(double low, double high, double lastIteration)
@@ -455,7 +550,8 @@ void LatencyChart::applyAxes(double low, double high, double lastIteration)
         m_chart->addAxis(left, Qt::AlignLeft);
         m_chart->addAxis(right, Qt::AlignRight);
         for (QAbstractSeries *series : m_chart->series())
-            series->attachAxis(series == m_speedupAnchor ? right : left);
+            if (series != m_failed)
+                series->attachAxis(series == m_speedupAnchor ? right : left);
     }
     right->setVisible(base > 0);
 }
@@ -466,20 +562,34 @@ void LatencyChart::setLogScale(bool log)
         return;
     m_log = log;
     m_logToggle->setChecked(log);
-    rebuild();
+    // Points keep their values; only the score axes change.
+    updateAxes();
+}
+
+QPointF LatencyChart::failedMarkerPoint(double x) const
+{
+    // Where a cross (s_failedY up its own 0..1 axis) lies in score-axis values, for the selection ring.
+    if (m_log) {
+        const double low = std::log(m_logAxis->min());
+        return QPointF(x, std::exp(low + s_failedY * (std::log(m_logAxis->max()) - low)));
+    }
+    return QPointF(x, m_linearAxis->min() + s_failedY * (m_linearAxis->max() - m_linearAxis->min()));
 }
 
 void LatencyChart::selectCandidate(qint64 candidateId)
 {
     m_selected = candidateId;
     QList<QPointF> marker;
-    if (candidateId != 0) {
-        if (const qsizetype i = m_correctIds.indexOf(candidateId); i >= 0)
-            marker.append(m_correctPoints.at(i));
-        else if (const qsizetype j = m_failedIds.indexOf(candidateId); j >= 0)
-            marker.append(m_failedPoints.at(j));
+    const auto it = m_entryOfId.constFind(candidateId);
+    if (candidateId != 0 && it != m_entryOfId.constEnd()) {
+        const Entry &entry = m_entries.at(*it);
+        if (entry.plot == Plot::Correct)
+            marker.append(m_correctPoints.at(entry.pointIndex));
+        else if (entry.plot == Plot::Failed)
+            marker.append(failedMarkerPoint(m_failedPoints.at(entry.pointIndex).x()));
     }
-    m_selectedMarker->replace(marker);
+    if (marker != m_selectedMarker->points())
+        m_selectedMarker->replace(marker);
 }
 
 qint64 LatencyChart::candidateAt(const QXYSeries *series, const QPointF &point) const

@@ -7,6 +7,8 @@
 #include <QPointF>
 #include <QWidget>
 
+#include <map>
+
 class QCategoryAxis;
 class QChart;
 class QChartView;
@@ -68,6 +70,7 @@ protected:
     void showEvent(QShowEvent *event) override;
 
 private:
+    enum class Plot { None, Correct, Failed };
     struct Entry {
         qint64 id = 0;
         int iteration = 0;
@@ -75,16 +78,36 @@ private:
         double score = 0;
         QString menuItem;
         bool root = false;
+        Plot plot = Plot::None; // where the entry is plotted; its point is pointIndex in that series
+        qsizetype pointIndex = -1;
+        bool queued = false;    // in m_queued, waiting to be plotted
+    };
+    // What the axes were last set up for, so that an update that does not widen them leaves them alone.
+    struct AxisState {
+        double low = 0;
+        double high = 0;
+        int lastIteration = -1;
+        double base = 0;
+        bool log = false;
+        bool operator==(const AxisState &) const = default;
     };
 
     void store(const Candidate &candidate);
-    void scheduleRebuild();
+    void scheduleUpdate();
+    void applyQueued();
     void rebuild();
+    void plot(Entry &entry);
+    void extendRange(double score);
+    void updateBestLine();
+    void updateReferenceLines();
+    void updateAxes();
+    void updateCaption();
     void applyAxes(double low, double high, double lastIteration);
     void onHovered(const QXYSeries *series, const QPointF &point, bool state);
     void onClicked(const QXYSeries *series, const QPointF &point);
     QString describe(const Entry &entry) const;
-    double baseline() const;
+    double baseline() const { return m_explicitBaseline > 0 ? m_explicitBaseline : m_rootScore; }
+    QPointF failedMarkerPoint(double x) const;
 
     QChartView *m_view;
     QChart *m_chart;
@@ -100,25 +123,35 @@ private:
     QValueAxis *m_xAxis;
     QValueAxis *m_linearAxis;
     QLogValueAxis *m_logAxis;
+    QValueAxis *m_failedAxis; // hidden, fixed 0..1: the crosses keep their place whatever the score axis does
     QCategoryAxis *m_speedupLinearAxis;
     QLogValueAxis *m_speedupLogAxis;
-    QTimer *m_rebuildTimer;
+    QTimer *m_updateTimer;
 
     QString m_metric;
     double m_explicitBaseline = 0;
+    double m_rootScore = 0;
     double m_vendorScore = 0;
     QString m_vendorName;
     bool m_log = false;
     bool m_userChoseScale = false;
-    bool m_dirty = false;
+    bool m_needsRebuild = false; // a plotted point changed: replot everything
     qint64 m_selected = 0;
     QList<Entry> m_entries;
     QHash<qint64, int> m_entryOfId;
-    // Plotted points and their candidates, in series order.
+    QList<int> m_queued; // entries that became final since the last update
+    // Plotted points and their candidates, in series order; points are only ever appended between rebuilds.
     QList<qint64> m_correctIds;
     QList<qint64> m_failedIds;
     QList<QPointF> m_correctPoints;
     QList<QPointF> m_failedPoints;
+    // Score range of the correct points and the reference lines, and each iteration's best score.
+    double m_low = 0;
+    double m_high = 0;
+    int m_lastIteration = 0;
+    std::map<int, double> m_iterationBest;
+    double m_bestSoFar = 0;
+    AxisState m_axes;
 };
 
 } // namespace autocomp

@@ -8,8 +8,10 @@
 #include "latency_chart.h"
 #include "model/repository.h"
 #include "run_actions.h"
+#include "run_controller.h"
 #include "run_list_model.h"
 #include "status_palette.h"
+#include "store/autocomp_dir.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
 #include "value_format.h"
@@ -26,6 +28,7 @@
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPushButton>
@@ -242,6 +245,8 @@ QWidget *MainWindow::createRunsPane()
                 if (current.isValid())
                     showRun(current.data(RunListModel::RunIdRole).toLongLong());
             });
+    m_runsView->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_runsView, &QWidget::customContextMenuRequested, this, &MainWindow::runsContextMenu);
     layout->addWidget(m_runsView);
     return pane;
 }
@@ -310,6 +315,16 @@ void MainWindow::createMenus()
     open->setShortcut(QKeySequence::Open);
     QAction *import = file->addAction(tr("&Import Run Archive…"), this, &MainWindow::importArchiveDialog);
     import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
+    file->addAction(tr("Import A&utocomp Output Directory…"), this, &MainWindow::importAutocompDirDialog)
+        ->setObjectName(QStringLiteral("importAutocompDirAction"));
+    file->addSeparator();
+    m_deleteRun = file->addAction(tr("&Delete Run…"), this, &MainWindow::deleteRunClicked);
+    m_deleteRun->setObjectName(QStringLiteral("deleteRunAction"));
+    // Delete acts in the runs table only; elsewhere (the filter, an editor) the key keeps its meaning.
+    m_deleteRun->setShortcut(QKeySequence::Delete);
+    m_deleteRun->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    m_deleteRun->setEnabled(false);
+    m_runsView->addAction(m_deleteRun);
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
@@ -353,6 +368,58 @@ void MainWindow::reloadRuns()
     }
     if (!(previous != 0 && selectRun(previous)))
         m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
+}
+
+void MainWindow::runsContextMenu(const QPoint &pos)
+{
+    const QModelIndex index = m_runsView->indexAt(pos);
+    if (!index.isValid())
+        return;
+    m_runsView->setCurrentIndex(index);
+    QMenu menu;
+    menu.addAction(m_deleteRun);
+    menu.exec(m_runsView->viewport()->mapToGlobal(pos));
+}
+
+void MainWindow::deleteRunClicked()
+{
+    const RunInfo run = m_run;
+    if (run.id == 0)
+        return;
+    const QString title = tr("Delete Run");
+    if (m_runActions->controller()->isActive(run.id)) {
+        QMessageBox::information(this, title,
+                                 tr("Run %1 is running in this window and cannot be deleted. Stop it first.").arg(run.id));
+        return;
+    }
+    const int candidates = m_candidateModel->candidateCount();
+    const QString question = tr("Delete run %1 (%2 on %3, %n candidate(s))?", nullptr, candidates)
+                                 .arg(run.id)
+                                 .arg(run.problem, run.target)
+                             + QStringLiteral("\n\n")
+                             + tr("Its candidates, evaluations and LLM calls are removed from the store. This cannot be undone.");
+    if (QMessageBox::question(this, title, question, QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel)
+        != QMessageBox::Yes)
+        return;
+
+    // The row that takes the deleted one's place is selected next, else the one above it.
+    const int row = m_runsView->currentIndex().row();
+    qint64 next = 0;
+    for (int candidateRow : {row + 1, row - 1})
+        if (const QModelIndex index = m_runProxy->index(candidateRow, 0); index.isValid()) {
+            next = index.data(RunListModel::RunIdRole).toLongLong();
+            break;
+        }
+    if (!m_store->deleteRun(run.id)) {
+        QMessageBox::warning(this, title, tr("Run %1 could not be deleted:\n%2").arg(run.id).arg(m_store->lastError()));
+        return;
+    }
+    m_run = {};
+    m_runModel->removeRun(run.id);
+    statusBar()->showMessage(tr("Run %1 deleted").arg(run.id), 5000);
+    if (next == 0 || !selectRun(next))
+        reloadRuns();
+    updateStoreViews();
 }
 
 void MainWindow::updateStoreViews()
@@ -420,6 +487,7 @@ void MainWindow::showRun(qint64 runId)
 
 void MainWindow::updateRunHeader()
 {
+    m_deleteRun->setEnabled(m_run.id != 0);
     if (m_run.id == 0) {
         m_runHeader->clear();
         m_labelBanner->hide();
@@ -523,7 +591,7 @@ bool MainWindow::openStore(const QString &path, QString *error)
 
 qint64 MainWindow::importRunArchive(const QString &path, QString *error)
 {
-    const qint64 runId = importRunJsonl(*m_store, path, error);
+    const qint64 runId = QFileInfo(path).isDir() ? importAutocompDir(*m_store, path, error) : importRunJsonl(*m_store, path, error);
     if (runId == 0)
         return 0;
     reloadRuns();
@@ -570,6 +638,16 @@ void MainWindow::importArchiveDialog()
     QString error;
     if (importRunArchive(path, &error) == 0)
         QMessageBox::warning(this, tr("Import Run Archive"), error);
+}
+
+void MainWindow::importAutocompDirDialog()
+{
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Import Autocomp Output Directory"), QDir::homePath());
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (importRunArchive(path, &error) == 0)
+        QMessageBox::warning(this, tr("Import Autocomp Output Directory"), error);
 }
 
 void MainWindow::showAbout()

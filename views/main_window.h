@@ -6,6 +6,7 @@
 
 #include <memory>
 
+class QAction;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -43,7 +44,8 @@ public:
 
     // Replaces the open store by the one at `path`; keeps the current one when that fails.
     bool openStore(const QString &path, QString *error);
-    // Imports a JSONL run archive into the store and shows the run. Returns the new run id, or 0.
+    // Imports a JSONL run archive, or an Autocomp output directory, into the store and shows the run.
+    // Returns the new run id, or 0.
     qint64 importRunArchive(const QString &path, QString *error);
     // Imports the example run bundled as a resource.
     qint64 importExampleRun(QString *error);
@@ -75,6 +77,10 @@ private:
     void updateStoreViews();
     void openStoreDialog();
     void importArchiveDialog();
+    void importAutocompDirDialog();
+    // Deletes the selected run after asking; refuses the run this window is driving.
+    void deleteRunClicked();
+    void runsContextMenu(const QPoint &pos);
     void loadExampleRunClicked();
     void showAbout();
     void saveSettings() const;
@@ -97,6 +103,7 @@ private:
     QSplitter *m_splitter = nullptr;
     QLineEdit *m_runFilter = nullptr;
     QTableView *m_runsView = nullptr;
+    QAction *m_deleteRun = nullptr;
     QLabel *m_runHeader = nullptr;
     QLabel *m_labelBanner = nullptr;
     QTreeView *m_candidateTree = nullptr;

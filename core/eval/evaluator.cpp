@@ -125,7 +125,7 @@ void EvalJob::stepFinished(const StepResult &step)
         complete();
         return;
     }
-    if (step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
+    if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
         // The evaluator explained the failure itself (e.g. the report step found a wrong timed output).
         parseResultFile();
         if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
@@ -137,6 +137,14 @@ void EvalJob::stepFinished(const StepResult &step)
         const QList<StepResult> steps = m_result.steps;
         m_result = EvalResult{};
         m_result.steps = steps;
+    }
+    if (step.outputFlooded) {
+        m_result.status = QStringLiteral("rejected");
+        m_result.correct = false;
+        m_result.flags << QStringLiteral("output flood: step '%1' wrote far more output than is kept and was stopped").arg(step.name);
+        m_result.log = QStringLiteral("step '%1' was killed for flooding its output\n%2").arg(step.name, step.log);
+        complete();
+        return;
     }
     if (step.timedOut || step.crashed || step.exitCode != 0) {
         m_result.status = step.timedOut ? QStringLiteral("timeout") : spec.failStatus;

@@ -162,6 +162,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     m_output.clear();
     m_dropped = 0;
     m_maxOutput = limits.maxOutputBytes;
+    m_floodBytes = limits.floodBytes;
     m_cancelled = false;
     m_finished = false;
     m_pgid = 0;
@@ -321,6 +322,12 @@ void ProcessRunner::readOutput()
             m_output += bytes.left(room);
         m_dropped += bytes.size() - qMax<qint64>(room, 0);
     }
+    // Writing hundreds of megabytes only wastes the time limit: stop it now, with a verdict that does
+    // not depend on how fast the machine happens to be.
+    if (m_floodBytes > 0 && !m_result.outputFlooded && m_output.size() + m_dropped > m_floodBytes) {
+        m_result.outputFlooded = true;
+        killGroup();
+    }
 }
 
 void ProcessRunner::done()
@@ -336,12 +343,14 @@ void ProcessRunner::done()
     m_result.durationMs = double(m_clock.nsecsElapsed()) / 1e6;
     if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
         const bool crashed = m_process->exitStatus() == QProcess::CrashExit;
-        m_result.crashed = crashed && !m_result.timedOut && !m_cancelled;
+        m_result.crashed = crashed && !m_result.timedOut && !m_cancelled && !m_result.outputFlooded;
         m_result.exitCode = crashed ? -1 : m_process->exitCode();
         QString log = QString::fromUtf8(m_output);
         if (m_dropped > 0)
             log += QStringLiteral("\n[output truncated: %1 more bytes not kept]").arg(m_dropped);
-        if (m_result.timedOut)
+        if (m_result.outputFlooded)
+            log += QStringLiteral("\n[killed: wrote more than %1 MiB of output]").arg(m_floodBytes >> 20);
+        else if (m_result.timedOut)
             log += QStringLiteral("\n[killed: exceeded the step's time limit]");
         else if (m_cancelled)
             log += QStringLiteral("\n[cancelled]");

@@ -14,6 +14,7 @@ namespace autocomp {
 struct ProcessLimits {
     int timeoutS = 60;
     qint64 maxOutputBytes = 1 << 20;     // kept; the rest is counted and marked as truncated
+    qint64 floodBytes = 64LL << 20;      // past this much output in all, the command is killed (0: never)
     qint64 addressSpaceBytes = 8LL << 30;
     qint64 fileSizeBytes = 1LL << 30;
     int cpuSeconds = 0;                  // 0: timeout + 5 s
@@ -63,6 +64,7 @@ private:
     QByteArray m_output;
     qint64 m_dropped = 0;
     qint64 m_maxOutput = 0;
+    qint64 m_floodBytes = 0;
     qint64 m_pgid = 0;
     QString m_cgroup;
     bool m_cancelled = false;

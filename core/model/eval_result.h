@@ -17,6 +17,7 @@ struct StepResult {
     bool crashed = false;
     double durationMs = 0;
     QString log; // stdout+stderr, trimmed
+    bool outputFlooded = false; // killed for writing far more output than is kept
 };
 
 // The parsed result.json of an evaluation plus the steps that produced it.

@@ -688,6 +688,24 @@ std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
     return c;
 }
 
+QList<RunStore::ModelUsage> RunStore::usageByModel(qint64 runId)
+{
+    QList<ModelUsage> out;
+    QSqlQuery &q = query(QStringLiteral(
+        "SELECT provider || '::' || model, count(*), sum(status = 'error'), sum(tokens_in), sum(tokens_out), sum(usd), sum(latency_ms) "
+        "FROM llm_calls WHERE run_id = :run AND status != 'cached' GROUP BY provider, model ORDER BY sum(usd) DESC, count(*) DESC"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (q.exec()) {
+        while (q.next())
+            out << ModelUsage{q.value(0).toString(), q.value(1).toLongLong(), q.value(2).toLongLong(), q.value(3).toLongLong(),
+                              q.value(4).toLongLong(), q.value(5).toDouble(), q.value(6).toDouble()};
+    } else {
+        m_lastError = q.lastError().text();
+    }
+    q.finish();
+    return out;
+}
+
 QList<StepResult> RunStore::evaluationSteps(qint64 candidateId)
 {
     QList<StepResult> out;

@@ -63,6 +63,18 @@ public:
     std::optional<LlmCall> cachedResponse(const QString &requestHash);
     QList<StepResult> evaluationSteps(qint64 candidateId);
 
+    // LLM usage of a run per provider::model (paid calls only; answers reused from the cache cost nothing).
+    struct ModelUsage {
+        QString model; // provider::model
+        qint64 calls = 0;
+        qint64 failed = 0;
+        qint64 tokensIn = 0;
+        qint64 tokensOut = 0;
+        double usd = 0;
+        double latencyMs = 0; // total
+    };
+    QList<ModelUsage> usageByModel(qint64 runId);
+
 private:
     RunStore() = default;
     bool migrate(QString *error);

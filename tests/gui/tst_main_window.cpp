@@ -5,9 +5,12 @@
 #include "run_list_model.h"
 #include "store/run_store.h"
 
+#include <QAction>
+#include <QApplication>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
@@ -17,6 +20,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QTreeView>
 
 using namespace autocomp;
@@ -196,6 +200,26 @@ bool selectCandidate(QWidget &window, qint64 candidateId)
     return true;
 }
 
+// Answers the next message box with `button` once it is up, keeping the text it showed in `text`.
+void answerNextMessageBox(QMessageBox::StandardButton button, QString *text)
+{
+    auto *poll = new QTimer;
+    poll->setInterval(10);
+    QObject::connect(poll, &QTimer::timeout, poll, [poll, button, text] {
+        auto *box = qobject_cast<QMessageBox *>(QApplication::activeModalWidget());
+        if (!box)
+            return;
+        poll->deleteLater();
+        poll->stop();
+        *text = box->text();
+        if (QAbstractButton *answer = box->button(button))
+            answer->click();
+        else
+            box->reject();
+    });
+    poll->start();
+}
+
 } // namespace
 
 class TestMainWindow : public QObject
@@ -213,6 +237,7 @@ private Q_SLOTS:
     void showsRunLabel();
     void welcomePanelForEmptyStore();
     void importsRunArchive();
+    void deletesRunAfterConfirming();
     void refusesCorruptStore();
     void refusesToStartWithoutDisplay();
     void openE2EStore();
@@ -512,6 +537,58 @@ void TestMainWindow::openE2EStore()
     QVERIFY2(withCode != candidates.crend(), "the end-to-end run has no generated candidate with code");
     QVERIFY(selectCandidate(window, withCode->id));
     QCOMPARE(code->toPlainText(), withCode->code);
+}
+
+void TestMainWindow::deletesRunAfterConfirming()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(window.get()));
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    auto *del = window->findChild<QAction *>(QStringLiteral("deleteRunAction"));
+    auto *welcome = widgetNamed<QWidget>(*window, "welcomePanel");
+    QVERIFY(runs && del && welcome);
+    // Newest first: the labelled run above the sample run.
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QVERIFY(del->isEnabled());
+
+    // Cancel keeps the run; the question names it.
+    QString question;
+    answerNextMessageBox(QMessageBox::Cancel, &question);
+    del->trigger();
+    QVERIFY2(question.contains(QStringLiteral("run %1").arg(m_ids.runId)), qPrintable(question));
+    QVERIFY2(question.contains(QStringLiteral("gemm on cpu")), qPrintable(question));
+    QVERIFY2(question.contains(QStringLiteral("4 candidate")), qPrintable(question));
+    QVERIFY(window->store()->run(m_ids.runId));
+    QCOMPARE(runs->model()->rowCount(), 2);
+    QCOMPARE(window->currentRunId(), m_ids.runId);
+
+    // Yes removes it with its candidates; the run above it becomes the selection.
+    answerNextMessageBox(QMessageBox::Yes, &question);
+    del->trigger();
+    QVERIFY(!question.isEmpty());
+    QVERIFY(!window->store()->run(m_ids.runId));
+    QVERIFY(window->store()->candidates(m_ids.runId).isEmpty());
+    QVERIFY(window->store()->llmCalls(m_ids.runId).isEmpty());
+    QCOMPARE(runs->model()->rowCount(), 1);
+    QVERIFY(!findIndex(runs->model(), RunListModel::RunIdRole, m_ids.runId).isValid());
+    QCOMPARE(window->currentRunId(), m_ids.labelledRunId);
+    QCOMPARE(runs->currentIndex().data(RunListModel::RunIdRole).toLongLong(), m_ids.labelledRunId);
+
+    // The Delete key in the runs table asks too; deleting the last run brings back the welcome panel.
+    window->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(window.get()));
+    runs->setFocus();
+    question.clear();
+    answerNextMessageBox(QMessageBox::Yes, &question);
+    QTest::keyClick(runs, Qt::Key_Delete);
+    QVERIFY2(question.contains(QStringLiteral("conv2d on cpu")), qPrintable(question));
+    QVERIFY(window->store()->runs().isEmpty());
+    QCOMPARE(runs->model()->rowCount(), 0);
+    QCOMPARE(window->currentRunId(), 0);
+    QVERIFY(welcome->isVisibleTo(window.get()));
+    QVERIFY(!del->isEnabled());
 }
 
 QTEST_MAIN(TestMainWindow)

@@ -170,6 +170,7 @@ private Q_SLOTS:
     void diffComparesWithAncestorAndPlan();
     void graphBatchesLiveUpdates();
     void chartFindsVendorLine();
+    void chartAppendsLivePointsInPlace();
 
 private:
     std::unique_ptr<MainWindow> openSample();
@@ -528,6 +529,50 @@ void TestViews::chartFindsVendorLine()
     chart.setLogScale(true);
     QVERIFY(chart.logScale());
     QCOMPARE(chart.pointCount(), 2);
+}
+
+void TestViews::chartAppendsLivePointsInPlace()
+{
+    LatencyChart chart;
+    QList<Candidate> first;
+    for (qint64 id = 1; id <= 20; ++id) {
+        Candidate c = make(1, id == 1 ? 0 : 1, id == 1 ? 0 : 1, id % 5 == 0 ? CandidateStatus::CompileError : CandidateStatus::Correct,
+                           id == 1 ? 100 : 50 + double(id));
+        c.id = id;
+        first.append(c);
+    }
+    chart.setCandidates(first, QStringLiteral("latency_ms"));
+    const QList<QPointF> correctBefore = chart.correctSeries()->points();
+    const QList<QPointF> failedBefore = chart.failedSeries()->points();
+    QCOMPARE(chart.pointCount(), 20);
+
+    // A later candidate in the same iteration, a faster one in the next and one still being evaluated.
+    Candidate same = make(1, 1, 1, CandidateStatus::Correct, 60);
+    same.id = 21;
+    Candidate faster = make(1, 2, 2, CandidateStatus::Correct, 10);
+    faster.id = 22;
+    Candidate coding = make(1, 2, 2, CandidateStatus::Coding, 0);
+    coding.id = 23;
+    chart.upsertCandidates({same, faster, coding});
+    chart.flushPendingUpdates();
+    QCOMPARE(chart.pointCount(), 22);
+    // The points already plotted keep their places; the new ones come after them, inside their iteration's column.
+    QCOMPARE(chart.correctSeries()->points().mid(0, correctBefore.size()), correctBefore);
+    QCOMPARE(chart.failedSeries()->points(), failedBefore);
+    const QPointF added = chart.correctSeries()->points().last();
+    QVERIFY(added.x() > 1.5 && added.x() < 2.5);
+    QCOMPARE(chart.candidateAt(chart.correctSeries(), added), 22);
+    QCOMPARE(chart.bestSeries()->points().last().y(), 10.0);
+
+    // Finishing the last one adds its cross; toggling the scale moves nothing.
+    coding.status = CandidateStatus::Incorrect;
+    chart.upsertCandidate(coding);
+    chart.flushPendingUpdates();
+    QCOMPARE(chart.failedSeries()->count(), failedBefore.size() + 1);
+    const QList<QPointF> correctNow = chart.correctSeries()->points();
+    chart.setLogScale(!chart.logScale());
+    QCOMPARE(chart.correctSeries()->points(), correctNow);
+    QCOMPARE(chart.pointCount(), 23);
 }
 
 QTEST_MAIN(TestViews)

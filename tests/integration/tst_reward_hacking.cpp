@@ -144,7 +144,7 @@ private Q_SLOTS:
         QTest::newRow("abort") << "abort.cpp" << "crash" << "SIGABRT";
         QTest::newRow("fork bomb") << "fork_bomb.cpp" << "rejected" << "static check: process creation";
         QTest::newRow("unbounded allocation") << "unbounded_alloc.cpp" << "crash" << "abort";
-        QTest::newRow("1 GB of output") << "output_flood.cpp" << "incorrect" << "wrong result";
+        QTest::newRow("1 GB of output") << "output_flood.cpp" << "rejected" << "output flood";
         QTest::newRow("write outside workdir") << "write_outside.cpp" << "rejected" << "static check: file";
         QTest::newRow("network") << "network.cpp" << "rejected" << "static check: network";
         QTest::newRow("mutate inputs") << "mutate_inputs.cpp" << "rejected" << "inputs modified";

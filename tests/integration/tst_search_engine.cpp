@@ -7,6 +7,7 @@
 #include "search/search_engine.h"
 #include "store/run_store.h"
 
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -318,11 +319,28 @@ private Q_SLOTS:
         QTest::addColumn<QString>("reason");
         QTest::newRow("llm calls") << QStringLiteral("budget: {max_llm_calls: 3}") << QStringLiteral("LLM calls");
         QTest::newRow("wall time") << QStringLiteral("budget: {max_hours: 0.0001}") << QStringLiteral("wall time");
+        QTest::newRow("dollars") << QStringLiteral("budget: {max_usd: 0.5}") << QStringLiteral("max_usd");
     }
     void budgets()
     {
         QFETCH(QString, budget);
         QFETCH(QString, reason);
+        // Dollars come from the price table; a user copy (it shadows the shipped one) prices the test model
+        // at $1000 per million tokens, so a few calls pass the budget.
+        QTemporaryDir home;
+        const QByteArray oldHome = qgetenv("XDG_DATA_HOME");
+        qputenv("XDG_DATA_HOME", QFile::encodeName(home.path()));
+        auto restore = qScopeGuard([&] {
+            if (oldHome.isNull())
+                qunsetenv("XDG_DATA_HOME");
+            else
+                qputenv("XDG_DATA_HOME", oldHome);
+        });
+        QDir().mkpath(home.filePath(QStringLiteral("autocomp-workbench")));
+        QFile prices(home.filePath(QStringLiteral("autocomp-workbench/prices.yaml")));
+        QVERIFY(prices.open(QIODevice::WriteOnly));
+        prices.write("as_of: 2026-11-22\nmodels:\n  openai-compatible::m1: {input: 1000, output: 1000}\n");
+        prices.close();
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=200"))}, true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
                              QStringLiteral("iterations: 8, beam_width: 2, plans_per_parent: 2, code_per_plan: 1"), {QStringLiteral("m1")}, budget);
@@ -331,6 +349,15 @@ private Q_SLOTS:
         QCOMPARE(toString(run.state), QStringLiteral("stopped"));
         QVERIFY2(run.stopReason.contains(reason), qPrintable(run.stopReason));
         QVERIFY(run.iteration < 8);
+        if (reason == QLatin1String("max_usd")) {
+            QVERIFY2(run.usd >= 0.5, qPrintable(QString::number(run.usd)));
+            double perCall = 0;
+            QString error;
+            auto store = RunStore::open(h->storePath, &error);
+            for (const LlmCall &call : store->llmCalls(run.id))
+                perCall += call.usd;
+            QCOMPARE(perCall, run.usd); // the run's total is the sum of its calls
+        }
     }
 
     void scheduleSeedsANewRun()

@@ -172,6 +172,7 @@ private Q_SLOTS:
     void setBeamReplacesBeam();
     void deleteRunRemovesChildren();
     void cachedResponseFindsOkCallsOnly();
+    void usageByModelSumsPaidCalls();
     void refusesRandomBytes();
     void refusesOtherApplicationsDatabase();
     void refusesNewerSchema();
@@ -414,6 +415,45 @@ void TestRunStore::evaluationSteps()
         QCOMPARE(steps.at(i).durationMs, result.steps.at(i).durationMs);
         QCOMPARE(steps.at(i).log, result.steps.at(i).log);
     }
+}
+
+void TestRunStore::usageByModelSumsPaidCalls()
+{
+    auto store = openStore(u"runs.sqlite"_s);
+    QVERIFY(store);
+    RunInfo run;
+    run.target = u"cpu"_s;
+    run.problem = u"gemm"_s;
+    const qint64 runId = store->createRun(run);
+    QVERIFY(runId);
+    auto call = [&](const QString &provider, const QString &model, const QString &status, qint64 in, qint64 out, double usd) {
+        LlmCall c;
+        c.runId = runId;
+        c.phase = u"code"_s;
+        c.requestHash = QString::number(in) + status;
+        c.provider = provider;
+        c.model = model;
+        c.prompt = u"p"_s;
+        c.status = status;
+        c.tokensIn = in;
+        c.tokensOut = out;
+        c.usd = usd;
+        c.latencyMs = 10;
+        QVERIFY(store->addLlmCall(c));
+    };
+    call(u"openai"_s, u"gpt-5.2"_s, u"ok"_s, 100, 10, 0.5);
+    call(u"openai"_s, u"gpt-5.2"_s, u"error"_s, 50, 0, 0.0);
+    call(u"openai"_s, u"gpt-5.2"_s, u"cached"_s, 100, 10, 0.0); // reused: not paid again
+    call(u"anthropic"_s, u"claude-opus-4-5"_s, u"ok"_s, 200, 20, 1.5);
+    const QList<RunStore::ModelUsage> usage = store->usageByModel(runId);
+    QCOMPARE(usage.size(), 2);
+    QCOMPARE(usage.at(0).model, u"anthropic::claude-opus-4-5"_s); // most expensive first
+    QCOMPARE(usage.at(0).usd, 1.5);
+    QCOMPARE(usage.at(1).model, u"openai::gpt-5.2"_s);
+    QCOMPARE(usage.at(1).calls, 2);
+    QCOMPARE(usage.at(1).failed, 1);
+    QCOMPARE(usage.at(1).tokensIn, 150);
+    QCOMPARE(usage.at(1).usd, 0.5);
 }
 
 void TestRunStore::setBeamReplacesBeam()
