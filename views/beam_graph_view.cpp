@@ -262,6 +262,10 @@ void BeamGraphView::setBestCandidate(qint64 candidateId)
 
 void BeamGraphView::flushPendingUpdates()
 {
+    if (std::exchange(m_relayoutWhenShown, false)) {
+        relayout(false);
+        return;
+    }
     if (m_relayoutTimer->isActive()) {
         m_relayoutTimer->stop();
         relayout(false);
@@ -292,8 +296,20 @@ void BeamGraphView::store(const Candidate &candidate)
 
 void BeamGraphView::scheduleRelayout()
 {
+    // A hidden graph lays out when it is shown again, not on every burst of updates.
+    if (!isVisible()) {
+        m_relayoutWhenShown = true;
+        return;
+    }
     if (!m_relayoutTimer->isActive())
         m_relayoutTimer->start();
+}
+
+void BeamGraphView::showEvent(QShowEvent *event)
+{
+    QGraphicsView::showEvent(event);
+    if (std::exchange(m_relayoutWhenShown, false))
+        relayout(false);
 }
 
 BeamGraphView::NodeState BeamGraphView::stateOf(const Node &node) const

@@ -75,6 +75,7 @@ Q_SIGNALS:
     void candidateSelected(qint64 candidateId);
 
 protected:
+    void showEvent(QShowEvent *event) override;
     void wheelEvent(QWheelEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
@@ -130,6 +131,7 @@ private:
     double m_rootScore = 0;
     int m_latestBeamIteration = -1;  // the newest iteration a beam member comes from
     bool m_autoFit = true;           // keep the whole graph in view until the user zooms
+    bool m_relayoutWhenShown = false;
 };
 
 } // namespace autocomp

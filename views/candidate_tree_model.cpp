@@ -44,12 +44,13 @@ void CandidateTreeModel::setCandidates(const QList<Candidate> &candidates)
     m_nodes.reserve(sorted.size());
     for (const Candidate &candidate : std::as_const(sorted)) {
         m_nodeOfId.insert(candidate.id, m_nodes.size());
-        m_nodes.append(Node{candidate, -1, {}});
+        m_nodes.append(Node{candidate, -1, {}, 0});
     }
     // Linked after all are known, so the order of the input does not matter.
     for (int node = 0; node < m_nodes.size(); ++node) {
         const int parentNode = parentNodeOf(m_nodes.at(node).candidate);
         m_nodes[node].parent = parentNode;
+        m_nodes[node].row = int(childrenOf(parentNode).size());
         childrenOf(parentNode).append(node);
         const Candidate &candidate = m_nodes.at(node).candidate;
         if (candidate.parentId == 0
@@ -86,7 +87,7 @@ void CandidateTreeModel::upsertCandidate(const Candidate &candidate)
     const QModelIndex parentIndex = parentNode < 0 ? QModelIndex() : createIndex(rowOf(parentNode), 0, quintptr(parentNode));
     const int row = childrenOf(parentNode).size();
     beginInsertRows(parentIndex, row, row);
-    m_nodes.append(Node{candidate, parentNode, {}});
+    m_nodes.append(Node{candidate, parentNode, {}, int(row)});
     m_nodeOfId.insert(candidate.id, node);
     childrenOf(parentNode).append(node);
     endInsertRows();
@@ -109,7 +110,10 @@ void CandidateTreeModel::adoptOrphans(int node)
         const int destinationRow = m_nodes.at(node).children.size();
         beginMoveRows({}, row, row, destination, destinationRow);
         m_topLevel.removeAt(row);
+        for (qsizetype later = row; later < m_topLevel.size(); ++later)
+            m_nodes[m_topLevel.at(later)].row = int(later);
         m_nodes[orphan].parent = node;
+        m_nodes[orphan].row = destinationRow;
         m_nodes[node].children.append(orphan);
         endMoveRows();
     }
@@ -138,7 +142,7 @@ QList<int> &CandidateTreeModel::childrenOf(int node)
 
 int CandidateTreeModel::rowOf(int node) const
 {
-    return childrenOf(m_nodes.at(node).parent).indexOf(node);
+    return m_nodes.at(node).row;
 }
 
 int CandidateTreeModel::parentNodeOf(const Candidate &candidate) const

@@ -56,6 +56,7 @@ private:
         Candidate candidate;
         int parent = -1; // position in m_nodes, -1 for the top level
         QList<int> children;
+        int row = 0;     // position among its parent's children, kept so parent() is O(1) on big runs
     };
 
     const QList<int> &childrenOf(int node) const;
