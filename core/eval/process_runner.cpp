@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <ctime>
 #include <sched.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -125,6 +126,28 @@ bool ProcessRunner::isRunning() const
     return m_process->state() != QProcess::NotRunning;
 }
 
+namespace {
+std::atomic<qint64> s_controlCpuNs{0};
+
+qint64 threadCpuNs()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Adds the calling thread's CPU time between construction and destruction to the counter.
+struct ControlCpuScope {
+    qint64 start = threadCpuNs();
+    ~ControlCpuScope() { s_controlCpuNs += threadCpuNs() - start; }
+};
+} // namespace
+
+qint64 ProcessRunner::processControlCpuNs()
+{
+    return s_controlCpuNs.load();
+}
+
 bool ProcessRunner::sandboxAvailable()
 {
     static const bool s_available = [] {
@@ -156,6 +179,7 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
 
 void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits)
 {
+    const ControlCpuScope controlCpu;
     m_result = {};
     m_result.name = name;
     m_result.command = command;
@@ -332,6 +356,7 @@ void ProcessRunner::readOutput()
 
 void ProcessRunner::done()
 {
+    const ControlCpuScope controlCpu;
     if (m_finished)
         return;
     m_finished = true;

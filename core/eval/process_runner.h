@@ -44,6 +44,9 @@ public:
     bool isRunning() const;
 
     static bool sandboxAvailable();
+    // CPU time this process has spent starting and finishing commands (fork, limits, cgroups, reaping),
+    // for benchmarks that separate it from the search engine's own work.
+    static qint64 processControlCpuNs();
     static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {});
     // The pids cgroup under which runners make one cgroup per command; empty when none can be made.
     static QString pidsCgroupParent();
