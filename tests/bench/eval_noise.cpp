@@ -1,12 +1,17 @@
-// eval_noise: how repeatable one candidate's score is. The gemm starting code is evaluated 10 times
-// on the cpu target (wall-clock medians) and 3 times on cpu-instructions (callgrind counts).
-//   median_spread_ratio: max/min of the 10 medians (1.0 is perfect)
+// eval_noise: how repeatable one candidate's score is. A blocked, vectorized gemm (the kind of candidate
+// a search produces; tests/integration/data/gemm_fast.md) is evaluated 10 times on the cpu target, and so
+// is the naive starting code, whose 280 ms calls leave the 2 s timing budget only a handful of samples;
+// the starting code also runs 3 times on cpu-instructions (callgrind counts).
+//   median_spread_ratio: max/min of the optimized candidate's 10 medians (1.0 is perfect)
+//   median_spread_ratio_naive: the same for the starting code
 //   instructions_identical: 1 when every instruction count was the same
 #include "eval/evaluator.h"
+#include "agents/response_parser.h"
 #include "model/repository.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
+#include <QFile>
 
 #include <algorithm>
 #include <cmath>
@@ -46,14 +51,29 @@ int main(int argc, char **argv)
     Evaluator evaluator(EvaluationConfig{});
     const QString code = problem->startCode();
 
-    std::vector<double> medians;
-    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *problem, code, 10)) {
-        if (!r.correct) {
-            std::fprintf(stderr, "eval_noise: evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
-            return 1;
-        }
-        medians.push_back(r.metricValue(QStringLiteral("latency_ms")));
+    QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/tests/integration/data/gemm_fast.md"));
+    if (!fastFile.open(QIODevice::ReadOnly)) {
+        std::fprintf(stderr, "eval_noise: %s: %s\n", qPrintable(fastFile.fileName()), qPrintable(fastFile.errorString()));
+        return 1;
     }
+    const auto fast = ResponseParser::extractCode(QString::fromUtf8(fastFile.readAll()), QStringLiteral("cpp"));
+    if (!fast) {
+        std::fprintf(stderr, "eval_noise: no code block in %s\n", qPrintable(fastFile.fileName()));
+        return 1;
+    }
+    auto mediansOf = [&](const QString &source, std::vector<double> &medians) {
+        for (const EvalResult &r : evaluateAll(evaluator, *cpu, *problem, source, 10)) {
+            if (!r.correct) {
+                std::fprintf(stderr, "eval_noise: evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+                return false;
+            }
+            medians.push_back(r.metricValue(QStringLiteral("latency_ms")));
+        }
+        return true;
+    };
+    std::vector<double> medians, naive;
+    if (!mediansOf(*fast, medians) || !mediansOf(code, naive))
+        return 1;
     std::vector<double> counts;
     for (const EvalResult &r : evaluateAll(evaluator, *instr, *problemI, code, 3)) {
         if (!r.correct) {
@@ -66,6 +86,10 @@ int main(int argc, char **argv)
     std::printf("median_latency_min: %.4f ms\n", *lo);
     std::printf("median_latency_max: %.4f ms\n", *hi);
     std::printf("median_spread_ratio: %.4f ratio\n", *hi / *lo);
+    const auto [nlo, nhi] = std::minmax_element(naive.begin(), naive.end());
+    std::printf("naive_median_latency_min: %.4f ms\n", *nlo);
+    std::printf("naive_median_latency_max: %.4f ms\n", *nhi);
+    std::printf("median_spread_ratio_naive: %.4f ratio\n", *nhi / *nlo);
     std::printf("instructions: %.0f count\n", counts.front());
     std::printf("instructions_identical: %d bool\n", std::all_of(counts.begin(), counts.end(), [&](double c) { return c == counts.front(); }) ? 1 : 0);
     return 0;
