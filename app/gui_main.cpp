@@ -1,5 +1,7 @@
 // autocomp-workbench: the desktop GUI. Wiring only; the window lives in autocomp_views.
 #include "main_window.h"
+#include "settings.h"
+#include "theme.h"
 #include "store/run_store.h"
 
 #include <QApplication>
@@ -91,6 +93,8 @@ int main(int argc, char **argv)
     QApplication::setApplicationDisplayName(QStringLiteral("Autocomp Workbench"));
     QApplication::setApplicationVersion(QStringLiteral(AUTOCOMP_VERSION));
     QApplication::setDesktopFileName(QStringLiteral("autocomp-workbench"));
+    // Before any window exists, so nothing paints twice; the settings dialog applies later changes.
+    autocomp::Theme::apply(autocomp::Settings().theme());
 
     // Qt removed its own options from argv; anything else left over is a mistake worth reporting.
     const QStringList arguments = QApplication::arguments();

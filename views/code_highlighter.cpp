@@ -3,7 +3,10 @@
 #include "builtin_highlighter.h"
 #include "status_palette.h"
 
+#include <QCoreApplication>
+#include <QEvent>
 #include <QGuiApplication>
+#include <QPointer>
 #include <QPalette>
 #include <QSyntaxHighlighter>
 #include <QTextDocument>
@@ -76,6 +79,39 @@ BuiltinHighlighter::Language builtinLanguage(const QString &language)
 }
 #endif
 
+// A child of a highlighted document: re-attaches the highlighter when the application palette turns from
+// light to dark or back, so the colours follow a theme change in documents already open.
+class PaletteWatcher : public QObject
+{
+public:
+    PaletteWatcher(QTextDocument *document, const QString &language, bool dark)
+        : QObject(document), m_document(document), m_language(language), m_dark(dark)
+    {
+        setObjectName(QStringLiteral("autocompPaletteWatcher"));
+        if (QCoreApplication *app = QCoreApplication::instance())
+            app->installEventFilter(this);
+    }
+    void update(const QString &language, bool dark)
+    {
+        m_language = language;
+        m_dark = dark;
+    }
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (watched == QCoreApplication::instance() && event->type() == QEvent::ApplicationPaletteChange && m_document
+            && StatusPalette::isDark(QGuiApplication::palette()) != m_dark)
+            CodeHighlighter::attach(m_document, m_language); // updates this watcher
+        return false;
+    }
+
+private:
+    QPointer<QTextDocument> m_document;
+    QString m_language;
+    bool m_dark;
+};
+
 } // namespace
 
 QSyntaxHighlighter *CodeHighlighter::attach(QTextDocument *document, const QString &language)
@@ -85,10 +121,18 @@ QSyntaxHighlighter *CodeHighlighter::attach(QTextDocument *document, const QStri
         highlighter->setDocument(nullptr);
         delete highlighter;
     }
+    auto *watcher = static_cast<PaletteWatcher *>(
+        document->findChild<QObject *>(QStringLiteral("autocompPaletteWatcher"), Qt::FindDirectChildrenOnly));
     const QString canonical = canonicalLanguage(language);
-    if (canonical.isEmpty())
+    if (canonical.isEmpty()) {
+        delete watcher;
         return nullptr;
+    }
     const bool dark = StatusPalette::isDark(QGuiApplication::palette());
+    if (watcher)
+        watcher->update(language, dark);
+    else
+        new PaletteWatcher(document, language, dark);
 #ifdef AUTOCOMP_HAVE_KSYNTAXHIGHLIGHTING
     const KSyntaxHighlighting::Definition definition = repository().definitionForFileName(fileNameFor(canonical));
     if (!definition.isValid())

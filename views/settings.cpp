@@ -107,4 +107,22 @@ void Settings::setSlurmTime(const QString &time)
         Q_EMIT slurmChanged();
 }
 
+QStringList Settings::themes()
+{
+    return {QStringLiteral("system"), QStringLiteral("light"), QStringLiteral("dark")};
+}
+
+QString Settings::theme() const
+{
+    const QString theme = QSettings().value(SettingsKey::theme(), QStringLiteral("system")).toString();
+    return themes().contains(theme) ? theme : QStringLiteral("system");
+}
+
+void Settings::setTheme(const QString &theme)
+{
+    const QString value = themes().contains(theme) ? theme : QStringLiteral("system");
+    if (write(SettingsKey::theme(), value, QStringLiteral("system")))
+        Q_EMIT themeChanged(value);
+}
+
 } // namespace autocomp

@@ -15,6 +15,7 @@ inline QString sandboxMode() { return QStringLiteral("evaluation/sandbox"); }
 inline QString slurmPartition() { return QStringLiteral("slurm/partition"); }
 inline QString slurmGres() { return QStringLiteral("slurm/gres"); }
 inline QString slurmTime() { return QStringLiteral("slurm/time"); }
+inline QString theme() { return QStringLiteral("appearance/theme"); }
 } // namespace SettingsKey
 
 // The workbench's preferences over QSettings, with typed getters. Setters write through and emit the
@@ -49,12 +50,18 @@ public:
     QString slurmTime() const;
     void setSlurmTime(const QString &time);
 
+    // system | light | dark (default system); anything else reads as system.
+    QString theme() const;
+    void setTheme(const QString &theme);
+    static QStringList themes();
+
     static constexpr int DefaultConcurrency = 8;
 
 Q_SIGNALS:
     void providerChanged(const QString &provider);
     void sandboxModeChanged(const QString &mode);
     void slurmChanged();
+    void themeChanged(const QString &theme);
 
 private:
     bool write(const QString &key, const QVariant &value, const QVariant &defaultValue);

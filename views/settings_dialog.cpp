@@ -1,10 +1,21 @@
 #include "settings_dialog.h"
 
+#include "code_highlighter.h"
+#include "llm/price_table.h"
 #include "secrets/secret_store.h"
 #include "settings.h"
+#include "theme.h"
 
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QPlainTextEdit>
+#include <QTabWidget>
 #include <QDialogButtonBox>
+#include <QFontDatabase>
+#include <QLocale>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -111,16 +122,43 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     evalForm->addRow(tr("Slurm &gres:"), m_gres);
     evalForm->addRow(tr("Slurm &time:"), m_time);
 
+    m_savedTheme = settings->theme();
+    m_theme = new QComboBox;
+    m_theme->setObjectName(QStringLiteral("themeCombo"));
+    m_theme->addItem(tr("System"), QStringLiteral("system"));
+    m_theme->addItem(tr("Light"), QStringLiteral("light"));
+    m_theme->addItem(tr("Dark"), QStringLiteral("dark"));
+    m_theme->setCurrentIndex(qMax(0, m_theme->findData(m_savedTheme)));
+    connect(m_theme, &QComboBox::currentIndexChanged, this, [this] { Theme::apply(m_theme->currentData().toString()); });
+    auto *appearanceBox = new QGroupBox(tr("Appearance"));
+    auto *appearanceForm = new QFormLayout(appearanceBox);
+    appearanceForm->addRow(tr("T&heme:"), m_theme);
+
+    auto *general = new QWidget;
+    general->setObjectName(QStringLiteral("generalTab"));
+    auto *generalLayout = new QVBoxLayout(general);
+    generalLayout->addWidget(providersBox, 1);
+    generalLayout->addWidget(evalBox);
+    generalLayout->addWidget(appearanceBox);
+
+    auto *tabs = new QTabWidget;
+    tabs->setObjectName(QStringLiteral("settingsTabs"));
+    tabs->addTab(general, tr("&General"));
+    tabs->addTab(createPricesTab(), tr("&Prices"));
+
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
         apply();
         accept();
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    connect(this, &QDialog::rejected, this, [this] {
+        if (m_theme->currentData().toString() != m_savedTheme)
+            Theme::apply(m_savedTheme);
+    });
 
     auto *layout = new QVBoxLayout(this);
-    layout->addWidget(providersBox, 1);
-    layout->addWidget(evalBox);
+    layout->addWidget(tabs, 1);
     layout->addWidget(buttons);
     resize(860, 620);
 
@@ -206,6 +244,178 @@ void SettingsDialog::apply()
     m_settings->setSlurmPartition(m_partition->text().trimmed());
     m_settings->setSlurmGres(m_gres->text().trimmed());
     m_settings->setSlurmTime(m_time->text().trimmed());
+    m_savedTheme = m_theme->currentData().toString();
+    m_settings->setTheme(m_savedTheme);
+}
+
+QWidget *SettingsDialog::createPricesTab()
+{
+    auto *tab = new QWidget;
+    tab->setObjectName(QStringLiteral("pricesTab"));
+
+    m_pricesSource = new QLabel;
+    m_pricesSource->setObjectName(QStringLiteral("pricesSource"));
+    m_pricesSource->setWordWrap(true);
+    m_pricesSource->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    m_prices = new QTableWidget(0, PriceColumnCount);
+    m_prices->setObjectName(QStringLiteral("pricesTable"));
+    m_prices->setHorizontalHeaderLabels({tr("Model"), tr("Input"), tr("Output"), tr("Cached input")});
+    m_prices->horizontalHeaderItem(PriceInputColumn)->setToolTip(tr("USD per 1M input tokens"));
+    m_prices->horizontalHeaderItem(PriceOutputColumn)->setToolTip(tr("USD per 1M output tokens"));
+    m_prices->horizontalHeaderItem(PriceCachedColumn)->setToolTip(tr("USD per 1M cached input tokens (cache reads)"));
+    m_prices->verticalHeader()->hide();
+    m_prices->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_prices->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_prices->setAlternatingRowColors(true);
+    m_prices->horizontalHeader()->setSectionResizeMode(PriceModelColumn, QHeaderView::Stretch);
+
+    m_editPrices = new QPushButton(tr("&Edit…"));
+    m_editPrices->setObjectName(QStringLiteral("editPricesButton"));
+    m_resetPrices = new QPushButton(tr("&Reset to Shipped"));
+    m_resetPrices->setObjectName(QStringLiteral("resetPricesButton"));
+    m_resetPrices->setToolTip(tr("Delete your prices.yaml so the shipped table applies again"));
+    auto *buttonRow = new QHBoxLayout;
+    buttonRow->addWidget(new QLabel(tr("Prices in USD per 1M tokens.")), 1);
+    buttonRow->addWidget(m_editPrices);
+    buttonRow->addWidget(m_resetPrices);
+
+    m_pricesEditorBox = new QWidget;
+    auto *editorLayout = new QVBoxLayout(m_pricesEditorBox);
+    editorLayout->setContentsMargins(0, 0, 0, 0);
+    m_pricesEditor = new QPlainTextEdit;
+    m_pricesEditor->setObjectName(QStringLiteral("pricesEditor"));
+    m_pricesEditor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_pricesEditor->setLineWrapMode(QPlainTextEdit::NoWrap);
+    CodeHighlighter::attach(m_pricesEditor->document(), QStringLiteral("yaml"));
+    m_pricesValidation = new QLabel;
+    m_pricesValidation->setObjectName(QStringLiteral("pricesValidation"));
+    m_pricesValidation->setWordWrap(true);
+    m_pricesValidation->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_savePrices = new QPushButton(tr("&Save"));
+    m_savePrices->setObjectName(QStringLiteral("savePricesButton"));
+    m_savePrices->setToolTip(tr("Write your copy: %1").arg(QDir::toNativeSeparators(PriceTable::userLocation())));
+    auto *closeEditor = new QPushButton(tr("&Close Editor"));
+    closeEditor->setObjectName(QStringLiteral("closePricesEditorButton"));
+    auto *editorButtons = new QHBoxLayout;
+    editorButtons->addWidget(m_pricesValidation, 1);
+    editorButtons->addWidget(m_savePrices);
+    editorButtons->addWidget(closeEditor);
+    editorLayout->addWidget(m_pricesEditor, 1);
+    editorLayout->addLayout(editorButtons);
+    m_pricesEditorBox->hide();
+
+    auto *layout = new QVBoxLayout(tab);
+    layout->addWidget(m_pricesSource);
+    layout->addWidget(m_prices, 1);
+    layout->addLayout(buttonRow);
+    layout->addWidget(m_pricesEditorBox, 1);
+
+    connect(m_editPrices, &QPushButton::clicked, this, &SettingsDialog::editPrices);
+    connect(m_resetPrices, &QPushButton::clicked, this, &SettingsDialog::resetPrices);
+    connect(m_savePrices, &QPushButton::clicked, this, &SettingsDialog::savePrices);
+    connect(closeEditor, &QPushButton::clicked, m_pricesEditorBox, &QWidget::hide);
+    connect(m_pricesEditor, &QPlainTextEdit::textChanged, this, &SettingsDialog::validatePrices);
+
+    reloadPrices();
+    return tab;
+}
+
+void SettingsDialog::reloadPrices()
+{
+    QString source;
+    QString error;
+    const PriceTable table = PriceTable::loadDefault(&source, &error);
+    QStringList keys = table.entries().keys();
+    keys.sort();
+    m_prices->setRowCount(int(keys.size()));
+    const auto money = [](double value) {
+        auto *item = new QTableWidgetItem(QLocale().toString(value, 'f', value != 0 && value < 0.1 ? 4 : 2));
+        item->setData(Qt::UserRole, value);
+        item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        return item;
+    };
+    for (int row = 0; row < keys.size(); ++row) {
+        const ModelPrice price = table.entries().value(keys.at(row));
+        m_prices->setItem(row, PriceModelColumn, new QTableWidgetItem(keys.at(row)));
+        m_prices->setItem(row, PriceInputColumn, money(price.input));
+        m_prices->setItem(row, PriceOutputColumn, money(price.output));
+        m_prices->setItem(row, PriceCachedColumn, money(price.cachedInput));
+    }
+    const bool user = QFileInfo::exists(PriceTable::userLocation());
+    if (!error.isEmpty())
+        m_pricesSource->setText(tr("No price table in effect (runs cost 0): %1").arg(error));
+    else
+        m_pricesSource->setText(tr("Prices as of %1, %n model(s), from %2 (%3).", nullptr, table.size())
+                                    .arg(QLocale().toString(table.asOf(), QLocale::ShortFormat), QDir::toNativeSeparators(source),
+                                         user && QFileInfo(source) == QFileInfo(PriceTable::userLocation()) ? tr("your copy")
+                                                                                                             : tr("shipped")));
+    m_resetPrices->setEnabled(user);
+}
+
+void SettingsDialog::editPrices()
+{
+    QString path = PriceTable::userLocation();
+    if (!QFileInfo::exists(path))
+        path = PriceTable::shippedLocation();
+    QByteArray text;
+    if (QFile file(path); !path.isEmpty() && file.open(QIODevice::ReadOnly))
+        text = file.readAll();
+    m_pricesEditor->setPlainText(QString::fromUtf8(text));
+    m_pricesEditorBox->show();
+    m_pricesEditor->setFocus();
+    validatePrices();
+}
+
+void SettingsDialog::validatePrices()
+{
+    QString error;
+    const std::optional<PriceTable> table = PriceTable::parse(m_pricesEditor->toPlainText().toUtf8(), &error);
+    m_savePrices->setEnabled(table.has_value());
+    if (table) {
+        m_pricesValidation->setStyleSheet(QString());
+        m_pricesValidation->setText(tr("Valid: %n model(s), as of %1.", nullptr, table->size()).arg(table->asOf().toString(Qt::ISODate)));
+    } else {
+        m_pricesValidation->setStyleSheet(QStringLiteral("color: #d03030;"));
+        m_pricesValidation->setText(tr("Invalid: %1").arg(error));
+    }
+}
+
+bool SettingsDialog::savePrices()
+{
+    const QByteArray yaml = m_pricesEditor->toPlainText().toUtf8();
+    QString error;
+    if (!PriceTable::parse(yaml, &error)) {
+        validatePrices();
+        return false;
+    }
+    const QString path = PriceTable::userLocation();
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(yaml) != yaml.size() || !file.commit()) {
+        m_pricesValidation->setStyleSheet(QStringLiteral("color: #d03030;"));
+        m_pricesValidation->setText(tr("Could not write %1: %2").arg(QDir::toNativeSeparators(path), file.errorString()));
+        return false;
+    }
+    m_pricesValidation->setStyleSheet(QString());
+    m_pricesValidation->setText(tr("Saved to %1.").arg(QDir::toNativeSeparators(path)));
+    reloadPrices();
+    Q_EMIT pricesChanged();
+    return true;
+}
+
+bool SettingsDialog::resetPrices()
+{
+    const QString path = PriceTable::userLocation();
+    if (QFileInfo::exists(path) && !QFile::remove(path)) {
+        m_pricesSource->setText(tr("Could not delete %1.").arg(QDir::toNativeSeparators(path)));
+        return false;
+    }
+    reloadPrices();
+    if (!m_pricesEditorBox->isHidden())
+        editPrices(); // show the shipped file now in effect
+    Q_EMIT pricesChanged();
+    return true;
 }
 
 void SettingsDialog::testConnection(const QString &provider)

@@ -58,11 +58,25 @@ std::optional<PriceTable> PriceTable::parse(const QByteArray &yaml, QString *err
 
 QStringList PriceTable::defaultLocations()
 {
-    QStringList locations{Repository::userDataDir() + QStringLiteral("/prices.yaml")};
+    QStringList locations{userLocation()};
     for (const QString &dir : Repository().dataDirs())
         locations << dir + QStringLiteral("/resources/prices.yaml");
     locations.removeDuplicates();
     return locations;
+}
+
+QString PriceTable::userLocation()
+{
+    return Repository::userDataDir() + QStringLiteral("/prices.yaml");
+}
+
+QString PriceTable::shippedLocation()
+{
+    const QString user = QFileInfo(userLocation()).absoluteFilePath();
+    for (const QString &path : defaultLocations())
+        if (QFileInfo(path).absoluteFilePath() != user && QFileInfo::exists(path))
+            return path;
+    return {};
 }
 
 PriceTable PriceTable::loadDefault(QString *source, QString *error)

@@ -29,6 +29,10 @@ public:
     // (resources/prices.yaml under the data directories). An empty table when none can be read.
     static PriceTable loadDefault(QString *source = nullptr, QString *error = nullptr);
     static QStringList defaultLocations();
+    // The user's copy ($XDG_DATA_HOME/autocomp-workbench/prices.yaml), whether or not it exists.
+    static QString userLocation();
+    // The first shipped prices.yaml that exists (the user's copy excluded); empty when none does.
+    static QString shippedLocation();
 
     std::optional<ModelPrice> price(const QString &provider, const QString &model) const;
     // tokensIn includes the cached tokens, tokensOut the reasoning tokens (as LlmResponse counts them).
@@ -37,6 +41,8 @@ public:
                                qint64 cachedTokens) const;
     QDate asOf() const { return m_asOf; }
     int size() const { return int(m_prices.size()); }
+    // Every entry, keyed "provider::model" (unordered; sort the keys for display).
+    const QHash<QString, ModelPrice> &entries() const { return m_prices; }
 
 private:
     QDate m_asOf;
