@@ -1003,14 +1003,24 @@ void SearchEngine::selectBeam()
     startIteration(m_iteration + 1, false);
 }
 
+QString SearchEngine::humanEntryError(qint64 parentId, const QString &text, const QString &what) const
+{
+    if (m_done)
+        return QStringLiteral("the run has ended");
+    if (text.trimmed().isEmpty())
+        return QStringLiteral("the %1 is empty").arg(what);
+    if (!m_candidates.contains(parentId))
+        return QStringLiteral("no candidate %1 in this run").arg(parentId);
+    if (m_iteration == 0)
+        return QStringLiteral("the starting code is still being evaluated");
+    return {};
+}
+
 qint64 SearchEngine::addHumanPlan(qint64 parentId, const QString &plan, QString *error)
 {
-    if (m_done || m_iteration == 0 || !m_candidates.contains(parentId) || plan.trimmed().isEmpty()) {
-        *error = m_done ? QStringLiteral("the run has ended") : plan.trimmed().isEmpty() ? QStringLiteral("the plan is empty")
-                 : !m_candidates.contains(parentId) ? QStringLiteral("no candidate %1 in this run").arg(parentId)
-                                                    : QStringLiteral("the starting code is still being evaluated");
+    *error = humanEntryError(parentId, plan, QStringLiteral("plan"));
+    if (!error->isEmpty())
         return 0;
-    }
     Candidate c;
     c.parentId = parentId;
     c.iteration = m_iteration;
@@ -1034,12 +1044,9 @@ qint64 SearchEngine::addHumanPlan(qint64 parentId, const QString &plan, QString 
 
 qint64 SearchEngine::addHumanCode(qint64 parentId, const QString &code, QString *error)
 {
-    if (m_done || m_iteration == 0 || !m_candidates.contains(parentId) || code.trimmed().isEmpty()) {
-        *error = m_done ? QStringLiteral("the run has ended") : code.trimmed().isEmpty() ? QStringLiteral("the code is empty")
-                 : !m_candidates.contains(parentId) ? QStringLiteral("no candidate %1 in this run").arg(parentId)
-                                                    : QStringLiteral("the starting code is still being evaluated");
+    *error = humanEntryError(parentId, code, QStringLiteral("code"));
+    if (!error->isEmpty())
         return 0;
-    }
     Candidate c;
     c.parentId = parentId;
     c.iteration = m_iteration;

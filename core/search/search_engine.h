@@ -121,6 +121,8 @@ private:
     bool inTranslation() const;
     QString forcedItem() const;
     int requestIndex(const Candidate &c, int attempt) const;
+    // Why a human plan or code cannot be added now; empty when it can.
+    QString humanEntryError(qint64 parentId, const QString &text, const QString &what) const;
     void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
                  LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;
