@@ -85,6 +85,9 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_fixAttempts = spinBox(QStringLiteral("fixAttempts"), 0, 10);
     m_editMode = new QCheckBox(tr("Search/replace edits instead of whole files"));
     m_editMode->setObjectName(QStringLiteral("editMode"));
+    m_feedback = new QCheckBox(tr("Give the planner the evaluator's hardware feedback"));
+    m_feedback->setObjectName(QStringLiteral("feedback"));
+    m_feedback->setChecked(true);
     m_translateIters = spinBox(QStringLiteral("translateIters"), 0, 100);
     m_seed = spinBox(QStringLiteral("seed"), 0, std::numeric_limits<int>::max());
     m_schedule = new QLineEdit;
@@ -137,6 +140,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     searchForm->addRow(tr("Menu &dropout:"), m_dropout);
     searchForm->addRow(tr("&Fix attempts:"), m_fixAttempts);
     searchForm->addRow(tr("Edit mode:"), m_editMode);
+    searchForm->addRow(tr("Feedback:"), m_feedback);
     searchForm->addRow(tr("T&ranslation iterations:"), m_translateIters);
     searchForm->addRow(tr("S&eed:"), m_seed);
     searchForm->addRow(tr("Schedule see&d:"), scheduleRow);
@@ -198,6 +202,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     for (QDoubleSpinBox *box : {m_dropout, m_maxUsd, m_maxHours})
         connect(box, &QDoubleSpinBox::valueChanged, this, &NewRunDialog::scheduleValidation);
     connect(m_editMode, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
+    connect(m_feedback, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_schedule, &QLineEdit::textChanged, this, &NewRunDialog::scheduleValidation);
 
     RunConfig defaults;
@@ -284,6 +289,7 @@ void NewRunDialog::setConfig(const RunConfig &config)
     m_dropout->setValue(s.menuDropout);
     m_fixAttempts->setValue(s.fixAttempts);
     m_editMode->setChecked(s.editMode);
+    m_feedback->setChecked(s.feedback);
     m_translateIters->setValue(s.translateIters);
     m_seed->setValue(int(qMin<quint64>(s.seed, quint64(std::numeric_limits<int>::max()))));
     m_schedule->setText(s.schedule);
@@ -312,6 +318,7 @@ RunConfig NewRunDialog::config() const
     s.menuDropout = m_dropout->value();
     s.fixAttempts = m_fixAttempts->value();
     s.editMode = m_editMode->isChecked();
+    s.feedback = m_feedback->isChecked();
     s.translateIters = m_translateIters->value();
     // The seed box holds only int range; a larger seed from a loaded file is kept as it was.
     if (m_base.search.seed <= quint64(std::numeric_limits<int>::max()) || m_seed->value() != std::numeric_limits<int>::max())

@@ -67,6 +67,7 @@ private:
     QDoubleSpinBox *m_dropout;
     QSpinBox *m_fixAttempts;
     QCheckBox *m_editMode;
+    QCheckBox *m_feedback;
     QSpinBox *m_translateIters;
     QSpinBox *m_seed;
     QLineEdit *m_schedule;

@@ -133,7 +133,7 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
     out += section(QStringLiteral("Current code"), codeBlock(target, in.parent->code));
 
     QString perf = QStringLiteral("Measured on the target hardware: ") + describeMetrics(in.parent->metrics, target.metric) + QStringLiteral(".\n");
-    if (!in.parent->feedback.isEmpty())
+    if (in.feedback && !in.parent->feedback.isEmpty())
         perf += QStringLiteral("\nHardware feedback:\n") + bullets(in.parent->feedback);
     out += section(QStringLiteral("Performance of the current code"), perf);
 

@@ -22,6 +22,7 @@ struct PlanPromptInput {
     QList<MenuEntry> menu;          // after dropout
     QList<CodeExample> examples;    // after sampling
     bool inviteNewIdea = false;
+    bool feedback = true;           // include the parent's hardware feedback lines
     bool translation = false;       // translation phase: the menu is the translation menu
     QString forcedItem;             // schedule reuse: the step must apply this item
     int iteration = 1;

@@ -64,7 +64,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                 const QStringList known{QStringLiteral("iterations"), QStringLiteral("beam_width"), QStringLiteral("plans_per_parent"),
                                         QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
                                         QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
-                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("early_stop"),
+                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("early_stop"),
                                         QStringLiteral("early_stop_patience"), QStringLiteral("schedule")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
@@ -94,6 +94,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                             c.seed = quint64(*v);
                     if (const auto n = s["edit_mode"])
                         c.editMode = r.boolean(n, QStringLiteral("search.edit_mode")).value_or(false);
+                    if (const auto n = s["feedback"])
+                        c.feedback = r.boolean(n, QStringLiteral("search.feedback")).value_or(true);
                     if (const auto n = s["early_stop"]; n && !n.IsNull())
                         c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
                     if (const auto n = s["schedule"]; n && !n.IsNull())
@@ -263,6 +265,7 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "translate_iters" << YAML::Value << search.translateIters;
     out << YAML::Key << "translate_threshold" << YAML::Value << search.translateThreshold;
     out << YAML::Key << "edit_mode" << YAML::Value << search.editMode;
+    out << YAML::Key << "feedback" << YAML::Value << search.feedback;
     out << YAML::Key << "early_stop" << YAML::Value;
     if (search.earlyStop)
         out << *search.earlyStop;

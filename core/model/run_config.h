@@ -22,6 +22,7 @@ struct SearchConfig {
     int translateIters = 0;
     double translateThreshold = 9;   // 0-10 completeness a translated candidate needs to enter the beam
     bool editMode = false;
+    bool feedback = true;            // the evaluator's hardware feedback lines go into plan prompts
     std::optional<double> earlyStop; // minimum improvement ratio per iteration
     int earlyStopPatience = 2;
     QString schedule;                // run id or file

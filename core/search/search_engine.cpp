@@ -722,6 +722,7 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
         in.inviteNewIdea = newIdea && !translation;
     }
     in.translation = translation;
+    in.feedback = s.feedback;
     in.examples = examples;
     in.iteration = m_iteration;
     in.iterations = s.iterations;

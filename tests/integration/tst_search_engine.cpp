@@ -254,6 +254,22 @@ private Q_SLOTS:
         QVERIFY(planPrompts.at(1).contains(QStringLiteral("phase 2 out of 2")));
     }
 
+    void feedbackCanBeLeftOut()
+    {
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, feedback: false"));
+        QVERIFY(h);
+        runToEnd(*h);
+        QStringList planPrompts;
+        for (const auto &r : h->server.requests())
+            if (r.ruleName == QLatin1String("plan"))
+                planPrompts << r.lastUserMessage;
+        QCOMPARE(planPrompts.size(), 2);
+        QVERIFY(planPrompts.at(1).contains(QStringLiteral("latency_ms: median 90 ms"))); // the measurement stays
+        QVERIFY(!planPrompts.at(1).contains(QStringLiteral("D1 miss rate 12%")));
+    }
+
     void editModeAppliesOrFailsWithAReason()
     {
         const QString good = QStringLiteral("<<<<<<< SEARCH\n// fake: status=ok latency_ms=100\n=======\n// fake: status=ok latency_ms=40;\n>>>>>>> REPLACE\n");
