@@ -111,6 +111,15 @@ class TestSearchEngine : public QObject
         return finished.first().first().value<RunInfo>();
     }
 
+    static QStringList planPromptsOf(Harness &h)
+    {
+        QStringList prompts;
+        for (const auto &r : h.server.requests())
+            if (r.ruleName == QLatin1String("plan"))
+                prompts << r.lastUserMessage;
+        return prompts;
+    }
+
     QList<Candidate> candidates(Harness &h)
     {
         QString error;
@@ -243,10 +252,7 @@ private Q_SLOTS:
                              QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"));
         QVERIFY(h);
         runToEnd(*h);
-        QStringList planPrompts;
-        for (const auto &r : h->server.requests())
-            if (r.ruleName == QLatin1String("plan"))
-                planPrompts << r.lastUserMessage;
+        const QStringList planPrompts = planPromptsOf(*h);
         QCOMPARE(planPrompts.size(), 2);
         QVERIFY(planPrompts.at(0).contains(QStringLiteral("latency_ms: median 100 ms")));
         QVERIFY(planPrompts.at(1).contains(QStringLiteral("latency_ms: median 90 ms")));
@@ -261,10 +267,7 @@ private Q_SLOTS:
                              QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, feedback: false"));
         QVERIFY(h);
         runToEnd(*h);
-        QStringList planPrompts;
-        for (const auto &r : h->server.requests())
-            if (r.ruleName == QLatin1String("plan"))
-                planPrompts << r.lastUserMessage;
+        const QStringList planPrompts = planPromptsOf(*h);
         QCOMPARE(planPrompts.size(), 2);
         QVERIFY(planPrompts.at(1).contains(QStringLiteral("latency_ms: median 90 ms"))); // the measurement stays
         QVERIFY(!planPrompts.at(1).contains(QStringLiteral("D1 miss rate 12%")));
