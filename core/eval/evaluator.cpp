@@ -235,7 +235,8 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
         for (int c = 0; c < CPU_SETSIZE; ++c)
             if (CPU_ISSET(c, &set))
                 allowed << c;
-    if (allowed.size() > m_benchSlots) {
+    const bool cpuIsolation = config.benchIsolation != QLatin1String("exclusive");
+    if (cpuIsolation && allowed.size() > m_benchSlots) {
         m_reserveCpus = true;
         m_freeBenchCpus = allowed.mid(allowed.size() - m_benchSlots);
         m_parallelCpus = allowed.mid(0, allowed.size() - m_benchSlots);

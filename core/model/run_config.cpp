@@ -127,7 +127,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
 
             if (const auto e = root["evaluation"]) {
                 r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
-                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs")});
+                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation")});
                 if (e.IsMap()) {
                     EvaluationConfig &c = config.evaluation;
                     if (const auto n = e["executor"])
@@ -145,6 +145,11 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.sandbox = r.string(n, QStringLiteral("evaluation.sandbox")).value_or(c.sandbox);
                         if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}.contains(c.sandbox))
                             r.error(n, QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'").arg(c.sandbox));
+                    }
+                    if (const auto n = e["bench_isolation"]) {
+                        c.benchIsolation = r.string(n, QStringLiteral("evaluation.bench_isolation")).value_or(c.benchIsolation);
+                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("exclusive")}.contains(c.benchIsolation))
+                            r.error(n, QStringLiteral("'evaluation.bench_isolation' must be auto, cpu or exclusive, got '%1'").arg(c.benchIsolation));
                     }
                     if (const auto n = e["keep_workdirs"])
                         c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
@@ -295,6 +300,7 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "bench_slots" << YAML::Value << evaluation.benchSlots;
     out << YAML::Key << "sandbox" << YAML::Value << toStd(evaluation.sandbox);
     out << YAML::Key << "keep_workdirs" << YAML::Value << evaluation.keepWorkdirs;
+    out << YAML::Key << "bench_isolation" << YAML::Value << toStd(evaluation.benchIsolation);
     out << YAML::EndMap;
     out << YAML::EndMap;
     return QByteArray(out.c_str()) + '\n';

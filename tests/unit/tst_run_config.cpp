@@ -218,6 +218,8 @@ void TestRunConfig::errorsNameFileAndLine_data()
                                      << u"menu_dropout"_s;
     QTest::newRow("dropout negative") << QByteArray(head + "search: {menu_dropout: -0.1}\n") << 4 << u"menu_dropout"_s;
     QTest::newRow("sandbox invalid") << QByteArray(head + "evaluation:\n  sandbox: maybe\n") << 5 << u"maybe"_s;
+    QTest::newRow("bench isolation invalid") << QByteArray(head + "evaluation:\n  bench_slots: 1\n  bench_isolation: loose\n") << 6
+                                             << u"bench_isolation"_s;
 }
 
 void TestRunConfig::errorsNameFileAndLine()
