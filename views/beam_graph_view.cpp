@@ -301,8 +301,11 @@ void BeamGraphView::scheduleRelayout()
         m_relayoutWhenShown = true;
         return;
     }
-    if (!m_relayoutTimer->isActive())
+    if (!m_relayoutTimer->isActive()) {
+        // Each relayout walks every node: on big runs bursts are gathered for longer.
+        m_relayoutTimer->setInterval(m_nodes.size() >= 2000 ? 250 : s_relayoutDelayMs);
         m_relayoutTimer->start();
+    }
 }
 
 void BeamGraphView::showEvent(QShowEvent *event)

@@ -34,6 +34,8 @@ namespace autocomp {
 namespace {
 
 constexpr int s_updateDelayMs = 50;
+constexpr int s_bigRunUpdateDelayMs = 250;
+constexpr qsizetype s_bigRunPoints = 2000;
 
 QImage dotMarker(const QColor &fill, const QColor &border, int size)
 {
@@ -365,6 +367,13 @@ void LatencyChart::extendRange(double score)
 
 void LatencyChart::applyQueued()
 {
+    // Every update repaints every marker: on big runs they are drawn without antialiasing and updates are
+    // gathered for longer, so streaming results never holds the GUI thread for long.
+    const qsizetype points = m_correct->count() + m_failed->count();
+    const bool big = points >= s_bigRunPoints;
+    if (m_view->renderHints().testFlag(QPainter::Antialiasing) == big)
+        m_view->setRenderHint(QPainter::Antialiasing, !big);
+    m_updateTimer->setInterval(big ? s_bigRunUpdateDelayMs : s_updateDelayMs);
     if (m_needsRebuild) {
         rebuild();
         return;
