@@ -1026,6 +1026,31 @@ struct Importer {
     }
 
     // Reads candidates-iter-N/ (K order); false on a malformed file. Missing directory: empty list, *present false.
+    // Reads a candidate's code file and its evaluation result (a missing result marks it failed) and stores
+    // it. 0 (with `error` set) when a file is unreadable or malformed or the store refuses it.
+    qint64 addEvaluated(Candidate &c, const QString &codeFile, const QDir &evalDir, const QString &resultName, bool *present,
+                        QJsonObject *result)
+    {
+        const auto code = readText(codeFile, error);
+        if (!code)
+            return 0;
+        c.code = *code;
+        const auto parsed = readJsonObject(evalDir.filePath(resultName), error, present);
+        if (!parsed)
+            return 0;
+        *result = *parsed;
+        if (*present) {
+            applyResult(c, *parsed);
+        } else {
+            c.status = CandidateStatus::Failed;
+            c.error = QStringLiteral("no evaluation result in %1").arg(evalDir.path());
+        }
+        const qint64 id = add(c);
+        if (!id)
+            fail(QStringLiteral("%1: cannot store the candidate: %2").arg(codeFile, store.lastError()));
+        return id;
+    }
+
     bool readBeam(int n, QList<std::shared_ptr<ReprNode>> *out, bool *present)
     {
         const QDir d(path(QStringLiteral("candidates-iter-%1").arg(n)));
@@ -1262,26 +1287,14 @@ struct Importer {
                 c.planModel = plans[planIdx].model;
                 c.planCallId = planCall.value(planIdx);
             }
-            const auto code = readText(im.file, error);
-            if (!code)
-                return false;
-            c.code = *code;
-            const QString resultFile = evalDir.filePath(QStringLiteral("code_%1_result.txt").arg(index));
             bool present = false;
-            const auto result = readJsonObject(resultFile, error, &present);
-            if (!result)
-                return false;
-            if (present) {
-                applyResult(c, *result);
-            } else {
-                c.status = CandidateStatus::Failed;
-                c.error = QStringLiteral("no evaluation result in %1").arg(evalDir.path());
-            }
-            const qint64 id = add(c);
+            QJsonObject resultObject;
+            const qint64 id = addEvaluated(c, im.file, evalDir, QStringLiteral("code_%1_result.txt").arg(index), &present, &resultObject);
             if (!id)
-                return fail(QStringLiteral("%1: cannot store the candidate: %2").arg(im.file, store.lastError()));
+                return false;
             if (present && !(c.status == CandidateStatus::Correct)
-                && (!result->value(QStringLiteral("stdout")).toString().isEmpty() || !result->value(QStringLiteral("stderr")).toString().isEmpty())) {
+                && (!resultObject.value(QStringLiteral("stdout")).toString().isEmpty()
+                    || !resultObject.value(QStringLiteral("stderr")).toString().isEmpty())) {
                 c.id = id;
                 failedWithOutput << c;
             }
@@ -1364,24 +1377,11 @@ struct Importer {
             c.planSlot = broken.planSlot;
             c.codeModel = f.model;
             c.sample = f.sample;
-            const auto code = readText(f.file, error);
-            if (!code)
-                return false;
-            c.code = *code;
-            const QString resultFile = evalDir.filePath(QStringLiteral("code_%1_result.txt").arg(j));
             bool present = false;
-            const auto result = readJsonObject(resultFile, error, &present);
-            if (!result)
-                return false;
-            if (present) {
-                applyResult(c, *result);
-            } else {
-                c.status = CandidateStatus::Failed;
-                c.error = QStringLiteral("no evaluation result in %1").arg(evalDir.path());
-            }
-            const qint64 id = add(c);
+            QJsonObject result;
+            const qint64 id = addEvaluated(c, f.file, evalDir, QStringLiteral("code_%1_result.txt").arg(j), &present, &result);
             if (!id)
-                return fail(QStringLiteral("%1: cannot store the candidate: %2").arg(f.file, store.lastError()));
+                return false;
             const QString base = QStringLiteral("failed_%1_%2").arg(f.k).arg(f.model);
             auto prompt = optionalText(fixDir.filePath(QStringLiteral("reimplement_prompt_%1.txt").arg(base)));
             auto full = optionalText(fixDir.filePath(QStringLiteral("reimplement_%1_%2_full.txt").arg(base).arg(f.sample)));
