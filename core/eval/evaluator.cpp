@@ -49,7 +49,11 @@ EvalJob::EvalJob(Evaluator *evaluator, Target target, Problem problem, QString c
     m_seed = QString::number(QRandomGenerator::system()->generate64() >> 1);
 }
 
-EvalJob::~EvalJob() = default;
+EvalJob::~EvalJob()
+{
+    const EvalRuntimeCpu::Scope runtimeCpu; // removing the work directory
+    m_dir.reset();
+}
 
 QString EvalJob::workdir() const
 {
@@ -77,6 +81,7 @@ void EvalJob::cancel()
 
 void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
 {
+    const EvalRuntimeCpu::Scope runtimeCpu;
     if (m_stepIndex == 0) {
         const QString base = QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX");
         m_dir = std::make_unique<QTemporaryDir>(base);
@@ -92,12 +97,15 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
         }
     }
     const TargetStep &step = currentStep();
-    if (step.exclusive)
-        Q_EMIT statusChanged(CandidateStatus::Benchmarking);
-    else if (step.failStatus == QLatin1String("compile_error"))
-        Q_EMIT statusChanged(CandidateStatus::Compiling);
-    else
-        Q_EMIT statusChanged(CandidateStatus::Testing);
+    {
+        const EvalRuntimeCpu::Pause handlers;
+        if (step.exclusive)
+            Q_EMIT statusChanged(CandidateStatus::Benchmarking);
+        else if (step.failStatus == QLatin1String("compile_error"))
+            Q_EMIT statusChanged(CandidateStatus::Compiling);
+        else
+            Q_EMIT statusChanged(CandidateStatus::Testing);
+    }
 
     QStringList command;
     for (const QString &arg : step.run)
@@ -115,6 +123,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
 
 void EvalJob::stepFinished(const StepResult &step)
 {
+    const EvalRuntimeCpu::Scope runtimeCpu;
     m_runner->deleteLater();
     m_runner = nullptr;
     m_result.steps << step;
@@ -219,7 +228,10 @@ void EvalJob::complete()
     if (m_done)
         return;
     m_done = true;
-    Q_EMIT finished(m_result);
+    {
+        const EvalRuntimeCpu::Pause handlers;
+        Q_EMIT finished(m_result);
+    }
     deleteLater();
 }
 
@@ -497,6 +509,7 @@ void Evaluator::release(EvalJob *job, bool exclusive)
 
 void Evaluator::schedule()
 {
+    const EvalRuntimeCpu::Scope runtimeCpu;
     m_waiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
     if (m_reserveCpus) {
         for (qsizetype i = 0; i < m_waiting.size();) {

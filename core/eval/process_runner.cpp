@@ -126,28 +126,6 @@ bool ProcessRunner::isRunning() const
     return m_process->state() != QProcess::NotRunning;
 }
 
-namespace {
-std::atomic<qint64> s_controlCpuNs{0};
-
-qint64 threadCpuNs()
-{
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// Adds the calling thread's CPU time between construction and destruction to the counter.
-struct ControlCpuScope {
-    qint64 start = threadCpuNs();
-    ~ControlCpuScope() { s_controlCpuNs += threadCpuNs() - start; }
-};
-} // namespace
-
-qint64 ProcessRunner::processControlCpuNs()
-{
-    return s_controlCpuNs.load();
-}
-
 bool ProcessRunner::sandboxAvailable()
 {
     static const bool s_available = [] {
@@ -179,7 +157,7 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
 
 void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits)
 {
-    const ControlCpuScope controlCpu;
+    const EvalRuntimeCpu::Scope runtimeCpu;
     m_result = {};
     m_result.name = name;
     m_result.command = command;
@@ -276,6 +254,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
 
 void ProcessRunner::setCpus(const QList<int> &cpus)
 {
+    const EvalRuntimeCpu::Scope runtimeCpu;
     cpu_set_t set;
     CPU_ZERO(&set);
     for (int c : cpus)
@@ -356,7 +335,7 @@ void ProcessRunner::readOutput()
 
 void ProcessRunner::done()
 {
-    const ControlCpuScope controlCpu;
+    const EvalRuntimeCpu::Scope runtimeCpu;
     if (m_finished)
         return;
     m_finished = true;
@@ -383,6 +362,7 @@ void ProcessRunner::done()
             log += QStringLiteral("\n[terminated abnormally (signal)]");
         m_result.log = log.trimmed();
     }
+    const EvalRuntimeCpu::Pause handlers;
     Q_EMIT finished(m_result);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/cpu_account.h"
 #include "model/eval_result.h"
 
 #include <QElapsedTimer>
@@ -27,6 +28,12 @@ struct ProcessLimits {
     QList<int> cpus;                     // CPU affinity of the command; empty: inherited
 };
 
+// CPU time the evaluation runtime spends in this process: work directories, starting, limiting and
+// reaping step processes (fork, rlimits, cgroups, sandbox), reading their results; not the search
+// engine's handlers its signals call into.
+struct EvalRuntimeTag;
+using EvalRuntimeCpu = CpuAccount<EvalRuntimeTag>;
+
 // Runs one command (argument list, no shell) in its own process group with rlimits, a watchdog and
 // an output cap. The whole group is killed on timeout, on cancel and after the command exits, so no
 // child of untrusted code survives its step.
@@ -44,9 +51,6 @@ public:
     bool isRunning() const;
 
     static bool sandboxAvailable();
-    // CPU time this process has spent starting and finishing commands (fork, limits, cgroups, reaping),
-    // for benchmarks that separate it from the search engine's own work.
-    static qint64 processControlCpuNs();
     static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {});
     // The pids cgroup under which runners make one cgroup per command; empty when none can be made.
     static QString pidsCgroupParent();

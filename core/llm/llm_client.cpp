@@ -67,13 +67,17 @@ void LlmReply::abort()
 
 void LlmClient::abortIdle(LlmReply *reply)
 {
+    const LlmClientCpu::Scope clientCpu;
     if (reply->m_finished || reply->m_network)
         return;
-    const qsizetype queued = m_queue.indexOf(reply);
-    if (queued >= 0) {
-        m_queue.removeAt(queued);
+    for (OwnerQueue &queue : m_queues) {
+        const qsizetype queued = queue.replies.indexOf(reply);
+        if (queued < 0)
+            continue;
+        queue.replies.removeAt(queued);
         reply->m_response.error = QStringLiteral("cancelled");
         reply->m_finished = true;
+        const LlmClientCpu::Pause handlers;
         Q_EMIT reply->finished();
         return;
     }
@@ -145,36 +149,78 @@ double LlmClient::backoffSeconds(int attempt, const QByteArray &retryAfterMs, co
 
 LlmReply *LlmClient::send(const LlmRequest &request)
 {
+    const LlmClientCpu::Scope clientCpu;
     auto *reply = new LlmReply(request, this);
     reply->m_clock.start();
-    m_queue.enqueue(reply);
+    auto queue = std::find_if(m_queues.begin(), m_queues.end(), [&](const OwnerQueue &q) { return q.owner == request.owner; });
+    if (queue == m_queues.end())
+        m_queues.append(OwnerQueue{request.owner, {reply}});
+    else
+        queue->replies.append(reply);
     QMetaObject::invokeMethod(this, &LlmClient::pump, Qt::QueuedConnection);
     return reply;
 }
 
+int LlmClient::queued() const
+{
+    qsizetype n = 0;
+    for (const OwnerQueue &queue : m_queues)
+        n += queue.replies.size();
+    return int(n);
+}
+
 void LlmClient::pump()
 {
-    // Serve in arrival order, skipping requests whose provider is at its limit.
-    for (qsizetype i = 0; i < m_queue.size() && m_inFlight < m_globalLimit;) {
-        QPointer<LlmReply> reply = m_queue.at(i);
-        if (!reply || reply->m_aborted) {
-            if (reply && !reply->m_finished) {
-                reply->m_response.error = QStringLiteral("cancelled");
-                reply->m_finished = true;
-                Q_EMIT reply->finished();
+    const LlmClientCpu::Scope clientCpu;
+    // Owners take turns: each turn starts the oldest request of the next owner whose provider has a free
+    // slot. Within an owner requests keep their arrival order, skipping those whose provider is at its limit.
+    QList<QPointer<LlmReply>> cancelled;
+    while (m_inFlight < m_globalLimit && !m_queues.isEmpty()) {
+        LlmReply *next = nullptr;
+        for (qsizetype turn = 0; turn < m_queues.size() && !next; ++turn) {
+            const qsizetype index = (m_nextOwner + turn) % m_queues.size();
+            QList<QPointer<LlmReply>> &replies = m_queues[index].replies;
+            for (qsizetype i = 0; i < replies.size();) {
+                LlmReply *reply = replies.at(i);
+                if (!reply || reply->m_aborted) {
+                    cancelled << replies.takeAt(i);
+                    continue;
+                }
+                const QString &provider = reply->m_request.spec.provider;
+                if (m_inFlightPerProvider.value(provider) < m_providerLimits.value(provider, m_perProviderLimit)) {
+                    next = reply;
+                    replies.removeAt(i);
+                    m_nextOwner = index + 1;
+                    break;
+                }
+                ++i;
             }
-            m_queue.removeAt(i);
-            continue;
         }
-        const QString provider = reply->m_request.spec.provider;
-        if (m_inFlightPerProvider.value(provider) >= m_providerLimits.value(provider, m_perProviderLimit)) {
-            ++i;
-            continue;
+        // Owners with nothing queued leave the rotation; the turn order of the others is kept.
+        for (qsizetype index = m_queues.size() - 1; index >= 0; --index) {
+            if (!m_queues.at(index).replies.isEmpty())
+                continue;
+            m_queues.removeAt(index);
+            if (m_nextOwner > index)
+                --m_nextOwner;
         }
-        m_queue.removeAt(i);
+        // Not wrapped here: an owner that queues next lands at the end, where the next turn is.
+        if (m_queues.isEmpty())
+            m_nextOwner = 0;
+        if (!next)
+            break;
         ++m_inFlight;
-        ++m_inFlightPerProvider[provider];
-        startAttempt(reply);
+        ++m_inFlightPerProvider[next->m_request.spec.provider];
+        startAttempt(next);
+    }
+    // Finished last: a slot reacting to finished() may queue new requests.
+    for (const QPointer<LlmReply> &reply : std::as_const(cancelled)) {
+        if (reply && !reply->m_finished) {
+            reply->m_response.error = QStringLiteral("cancelled");
+            reply->m_finished = true;
+            const LlmClientCpu::Pause handlers;
+            Q_EMIT reply->finished();
+        }
     }
 }
 
@@ -224,6 +270,7 @@ void LlmClient::setGcloudProgram(const QString &program)
 
 void LlmClient::startAttempt(LlmReply *reply)
 {
+    const LlmClientCpu::Scope clientCpu;
     const LlmRequest &request = reply->m_request;
     reply->m_format = WireFormat::forName(request.spec.wireFormat());
     if (!reply->m_format) {
@@ -358,6 +405,7 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
 
 void LlmClient::onReadyRead(LlmReply *reply)
 {
+    const LlmClientCpu::Scope clientCpu;
     QNetworkReply *network = reply->m_network;
     if (!network || !network->isOpen()) // aborted: nothing more to read
         return;
@@ -397,6 +445,7 @@ bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
 
 void LlmClient::onNetworkFinished(LlmReply *reply)
 {
+    const LlmClientCpu::Scope clientCpu;
     QNetworkReply *network = reply->m_network;
     if (!network)
         return;
@@ -538,6 +587,7 @@ void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delayS
 
 void LlmClient::finish(LlmReply *reply)
 {
+    const LlmClientCpu::Scope clientCpu;
     if (reply->m_finished)
         return;
     reply->m_finished = true;
@@ -546,7 +596,10 @@ void LlmClient::finish(LlmReply *reply)
         reply->m_totalTimer->stop();
     --m_inFlight;
     --m_inFlightPerProvider[reply->m_request.spec.provider];
-    Q_EMIT reply->finished();
+    {
+        const LlmClientCpu::Pause handlers;
+        Q_EMIT reply->finished();
+    }
     QMetaObject::invokeMethod(this, &LlmClient::pump, Qt::QueuedConnection);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "llm/model_spec.h"
+#include "model/cpu_account.h"
 #include "llm/sse_parser.h"
 #include "llm/wire_format.h"
 
@@ -27,6 +28,11 @@ namespace autocomp {
 class GcloudTokenSource;
 class PriceTable;
 
+// CPU time spent in LlmClient's own code on the threads that call it (building requests, parsing
+// streams, pricing), not in the handlers of its replies. Qt's HTTP threads are apart from it.
+struct LlmClientTag;
+using LlmClientCpu = CpuAccount<LlmClientTag>;
+
 struct LlmRequest {
     ModelSpec spec;
     QString system;
@@ -34,6 +40,9 @@ struct LlmRequest {
     std::optional<double> temperature = 0.7;
     int maxTokens = 8192;
     int sampleIndex = 0; // distinguishes otherwise identical requests (several samples of one prompt)
+    // Who asked (a run, "run 12"): queued requests are served round-robin across owners, so one run's
+    // backlog does not hold back another's. Not part of hash().
+    QString owner;
     bool stream = true; // Bedrock never streams; Anthropic always does above ~21k max tokens
     // OpenAI reasoning models (o1/o3/o4/gpt-5*): low | medium | high; empty means medium. They get no temperature.
     QString reasoningEffort;
@@ -100,7 +109,8 @@ private:
 };
 
 // Sends LLM requests through QNetworkAccessManager: many at once, limited per provider and globally,
-// queued in arrival order, retried on transient failures as the official SDKs do.
+// queued per owner (a run) in arrival order and served round-robin across owners, retried on transient
+// failures as the official SDKs do. Several engines on one thread can share one client.
 class LlmClient : public QObject
 {
     Q_OBJECT
@@ -128,7 +138,7 @@ public:
     void setApiKeyLookup(std::function<QString(const QString &provider)> lookup) { m_keyLookup = std::move(lookup); }
 
     int inFlight() const { return m_inFlight; }
-    int queued() const { return int(m_queue.size()); }
+    int queued() const;
 
     // Splits "<think>...</think>" style reasoning blocks out of a response.
     static QString stripReasoning(const QString &text, QString *reasoning);
@@ -163,7 +173,13 @@ private:
     // would see 6 requests at once whatever the limit; requests are spread over a few managers instead.
     QList<QNetworkAccessManager *> m_networks;
     int m_nextNetwork = 0;
-    QQueue<QPointer<LlmReply>> m_queue;
+    // One queue per owner, in the order owners first queued; pump() takes turns starting at m_nextOwner.
+    struct OwnerQueue {
+        QString owner;
+        QList<QPointer<LlmReply>> replies;
+    };
+    QList<OwnerQueue> m_queues;
+    qsizetype m_nextOwner = 0;
     QHash<QString, int> m_inFlightPerProvider;
     QHash<QString, int> m_providerLimits;
     int m_inFlight = 0;

@@ -49,9 +49,26 @@ bool fixable(CandidateStatus status)
 
 } // namespace
 
-SearchEngine::SearchEngine(RunSetup setup, QObject *parent) : QObject(parent), m_setup(std::move(setup)), m_llm(new LlmClient(this)) {}
+SearchEngine::SearchEngine(RunSetup setup, QObject *parent) : SearchEngine(std::move(setup), nullptr, parent) {}
 
-SearchEngine::~SearchEngine() = default;
+SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, QObject *parent)
+    : QObject(parent), m_setup(std::move(setup)), m_llm(sharedClient ? sharedClient : new LlmClient(this))
+{
+}
+
+SearchEngine::~SearchEngine()
+{
+    // A shared client outlives this engine: its requests for this run are cancelled and their replies,
+    // whose handlers die with this object, are deleted when they finish.
+    if (m_llm->parent() == this)
+        return;
+    for (const QPointer<LlmReply> &reply : std::as_const(m_replies)) {
+        if (!reply)
+            continue;
+        connect(reply, &LlmReply::finished, reply, &QObject::deleteLater);
+        reply->abort();
+    }
+}
 
 void SearchEngine::log(const QString &message)
 {
@@ -388,6 +405,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
 {
     LlmRequest request;
     request.spec = spec;
+    request.owner = QStringLiteral("run %1").arg(m_run.id);
     request.system = PromptBuilder::systemPrompt(m_setup.target);
     request.prompt = prompt;
     request.sampleIndex = sampleIndex;
@@ -440,6 +458,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
                 --m_pendingCached;
                 if (m_done)
                     return;
+                RunStore::Batch batch(*m_store);
                 callback(response, record(response));
                 checkPaused();
             },
@@ -465,7 +484,15 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         if (m_done)
             return;
         const LlmResponse response = reply->response();
-        callback(response, record(response));
+        qint64 callId = 0;
+        {
+            // The paid answer and the run's totals are committed together, before anything acts on them.
+            RunStore::Batch paid(*m_store);
+            callId = record(response);
+        }
+        // What the answer leads to (candidates, prompts for the next requests) is one more commit.
+        RunStore::Batch batch(*m_store);
+        callback(response, callId);
         for (const auto &follower : followers)
             follower(response);
         checkPaused();
@@ -480,15 +507,17 @@ void SearchEngine::evaluate(qint64 candidateId)
         auto it = m_candidates.find(candidateId);
         if (it == m_candidates.end() || it->status == status || m_done)
             return;
+        // Compiling, testing, benchmarking: shown live, not stored. The store keeps the outcome, written
+        // when the evaluation ends; an evaluation cut short by a crash is redone on resume anyway.
         it->status = status;
-        if (candidateId > 0)
-            m_store->updateCandidateStatus(candidateId, status);
         Q_EMIT candidateUpdated(*it);
     });
     connect(job, &EvalJob::finished, this, [this, candidateId, job](const EvalResult &result) {
         m_jobs.removeAll(job);
         if (m_done)
             return;
+        // The evaluation, the candidate's outcome and whatever they start (beam selection, fix requests): one commit.
+        RunStore::Batch batch(*m_store);
         evaluationFinished(candidateId, result);
         checkPaused();
     });

@@ -50,6 +50,9 @@ class SearchEngine : public QObject
     Q_OBJECT
 public:
     explicit SearchEngine(RunSetup setup, QObject *parent = nullptr);
+    // Engines of several runs on one thread can share one client: its queue then takes turns between
+    // the runs (LlmRequest::owner). The client must outlive the engine.
+    SearchEngine(RunSetup setup, LlmClient *sharedClient, QObject *parent = nullptr);
     ~SearchEngine() override;
 
     // Opens the store, records a new run and evaluates the starting code.

@@ -122,6 +122,43 @@ QSqlQuery &RunStore::query(const QString &sql)
     return *it->second;
 }
 
+bool RunStore::beginBatch()
+{
+    // IMMEDIATE takes the write lock now (waiting out another writer with the busy timeout) rather than at
+    // the first write, where a stale read snapshot could only fail.
+    QSqlQuery &q = query(m_batchDepth == 0 ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("SAVEPOINT batch%1").arg(m_batchDepth));
+    if (!q.exec()) {
+        m_lastError = q.lastError().text();
+        return false;
+    }
+    ++m_batchDepth;
+    return true;
+}
+
+bool RunStore::endBatch(bool ok)
+{
+    if (m_batchDepth == 0)
+        return false;
+    --m_batchDepth;
+    QStringList statements;
+    if (m_batchDepth == 0)
+        statements << (ok ? QStringLiteral("COMMIT") : QStringLiteral("ROLLBACK"));
+    else if (ok)
+        statements << QStringLiteral("RELEASE batch%1").arg(m_batchDepth);
+    else
+        statements << QStringLiteral("ROLLBACK TO batch%1").arg(m_batchDepth) << QStringLiteral("RELEASE batch%1").arg(m_batchDepth);
+    for (const QString &sql : std::as_const(statements)) {
+        QSqlQuery &q = query(sql);
+        if (!q.exec()) {
+            m_lastError = q.lastError().text();
+            if (m_batchDepth == 0)
+                query(QStringLiteral("ROLLBACK")).exec(); // a failed COMMIT leaves the transaction open
+            return false;
+        }
+    }
+    return ok;
+}
+
 RunStore::~RunStore()
 {
     m_queries.clear();
@@ -423,7 +460,7 @@ bool RunStore::updateRun(const RunInfo &run)
 bool RunStore::deleteRun(qint64 runId)
 {
     QSqlDatabase db = QSqlDatabase::database(m_connectionName);
-    db.transaction();
+    beginBatch();
     QSqlQuery q(db);
     bool ok = true;
     for (const QString &sql : {QStringLiteral("DELETE FROM evaluations WHERE candidate_id IN (SELECT id FROM candidates WHERE run_id=:id)"),
@@ -438,10 +475,10 @@ bool RunStore::deleteRun(qint64 runId)
         }
     }
     if (!ok) {
-        db.rollback();
+        endBatch(false);
         return false;
     }
-    return db.commit();
+    return endBatch();
 }
 
 qint64 RunStore::addCandidate(const Candidate &candidate)
@@ -476,23 +513,9 @@ bool RunStore::updateCandidate(const Candidate &candidate)
     return true;
 }
 
-bool RunStore::updateCandidateStatus(qint64 candidateId, CandidateStatus status)
-{
-    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET status=:status, updated_at=:updated_at WHERE id=:id"));
-    q.bindValue(QStringLiteral(":status"), toString(status));
-    q.bindValue(QStringLiteral(":updated_at"), now());
-    q.bindValue(QStringLiteral(":id"), candidateId);
-    if (!q.exec()) {
-        m_lastError = q.lastError().text();
-        return false;
-    }
-    return true;
-}
-
 bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
-    db.transaction();
+    beginBatch();
     QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
     q.bindValue(QStringLiteral(":run"), runId);
     bool ok = q.exec();
@@ -506,10 +529,10 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
     }
     if (!ok) {
         m_lastError = q.lastError().isValid() ? q.lastError().text() : mark.lastError().text();
-        db.rollback();
+        endBatch(false);
         return false;
     }
-    return db.commit();
+    return endBatch();
 }
 
 qint64 RunStore::addLlmCall(const LlmCall &call)
@@ -544,8 +567,7 @@ qint64 RunStore::addLlmCall(const LlmCall &call)
 
 bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
 {
-    QSqlDatabase db = QSqlDatabase::database(m_connectionName);
-    db.transaction();
+    beginBatch();
     int index = 0;
     for (const StepResult &step : result.steps) {
         QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
@@ -563,11 +585,11 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
         q.bindValue(QStringLiteral(":created_at"), now());
         if (!q.exec()) {
             m_lastError = q.lastError().text();
-            db.rollback();
+            endBatch(false);
             return false;
         }
     }
-    return db.commit();
+    return endBatch();
 }
 
 bool RunStore::requestState(qint64 runId, const QString &request)

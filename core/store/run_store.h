@@ -37,14 +37,29 @@ public:
     QString path() const { return m_path; }
     QString lastError() const { return m_lastError; }
 
-    // Writes: each in its own transaction. Return false (and set lastError) on failure.
+    // Groups the writes until the matching endBatch() into one transaction, so a burst of writes costs one
+    // commit and becomes visible (and durable) at once. Batches nest (inner ones are savepoints); endBatch(false)
+    // undoes only the innermost batch. Commits when the outermost batch ends.
+    bool beginBatch();
+    bool endBatch(bool ok = true);
+    class Batch
+    {
+    public:
+        explicit Batch(RunStore &store) : m_store(store) { m_store.beginBatch(); }
+        ~Batch() { m_store.endBatch(true); }
+        Batch(const Batch &) = delete;
+        Batch &operator=(const Batch &) = delete;
+
+    private:
+        RunStore &m_store;
+    };
+
+    // Writes: each in its own transaction (or the enclosing batch). Return false (and set lastError) on failure.
     qint64 createRun(const RunInfo &run);
     bool updateRun(const RunInfo &run);
     bool deleteRun(qint64 runId);
     qint64 addCandidate(const Candidate &candidate);
     bool updateCandidate(const Candidate &candidate);
-    // Status transitions while evaluating (compiling, testing, ...): a small write, not the whole row.
-    bool updateCandidateStatus(qint64 candidateId, CandidateStatus status);
     bool setBeam(qint64 runId, const QList<qint64> &candidateIds);
     qint64 addLlmCall(const LlmCall &call);
     bool addEvaluation(qint64 candidateId, const EvalResult &result);
@@ -85,6 +100,7 @@ private:
     QString m_connectionName;
     QString m_lastError;
     std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_queries;
+    int m_batchDepth = 0;
 };
 
 } // namespace autocomp

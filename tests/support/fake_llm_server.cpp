@@ -14,6 +14,8 @@
 #include <QLoggingCategory>
 #include <QTimer>
 
+#include <ctime>
+
 namespace autocomp::test {
 
 Q_LOGGING_CATEGORY(lcFakeLlm, "autocomp.test.fakellm")
@@ -128,6 +130,23 @@ bool FakeLlmServer::loadScriptText(const QByteArray& yaml, const QString& baseDi
     return true;
 }
 
+bool FakeLlmServer::setTimingFile(const QString& path)
+{
+    if (m_timing.isOpen())
+        m_timing.close();
+    m_timing.setFileName(path);
+    return m_timing.open(QIODevice::WriteOnly | QIODevice::Append | QIODevice::Unbuffered);
+}
+
+namespace {
+qint64 monotonicNs()
+{
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+} // namespace
+
 bool FakeLlmServer::setLogFile(const QString& path)
 {
     if (m_log.isOpen())
@@ -160,6 +179,7 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
     record.headers = request.headers;
     record.body = request.body;
     record.receivedAt = QDateTime::currentDateTimeUtc();
+    record.receivedNs = monotonicNs();
     record.json = QJsonDocument::fromJson(request.body).object();
 
     const LlmDialect* dialect = nullptr;
@@ -209,6 +229,7 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
 
     const int index = int(m_requests.size());
     m_requests.append(record);
+    m_requestOf.insert(connection, index);
     appendToLog(index);
     m_inFlight.insert(connection);
     m_peakInFlight = std::max(m_peakInFlight, int(m_inFlight.size()));
@@ -323,7 +344,8 @@ void FakeLlmServer::drip(ResponsePlan* plan, int chunkDelayMs)
 
 void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan)
 {
-    QTimer::singleShot(plan->delayMs, connection, [this, connection, plan] {
+    // Precise timers: a coarse one may fire 5% late, which a client benchmark would count as its own overhead.
+    QTimer::singleShot(plan->delayMs, Qt::PreciseTimer, connection, [this, connection, plan] {
         HttpHeaders headers{{"Content-Type", plan->contentType}};
         headers += plan->headers;
         if (plan->chunked) {
@@ -353,7 +375,7 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
             connection->writeRaw(plan->parts.at(next));
         ++next;
         if (plan->partDelayMs > 0 && next < plan->parts.size()) {
-            QTimer::singleShot(plan->partDelayMs, connection,
+            QTimer::singleShot(plan->partDelayMs, Qt::PreciseTimer, connection,
                                [this, connection, plan, next] { writeParts(connection, plan, next); });
             return;
         }
@@ -362,6 +384,15 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
         return; // the response stays open until the client gives up
     if (plan->chunked)
         connection->endChunked();
+    if (m_timing.isOpen() && m_requestOf.contains(connection)) {
+        const RecordedRequest& record = m_requests.at(m_requestOf.value(connection));
+        QByteArray tag;
+        for (const auto& [name, value] : record.headers)
+            if (name.compare("X-Autocomp-Request", Qt::CaseInsensitive) == 0)
+                tag = value;
+        m_timing.write((tag.isEmpty() ? QByteArray("-") : tag) + ' ' + QByteArray::number(record.receivedNs) + ' '
+                       + QByteArray::number(monotonicNs()) + '\n');
+    }
     responseDone(connection);
     connection->finishResponse();
 }
@@ -369,6 +400,7 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
 void FakeLlmServer::responseDone(FakeHttpConnection* connection)
 {
     m_inFlight.remove(connection);
+    m_requestOf.remove(connection);
 }
 
 void FakeLlmServer::appendToLog(int index)

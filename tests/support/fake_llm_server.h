@@ -42,6 +42,10 @@ public:
 
     // Appends one JSON object per request to `path` (created if missing). False when it cannot be opened.
     bool setLogFile(const QString& path);
+    // Appends a line per answered request: its X-Autocomp-Request header, then CLOCK_MONOTONIC nanoseconds
+    // when the request had been read and when the last byte of the answer was handed to the socket. With
+    // the client's own clock readings a benchmark can tell the server's time from the client's.
+    bool setTimingFile(const QString& path);
 
     QList<RecordedRequest> requests() const { return m_requests; }
     int requestCount() const { return int(m_requests.size()); }
@@ -69,6 +73,8 @@ private:
     std::optional<FakeLlmScript> m_script;
     QList<RecordedRequest> m_requests;
     QFile m_log;
+    QFile m_timing;
+    QHash<FakeHttpConnection*, int> m_requestOf; // the request each connection is answering
     QSet<FakeHttpConnection*> m_inFlight;
     int m_peakInFlight = 0;
     int m_connectionsAccepted = 0;

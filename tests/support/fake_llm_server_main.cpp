@@ -1,4 +1,4 @@
-// fake-llm-server --script FILE [--port N] [--log FILE]
+// fake-llm-server --script FILE [--port N] [--log FILE] [--timing FILE]
 // Serves scripted LLM responses on 127.0.0.1 for integration tests that run the real CLI or GUI.
 #include "fake_llm_server.h"
 
@@ -24,7 +24,11 @@ int main(int argc, char** argv)
     const QCommandLineOption logOption(QStringLiteral("log"),
                                        QStringLiteral("Append one JSON line per received request to this file."),
                                        QStringLiteral("file"));
-    parser.addOptions({scriptOption, portOption, logOption});
+    const QCommandLineOption timingOption(QStringLiteral("timing"),
+                                          QStringLiteral("Append a line per answered request: its X-Autocomp-Request header and "
+                                                         "the monotonic ns when it was read and when its answer was written."),
+                                          QStringLiteral("file"));
+    parser.addOptions({scriptOption, portOption, logOption, timingOption});
     parser.process(app);
 
     if (!parser.isSet(scriptOption)) {
@@ -46,6 +50,10 @@ int main(int argc, char** argv)
     }
     if (parser.isSet(logOption) && !server.setLogFile(parser.value(logOption))) {
         std::fprintf(stderr, "fake-llm-server: cannot open log file %s\n", qPrintable(parser.value(logOption)));
+        return 1;
+    }
+    if (parser.isSet(timingOption) && !server.setTimingFile(parser.value(timingOption))) {
+        std::fprintf(stderr, "fake-llm-server: cannot open timing file %s\n", qPrintable(parser.value(timingOption)));
         return 1;
     }
     if (!server.listen(quint16(port))) {

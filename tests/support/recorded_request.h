@@ -25,6 +25,7 @@ struct RecordedRequest {
     int responseIndex = -1; // index into the rule's responses; -1 when no rule matched
     int status = 0; // HTTP status the server answers with
     QDateTime receivedAt;
+    qint64 receivedNs = 0; // CLOCK_MONOTONIC
 
     QByteArray header(QByteArrayView name) const { return headerValue(headers, name); }
 };

@@ -45,6 +45,7 @@ private Q_SLOTS:
     void resetMidStreamIsRetried_data();
     void resetMidStreamIsRetried();
     void perProviderConcurrencyLimit();
+    void queuedRequestsTakeTurnsAcrossOwners();
     void malformedStreamIsRetried();
     void abortInFlight();
     void abortQueuedIsPrompt();
@@ -305,6 +306,39 @@ void TestLlmClient::perProviderConcurrencyLimit()
     QCOMPARE(m_server->peakInFlight(), 2); // the limit is used, not serialised to one
     QVERIFY(clientPeak <= 2);
     QCOMPARE(m_client->inFlight(), 0);
+    QCOMPARE(m_client->queued(), 0);
+}
+
+void TestLlmClient::queuedRequestsTakeTurnsAcrossOwners()
+{
+    // One slot, a run with a backlog of five and a run that queues two later: the second run does not wait
+    // for the first one's backlog, the runs alternate while both have work, and each keeps its own order.
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses: [{content: \"done\", delay_ms: 50}]\n"));
+    m_client->setMaxInFlightPerProvider(1);
+    std::vector<LlmReply *> replies;
+    auto send = [&](const QString &owner, int i) {
+        LlmRequest r = request(u"%1 request %2"_s.arg(owner).arg(i));
+        r.owner = owner;
+        replies.push_back(m_client->send(r));
+    };
+    for (int i = 0; i < 5; ++i)
+        send(u"run 1"_s, i);
+    QTRY_COMPARE_WITH_TIMEOUT(m_server->requestCount(), 1, Timeout); // run 1's first request holds the slot
+    QCOMPARE(m_client->queued(), 4);
+    for (int i = 0; i < 2; ++i)
+        send(u"run 2"_s, i);
+    QCOMPARE(m_client->queued(), 6);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(replies.begin(), replies.end(), [](LlmReply *r) { return r->isFinished(); }), Timeout);
+    QStringList order;
+    for (const test::RecordedRequest &r : m_server->requests())
+        order << r.lastUserMessage;
+    const QStringList expected{u"run 1 request 0"_s, u"run 2 request 0"_s, u"run 1 request 1"_s, u"run 2 request 1"_s,
+                               u"run 1 request 2"_s, u"run 1 request 3"_s, u"run 1 request 4"_s};
+    QCOMPARE(order, expected);
+    for (LlmReply *reply : replies) {
+        QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
+        reply->deleteLater();
+    }
     QCOMPARE(m_client->queued(), 0);
 }
 
