@@ -316,6 +316,7 @@ void ProcessRunner::removeCgroup()
 
 void ProcessRunner::readOutput()
 {
+    const EvalRuntimeCpu::Scope runtimeCpu;
     const QByteArray bytes = m_process->readAll();
     const qint64 room = m_maxOutput - m_output.size();
     if (room >= bytes.size()) {

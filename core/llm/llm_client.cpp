@@ -157,7 +157,7 @@ LlmReply *LlmClient::send(const LlmRequest &request)
         m_queues.append(OwnerQueue{request.owner, {reply}});
     else
         queue->replies.append(reply);
-    QMetaObject::invokeMethod(this, &LlmClient::pump, Qt::QueuedConnection);
+    schedulePump();
     return reply;
 }
 
@@ -172,6 +172,7 @@ int LlmClient::queued() const
 void LlmClient::pump()
 {
     const LlmClientCpu::Scope clientCpu;
+    m_pumpPosted = false;
     // Owners take turns: each turn starts the oldest request of the next owner whose provider has a free
     // slot. Within an owner requests keep their arrival order, skipping those whose provider is at its limit.
     QList<QPointer<LlmReply>> cancelled;
@@ -600,6 +601,17 @@ void LlmClient::finish(LlmReply *reply)
         const LlmClientCpu::Pause handlers;
         Q_EMIT reply->finished();
     }
+    schedulePump();
+}
+
+void LlmClient::schedulePump()
+{
+    // Requests go out from the event loop, never inside send(): a caller that stores what led to a request
+    // (a paid answer, say) in the same handler has committed it before the request leaves. Several sends
+    // in one handler share one pump.
+    if (m_pumpPosted)
+        return;
+    m_pumpPosted = true;
     QMetaObject::invokeMethod(this, &LlmClient::pump, Qt::QueuedConnection);
 }
 

@@ -118,7 +118,8 @@ public:
     explicit LlmClient(QObject *parent = nullptr);
     ~LlmClient() override;
 
-    // The reply is a child of the client; delete it (deleteLater) once finished() was handled.
+    // The reply is a child of the client; delete it (deleteLater) once finished() was handled. The request
+    // leaves from the event loop after the caller returns, never inside send().
     LlmReply *send(const LlmRequest &request);
 
     void setMaxInFlightPerProvider(int limit) { m_perProviderLimit = qMax(1, limit); }
@@ -152,6 +153,7 @@ public:
 private:
     friend class LlmReply;
     void pump();
+    void schedulePump();
     // A cancelled reply that has no network request: queued ones leave the queue, ones waiting out a
     // retry backoff finish at once.
     void abortIdle(LlmReply *reply);
@@ -180,6 +182,7 @@ private:
     };
     QList<OwnerQueue> m_queues;
     qsizetype m_nextOwner = 0;
+    bool m_pumpPosted = false;
     QHash<QString, int> m_inFlightPerProvider;
     QHash<QString, int> m_providerLimits;
     int m_inFlight = 0;

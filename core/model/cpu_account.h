@@ -12,6 +12,18 @@ namespace autocomp {
 // evaluation runtime). A Scope counts the calling thread's CPU time while alive (nested scopes count
 // once); a Pause inside a Scope leaves out what runs meanwhile, such as the receivers of a signal the
 // component emits. One account per Tag type.
+//
+// Reading a thread's CPU clock is a system call, so accounts count only once a benchmark (or a test)
+// has switched them on with CpuAccounting::enable(); in the programs users run they cost a flag test.
+struct CpuAccounting
+{
+    static void enable() { s_on.store(true, std::memory_order_relaxed); }
+    static bool enabled() { return s_on.load(std::memory_order_relaxed); }
+
+private:
+    static inline std::atomic<bool> s_on{false};
+};
+
 template <typename Tag>
 class CpuAccount
 {
@@ -21,18 +33,21 @@ public:
     class Scope
     {
     public:
-        Scope()
+        Scope() : m_on(CpuAccounting::enabled())
         {
-            if (t_depth++ == 0)
+            if (m_on && t_depth++ == 0)
                 t_start = threadNs();
         }
         ~Scope()
         {
-            if (--t_depth == 0)
+            if (m_on && --t_depth == 0)
                 s_total += threadNs() - t_start;
         }
         Scope(const Scope &) = delete;
         Scope &operator=(const Scope &) = delete;
+
+    private:
+        bool m_on;
     };
 
     class Pause

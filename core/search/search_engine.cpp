@@ -484,14 +484,11 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         if (m_done)
             return;
         const LlmResponse response = reply->response();
-        qint64 callId = 0;
-        {
-            // The paid answer and the run's totals are committed together, before anything acts on them.
-            RunStore::Batch paid(*m_store);
-            callId = record(response);
-        }
-        // What the answer leads to (candidates, prompts for the next requests) is one more commit.
+        // One commit: the paid answer, the run's totals and what the answer leads to (candidates, the next
+        // prompts). Nothing paid acts on the answer before it is stored: the client sends the requests this
+        // handler makes only after it returns, that is after the commit.
         RunStore::Batch batch(*m_store);
+        const qint64 callId = record(response);
         callback(response, callId);
         for (const auto &follower : followers)
             follower(response);

@@ -5,8 +5,10 @@
 //   bound      = max(longest plan->code->compile->bench chain, shortest chain head + all benchmarks in a row)
 //   phase_sync = slowest plan + slowest code + compile makespan on the same slots + all benchmarks in a row
 // and prints the engine's wall time against both, plus the engine's own CPU time per candidate.
+#include "eval/evaluator.h"
 #include "eval/process_runner.h"
 #include "llm/llm_client.h"
+#include "model/cpu_account.h"
 #include "model/repository.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
@@ -52,11 +54,40 @@ QByteArray workloadScript()
     return s.toUtf8();
 }
 
+// Qt's own work for a component's objects (reading a step's pipe before readyRead, a network reply's
+// cross-thread events before finished) runs before any of the component's code, so its scopes cannot
+// see it. Events delivered on the engine's thread to an object owned by the evaluation runtime or the
+// LLM client are counted to that component; the signals they lead to are paused where the component
+// emits them, so the engine's handlers stay the engine's.
+class AccountingApplication : public QCoreApplication
+{
+public:
+    using QCoreApplication::QCoreApplication;
+
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (receiver && QThread::currentThread() == thread()) {
+            for (const QObject *o = receiver; o; o = o->parent()) {
+                if (qobject_cast<const Evaluator *>(o)) {
+                    const EvalRuntimeCpu::Scope runtime;
+                    return QCoreApplication::notify(receiver, event);
+                }
+                if (qobject_cast<const LlmClient *>(o)) {
+                    const LlmClientCpu::Scope client;
+                    return QCoreApplication::notify(receiver, event);
+                }
+            }
+        }
+        return QCoreApplication::notify(receiver, event);
+    }
+};
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    QCoreApplication app(argc, argv);
+    AccountingApplication app(argc, argv);
+    CpuAccounting::enable(); // the split of this process's CPU time between components below
     QTemporaryDir dir;
     const QString scriptPath = dir.filePath(QStringLiteral("script.yaml"));
     {
