@@ -1,4 +1,5 @@
 #include "llm/llm_client.h"
+#include "llm/http_client.h"
 
 #include "llm/gcloud_token_source.h"
 #include "llm/price_table.h"
@@ -10,8 +11,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLoggingCategory>
-#include <QNetworkAccessManager>
-#include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QRandomGenerator>
 #include <QRegularExpression>
@@ -295,7 +294,6 @@ void LlmClient::startAttempt(LlmReply *reply)
     net.setRawHeader("Accept", wire.stream ? "text/event-stream" : "application/json");
     for (const auto &[name, value] : wire.headers)
         net.setRawHeader(name, value);
-    net.setTransferTimeout(m_idleTimeoutMs);
     // The cache key, so logs on both sides can tell a repeated request from a new one. Not a secret.
     net.setRawHeader("X-Autocomp-Request", request.hash().left(32).toLatin1());
 
@@ -380,11 +378,10 @@ bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &
 
 void LlmClient::post(LlmReply *reply, QNetworkRequest net)
 {
-    const int managers = qMax(1, (m_globalLimit + 5) / 6);
-    while (m_networks.size() < managers)
-        m_networks << new QNetworkAccessManager(this);
-    QNetworkAccessManager *manager = m_networks.at(m_nextNetwork++ % managers);
-    QNetworkReply *network = manager->post(net, reply->m_sentBody);
+    if (!m_http)
+        m_http = new HttpClient(this);
+    m_http->setMaxConnectionsPerHost(m_globalLimit);
+    HttpExchange *network = m_http->post(net, reply->m_sentBody, m_idleTimeoutMs);
     reply->m_network = network;
     if (!reply->m_connectTimer) {
         reply->m_connectTimer = new QTimer(reply);
@@ -398,21 +395,21 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
         });
     }
     // Only a new connection is timed: a request waiting for a free pooled connection is not connecting yet.
-    connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
-    connect(network, &QNetworkReply::requestSent, reply, [reply] { reply->m_connectTimer->stop(); });
-    connect(network, &QNetworkReply::readyRead, reply, [this, reply] { onReadyRead(reply); });
-    connect(network, &QNetworkReply::finished, reply, [this, reply] { onNetworkFinished(reply); });
+    connect(network, &HttpExchange::connecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
+    connect(network, &HttpExchange::requestSent, reply, [reply] { reply->m_connectTimer->stop(); });
+    connect(network, &HttpExchange::readyRead, reply, [this, reply] { onReadyRead(reply); });
+    connect(network, &HttpExchange::finished, reply, [this, reply] { onNetworkFinished(reply); });
 }
 
 void LlmClient::onReadyRead(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
-    QNetworkReply *network = reply->m_network;
-    if (!network || !network->isOpen()) // aborted: nothing more to read
+    HttpExchange *network = reply->m_network;
+    if (!network || network->error() == HttpExchange::Error::Cancelled) // aborted: nothing more to read
         return;
     const QByteArray bytes = network->readAll();
-    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(QLatin1String("event-stream"));
+    const int status = network->status();
+    const bool sse = network->header("content-type").contains("event-stream");
     if (!sse || status >= 400) {
         reply->m_body += bytes;
         return;
@@ -447,7 +444,7 @@ bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
 void LlmClient::onNetworkFinished(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
-    QNetworkReply *network = reply->m_network;
+    HttpExchange *network = reply->m_network;
     if (!network)
         return;
     network->deleteLater();
@@ -455,10 +452,10 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     reply->m_network = nullptr;
     if (reply->m_connectTimer)
         reply->m_connectTimer->stop();
-    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    const int status = network->status();
     reply->m_response.httpStatus = status;
-    const QByteArray retryAfterMs = network->rawHeader("retry-after-ms");
-    const QByteArray retryAfter = network->rawHeader("retry-after");
+    const QByteArray retryAfterMs = network->header("retry-after-ms");
+    const QByteArray retryAfter = network->header("retry-after");
     const WireFormat *format = reply->m_format;
     WireResult &result = reply->m_result;
 
@@ -483,16 +480,16 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         }
         return;
     }
-    if (network->error() != QNetworkReply::NoError) {
+    if (network->error() != HttpExchange::Error::None) {
         QString error = reply->m_timeoutError;
-        if (error.isEmpty() && (network->error() == QNetworkReply::OperationCanceledError || network->error() == QNetworkReply::TimeoutError))
+        if (error.isEmpty() && (network->error() == HttpExchange::Error::Cancelled || network->error() == HttpExchange::Error::Timeout))
             error = QStringLiteral("idle timeout: no data for %1 s").arg(m_idleTimeoutMs / 1000.0);
         if (error.isEmpty())
             error = result.error.isEmpty() ? network->errorString() : result.error;
         retryOrFail(reply, error);
         return;
     }
-    const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(QLatin1String("event-stream"));
+    const bool sse = network->header("content-type").contains("event-stream");
     if (sse) {
         if (!result.error.isEmpty()) {
             retryOrFail(reply, result.error);

@@ -18,14 +18,14 @@
 #include <memory>
 #include <optional>
 
-class QNetworkAccessManager;
-class QNetworkReply;
 class QNetworkRequest;
 class QTimer;
 
 namespace autocomp {
 
 class GcloudTokenSource;
+class HttpClient;
+class HttpExchange;
 class PriceTable;
 
 // CPU time spent in LlmClient's own code on the threads that call it (building requests, parsing
@@ -96,7 +96,7 @@ private:
     bool m_aborted = false;
     int m_attempt = 0;
     QElapsedTimer m_clock;
-    QPointer<QNetworkReply> m_network;
+    QPointer<HttpExchange> m_network;
     const WireFormat *m_format = nullptr;
     QByteArray m_sentBody;
     SseParser m_sse;
@@ -108,7 +108,7 @@ private:
     QTimer *m_connectTimer = nullptr;
 };
 
-// Sends LLM requests through QNetworkAccessManager: many at once, limited per provider and globally,
+// Sends LLM requests over HTTP/1.1 (HttpClient, on this thread): many at once, limited per provider and globally,
 // queued per owner (a run) in arrival order and served round-robin across owners, retried on transient
 // failures as the official SDKs do. Several engines on one thread can share one client.
 class LlmClient : public QObject
@@ -173,8 +173,7 @@ private:
 
     // Qt 6.4 opens at most 6 HTTP/1.1 connections per host and manager, so a local server (vLLM, Ollama)
     // would see 6 requests at once whatever the limit; requests are spread over a few managers instead.
-    QList<QNetworkAccessManager *> m_networks;
-    int m_nextNetwork = 0;
+    HttpClient *m_http = nullptr;
     // One queue per owner, in the order owners first queued; pump() takes turns starting at m_nextOwner.
     struct OwnerQueue {
         QString owner;

@@ -1,13 +1,18 @@
 // llm_client: LlmClient throughput and per-request overhead against the fake LLM server run as a separate
 // process ($AUTOCOMP_FAKE_LLM_SERVER), so this process's time is the client's own. 512 streamed requests,
-// 64 in flight, the server answering each after a scripted 20 ms with a ~2 KB answer in 32 SSE events.
+// 64 in flight, each answer ~2 KB in 32 SSE events.
 // overhead = the time from send() to finished() less the server's own time for that request (from reading
-// it to writing the last byte of the answer, scripted delay included), which the server writes to its
-// --timing file on the same monotonic clock: request building, queueing in the client, HTTP over loopback,
-// SSE parsing, usage and pricing, and waiting for a CPU while 64 requests share two cores with the server.
-// The same is printed for 6 in flight, and for 64 in flight at a pace that leaves the CPUs mostly idle
-// (a 500 ms server delay; real providers take seconds).
-// One block per wire format; the first (OpenAI Responses) also prints the unprefixed summary keys.
+// its first bytes to writing the last byte of the answer, scripted delay included), which the server
+// writes to its --timing file on the same monotonic clock: request building, queueing in the client, HTTP
+// over loopback, SSE parsing, usage and pricing, and waiting for a CPU the server is using.
+// Runs:
+//  - paced (the summary keys): answers after 100 to 505 ms, spread as real providers' latencies are, so
+//    the answers of the 64 requests in flight do not all land in the same millisecond;
+//  - saturated: every answer after 20 ms, as fast as client and server can go on two shared cores, for
+//    the client's capacity (max_requests_per_s); its overhead is mostly waiting for a CPU;
+//  - 6 in flight after 20 ms, and a burst: 64 in flight all answered after exactly 500 ms, so 64 answers
+//    arrive at once and queue behind each other.
+// One saturated block per wire format; the first (OpenAI Responses) also prints the summary keys.
 #include "llm/llm_client.h"
 
 #include <QCoreApplication>
@@ -31,6 +36,7 @@ constexpr int Requests = 512;
 constexpr int InFlight = 64;
 constexpr int ServerDelayMs = 20;
 constexpr int IdleDelayMs = 500;
+constexpr int PacedResponses = 16; // delays 100, 127, ... 505 ms, in turn
 
 qint64 monotonicNs()
 {
@@ -39,17 +45,18 @@ qint64 monotonicNs()
     return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The server's --timing file: request tag -> nanoseconds the server spent on it.
-QHash<QByteArray, qint64> serverTimes(const QString &path)
+// The server's --timing file: request tag -> when the server had read the request and when it wrote the
+// answer's last byte (monotonic nanoseconds).
+QHash<QByteArray, std::pair<qint64, qint64>> serverTimes(const QString &path)
 {
-    QHash<QByteArray, qint64> times;
+    QHash<QByteArray, std::pair<qint64, qint64>> times;
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return times;
     for (const QByteArray &line : f.readAll().split('\n')) {
         const QList<QByteArray> parts = line.split(' ');
         if (parts.size() == 3)
-            times.insert(parts.at(0), parts.at(2).toLongLong() - parts.at(1).toLongLong());
+            times.insert(parts.at(0), {parts.at(1).toLongLong(), parts.at(2).toLongLong()});
     }
     return times;
 }
@@ -84,6 +91,8 @@ struct Result {
     double requestsPerS = 0;
     double p50 = 0;
     double p99 = 0;
+    double beforeP50 = 0; // send() until the server has read the request
+    double afterP50 = 0;  // the server's last byte until finished()
     double cpuMsPerRequest = 0;
     int failures = 0;
 };
@@ -134,17 +143,22 @@ Result run(LlmClient &client, const QString &modelText, int inFlight, const QStr
     result.cpuMsPerRequest = (cpuSeconds() - cpuStart) * 1000.0 / Requests;
     // The server writes its line as it hands over the last byte; give its event loop a moment to flush.
     QThread::msleep(50);
-    const QHash<QByteArray, qint64> server = serverTimes(timingPath);
-    QList<double> overheads;
+    const auto server = serverTimes(timingPath);
+    QList<double> overheads, before, after;
     for (const Timing &t : std::as_const(timings)) {
         if (!server.contains(t.tag)) {
             ++result.failures;
             continue;
         }
-        overheads << double(t.doneNs - t.sentNs - server.value(t.tag)) / 1e6;
+        const auto [receivedNs, answeredNs] = server.value(t.tag);
+        before << double(receivedNs - t.sentNs) / 1e6;
+        after << double(t.doneNs - answeredNs) / 1e6;
+        overheads << before.last() + after.last();
     }
     result.p50 = percentile(overheads, 0.5);
     result.p99 = percentile(overheads, 0.99);
+    result.beforeP50 = percentile(before, 0.5);
+    result.afterP50 = percentile(after, 0.5);
     return result;
 }
 
@@ -161,9 +175,12 @@ int main(int argc, char **argv)
             return 1;
         const QByteArray answer = QByteArray("Chosen optimization: 3. Tile the loops. ").repeated(50);
         const QByteArray usage = "\n        usage: {prompt_tokens: 2000, completion_tokens: 500}\n";
-        f.write("rules:\n  - match: '^idle'\n    cycle: true\n    responses:\n      - content: \"" + answer + "\"\n        delay_ms: "
-                + QByteArray::number(IdleDelayMs) + usage + "  - cycle: true\n    responses:\n      - content: \"" + answer
-                + "\"\n        delay_ms: " + QByteArray::number(ServerDelayMs) + usage);
+        QByteArray script = "rules:\n  - match: '^idle'\n    cycle: true\n    responses:\n      - content: \"" + answer + "\"\n        delay_ms: "
+            + QByteArray::number(IdleDelayMs) + usage + "  - match: '^paced'\n    cycle: true\n    responses:\n";
+        for (int i = 0; i < PacedResponses; ++i)
+            script += "      - content: \"" + answer + "\"\n        delay_ms: " + QByteArray::number(100 + 27 * ((i * 7) % PacedResponses)) + usage;
+        script += "  - cycle: true\n    responses:\n      - content: \"" + answer + "\"\n        delay_ms: " + QByteArray::number(ServerDelayMs) + usage;
+        f.write(script);
     }
     QProcess server;
     server.setProcessChannelMode(QProcess::ForwardedErrorChannel);
@@ -194,23 +211,28 @@ int main(int argc, char **argv)
         const Result r = run(client, model, InFlight, timingPath, QString::fromLatin1(name));
         failures += r.failures;
         if (first) {
-            std::printf("requests: %d, in flight: %d, server delay: %d ms, format: %s (streamed)\n", Requests, InFlight, ServerDelayMs, name);
-            std::printf("requests_per_s: %.1f\n", r.requestsPerS);
-            std::printf("overhead_p50_ms: %.2f ms\n", r.p50);
-            std::printf("overhead_p99_ms: %.2f ms\n", r.p99);
-            std::printf("client_cpu_per_request_ms: %.3f ms\n", r.cpuMsPerRequest);
-            // Six in flight: the two cores are not saturated, so little of the overhead is waiting for a CPU.
+            const Result paced = run(client, model, InFlight, timingPath, QStringLiteral("paced"));
+            std::printf("requests: %d, in flight: %d, answers after 100-505 ms, format: %s (streamed)\n", Requests, InFlight, name);
+            std::printf("requests_per_s: %.1f\n", paced.requestsPerS);
+            std::printf("overhead_p50_ms: %.2f ms\n", paced.p50);
+            std::printf("overhead_p99_ms: %.2f ms\n", paced.p99);
+            std::printf("overhead_parts_p50_ms: to the server %.2f, from it %.2f\n", paced.beforeP50, paced.afterP50);
+            std::printf("client_cpu_per_request_ms: %.3f ms\n", paced.cpuMsPerRequest);
+            std::printf("max_requests_per_s: %.1f (saturated: answers after %d ms)\n", r.requestsPerS, ServerDelayMs);
+            std::printf("saturated_overhead_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f), client cpu %.3f ms/request\n", r.p50,
+                        r.p99, r.beforeP50, r.afterP50, r.cpuMsPerRequest);
             const Result six = run(client, model, 6, timingPath, QStringLiteral("six"));
-            std::printf("overhead_6_in_flight_p50_ms: %.2f ms, p99 %.2f ms\n", six.p50, six.p99);
-            // 64 in flight at a realistic pace (each answer after 500 ms): the client's cost with spare CPU.
-            const Result idle = run(client, model, InFlight, timingPath, QStringLiteral("idle"));
-            std::printf("overhead_64_in_flight_500ms_server_p50_ms: %.2f ms, p99 %.2f ms (%.1f requests/s)\n", idle.p50, idle.p99,
-                        idle.requestsPerS);
-            failures += six.failures + idle.failures;
+            std::printf("overhead_6_in_flight_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n", six.p50, six.p99,
+                        six.beforeP50, six.afterP50);
+            const Result burst = run(client, model, InFlight, timingPath, QStringLiteral("idle"));
+            std::printf("overhead_burst_64_at_once_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n", burst.p50, burst.p99,
+                        burst.beforeP50, burst.afterP50);
+            failures += paced.failures + six.failures + burst.failures;
             first = false;
         }
-        std::printf("%s: requests_per_s %.1f, overhead p50 %.2f ms, p99 %.2f ms, client cpu %.3f ms/request, failures %d\n", name,
-                    r.requestsPerS, r.p50, r.p99, r.cpuMsPerRequest, r.failures);
+        std::printf("%s: requests_per_s %.1f, overhead p50 %.2f ms (to the server %.2f, from it %.2f), p99 %.2f ms, client cpu %.3f ms/request, "
+                    "failures %d\n",
+                    name, r.requestsPerS, r.p50, r.beforeP50, r.afterP50, r.p99, r.cpuMsPerRequest, r.failures);
     }
     std::printf("rss_start_mb: %.1f MB\n", rssStart);
     std::printf("rss_end_mb: %.1f MB\n", rssMb());

@@ -2,6 +2,8 @@
 
 #include <QTimer>
 
+#include <ctime>
+
 #ifdef Q_OS_UNIX
 #include <sys/socket.h>
 #endif
@@ -18,6 +20,8 @@ FakeHttpConnection::FakeHttpConnection(QTcpSocket* socket, QObject* parent)
     , m_socket(socket)
 {
     socket->setParent(this);
+    // No Nagle: the head and the body are separate writes, and a client's delayed ACK would hold the body.
+    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     connect(socket, &QTcpSocket::readyRead, this, &FakeHttpConnection::onReadyRead);
     connect(socket, &QTcpSocket::disconnected, this, [this] {
         if (!m_closed) {
@@ -59,6 +63,11 @@ void FakeHttpConnection::onReadyRead()
 {
     if (!m_socket)
         return;
+    if (m_buffer.isEmpty() && m_socket->bytesAvailable() > 0) {
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        m_firstByteNs = qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
     m_buffer += m_socket->readAll();
     processBuffer();
 }
@@ -130,6 +139,12 @@ void FakeHttpConnection::processBuffer()
 
     request.body = m_buffer.mid(bodyStart, contentLength);
     m_buffer.remove(0, bodyStart + contentLength);
+    request.firstByteNs = m_firstByteNs;
+    if (!m_buffer.isEmpty()) { // the next request's first bytes came along
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        m_firstByteNs = qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+    }
 
     const QByteArray connectionHeader = request.header("connection").toLower();
     m_closeAfterResponse = connectionHeader.contains("close")
@@ -156,9 +171,16 @@ void FakeHttpConnection::writeRaw(const QByteArray& bytes)
 
 void FakeHttpConnection::writeChunk(const QByteArray& bytes)
 {
+    QByteArray framed;
+    appendChunk(&framed, bytes);
+    writeRaw(framed);
+}
+
+void FakeHttpConnection::appendChunk(QByteArray* out, const QByteArray& bytes)
+{
     if (bytes.isEmpty())
         return; // an empty chunk would end the body
-    writeRaw(QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n");
+    *out += QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n";
 }
 
 void FakeHttpConnection::endChunked()

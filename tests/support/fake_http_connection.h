@@ -24,6 +24,7 @@ public:
     void writeHead(int status, const HttpHeaders& headers);
     void writeRaw(const QByteArray& bytes);
     void writeChunk(const QByteArray& bytes); // Transfer-Encoding: chunked framing
+    static void appendChunk(QByteArray* out, const QByteArray& bytes); // the same framing, into a buffer
     void endChunked();
     // The response is complete: serve the next buffered request, or close when the client asked for it.
     void finishResponse();
@@ -43,6 +44,7 @@ private:
 
     QPointer<QTcpSocket> m_socket;
     QByteArray m_buffer;
+    qint64 m_firstByteNs = 0; // of the request being read
     bool m_busy = false;
     bool m_closeAfterResponse = false;
     bool m_closed = false;

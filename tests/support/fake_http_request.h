@@ -28,6 +28,7 @@ struct FakeHttpRequest {
     QByteArray version;
     HttpHeaders headers; // in arrival order, names as sent
     QByteArray body;
+    qint64 firstByteNs = 0; // CLOCK_MONOTONIC when the server read the request's first bytes
 
     QByteArray header(QByteArrayView name) const { return headerValue(headers, name); }
 };

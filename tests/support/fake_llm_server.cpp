@@ -179,7 +179,8 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
     record.headers = request.headers;
     record.body = request.body;
     record.receivedAt = QDateTime::currentDateTimeUtc();
-    record.receivedNs = monotonicNs();
+    // From the request's first bytes read: parsing it is the server's own time, not the client's.
+    record.receivedNs = request.firstByteNs > 0 ? request.firstByteNs : monotonicNs();
     record.json = QJsonDocument::fromJson(request.body).object();
 
     const LlmDialect* dialect = nullptr;
@@ -363,27 +364,35 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
 
 void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan, int next)
 {
+    // Parts due at the same moment go out in one write, each still its own chunk, as a server's
+    // buffered writer would send them.
+    QByteArray out;
     while (next < plan->parts.size()) {
         if (next == plan->abortAfterParts) {
+            connection->writeRaw(out);
             responseDone(connection);
             connection->abort();
             return;
         }
         if (plan->chunked)
-            connection->writeChunk(plan->parts.at(next));
+            FakeHttpConnection::appendChunk(&out, plan->parts.at(next));
         else
-            connection->writeRaw(plan->parts.at(next));
+            out += plan->parts.at(next);
         ++next;
         if (plan->partDelayMs > 0 && next < plan->parts.size()) {
+            connection->writeRaw(out);
             QTimer::singleShot(plan->partDelayMs, Qt::PreciseTimer, connection,
                                [this, connection, plan, next] { writeParts(connection, plan, next); });
             return;
         }
     }
-    if (plan->hang)
+    if (plan->hang) {
+        connection->writeRaw(out);
         return; // the response stays open until the client gives up
+    }
     if (plan->chunked)
-        connection->endChunked();
+        out += "0\r\n\r\n";
+    connection->writeRaw(out);
     if (m_timing.isOpen() && m_requestOf.contains(connection)) {
         const RecordedRequest& record = m_requests.at(m_requestOf.value(connection));
         QByteArray tag;
