@@ -185,8 +185,8 @@ int main(int argc, char **argv)
     std::printf("ratio_to_phase_sync: %.3f\n", wallS / phaseSync);
     // This process's CPU time, split by component. The engine (core/search: scheduling, prompts, parsing,
     // beam selection, and the store writes it makes) is its thread's time less what it spent inside the
-    // LLM client's and the evaluation runtime's code. The LLM client (core/llm) is its own code plus Qt's
-    // HTTP threads (every thread but the engine's). The evaluation runtime (core/eval) is work directories
+    // LLM client's and the evaluation runtime's code. The LLM client (core/llm) is its own code plus any
+    // other thread of this process (Qt's host-name lookups; HTTP itself runs on the engine's thread). The evaluation runtime (core/eval) is work directories
     // and starting, limiting and reaping the step processes (fork, rlimits, cgroup, sandbox).
     const double n = double(candidates.size());
     std::printf("engine_cpu_ms_per_candidate: %.3f ms\n", (threadS - runtimeS - clientS) * 1000.0 / n);
