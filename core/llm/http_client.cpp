@@ -19,6 +19,7 @@ public:
     // The exchange gives up (abort, timeout): the connection is in an unknown state and closes.
     void drop();
     bool isConnected() const { return m_connected; }
+    const QString &poolKey() const { return m_poolKey; }
     int served() const { return m_served; }
 
 private:
@@ -29,6 +30,7 @@ private:
     void parse();
     bool headComplete();
     void bodyBytes(QByteArray bytes);
+    bool takeBody();
     void responseDone();
     void protocolError(const QString &what);
 
@@ -267,6 +269,20 @@ bool HttpConnection::headComplete()
     return true;
 }
 
+bool HttpConnection::takeBody()
+{
+    // Up to m_remaining bytes of the buffer belong to the body (the rest is framing or the next response).
+    const qsizetype take = qsizetype(qMin<qint64>(m_remaining, m_in.size()));
+    if (take == m_in.size()) {
+        bodyBytes(std::exchange(m_in, {}));
+    } else {
+        bodyBytes(m_in.left(take));
+        m_in.remove(0, take);
+    }
+    m_remaining -= take;
+    return take > 0;
+}
+
 void HttpConnection::bodyBytes(QByteArray bytes)
 {
     if (bytes.isEmpty())
@@ -289,12 +305,7 @@ void HttpConnection::parse()
     while (!done && !m_in.isEmpty()) {
         switch (m_state) {
         case State::FixedBody: {
-            const qsizetype take = qsizetype(qMin<qint64>(m_remaining, m_in.size()));
-            bodyBytes(take == m_in.size() ? std::exchange(m_in, {}) : m_in.left(take));
-            if (take < m_in.size())
-                m_in.remove(0, take);
-            m_remaining -= take;
-            body = body || take > 0;
+            body = takeBody() || body;
             break;
         }
         case State::ChunkSize: {
@@ -321,12 +332,7 @@ void HttpConnection::parse()
             break;
         }
         case State::ChunkData: {
-            const qsizetype take = qsizetype(qMin<qint64>(m_remaining, m_in.size()));
-            bodyBytes(take == m_in.size() ? std::exchange(m_in, {}) : m_in.left(take));
-            if (take < m_in.size())
-                m_in.remove(0, take);
-            m_remaining -= take;
-            body = body || take > 0;
+            body = takeBody() || body;
             if (m_remaining == 0)
                 m_state = State::ChunkEnd;
             break;
@@ -527,14 +533,7 @@ HttpExchange *HttpClient::post(const QNetworkRequest &request, const QByteArray 
         pool.port = port;
     }
     pool.waiting.append(exchange);
-    // Started from the event loop, so a caller connects to the exchange's signals first.
-    QMetaObject::invokeMethod(
-        this,
-        [this, key = exchange->m_poolKey] {
-            if (auto it = m_pools.find(key); it != m_pools.end())
-                dispatch(*it);
-        },
-        Qt::QueuedConnection);
+    dispatchLater(exchange->m_poolKey); // from the event loop, so a caller connects to the exchange's signals first
     return exchange;
 }
 
@@ -555,43 +554,36 @@ void HttpClient::dispatch(Pool &pool)
     }
 }
 
+void HttpClient::dispatchLater(const QString &key)
+{
+    QMetaObject::invokeMethod(
+        this,
+        [this, key] {
+            if (auto pool = m_pools.find(key); pool != m_pools.end())
+                dispatch(*pool);
+        },
+        Qt::QueuedConnection);
+}
+
 void HttpClient::connectionFree(HttpConnection *connection)
 {
-    for (auto it = m_pools.begin(); it != m_pools.end(); ++it) {
-        if (!it->all.contains(connection))
-            continue;
-        it->idle.append(connection);
-        if (!it->waiting.isEmpty()) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, key = it.key()] {
-                    if (auto p = m_pools.find(key); p != m_pools.end())
-                        dispatch(*p);
-                },
-                Qt::QueuedConnection);
-        }
+    auto pool = m_pools.find(connection->poolKey());
+    if (pool == m_pools.end() || !pool->all.contains(connection))
         return;
-    }
+    pool->idle.append(connection);
+    if (!pool->waiting.isEmpty())
+        dispatchLater(pool.key());
 }
 
 void HttpClient::connectionGone(HttpConnection *connection)
 {
-    for (auto it = m_pools.begin(); it != m_pools.end(); ++it) {
-        if (it->all.removeAll(connection) == 0)
-            continue;
-        it->idle.removeAll(connection);
-        connection->deleteLater();
-        if (!it->waiting.isEmpty()) {
-            QMetaObject::invokeMethod(
-                this,
-                [this, key = it.key()] {
-                    if (auto p = m_pools.find(key); p != m_pools.end())
-                        dispatch(*p);
-                },
-                Qt::QueuedConnection);
-        }
+    auto pool = m_pools.find(connection->poolKey());
+    if (pool == m_pools.end() || pool->all.removeAll(connection) == 0)
         return;
-    }
+    pool->idle.removeAll(connection);
+    connection->deleteLater();
+    if (!pool->waiting.isEmpty())
+        dispatchLater(pool.key());
 }
 
 void HttpClient::withdraw(HttpExchange *exchange)

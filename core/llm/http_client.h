@@ -106,6 +106,7 @@ private:
         QList<HttpExchange *> waiting;
     };
     void dispatch(Pool &pool);
+    void dispatchLater(const QString &key);
     void connectionFree(HttpConnection *connection);
     void connectionGone(HttpConnection *connection);
     void withdraw(HttpExchange *exchange);
