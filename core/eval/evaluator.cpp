@@ -60,10 +60,9 @@ QString EvalJob::workdir() const
     return m_dir ? m_dir->path() : QString();
 }
 
-QString EvalJob::expand(const QString &arg) const
+QHash<QString, QString> EvalJob::placeholders() const
 {
-    return Evaluator::expand(arg, m_target, m_problem,
-                             {{QStringLiteral("candidate"), m_candidateFile}, {QStringLiteral("workdir"), workdir()}, {QStringLiteral("seed"), m_seed}});
+    return {{QStringLiteral("candidate"), m_candidateFile}, {QStringLiteral("workdir"), workdir()}, {QStringLiteral("seed"), m_seed}};
 }
 
 void EvalJob::cancel()
@@ -107,9 +106,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
             Q_EMIT statusChanged(CandidateStatus::Testing);
     }
 
-    QStringList command;
-    for (const QString &arg : step.run)
-        command << expand(arg);
+    const QStringList command = Evaluator::expandArgs(step.run, m_target, m_problem, placeholders());
     ProcessLimits limits;
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
@@ -325,6 +322,21 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     return out;
 }
 
+QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
+{
+    QStringList command;
+    for (const QString &arg : run) {
+        if (arg == QLatin1String("{libraries}")) {
+            if (problem.allowLibraries)
+                for (const QString &library : problem.libraries)
+                    command << QStringLiteral("-l") + library;
+            continue;
+        }
+        command << expand(arg, target, problem, extra);
+    }
+    return command;
+}
+
 QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
 {
     // The target's and the problem's files and every -I directory of the steps: a cached build
@@ -446,9 +458,7 @@ void Evaluator::runSetupStep(const QString &key)
         }
     }
     const QString dir = cacheDir();
-    QStringList command;
-    for (const QString &arg : step.run)
-        command << expand(arg, setup.target, setup.problem, {{QStringLiteral("workdir"), dir}});
+    const QStringList command = expandArgs(step.run, setup.target, setup.problem, {{QStringLiteral("workdir"), dir}});
     ProcessLimits limits;
     limits.timeoutS = step.timeoutS;
     limits.sandbox = m_sandbox;

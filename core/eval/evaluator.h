@@ -42,7 +42,8 @@ private:
     void stepFinished(const StepResult &step);
     void complete();
     void parseResultFile();
-    QString expand(const QString &arg) const;
+    // The job's own placeholders: {candidate} {workdir} {seed}.
+    QHash<QString, QString> placeholders() const;
 
     Evaluator *m_evaluator;
     Target m_target;
@@ -88,6 +89,9 @@ public:
     // Replaces {backend_dir} {problem_dir} {problem} {reference} {shapes} {bench_shape} {tolerance}
     // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir, seed).
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+    // A step's argument list: each argument expanded, and an argument that is exactly "{libraries}"
+    // replaced by -l<name> for each library the problem allows (none when it allows none).
+    static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // Hash of the files a target's build reads (its directory, the problem's, the -I directories),
     // the {sources_hash} placeholder.
     static QString sourcesHash(const Target &target, const Problem &problem);

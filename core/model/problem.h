@@ -25,6 +25,9 @@ struct Problem {
     QString flops;        // expression over shape names
     QString bytes;
     bool allowLibraries = false;
+    // Libraries the kernel may link (problem.yaml `libraries: [openblas]`, only with allowLibraries),
+    // given to the link step as -l<name> by the {libraries} placeholder.
+    QStringList libraries;
 
     QString startCode() const;
     // "M=512,N=512,K=512;M=1000,..." for the harness command line.

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QRegularExpression>
 #include <QStandardPaths>
 
 namespace autocomp {
@@ -255,7 +256,7 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
         r.checkKeys(n, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("signature"), QStringLiteral("dtype"),
                             QStringLiteral("start"), QStringLiteral("reference"), QStringLiteral("context"), QStringLiteral("shapes"),
                             QStringLiteral("bench_shape"), QStringLiteral("tolerance"), QStringLiteral("flops"), QStringLiteral("bytes"),
-                            QStringLiteral("allow_libraries")});
+                            QStringLiteral("allow_libraries"), QStringLiteral("libraries")});
         if (n.IsMap()) {
             auto fileKey = [&](const char *key, QString &out, bool required) {
                 if (const auto v = n[key]) {
@@ -320,6 +321,16 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 p.bytes = r.string(n["bytes"], QStringLiteral("bytes")).value_or(QString());
             if (n["allow_libraries"])
                 p.allowLibraries = r.boolean(n["allow_libraries"], QStringLiteral("allow_libraries")).value_or(false);
+            if (const auto libraries = n["libraries"]) {
+                // Names for the linker's -l: openblas, m, ... nothing that could pass another option.
+                static const QRegularExpression s_name(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9_+.-]*$"));
+                p.libraries = r.stringList(libraries, QStringLiteral("libraries")).value_or(QStringList());
+                for (const QString &library : std::as_const(p.libraries))
+                    if (!s_name.match(library).hasMatch())
+                        r.error(libraries, QStringLiteral("'libraries' entry '%1' is not a library name (as in -lopenblas: openblas)").arg(library));
+                if (!p.libraries.isEmpty() && !p.allowLibraries)
+                    r.error(libraries, QStringLiteral("'libraries' needs 'allow_libraries: true'"));
+            }
         }
     }
     if (fail(r, error))

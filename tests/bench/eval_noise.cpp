@@ -5,6 +5,9 @@
 //   median_spread_ratio: max/min of the optimized candidate's 10 medians (1.0 is perfect)
 //   median_spread_ratio_naive: the same for the starting code
 //   instructions_identical: 1 when every instruction count was the same
+//   cache_interference_min/max: the cache probe's slowdown during the optimized candidate's benchmarks
+//   (backends/cpu/include/autocomp_probe.h; 1.0 is a quiet core), the part of the spread that comes from
+//   outside this machine
 #include "eval/evaluator.h"
 #include "agents/response_parser.h"
 #include "model/repository.h"
@@ -61,6 +64,7 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "eval_noise: no code block in %s\n", qPrintable(fastFile.fileName()));
         return 1;
     }
+    std::vector<double> interference;
     auto mediansOf = [&](const QString &source, std::vector<double> &medians) {
         for (const EvalResult &r : evaluateAll(evaluator, *cpu, *problem, source, 10)) {
             if (!r.correct) {
@@ -68,6 +72,11 @@ int main(int argc, char **argv)
                 return false;
             }
             medians.push_back(r.metricValue(QStringLiteral("latency_ms")));
+            if (interference.size() < 10) {
+                interference.push_back(r.metricValue(QStringLiteral("cache_interference")));
+                std::fprintf(stderr, "evaluation %zu: median %.4f ms, cache interference %.3f\n", interference.size(),
+                             medians.back(), interference.back());
+            }
         }
         return true;
     };
@@ -90,6 +99,9 @@ int main(int argc, char **argv)
     std::printf("naive_median_latency_min: %.4f ms\n", *nlo);
     std::printf("naive_median_latency_max: %.4f ms\n", *nhi);
     std::printf("median_spread_ratio_naive: %.4f ratio\n", *nhi / *nlo);
+    const auto [ilo, ihi] = std::minmax_element(interference.begin(), interference.end());
+    std::printf("cache_interference_min: %.3f ratio\n", *ilo);
+    std::printf("cache_interference_max: %.3f ratio\n", *ihi);
     std::printf("instructions: %.0f count\n", counts.front());
     std::printf("instructions_identical: %d bool\n", std::all_of(counts.begin(), counts.end(), [&](double c) { return c == counts.front(); }) ? 1 : 0);
     return 0;

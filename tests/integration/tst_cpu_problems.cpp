@@ -144,6 +144,16 @@ private Q_SLOTS:
         else
             QVERIFY2(metrics.value(QStringLiteral("gflops")).toDouble(-1) > 0, describe(start).constData());
 
+        // The cache-interference probe ran between repetitions: its median over its quiet time, which is
+        // at most the fastest probe of this run, so at least 1 (autocomp_probe.h).
+        const double interference = metrics.value(QStringLiteral("cache_interference")).toDouble(-1);
+        QVERIFY2(interference >= 1.0 && interference < 10.0, describe(start).constData());
+        bool probeFeedback = false;
+        for (const QJsonValue line : start.json.value(QStringLiteral("feedback")).toArray())
+            probeFeedback = probeFeedback || line.toString().contains(QLatin1String("cache interference")) ||
+                            line.toString().contains(QLatin1String("shared this core's caches"));
+        QVERIFY2(probeFeedback, describe(start).constData());
+
         // The wrong variant: evaluated, and rejected by the correctness check.
         QVERIFY2(wrong.finished, describe(wrong).constData());
         QVERIFY2(wrong.parseError.isEmpty(), describe(wrong).constData());

@@ -185,6 +185,22 @@ private Q_SLOTS:
         QVERIFY2(!QFile::exists(escapeTarget()), "the candidate wrote outside its work directory");
     }
 
+    // The same BLAS call where the problem allows it (allow_libraries: true, libraries: [openblas]): it
+    // passes the static check, links against OpenBLAS and is correct.
+    void libraryCallWhereTheProblemAllowsIt()
+    {
+        Problem allowing = m_problem;
+        allowing.allowLibraries = true;
+        allowing.libraries = {QStringLiteral("openblas")};
+        std::optional<EvalResult> result;
+        EvalJob *job = m_evaluator->evaluate(m_target, allowing, fixture(QStringLiteral("call_cblas.cpp")));
+        connect(job, &EvalJob::finished, this, [&result](const EvalResult &r) { result = r; });
+        QTRY_VERIFY_WITH_TIMEOUT(result.has_value(), 400000);
+        QVERIFY2(result->status == QLatin1String("ok") && result->correct, qPrintable(describe(*result)));
+        QVERIFY2(!result->flags.join(QLatin1Char('\n')).contains(QLatin1String("library"), Qt::CaseInsensitive),
+                 qPrintable(describe(*result)));
+    }
+
     // A fork bomb with no seccomp filter in the way: the pids cgroup caps it, the group and pid
     // namespace are killed at the time limit, nothing survives, and the machine stays responsive.
     void forkBombContained()

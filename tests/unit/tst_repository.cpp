@@ -1,4 +1,5 @@
 // Repository: loading the shipped targets, problems and agents, and the errors a user gets when one is broken.
+#include "eval/evaluator.h"
 #include "model/repository.h"
 
 #include <QDir>
@@ -42,6 +43,7 @@ private Q_SLOTS:
     void problemWithMissingStartFile();
     void problemErrors_data();
     void problemErrors();
+    void librariesBecomeLinkArguments();
     void agentWithoutMenuIsRefused();
     void firstDataDirShadowsLater();
 };
@@ -237,6 +239,10 @@ void TestRepository::problemErrors_data()
     QTest::newRow("unknown tolerance key") << QByteArray(files + "shapes: [{N: 8}]\ntolerance: {rtoll: 1}\n") << 4
                                            << u"rtoll"_s;
     QTest::newRow("missing reference") << QByteArray("start: s.cpp\nshapes: [{N: 8}]\n") << 1 << u"reference"_s;
+    QTest::newRow("libraries without allow_libraries")
+        << QByteArray(files + "shapes: [{N: 8}]\nlibraries: [openblas]\n") << 4 << u"allow_libraries: true"_s;
+    QTest::newRow("library name that is an option")
+        << QByteArray(files + "shapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, -Wl]\n") << 5 << u"'-Wl'"_s;
 }
 
 void TestRepository::problemErrors()
@@ -256,6 +262,29 @@ void TestRepository::problemErrors()
     const QString prefix = problemDir + u"/problem.yaml:"_s + QString::number(line) + u':';
     QVERIFY2(error.contains(prefix) && error.contains(mentions),
              qPrintable(u"expected '%1' and '%2' in:\n"_s.arg(prefix, mentions) + error));
+}
+
+void TestRepository::librariesBecomeLinkArguments()
+{
+    QTemporaryDir dir;
+    const QString problemDir = dir.filePath(u"sols/cpu/p"_s);
+    QVERIFY(writeFile(problemDir + u"/s.cpp"_s, "// start\n"));
+    QVERIFY(writeFile(problemDir + u"/r.cpp"_s, "// reference\n"));
+    QVERIFY(writeFile(problemDir + u"/problem.yaml"_s,
+                      "start: s.cpp\nreference: r.cpp\nshapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, m]\n"));
+    QString error;
+    auto problem = Repository::loadProblem(problemDir, u"cpu"_s, &error);
+    QVERIFY2(problem, qPrintable(error));
+    QCOMPARE(problem->libraries, QStringList({u"openblas"_s, u"m"_s}));
+
+    const QStringList link{u"c++"_s, u"-o"_s, u"{workdir}/candidate"_s, u"{libraries}"_s, u"x{libraries}"_s};
+    const QHash<QString, QString> extra{{u"workdir"_s, u"/w"_s}};
+    // Only an argument that is exactly {libraries} becomes the -l options; nothing else is split.
+    QCOMPARE(autocomp::Evaluator::expandArgs(link, autocomp::Target{}, *problem, extra),
+             QStringList({u"c++"_s, u"-o"_s, u"/w/candidate"_s, u"-lopenblas"_s, u"-lm"_s, u"x{libraries}"_s}));
+    problem->allowLibraries = false;
+    QCOMPARE(autocomp::Evaluator::expandArgs(link, autocomp::Target{}, *problem, extra),
+             QStringList({u"c++"_s, u"-o"_s, u"/w/candidate"_s, u"x{libraries}"_s}));
 }
 
 void TestRepository::agentWithoutMenuIsRefused()

@@ -45,6 +45,7 @@
 
 #include "autocomp_guard.h"
 #include "autocomp_lint.h"
+#include "autocomp_probe.h"
 
 #if defined(__linux__)
 #include <sched.h>
@@ -984,6 +985,11 @@ inline int mode_bench(const Problem& p, const Args& a) {
     int extra_tasks = 0;
     std::vector<double> times;
     double sem = 1.0;
+    // Cache-interference probe (autocomp_probe.h) between repetitions, at most every 5 ms of the
+    // benchmark so that it costs about 0.2 % of the budget whatever the kernel's duration.
+    CacheProbe probe;
+    std::vector<double> probe_ns{probe.ns_per_load()};
+    auto last_probe = clock::now();
     const auto start = clock::now();
     for (std::size_t rep = 1; rep <= kMaxReps; ++rep) {
         Rng rng(derive_seed(seed, kStreamBench, rep));
@@ -1008,6 +1014,10 @@ inline int mode_bench(const Problem& p, const Args& a) {
             sample.trial = rep;
             sample.outputs = out;
         }
+        if (ms_since(last_probe) >= 5.0) {
+            probe_ns.push_back(probe.ns_per_load());
+            last_probe = clock::now();
+        }
         if (times.size() >= kMinReps) {
             const Stats st = stats(times);
             sem = st.mean > 0 ? st.stddev / std::sqrt(static_cast<double>(st.n)) / st.mean : 0.0;
@@ -1024,6 +1034,9 @@ inline int mode_bench(const Problem& p, const Args& a) {
     json += ",\n  \"stddev_ms\": " + jnum(st.stddev) + ",\n  \"n\": " + std::to_string(st.n);
     json += ",\n  \"sem_fraction\": " + jnum(sem) + ",\n  \"converged\": " + (sem < kTargetSem ? "true" : "false");
     json += ",\n  \"pinned_cpu\": " + std::to_string(cpu) + ",\n  \"extra_tasks\": " + std::to_string(extra_tasks);
+    const Stats probe_st = stats(probe_ns);
+    json += ",\n  \"probe_ns\": " + jnum(probe_st.median) + ",\n  \"probe_ns_min\": " + jnum(probe_st.min) +
+            ",\n  \"probes\": " + std::to_string(probe_st.n);
     json += ",\n  \"sample_rep\": " + std::to_string(sample.trial) + ",\n  \"sample_outputs\": " + jstr(sample_path);
     json += ",\n  \"samples_ms\": [";
     for (std::size_t i = 0; i < times.size(); ++i)
@@ -1216,12 +1229,36 @@ inline int mode_report(const Problem& p, const Args& a) {
     if (sem >= 0.005)
         feedback.push_back("timing noisy: standard error " + fmt("%.2g", sem * 100) + "% of the mean");
 
+    std::string extra_metrics;
+    const std::string roofline = optional_file(a, "roofline");
+    // Cache interference while timing (autocomp_probe.h): the probe's median during the benchmark over
+    // its quiet time, the lower of the machine's (measured by the roofline setup step) and the best
+    // this benchmark saw.
+    if (json_has(timings, "probe_ns") && json_number(timings, "probe_ns") > 0) {
+        double quiet = json_number(timings, "probe_ns_min");
+        if (json_has(roofline, "probe_ns_quiet") && json_number(roofline, "probe_ns_quiet") > 0)
+            quiet = std::min(quiet, json_number(roofline, "probe_ns_quiet"));
+        const double interference = quiet > 0 ? json_number(timings, "probe_ns") / quiet : 1.0;
+        extra_metrics += ", \"cache_interference\": " + jnum(interference);
+        // With the probe at 1.05-1.3x, a cache-blocked gemm measured 1.1-1.3x its quiet time.
+        if (interference >= 1.05) {
+            feedback.push_back("timed while another workload shared this core's caches: an L1-resident probe ran " +
+                               fmt("%.2f", interference) + "x slower than when the core is quiet (median of " +
+                               std::to_string(static_cast<long long>(json_number(timings, "probes"))) +
+                               " probes between repetitions); differences of 10-30 % between evaluations can be noise");
+            if (interference >= 1.15)
+                flags.push_back("timed under cache interference (" + fmt("%.2f", interference) +
+                                "x): an SMT sibling or another workload shared the core; the latency may be inflated");
+        } else {
+            feedback.push_back("no cache interference while timing (L1 probe at " + fmt("%.2f", interference) +
+                               "x its quiet time)");
+        }
+    }
+
     // Roofline of this machine (measured once by the setup step): the bound is the lower of the peak
     // FLOP rate and the arithmetic intensity times the bandwidth for this working set. A result above
     // it (5 % measurement margin, and the fastest cache level's bandwidth) is not physically possible:
     // the timing was cut short or the work skipped.
-    std::string extra_metrics;
-    const std::string roofline = optional_file(a, "roofline");
     if (!roofline.empty() && json_has(roofline, "peak_gflops") && flops > 0 && bytes > 0 && gflops > 0) {
         double peak = json_number(roofline, "peak_gflops");
         // The vendor library ran on this core: whatever it reached is possible, whatever we measured.
