@@ -46,8 +46,9 @@ const char *s_usage = R"(usage: autocomp COMMAND [options]
   run CONFIG.yaml [--store PATH] [--json]      run a search; progress on stderr, summary on stdout
   resume RUN_ID [--json]                       continue a paused, stopped or interrupted run
   pause RUN_ID | stop RUN_ID                   ask the process running RUN_ID to pause or stop
-  eval --target T --problem P --code FILE [--json]
-                                               evaluate one file; prints its result (JSON with --json)
+  eval --target T --problem P --code FILE [--json] [--profile]
+                                               evaluate one file; prints its result (JSON with --json);
+                                               --profile adds the cache profile (evaluation.profile)
   runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]
   export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]
                                                autocomp-dir: an Autocomp-style output directory
@@ -75,7 +76,7 @@ std::optional<Args> parseArgs(const QStringList &arguments, QString *error)
     static const QSet<QString> s_valued{QStringLiteral("--store"), QStringLiteral("--target"), QStringLiteral("--problem"),
                                         QStringLiteral("--code"), QStringLiteral("--format"), QStringLiteral("--out"),
                                         QStringLiteral("--candidate"), QStringLiteral("--label")};
-    static const QSet<QString> s_flags{QStringLiteral("--json"), QStringLiteral("--help")};
+    static const QSet<QString> s_flags{QStringLiteral("--json"), QStringLiteral("--help"), QStringLiteral("--profile")};
     Args args;
     for (qsizetype i = 0; i < arguments.size(); ++i) {
         const QString &a = arguments.at(i);
@@ -327,7 +328,7 @@ int cmdEval(const Args &args)
     const QString problemName = args.option(QStringLiteral("--problem"));
     const QString codePath = args.option(QStringLiteral("--code"));
     if (problemName.isEmpty() || codePath.isEmpty()) {
-        err() << "usage: autocomp eval --target T --problem P --code FILE [--json]" << Qt::endl;
+        err() << "usage: autocomp eval --target T --problem P --code FILE [--json] [--profile]" << Qt::endl;
         return ExitUsage;
     }
     Repository repository;
@@ -343,7 +344,9 @@ int cmdEval(const Args &args)
         err() << "autocomp: " << codePath << ": cannot read: " << file.errorString() << Qt::endl;
         return ExitError;
     }
-    Evaluator evaluator(EvaluationConfig{});
+    EvaluationConfig config;
+    config.profile = args.flag(QStringLiteral("--profile"));
+    Evaluator evaluator(config);
     if (!evaluator.configurationError().isEmpty()) {
         err() << "autocomp: " << evaluator.configurationError() << Qt::endl;
         return ExitError;

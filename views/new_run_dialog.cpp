@@ -119,6 +119,10 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_sandbox = new QComboBox;
     m_sandbox->setObjectName(QStringLiteral("sandboxCombo"));
     m_sandbox->addItems({QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")});
+    m_profile = new QCheckBox(tr("Cache profile of each candidate (callgrind; slow)"));
+    m_profile->setObjectName(QStringLiteral("profile"));
+    m_profile->setToolTip(tr("Runs one call of every candidate under callgrind's cache simulation and gives the planner "
+                             "its D1/LL miss rates and instruction count (evaluation.profile)"));
 
     auto *what = new QGroupBox(tr("What to optimize"));
     auto *whatForm = new QFormLayout(what);
@@ -152,6 +156,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     limitsForm->addRow(tr("Max &hours:"), m_maxHours);
     limitsForm->addRow(tr("E&xecutor:"), m_executor);
     limitsForm->addRow(tr("&Sandbox:"), m_sandbox);
+    limitsForm->addRow(tr("Profile:"), m_profile);
 
     m_errorsLabel = new QLabel;
     m_errorsLabel->setObjectName(QStringLiteral("validationErrors"));
@@ -203,6 +208,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
         connect(box, &QDoubleSpinBox::valueChanged, this, &NewRunDialog::scheduleValidation);
     connect(m_editMode, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_feedback, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
+    connect(m_profile, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_schedule, &QLineEdit::textChanged, this, &NewRunDialog::scheduleValidation);
 
     RunConfig defaults;
@@ -298,6 +304,7 @@ void NewRunDialog::setConfig(const RunConfig &config)
     m_maxHours->setValue(config.budget.maxHours.value_or(0));
     m_executor->setCurrentText(config.evaluation.executor);
     m_sandbox->setCurrentText(config.evaluation.sandbox);
+    m_profile->setChecked(config.evaluation.profile);
     validateNow();
 }
 
@@ -329,6 +336,7 @@ RunConfig NewRunDialog::config() const
     c.budget.maxHours = m_maxHours->value() > 0 ? std::optional<double>(m_maxHours->value()) : std::nullopt;
     c.evaluation.executor = m_executor->currentText();
     c.evaluation.sandbox = m_sandbox->currentText();
+    c.evaluation.profile = m_profile->isChecked();
     return c;
 }
 

@@ -76,6 +76,7 @@ private:
     QDoubleSpinBox *m_maxHours;
     QComboBox *m_executor;
     QComboBox *m_sandbox;
+    QCheckBox *m_profile;
     QLabel *m_errorsLabel;
     QPushButton *m_startButton;
 };

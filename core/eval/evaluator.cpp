@@ -131,7 +131,17 @@ void EvalJob::stepFinished(const StepResult &step)
         complete();
         return;
     }
-    if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
+    const bool failed = step.timedOut || step.crashed || step.exitCode != 0;
+    if (failed && spec.optional && !step.outputFlooded) {
+        // Extra feedback that could not be had (e.g. no valgrind for the cache profile): said, not fatal.
+        const QString lastLine = step.log.trimmed().section(QLatin1Char('\n'), -1);
+        m_optionalNotes << QStringLiteral("step '%1' (optional) %2%3")
+                               .arg(step.name,
+                                    step.timedOut ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
+                                    : step.crashed ? QStringLiteral("crashed")
+                                                   : QStringLiteral("exited with status %1").arg(step.exitCode),
+                                    lastLine.isEmpty() ? QString() : QStringLiteral(": ") + lastLine.left(300));
+    } else if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
         // The evaluator explained the failure itself (e.g. the report step found a wrong timed output).
         parseResultFile();
         if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
@@ -152,7 +162,7 @@ void EvalJob::stepFinished(const StepResult &step)
         complete();
         return;
     }
-    if (step.timedOut || step.crashed || step.exitCode != 0) {
+    if (failed && !(spec.optional && !step.outputFlooded)) {
         m_result.status = step.timedOut ? QStringLiteral("timeout") : spec.failStatus;
         if (step.crashed && spec.failStatus != QLatin1String("compile_error"))
             m_result.status = QStringLiteral("crash");
@@ -169,6 +179,7 @@ void EvalJob::stepFinished(const StepResult &step)
     ++m_stepIndex;
     if (m_stepIndex >= m_target.steps.size()) {
         parseResultFile();
+        m_result.feedback << m_optionalNotes;
         complete();
         return;
     }
@@ -375,8 +386,19 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     return result;
 }
 
-EvalJob *Evaluator::evaluate(const Target &target, const Problem &problem, const QString &code)
+Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
 {
+    const auto off = [&config](const TargetStep &step) {
+        return step.option == QLatin1String("profile") && !config.profile;
+    };
+    target.steps.removeIf(off);
+    target.setupSteps.removeIf(off);
+    return target;
+}
+
+EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code)
+{
+    const Target target = withOptions(shipped, m_config);
     auto *job = new EvalJob(this, target, problem, code);
     if (!m_configError.isEmpty()) {
         job->m_result.status = QStringLiteral("error");

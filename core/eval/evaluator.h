@@ -58,6 +58,7 @@ private:
     bool m_cancelled = false;
     bool m_done = false;
     bool m_holdsBench = false;
+    QStringList m_optionalNotes; // failures of optional steps, added to the feedback
     int m_benchCpu = -1;
 };
 
@@ -91,6 +92,8 @@ public:
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // A step's argument list: each argument expanded, and an argument that is exactly "{libraries}"
     // replaced by -l<name> for each library the problem allows (none when it allows none).
+    // The target as this configuration runs it: steps whose `option` is off are left out.
+    static Target withOptions(Target target, const EvaluationConfig &config);
     static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // Hash of the files a target's build reads (its directory, the problem's, the -I directories),
     // the {sources_hash} placeholder.

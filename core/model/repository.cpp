@@ -186,9 +186,10 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 QList<TargetStep> out;
                 for (const auto &s : list) {
                     QStringList keys{QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"), QStringLiteral("parallel"),
-                                     QStringLiteral("exclusive"), QStringLiteral("fail_status")};
+                                     QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),
+                                     QStringLiteral("option")};
                     if (setup)
-                        keys << QStringLiteral("creates") << QStringLiteral("optional") << QStringLiteral("only_if_exists");
+                        keys << QStringLiteral("creates") << QStringLiteral("only_if_exists");
                     r.checkKeys(s, key + QStringLiteral("[]"), keys);
                     if (!s.IsMap())
                         continue;
@@ -215,6 +216,11 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         step.creates = r.string(s["creates"], key + QStringLiteral("[].creates")).value_or(QString());
                     if (s["optional"])
                         step.optional = r.boolean(s["optional"], key + QStringLiteral("[].optional")).value_or(false);
+                    if (s["option"]) {
+                        step.option = r.string(s["option"], key + QStringLiteral("[].option")).value_or(QString());
+                        if (step.option != QLatin1String("profile"))
+                            r.error(s["option"], QStringLiteral("step '%1': unknown option '%2' (the one there is: profile)").arg(step.name, step.option));
+                    }
                     if (s["only_if_exists"])
                         step.onlyIfExists = r.string(s["only_if_exists"], key + QStringLiteral("[].only_if_exists")).value_or(QString());
                     out << step;

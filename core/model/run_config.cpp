@@ -127,7 +127,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
 
             if (const auto e = root["evaluation"]) {
                 r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
-                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation")});
+                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation"),
+                                                            QStringLiteral("profile")});
                 if (e.IsMap()) {
                     EvaluationConfig &c = config.evaluation;
                     if (const auto n = e["executor"])
@@ -153,6 +154,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                     }
                     if (const auto n = e["keep_workdirs"])
                         c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
+                    if (const auto n = e["profile"])
+                        c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
                 }
             }
         }
@@ -301,6 +304,7 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "sandbox" << YAML::Value << toStd(evaluation.sandbox);
     out << YAML::Key << "keep_workdirs" << YAML::Value << evaluation.keepWorkdirs;
     out << YAML::Key << "bench_isolation" << YAML::Value << toStd(evaluation.benchIsolation);
+    out << YAML::Key << "profile" << YAML::Value << evaluation.profile;
     out << YAML::EndMap;
     out << YAML::EndMap;
     return QByteArray(out.c_str()) + '\n';

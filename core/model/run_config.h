@@ -47,6 +47,10 @@ struct EvaluationConfig {
     QString benchIsolation = QStringLiteral("auto");
     QString sandbox = QStringLiteral("auto"); // auto | off | required
     bool keepWorkdirs = false;
+    // Steps of a target marked `option: profile` run only when this is on: on the cpu target, one call
+    // of each candidate under callgrind's cache simulation (D1/LL miss rates and the instruction
+    // count in the planner's feedback). Slow: a few seconds to minutes per candidate.
+    bool profile = false;
 };
 
 // A run configuration (DESIGN.md §8), shared by the CLI and the GUI.

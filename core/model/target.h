@@ -16,10 +16,13 @@ struct TargetStep {
     QString failStatus;     // status when this step exits non-zero: compile_error | incorrect | crash
     // Setup steps only: skip the step when this (expanded) path exists, a per-machine cache.
     QString creates;
-    // Setup steps only: a failure is logged and the evaluation goes on (e.g. no vendor library).
+    // A failure is logged and the evaluation goes on (setup: e.g. no vendor library; a candidate's
+    // step: its note is added to the result's feedback, e.g. no valgrind for the cache profile).
     bool optional = false;
     // Setup steps only: run only when this (expanded) path exists, e.g. a problem's vendor kernel.
     QString onlyIfExists;
+    // Runs only when this evaluation option is on (EvaluationConfig; "profile" is the one there is).
+    QString option;
 };
 
 // A target: backends/<name>/backend.yaml.

@@ -75,6 +75,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void menuModelIsSound();
+    void newRunDialogCarriesEvaluationOptions();
     void startPauseResumeFinish();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
@@ -169,6 +170,22 @@ qint64 TestRunControl::startRun(int iterations, int plansPerParent)
 bool TestRunControl::waitUntilEnded(int timeoutMs)
 {
     return QTest::qWaitFor([&] { return !m_window->runActions()->controller()->isActive(); }, timeoutMs);
+}
+
+// The evaluation options of the form reach the configuration it starts and saves, both ways.
+void TestRunControl::newRunDialogCarriesEvaluationOptions()
+{
+    NewRunDialog dialog{Repository{}, QString{}};
+    RunConfig config = dialog.config();
+    config.evaluation.profile = true;
+    config.evaluation.sandbox = QStringLiteral("required");
+    dialog.setConfig(config);
+    auto *profile = child<QCheckBox>(&dialog, "profile");
+    QVERIFY(profile->isChecked());
+    QCOMPARE(dialog.config().evaluation.profile, true);
+    profile->setChecked(false);
+    QCOMPARE(dialog.config().evaluation.profile, false);
+    QCOMPARE(dialog.config().evaluation.sandbox, QStringLiteral("required"));
 }
 
 void TestRunControl::menuModelIsSound()

@@ -7,9 +7,11 @@
 
 #include <QElapsedTimer>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QtTest>
 
 using namespace autocomp;
@@ -28,13 +30,29 @@ private:
         QString parseError;
     };
 
-    static void startEval(QProcess &process, const QString &problem, const QString &codeFile)
+    static void startEval(QProcess &process, const QString &problem, const QString &codeFile, const QStringList &extra = {})
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         process.setProcessEnvironment(env);
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
-                                                            QStringLiteral("--problem"), problem, QStringLiteral("--code"), codeFile,
-                                                            QStringLiteral("--json")});
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
+                                                                       QStringLiteral("--problem"), problem, QStringLiteral("--code"), codeFile,
+                                                                       QStringLiteral("--json")} + extra);
+    }
+
+    static QStringList stepNames(const Outcome &o)
+    {
+        QStringList names;
+        for (const QJsonValue step : o.json.value(QStringLiteral("steps")).toArray())
+            names << step.toObject().value(QStringLiteral("name")).toString();
+        return names;
+    }
+
+    static bool feedbackContains(const Outcome &o, const QString &text)
+    {
+        for (const QJsonValue line : o.json.value(QStringLiteral("feedback")).toArray())
+            if (line.toString().contains(text))
+                return true;
+        return false;
     }
 
     static Outcome finish(QProcess &process)
@@ -160,6 +178,51 @@ private Q_SLOTS:
         QVERIFY2(wrong.exitCode == 3, describe(wrong).constData());
         QCOMPARE(wrong.json.value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
         QCOMPARE(wrong.json.value(QStringLiteral("correct")).toBool(), false);
+    }
+
+    // evaluation.profile (autocomp eval --profile): one call under callgrind's cache simulation adds
+    // miss rates and an instruction count; a candidate whose x86-64-v3 copy cannot be built gets a
+    // note instead, and the evaluation goes on. Without the option the profile steps do not run.
+    void cacheProfile()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("valgrind")).isEmpty())
+            QSKIP("valgrind is not installed (packaging/install-deps.sh installs it)");
+        Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
+        QString error;
+        const auto gemm = repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error);
+        QVERIFY2(gemm, qPrintable(error));
+
+        QProcess process;
+        startEval(process, QStringLiteral("gemm"), gemm->startFile, {QStringLiteral("--profile")});
+        const Outcome profiled = finish(process);
+        QVERIFY2(profiled.exitCode == 0, describe(profiled).constData());
+        QVERIFY2(stepNames(profiled).contains(QStringLiteral("profile")), describe(profiled).constData());
+        const QJsonObject metrics = profiled.json.value(QStringLiteral("metrics")).toObject();
+        QVERIFY2(metrics.value(QStringLiteral("instructions")).toDouble(-1) > 0, describe(profiled).constData());
+        const double d1 = metrics.value(QStringLiteral("d1_miss_rate")).toDouble(-1);
+        QVERIFY2(d1 >= 0 && d1 <= 1, describe(profiled).constData());
+        QVERIFY2(feedbackContains(profiled, QStringLiteral("callgrind (one call at the smallest shape)")), describe(profiled).constData());
+
+        // The gemm start code evaluated by startPassesAndWrongVariantFails has no profile steps; here
+        // the same without --profile, checked directly.
+        QProcess plainProcess;
+        startEval(plainProcess, QStringLiteral("gemm"), gemm->startFile);
+        const Outcome plain = finish(plainProcess);
+        QVERIFY2(plain.exitCode == 0, describe(plain).constData());
+        QVERIFY2(!stepNames(plain).contains(QStringLiteral("profile")) && !stepNames(plain).contains(QStringLiteral("compile_profile")),
+                 describe(plain).constData());
+        QVERIFY2(!plain.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")), describe(plain).constData());
+
+        if (!__builtin_cpu_supports("avx512f"))
+            QSKIP("this CPU has no AVX-512, so the AVX-512-only candidate cannot be built natively either");
+        QProcess avxProcess;
+        startEval(avxProcess, QStringLiteral("gemm"),
+                  qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_avx512_only.cpp"), {QStringLiteral("--profile")});
+        const Outcome avx = finish(avxProcess);
+        QVERIFY2(avx.exitCode == 0, describe(avx).constData());
+        QCOMPARE(avx.json.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+        QVERIFY2(feedbackContains(avx, QStringLiteral("step 'compile_profile' (optional) exited with status 1")), describe(avx).constData());
+        QVERIFY2(!avx.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")), describe(avx).constData());
     }
 
 private:

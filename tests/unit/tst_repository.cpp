@@ -186,6 +186,8 @@ void TestRepository::brokenBackendNamesFileAndLine_data()
         << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    timeout_s: soon\n") << 6 << u"soon"_s;
     QTest::newRow("step without run") << QByteArray(head + "steps:\n  - name: compile\n    timeout_s: 5\n") << 4
                                       << u"compile"_s;
+    QTest::newRow("unknown step option")
+        << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    option: turbo\n") << 6 << u"turbo"_s;
     QTest::newRow("YAML syntax error") << QByteArray(head + "steps: [\n  {name: compile, run: [c++]\n") << 5 << u"syntax"_s;
 }
 

@@ -42,6 +42,8 @@ void compareConfigs(const RunConfig &actual, const RunConfig &expected)
     QCOMPARE(actual.evaluation.benchSlots, expected.evaluation.benchSlots);
     QCOMPARE(actual.evaluation.sandbox, expected.evaluation.sandbox);
     QCOMPARE(actual.evaluation.keepWorkdirs, expected.evaluation.keepWorkdirs);
+    QCOMPARE(actual.evaluation.benchIsolation, expected.evaluation.benchIsolation);
+    QCOMPARE(actual.evaluation.profile, expected.evaluation.profile);
 }
 
 RunConfig minimalConfig()
@@ -146,6 +148,8 @@ void TestRunConfig::roundTrip_data()
     full.evaluation.benchSlots = 2;
     full.evaluation.sandbox = u"required"_s;
     full.evaluation.keepWorkdirs = true;
+    full.evaluation.benchIsolation = u"exclusive"_s;
+    full.evaluation.profile = true;
     QTest::newRow("every field set") << full;
 
     RunConfig quoted = minimalConfig();
