@@ -8,6 +8,8 @@
 //   cache_interference_min/max: the cache probe's slowdown during the optimized candidate's benchmarks
 //   (backends/cpu/include/autocomp_probe.h; 1.0 is a quiet core), the part of the spread that comes from
 //   outside this machine
+// Each evaluation's median and interference go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
+// evaluation.bench_isolation: exclusive (nothing of ours beside a benchmark) instead of the default.
 #include "eval/evaluator.h"
 #include "agents/response_parser.h"
 #include "model/repository.h"
@@ -51,7 +53,10 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "eval_noise: %s\n", qPrintable(error));
         return 1;
     }
-    Evaluator evaluator(EvaluationConfig{});
+    EvaluationConfig config;
+    if (qEnvironmentVariableIsSet("AUTOCOMP_BENCH_ISOLATION"))
+        config.benchIsolation = qEnvironmentVariable("AUTOCOMP_BENCH_ISOLATION");
+    Evaluator evaluator(config);
     const QString code = problem->startCode();
 
     QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/tests/integration/data/gemm_fast.md"));
