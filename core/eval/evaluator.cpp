@@ -132,7 +132,9 @@ void EvalJob::stepFinished(const StepResult &step)
         return;
     }
     const bool failed = step.timedOut || step.crashed || step.exitCode != 0;
-    if (failed && spec.optional && !step.outputFlooded) {
+    // An optional step's failure is noted, not fatal, unless it flooded its output (a rejection).
+    const bool optionalFailure = failed && spec.optional && !step.outputFlooded;
+    if (optionalFailure) {
         // Extra feedback that could not be had (e.g. no valgrind for the cache profile): said, not fatal.
         const QString lastLine = step.log.trimmed().section(QLatin1Char('\n'), -1);
         m_optionalNotes << QStringLiteral("step '%1' (optional) %2%3")
@@ -162,7 +164,7 @@ void EvalJob::stepFinished(const StepResult &step)
         complete();
         return;
     }
-    if (failed && !(spec.optional && !step.outputFlooded)) {
+    if (failed && !optionalFailure) {
         m_result.status = step.timedOut ? QStringLiteral("timeout") : spec.failStatus;
         if (step.crashed && spec.failStatus != QLatin1String("compile_error"))
             m_result.status = QStringLiteral("crash");
