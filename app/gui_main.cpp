@@ -6,6 +6,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QIcon>
 #include <QMessageBox>
 #include <QStringList>
 #include <QTimer>
@@ -92,7 +93,11 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("autocomp-workbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("Autocomp Workbench"));
     QApplication::setApplicationVersion(QStringLiteral(AUTOCOMP_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("autocomp-workbench"));
+    QApplication::setDesktopFileName(QStringLiteral(AUTOCOMP_APP_ID));
+    // The installed icon (packaging/), also found next to a relocated copy where XDG_DATA_DIRS does not look.
+    QIcon::setThemeSearchPaths(QIcon::themeSearchPaths()
+                               << QDir(QApplication::applicationDirPath()).absoluteFilePath(QStringLiteral("../share/icons")));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral(AUTOCOMP_APP_ID)));
     // Before any window exists, so nothing paints twice; the settings dialog applies later changes.
     autocomp::Theme::apply(autocomp::Settings().theme());
 

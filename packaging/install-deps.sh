@@ -1,28 +1,53 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones.
-# Idempotent and quiet when everything is present.
-#   packaging/install-deps.sh [--build] [--runtime] [--test]   (no flag: build + runtime)
+# Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones; prints what it
+# installs. Idempotent and quiet when everything is present.
+#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--list]
+#   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
-build_pkgs=(cmake ninja-build g++ ccache pkg-config git
-            qt6-base-dev qt6-charts-dev qtkeychain-qt6-dev libyaml-cpp-dev libgit2-dev
-            libgl-dev libvulkan-dev libxkbcommon-dev)
-# The CPU target compiles and runs candidates with the host compiler; bubblewrap sandboxes them;
-# OpenBLAS is the gemm vendor baseline; valgrind counts instructions for the cpu-instructions target.
-runtime_pkgs=(libqt6sql6-sqlite libqt6gui6 libqt6charts6 g++ bubblewrap libopenblas-dev valgrind)
-test_pkgs=(xvfb xauth x11-utils imagemagick dbus gnome-keyring libsecret-tools)
+# To configure and compile: the toolchain and the headers of every library CMakeLists.txt finds.
+# qt6-base-dev brings OpenGL/Vulkan headers and the platform plugins; Qt6Charts needs Qt6OpenGL,
+# which qt6-charts-dev does not pull in.
+build_pkgs=(cmake ninja-build g++ ccache pkg-config
+            qt6-base-dev qt6-charts-dev libqt6opengl6-dev qtkeychain-qt6-dev libyaml-cpp-dev libgit2-dev)
+# To run the programs (a build, or the unpacked .tar.gz): the libraries they link; Qt's SQLite
+# driver and platform plugins, loaded at run time; the cpu target compiles candidates with the host
+# compiler, sandboxes them with bubblewrap and builds its per-machine judge against libseccomp and
+# nlohmann-json; OpenBLAS is the gemm vendor baseline and valgrind counts instructions for
+# cpu-instructions. The .deb declares the same (dpkg-shlibdeps finds the libraries; the rest is in
+# packaging/CMakeLists.txt): keep the two in step.
+runtime_pkgs=(libqt6core6 libqt6gui6 libqt6widgets6 libqt6network6 libqt6sql6 libqt6charts6
+              libqt6keychain1 libgit2-1.5 libyaml-cpp0.7
+              libqt6sql6-sqlite qt6-qpa-plugins g++ bubblewrap libseccomp-dev nlohmann-json3-dev
+              libopenblas-dev valgrind)
+# To run the tests: a private D-Bus session and gnome-keyring for the keychain tests, jq for the
+# install test's JSON; Xvfb, xauth (xvfb-run), xwininfo (x11-utils) and ImageMagick's import for
+# tests/screenshot*.sh and a workbench on a machine without a screen.
+test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick)
+# To build the .deb and .tar.gz (dpkg-shlibdeps and file for the .deb's Depends, rsvg-convert for
+# the PNG icons) and to check them (packaging/lint-packages.sh).
+packaging_pkgs=(dpkg-dev file librsvg2-bin desktop-file-utils appstream lintian man-db)
 
 want=()
+list=0
 for arg in "$@"; do
   case "$arg" in
     --build) want+=("${build_pkgs[@]}") ;;
     --runtime) want+=("${runtime_pkgs[@]}") ;;
     --test) want+=("${test_pkgs[@]}") ;;
+    --packaging) want+=("${packaging_pkgs[@]}") ;;
+    --list) list=1 ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
 [ ${#want[@]} -gt 0 ] || want=("${build_pkgs[@]}" "${runtime_pkgs[@]}")
+# De-duplicate while keeping order.
+mapfile -t want < <(printf '%s\n' "${want[@]}" | awk '!seen[$0]++')
+if [ $list = 1 ]; then
+  printf '%s\n' "${want[@]}"
+  exit 0
+fi
 
 missing=()
 for pkg in "${want[@]}"; do
@@ -31,8 +56,6 @@ for pkg in "${want[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-# De-duplicate while keeping order.
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | awk '!seen[$0]++')
 echo "install-deps.sh: installing ${missing[*]}" >&2
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then

@@ -50,10 +50,7 @@ Repository::Repository()
     const QString env = qEnvironmentVariable("AUTOCOMP_DATA_DIR");
     if (!env.isEmpty())
         m_dataDirs << env;
-    m_dataDirs << userDataDir();
-    if (QCoreApplication::instance())
-        m_dataDirs << QDir(QCoreApplication::applicationDirPath()).absoluteFilePath(QStringLiteral("../share/autocomp-workbench"));
-    m_dataDirs << QStringLiteral(AUTOCOMP_INSTALL_DATA_DIR) << QStringLiteral(AUTOCOMP_SOURCE_DATA_DIR);
+    m_dataDirs << userDataDir() << shippedDataDir();
     m_dataDirs.removeDuplicates();
 }
 
@@ -62,6 +59,24 @@ Repository::Repository(QStringList dataDirs) : m_dataDirs(std::move(dataDirs)) {
 QString Repository::userDataDir()
 {
     return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/autocomp-workbench");
+}
+
+QString Repository::shippedDataDir()
+{
+    // Exactly one shipped copy, so an installed program never falls back to the tree it was built
+    // from (a file missing from the package would go unnoticed) and a program in the build tree never
+    // reads an older installed copy.
+    const QString appDir = QCoreApplication::instance() ? QCoreApplication::applicationDirPath() : QString();
+    if (!appDir.isEmpty()) {
+        const QString installed = QDir(appDir).absoluteFilePath(QStringLiteral("../share/autocomp-workbench"));
+        if (QFileInfo(installed).isDir())
+            return QDir::cleanPath(installed);
+    }
+    const QString buildDir = QDir(QStringLiteral(AUTOCOMP_BUILD_DIR)).canonicalPath();
+    const QString canonicalAppDir = appDir.isEmpty() ? QString() : QDir(appDir).canonicalPath();
+    const bool inBuildTree = canonicalAppDir.isEmpty()
+        || (!buildDir.isEmpty() && (canonicalAppDir == buildDir || canonicalAppDir.startsWith(buildDir + QLatin1Char('/'))));
+    return inBuildTree ? QStringLiteral(AUTOCOMP_SOURCE_DATA_DIR) : QStringLiteral(AUTOCOMP_INSTALL_DATA_DIR);
 }
 
 QString Repository::findDir(const QString &sub, const QString &name) const

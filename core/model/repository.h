@@ -11,8 +11,8 @@
 namespace autocomp {
 
 // Finds and loads the shipped data: targets in backends/, problems in sols/, agents in agents/.
-// Search order: $AUTOCOMP_DATA_DIR, user dir ($XDG_DATA_HOME/autocomp-workbench, agents only shadow),
-// the installed share dir, the source tree the binary was built from.
+// Search order: $AUTOCOMP_DATA_DIR, the user dir ($XDG_DATA_HOME/autocomp-workbench, whose copies
+// shadow the shipped ones), then the shipped data (shippedDataDir()).
 class Repository
 {
 public:
@@ -21,6 +21,10 @@ public:
 
     QStringList dataDirs() const { return m_dataDirs; }
     static QString userDataDir();
+    // Where the shipped agents/, backends/, sols/ and resources/ are: <bin>/../share/autocomp-workbench
+    // next to the running executable when it exists (an installed or relocated copy), else the source
+    // tree for a program in the build tree (or with no QCoreApplication), else the configured prefix.
+    static QString shippedDataDir();
 
     QStringList targetNames() const;
     QStringList problemNames(const QString &target) const;
