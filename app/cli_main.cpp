@@ -46,7 +46,7 @@ const char *s_usage = R"(usage: autocomp COMMAND [options]
   run CONFIG.yaml [--store PATH] [--json]      run a search; progress on stderr, summary on stdout
   resume RUN_ID [--json]                       continue a paused, stopped or interrupted run
   pause RUN_ID | stop RUN_ID                   ask the process running RUN_ID to pause or stop
-  eval --target T --problem P --code FILE [--json] [--profile]
+  eval --target T --problem P --code FILE [--baseline FILE|--no-baseline] [--json] [--profile]
                                                evaluate one file; prints its result (JSON with --json);
                                                --profile adds the cache profile (evaluation.profile)
   runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]
@@ -76,7 +76,8 @@ std::optional<Args> parseArgs(const QStringList &arguments, QString *error)
     static const QSet<QString> s_valued{QStringLiteral("--store"), QStringLiteral("--target"), QStringLiteral("--problem"),
                                         QStringLiteral("--code"), QStringLiteral("--format"), QStringLiteral("--out"),
                                         QStringLiteral("--candidate"), QStringLiteral("--label")};
-    static const QSet<QString> s_flags{QStringLiteral("--json"), QStringLiteral("--help"), QStringLiteral("--profile")};
+    static const QSet<QString> s_flags{QStringLiteral("--json"), QStringLiteral("--help"), QStringLiteral("--profile"),
+                                       QStringLiteral("--no-baseline"), QStringLiteral("--version")};
     Args args;
     for (qsizetype i = 0; i < arguments.size(); ++i) {
         const QString &a = arguments.at(i);
@@ -328,7 +329,7 @@ int cmdEval(const Args &args)
     const QString problemName = args.option(QStringLiteral("--problem"));
     const QString codePath = args.option(QStringLiteral("--code"));
     if (problemName.isEmpty() || codePath.isEmpty()) {
-        err() << "usage: autocomp eval --target T --problem P --code FILE [--json] [--profile]" << Qt::endl;
+        err() << "usage: autocomp eval --target T --problem P --code FILE [--baseline FILE|--no-baseline] [--json] [--profile]" << Qt::endl;
         return ExitUsage;
     }
     Repository repository;
@@ -352,9 +353,26 @@ int cmdEval(const Args &args)
         return ExitError;
     }
     if (!evaluator.sandboxNote().isEmpty())
-        err() << "autocomp: " << evaluator.sandboxNote() << Qt::endl;
+        err() << "autocomp: WARNING: " << evaluator.sandboxNote() << "; every result is flagged 'unsandboxed' "
+              << "(evaluation.sandbox: required refuses to run like this)" << Qt::endl;
+    // The baseline timed beside the candidate (paired ratio): the problem's starting code unless
+    // another file is named or none is wanted.
+    QString baseline;
+    if (!args.flag(QStringLiteral("--no-baseline"))) {
+        const QString baselinePath = args.option(QStringLiteral("--baseline"));
+        if (baselinePath.isEmpty()) {
+            baseline = problem->startCode();
+        } else {
+            QFile baselineFile(baselinePath);
+            if (!baselineFile.open(QIODevice::ReadOnly)) {
+                err() << "autocomp: " << baselinePath << ": cannot read: " << baselineFile.errorString() << Qt::endl;
+                return ExitError;
+            }
+            baseline = QString::fromUtf8(baselineFile.readAll());
+        }
+    }
     EvalResult result;
-    EvalJob *job = evaluator.evaluate(*target, *problem, QString::fromUtf8(file.readAll()));
+    EvalJob *job = evaluator.evaluate(*target, *problem, QString::fromUtf8(file.readAll()), baseline);
     QObject::connect(job, &EvalJob::statusChanged, [](CandidateStatus status) { err() << "autocomp: " << toString(status) << Qt::endl; });
     QObject::connect(job, &EvalJob::finished, [&result](const EvalResult &r) {
         result = r;
@@ -591,6 +609,10 @@ int main(int argc, char **argv)
         err() << "autocomp: " << error << "\n\n" << s_usage;
         return ExitUsage;
     }
+    if (args->flag(QStringLiteral("--version"))) {
+        out() << "autocomp " << AUTOCOMP_VERSION << '\n';
+        return ExitOk;
+    }
     if (args->positional.isEmpty() || args->flag(QStringLiteral("--help"))) {
         (args->flag(QStringLiteral("--help")) ? out() : err()) << s_usage;
         return args->flag(QStringLiteral("--help")) ? ExitOk : ExitUsage;
@@ -614,7 +636,7 @@ int main(int argc, char **argv)
         return cmdKeys(args->positional);
     if (command == QLatin1String("targets") || command == QLatin1String("problems") || command == QLatin1String("agents"))
         return cmdList(*args);
-    if (command == QLatin1String("--version") || command == QLatin1String("version")) {
+    if (command == QLatin1String("version")) {
         out() << "autocomp " << AUTOCOMP_VERSION << '\n';
         return ExitOk;
     }

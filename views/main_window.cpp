@@ -5,6 +5,7 @@
 #include "candidate_tree_model.h"
 #include "code_highlighter.h"
 #include "diff_view.h"
+#include "eval/process_runner.h"
 #include "latency_chart.h"
 #include "model/repository.h"
 #include "run_actions.h"
@@ -27,6 +28,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QTimer>
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
@@ -112,7 +114,22 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     m_stack = new QStackedWidget;
     m_stack->addWidget(createWelcomePanel());
     m_stack->addWidget(m_splitter);
-    setCentralWidget(m_stack);
+    // Without bubblewrap, candidates' code would run with rlimits only: said on every screen, not
+    // only in a log (each result is also flagged "unsandboxed").
+    auto *central = new QWidget;
+    auto *centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    auto *sandboxBanner = new QLabel(tr("No sandbox: bubblewrap (bwrap) is missing or cannot create namespaces here, so "
+                                        "candidates' code runs with resource limits and a seccomp filter only. Install "
+                                        "bubblewrap, or set evaluation.sandbox: required to refuse such runs."));
+    sandboxBanner->setObjectName(QStringLiteral("sandboxBanner"));
+    sandboxBanner->setWordWrap(true);
+    sandboxBanner->setStyleSheet(QStringLiteral("QLabel#sandboxBanner { background: #b3261e; color: white; padding: 6px; font-weight: bold; }"));
+    sandboxBanner->hide();
+    centralLayout->addWidget(sandboxBanner);
+    centralLayout->addWidget(m_stack, 1);
+    setCentralWidget(central);
+    QTimer::singleShot(0, sandboxBanner, [sandboxBanner] { sandboxBanner->setVisible(!ProcessRunner::sandboxAvailable()); });
 
     m_storeLabel = new QLabel;
     m_storeLabel->setObjectName(QStringLiteral("storePathLabel"));

@@ -43,8 +43,9 @@ QString toleranceArgument(const Problem &p)
 
 } // namespace
 
-EvalJob::EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code)
-    : QObject(evaluator), m_evaluator(evaluator), m_target(std::move(target)), m_problem(std::move(problem)), m_code(std::move(code))
+EvalJob::EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code, QString baselineCode)
+    : QObject(evaluator), m_evaluator(evaluator), m_target(std::move(target)), m_problem(std::move(problem)), m_code(std::move(code)),
+      m_baselineCode(std::move(baselineCode))
 {
     m_seed = QString::number(QRandomGenerator::system()->generate64() >> 1);
 }
@@ -55,14 +56,36 @@ EvalJob::~EvalJob()
     m_dir.reset();
 }
 
+// The job's directory holds two: work/, which candidate steps write (sources, objects, remarks),
+// and judge/, which only judging steps write (reports, result.json).
 QString EvalJob::workdir() const
 {
-    return m_dir ? m_dir->path() : QString();
+    return m_dir ? m_dir->filePath(QStringLiteral("work")) : QString();
+}
+
+QString EvalJob::judgedir() const
+{
+    return m_dir ? m_dir->filePath(QStringLiteral("judge")) : QString();
 }
 
 QHash<QString, QString> EvalJob::placeholders() const
 {
-    return {{QStringLiteral("candidate"), m_candidateFile}, {QStringLiteral("workdir"), workdir()}, {QStringLiteral("seed"), m_seed}};
+    // Without a baseline {baseline} names no file, so the steps that build or time it are skipped.
+    return {{QStringLiteral("candidate"), m_candidateFile},
+            {QStringLiteral("workdir"), workdir()},
+            {QStringLiteral("judgedir"), judgedir()},
+            {QStringLiteral("baseline"), m_baselineFile.isEmpty() ? workdir() + QStringLiteral("/no-baseline") : m_baselineFile},
+            {QStringLiteral("seed"), m_seed}};
+}
+
+void EvalJob::skipInapplicableSteps()
+{
+    while (m_stepIndex < m_target.steps.size()) {
+        const TargetStep &step = m_target.steps.at(m_stepIndex);
+        if (step.onlyIfExists.isEmpty() || QFileInfo::exists(Evaluator::expand(step.onlyIfExists, m_target, m_problem, placeholders())))
+            return;
+        ++m_stepIndex;
+    }
 }
 
 void EvalJob::cancel()
@@ -78,23 +101,9 @@ void EvalJob::cancel()
     }
 }
 
-void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
+void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<int> &judgeCpus)
 {
     const EvalRuntimeCpu::Scope runtimeCpu;
-    if (m_stepIndex == 0) {
-        const QString base = QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX");
-        m_dir = std::make_unique<QTemporaryDir>(base);
-        m_dir->setAutoRemove(!m_evaluator->m_config.keepWorkdirs);
-        m_candidateFile = m_dir->filePath(QStringLiteral("candidate.") + m_target.fileExtension);
-        QFile file(m_candidateFile);
-        if (!m_dir->isValid() || !file.open(QIODevice::WriteOnly) || file.write(m_code.toUtf8()) < 0) {
-            m_result.status = QStringLiteral("error");
-            m_result.log = QStringLiteral("cannot create the work directory: %1").arg(m_dir->errorString());
-            m_evaluator->release(this, currentStep().exclusive);
-            complete();
-            return;
-        }
-    }
     const TargetStep &step = currentStep();
     {
         const EvalRuntimeCpu::Pause handlers;
@@ -110,12 +119,39 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus)
     ProcessLimits limits;
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
-    limits.writableDir = workdir();
-    limits.cpus = cpus;
+    limits.environment = Evaluator::stepEnvironment(m_target, m_problem);
     limits.readOnlyDirs = {Evaluator::cacheDir()};
+    if (step.judge()) {
+        // Trusted: reads the candidate's files, writes only its own directory, sees the workers' /proc.
+        limits.writableDir = judgedir();
+        limits.readOnlyDirs << workdir();
+        limits.sharePids = true;
+    } else {
+        limits.writableDir = workdir();
+    }
     m_runner = new ProcessRunner(this);
     connect(m_runner, &ProcessRunner::finished, this, &EvalJob::stepFinished);
-    m_runner->start(step.name, command, workdir(), limits);
+    if (step.worker.isEmpty()) {
+        limits.cpus = cpus;
+        m_runner->start(step.name, command, workdir(), limits);
+        return;
+    }
+    QList<QStringList> workers{Evaluator::expandArgs(step.worker, m_target, m_problem, placeholders())};
+    if (!step.baselineWorker.isEmpty() && !m_baselineFile.isEmpty())
+        workers << Evaluator::expandArgs(step.baselineWorker, m_target, m_problem, placeholders());
+    ProcessLimits workerLimits;
+    workerLimits.timeoutS = step.timeoutS;
+    workerLimits.sandbox = sandbox;
+    workerLimits.environment = limits.environment;
+    workerLimits.readOnlyDirs = {Evaluator::cacheDir(), workdir()};
+    if (!step.workerWritable.isEmpty()) {
+        workerLimits.writableDir = Evaluator::expand(step.workerWritable, m_target, m_problem, placeholders());
+        QDir().mkpath(workerLimits.writableDir);
+    }
+    workerLimits.cpus = cpus;
+    workerLimits.cpuset = step.exclusive;
+    limits.cpus = judgeCpus;
+    m_runner->startJudged(step.name, command, workers, workdir(), limits, workerLimits);
 }
 
 void EvalJob::stepFinished(const StepResult &step)
@@ -132,6 +168,7 @@ void EvalJob::stepFinished(const StepResult &step)
         return;
     }
     const bool failed = step.timedOut || step.crashed || step.exitCode != 0;
+    const QString resultFile = QDir(judgedir()).filePath(QStringLiteral("result.json"));
     // An optional step's failure is noted, not fatal, unless it flooded its output (a rejection).
     const bool optionalFailure = failed && spec.optional && !step.outputFlooded;
     if (optionalFailure) {
@@ -143,7 +180,7 @@ void EvalJob::stepFinished(const StepResult &step)
                                     : step.crashed ? QStringLiteral("crashed")
                                                    : QStringLiteral("exited with status %1").arg(step.exitCode),
                                     lastLine.isEmpty() ? QString() : QStringLiteral(": ") + lastLine.left(300));
-    } else if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && QFile::exists(m_dir->filePath(QStringLiteral("result.json")))) {
+    } else if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && spec.judge() && QFile::exists(resultFile)) {
         // The evaluator explained the failure itself (e.g. the report step found a wrong timed output).
         parseResultFile();
         if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
@@ -179,6 +216,7 @@ void EvalJob::stepFinished(const StepResult &step)
         return;
     }
     ++m_stepIndex;
+    skipInapplicableSteps();
     if (m_stepIndex >= m_target.steps.size()) {
         parseResultFile();
         m_result.feedback << m_optionalNotes;
@@ -190,7 +228,8 @@ void EvalJob::stepFinished(const StepResult &step)
 
 void EvalJob::parseResultFile()
 {
-    const QString path = m_dir->filePath(QStringLiteral("result.json"));
+    // Only a judging step writes here; a candidate step cannot.
+    const QString path = QDir(judgedir()).filePath(QStringLiteral("result.json"));
     QFile file(path);
     auto fail = [&](const QString &why) {
         m_result.status = QStringLiteral("error");
@@ -238,6 +277,8 @@ void EvalJob::complete()
     if (m_done)
         return;
     m_done = true;
+    if (!m_evaluator->m_sandbox && m_result.status != QLatin1String("cancelled"))
+        m_result.flags << QStringLiteral("unsandboxed: evaluated without the bubblewrap sandbox (%1)").arg(m_evaluator->m_sandboxNote);
     {
         const EvalRuntimeCpu::Pause handlers;
         Q_EMIT finished(m_result);
@@ -318,21 +359,39 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     out.replace(QLatin1String("{backend_dir}"), target.dir);
     out.replace(QLatin1String("{problem_dir}"), problem.dir);
     out.replace(QLatin1String("{problem}"), problem.name);
+    out.replace(QLatin1String("{entry}"), problem.entry.isEmpty() ? problem.name : problem.entry);
     out.replace(QLatin1String("{reference}"), problem.referenceFile);
     out.replace(QLatin1String("{shapes}"), problem.shapesArgument());
     out.replace(QLatin1String("{bench_shape}"), benchShape);
     out.replace(QLatin1String("{tolerance}"), toleranceArgument(problem));
     out.replace(QLatin1String("{allow_libraries}"), problem.allowLibraries ? QStringLiteral("1") : QStringLiteral("0"));
+    out.replace(QLatin1String("{allow_threads}"), problem.allowThreads ? QStringLiteral("1") : QStringLiteral("0"));
+    out.replace(QLatin1String("{libraries_csv}"), problem.allowLibraries ? problem.libraries.join(QLatin1Char(',')) : QString());
+    out.replace(QLatin1String("{shape_ranges}"), problem.shapeRangesArgument());
+    out.replace(QLatin1String("{random_shapes}"), QString::number(problem.shapeRanges.isEmpty() ? 0 : problem.randomShapes));
     out.replace(QLatin1String("{cache_dir}"), cacheDir());
     out.replace(QLatin1String("{machine}"), machineId());
     out.replace(QLatin1String("{target}"), target.name);
     if (out.contains(QLatin1String("{sources_hash}")))
         out.replace(QLatin1String("{sources_hash}"), sourcesHash(target, problem));
+    if (out.contains(QLatin1String("{backend_hash}")))
+        out.replace(QLatin1String("{backend_hash}"), sourcesHash(target, Problem{}));
     // {env:NAME}: a tool location given by the environment (e.g. a compiler or a test double).
     static const QRegularExpression s_env(QStringLiteral("\\{env:([A-Za-z_][A-Za-z0-9_]*)\\}"));
+    // A name that looks like a secret expands to nothing: no step ever gets one.
+    static const QRegularExpression s_secret(QStringLiteral("KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL"), QRegularExpression::CaseInsensitiveOption);
     for (auto m = s_env.match(out); m.hasMatch(); m = s_env.match(out))
-        out.replace(m.capturedStart(), m.capturedLength(), qEnvironmentVariable(m.captured(1).toLatin1().constData()));
+        out.replace(m.capturedStart(), m.capturedLength(),
+                    s_secret.match(m.captured(1)).hasMatch() ? QString() : qEnvironmentVariable(m.captured(1).toLatin1().constData()));
     return out;
+}
+
+QMap<QString, QString> Evaluator::stepEnvironment(const Target &target, const Problem &problem)
+{
+    QMap<QString, QString> env;
+    for (auto it = target.environment.cbegin(); it != target.environment.cend(); ++it)
+        env.insert(it.key(), expand(it.value(), target, problem, {}));
+    return env;
 }
 
 QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
@@ -345,7 +404,13 @@ QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, 
                     command << QStringLiteral("-l") + library;
             continue;
         }
-        command << expand(arg, target, problem, extra);
+        // "{backend_dir}/../cpu/include" becomes a plain path: the sandbox binds directories, and
+        // a path through one it does not show would not resolve.
+        QString expanded = expand(arg, target, problem, extra);
+        static const QRegularExpression s_dotted(QStringLiteral("^(-[A-Za-z]|--?[A-Za-z-]+=)?(/.*/\\.\\./.*)$"));
+        if (const auto m = s_dotted.match(expanded); m.hasMatch())
+            expanded = m.captured(1) + QDir::cleanPath(m.captured(2));
+        command << expanded;
     }
     return command;
 }
@@ -361,12 +426,15 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     QMutexLocker lock(&s_mutex);
     if (const auto it = s_hashes.constFind(key); it != s_hashes.cend())
         return *it;
-    QStringList dirs{target.dir, problem.dir};
+    // Without a problem (its dir empty): the backend's files alone, {backend_hash}.
+    QStringList dirs{target.dir};
+    if (!problem.dir.isEmpty())
+        dirs << problem.dir;
     for (const QList<TargetStep> *steps : {&target.steps, &target.setupSteps})
         for (const TargetStep &step : *steps)
             for (const QString &arg : step.run)
-                if (arg.startsWith(QLatin1String("-I")))
-                    dirs << expand(arg.mid(2), target, problem, {});
+                if (arg.startsWith(QLatin1String("-I")) && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}"))))
+                    dirs << QDir::cleanPath(expand(arg.mid(2), target, problem, {}));
     QStringList files;
     for (const QString &dir : std::as_const(dirs)) {
         QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
@@ -398,10 +466,32 @@ Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
     return target;
 }
 
-EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code)
+EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code, const QString &baselineCode)
 {
     const Target target = withOptions(shipped, m_config);
-    auto *job = new EvalJob(this, target, problem, code);
+    auto *job = new EvalJob(this, target, problem, code, baselineCode);
+    {
+        const EvalRuntimeCpu::Scope runtimeCpu;
+        job->m_dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));
+        job->m_dir->setAutoRemove(!m_config.keepWorkdirs);
+        job->m_candidateFile = QDir(job->workdir()).filePath(QStringLiteral("candidate.") + target.fileExtension);
+        bool ok = job->m_dir->isValid() && QDir().mkpath(job->workdir()) && QDir().mkpath(job->judgedir());
+        QFile file(job->m_candidateFile);
+        ok = ok && file.open(QIODevice::WriteOnly) && file.write(code.toUtf8()) >= 0;
+        file.close();
+        if (ok && !baselineCode.isEmpty() && baselineCode != code) {
+            job->m_baselineFile = QDir(job->workdir()).filePath(QStringLiteral("baseline.") + target.fileExtension);
+            QFile base(job->m_baselineFile);
+            ok = base.open(QIODevice::WriteOnly) && base.write(baselineCode.toUtf8()) >= 0;
+        }
+        if (!ok) {
+            job->m_result.status = QStringLiteral("error");
+            job->m_result.log = QStringLiteral("cannot create the work directory: %1").arg(job->m_dir->errorString());
+            QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+            return job;
+        }
+        job->skipInapplicableSteps();
+    }
     if (!m_configError.isEmpty()) {
         job->m_result.status = QStringLiteral("error");
         job->m_result.log = m_configError;
@@ -487,6 +577,7 @@ void Evaluator::runSetupStep(const QString &key)
     limits.timeoutS = step.timeoutS;
     limits.sandbox = m_sandbox;
     limits.writableDir = dir;
+    limits.environment = stepEnvironment(setup.target, setup.problem);
     Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
                           .arg(setup.target.name, setup.problem.name, step.name, dir));
     auto *runner = new ProcessRunner(this);
@@ -557,7 +648,7 @@ void Evaluator::schedule()
                 for (EvalJob *other : findChildren<EvalJob *>(Qt::FindDirectChildrenOnly))
                     if (other != job && other->m_runner && other->m_benchCpu < 0)
                         other->m_runner->setCpus(m_parallelCpus);
-                job->runCurrentStep(m_sandbox, {job->m_benchCpu});
+                job->runCurrentStep(m_sandbox, {job->m_benchCpu}, m_parallelCpus);
             } else if (!exclusive && m_runningParallel < m_parallelSlots) {
                 m_waiting.removeAt(i);
                 ++m_runningParallel;

@@ -35,21 +35,28 @@ Q_SIGNALS:
 
 private:
     friend class Evaluator;
-    EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code);
+    EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code, QString baselineCode);
 
     const TargetStep &currentStep() const { return m_target.steps.at(m_stepIndex); }
-    void runCurrentStep(bool sandbox, const QList<int> &cpus = {});
+    // `cpus`: where the step's command runs (a benchmark's workers: its reserved CPU, as a cpuset);
+    // `judgeCpus`: where a judge that drives workers runs (off the benchmark's CPU).
+    void runCurrentStep(bool sandbox, const QList<int> &cpus = {}, const QList<int> &judgeCpus = {});
+    // Moves past steps that do not apply (only_if_exists names no file, e.g. no baseline).
+    void skipInapplicableSteps();
+    QString judgedir() const;
     void stepFinished(const StepResult &step);
     void complete();
     void parseResultFile();
-    // The job's own placeholders: {candidate} {workdir} {seed}.
+    // The job's own placeholders: {candidate} {workdir} {judgedir} {baseline} {seed}.
     QHash<QString, QString> placeholders() const;
 
     Evaluator *m_evaluator;
     Target m_target;
     Problem m_problem;
     QString m_code;
+    QString m_baselineCode;
     QString m_candidateFile;
+    QString m_baselineFile;
     QString m_seed;
     std::unique_ptr<QTemporaryDir> m_dir;
     int m_stepIndex = 0;
@@ -72,7 +79,9 @@ public:
     explicit Evaluator(const EvaluationConfig &config, QObject *parent = nullptr);
 
     // The job is a child of the evaluator; it deletes itself after finished().
-    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code);
+    // `baselineCode`: timed alternately with the candidate in the same window (the paired ratio);
+    // empty: the candidate is timed alone.
+    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code, const QString &baselineCode = {});
     void cancelAll();
 
     int running() const { return m_runningParallel + m_runningExclusive; }
@@ -89,6 +98,8 @@ public:
     static QString machineId();
     // Replaces {backend_dir} {problem_dir} {problem} {reference} {shapes} {bench_shape} {tolerance}
     // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir, seed).
+    // The environment of every step: the target's `env:` and nothing of this process's.
+    static QMap<QString, QString> stepEnvironment(const Target &target, const Problem &problem);
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // A step's argument list: each argument expanded, and an argument that is exactly "{libraries}"
     // replaced by -l<name> for each library the problem allows (none when it allows none).
@@ -96,7 +107,8 @@ public:
     static Target withOptions(Target target, const EvaluationConfig &config);
     static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // Hash of the files a target's build reads (its directory, the problem's, the -I directories),
-    // the {sources_hash} placeholder.
+    // the {sources_hash} placeholder; with a problem without a directory, the backend's alone
+    // ({backend_hash}: what every problem's judge shares).
     static QString sourcesHash(const Target &target, const Problem &problem);
 
 Q_SIGNALS:

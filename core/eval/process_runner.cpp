@@ -16,6 +16,11 @@
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include <linux/close_range.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <QProcessEnvironment>
 
 Q_LOGGING_CATEGORY(lcProcess, "autocomp.eval.process")
 
@@ -93,6 +98,95 @@ QString ProcessRunner::pidsCgroupParent()
     return s_parent;
 }
 
+QString ProcessRunner::cpusetCgroupParent()
+{
+    static const QString s_parent = []() -> QString {
+        QFile self(QStringLiteral("/proc/self/cgroup"));
+        if (!self.open(QIODevice::ReadOnly))
+            return {};
+        QStringList candidates;
+        for (const QByteArray &raw : self.readAll().split('\n')) {
+            const QList<QByteArray> parts = raw.split(':');
+            if (parts.size() < 3)
+                continue;
+            const QString path = QString::fromUtf8(parts.mid(2).join(':'));
+            if (parts.at(1).split(',').contains("cpuset"))
+                candidates << QStringLiteral("/sys/fs/cgroup/cpuset") + path;
+            else if (parts.at(0) == "0" && parts.at(1).isEmpty())
+                candidates << QStringLiteral("/sys/fs/cgroup") + path;
+        }
+        for (const QString &parent : std::as_const(candidates)) {
+            if (!QFileInfo::exists(parent + QStringLiteral("/cpuset.cpus")) && !QFileInfo::exists(parent + QStringLiteral("/cgroup.subtree_control")))
+                continue;
+            const QString probe = parent + QStringLiteral("/autocomp-probe-c%1").arg(::getpid());
+            if (!QDir().mkdir(probe))
+                continue;
+            const bool ok = QFileInfo::exists(probe + QStringLiteral("/cpuset.cpus"));
+            QDir().rmdir(probe);
+            if (ok)
+                return QDir::cleanPath(parent);
+        }
+        return {};
+    }();
+    return s_parent;
+}
+
+qint64 ProcessRunner::processId() const
+{
+    return m_process->processId();
+}
+
+StepResult ProcessRunner::stopAndCollect()
+{
+    if (!m_finished) {
+        killGroup();
+        m_process->waitForFinished(3000);
+        done();
+    }
+    return m_result;
+}
+
+void ProcessRunner::startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers, const QString &workdir,
+                                const ProcessLimits &judgeLimits, const ProcessLimits &workerLimits)
+{
+    const EvalRuntimeCpu::Scope runtimeCpu;
+    QStringList channels, pids;
+    QList<int> fds;
+    for (int i = 0; i < workers.size(); ++i) {
+        // Pages are allocated as they are touched: the size only bounds a batch's inputs and outputs.
+        const int fd = int(::syscall(SYS_memfd_create, "autocomp-channel", MFD_CLOEXEC));
+        if (fd < 0 || ::ftruncate(fd, 1LL << 30) != 0) {
+            if (fd >= 0)
+                ::close(fd);
+            m_result = {};
+            m_result.name = name;
+            m_result.exitCode = 2;
+            m_result.log = QStringLiteral("cannot create the judge's channel to a worker");
+            m_finished = true;
+            QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_result); }, Qt::QueuedConnection);
+            return;
+        }
+        fds << fd;
+        auto *worker = new ProcessRunner(this);
+        ProcessLimits limits = workerLimits;
+        limits.passFds = {fd};
+        worker->start(name + QStringLiteral("-worker%1").arg(i), workers.at(i), workdir, limits);
+        m_workers << worker;
+        channels << QString::number(3 + i);
+        pids << QString::number(worker->processId());
+    }
+    QStringList command;
+    for (QString arg : judge) {
+        arg.replace(QLatin1String("{channels}"), channels.join(QLatin1Char(',')));
+        arg.replace(QLatin1String("{worker_pids}"), pids.join(QLatin1Char(',')));
+        command << arg;
+    }
+    ProcessLimits limits = judgeLimits;
+    limits.passFds = fds;
+    m_channelFds = fds;
+    start(name, command, workdir, limits);
+}
+
 ProcessRunner::ProcessRunner(QObject *parent) : QObject(parent), m_process(new QProcess(this)), m_watchdog(new QTimer(this))
 {
     m_process->setProcessChannelMode(QProcess::MergedChannels);
@@ -140,18 +234,44 @@ bool ProcessRunner::sandboxAvailable()
     return s_available;
 }
 
-QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs)
+QStringList ProcessRunner::sandboxSystemPaths()
 {
-    QStringList args{QStringLiteral("bwrap"), QStringLiteral("--ro-bind"), QStringLiteral("/"),    QStringLiteral("/"),
-                     QStringLiteral("--dev"), QStringLiteral("/dev"),      QStringLiteral("--proc"), QStringLiteral("/proc"),
-                     QStringLiteral("--tmpfs"), QStringLiteral("/tmp")};
+    QStringList paths{QStringLiteral("/usr"), QStringLiteral("/etc/alternatives"), QStringLiteral("/etc/ld.so.cache"),
+                      QStringLiteral("/etc/ld.so.conf"), QStringLiteral("/etc/ld.so.conf.d")};
+    // On a merged-/usr system /bin, /lib, ... are links into /usr; elsewhere they are directories.
+    for (const char *dir : {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"})
+        if (QFileInfo(QLatin1String(dir)).exists())
+            paths << QLatin1String(dir);
+    return paths;
+}
+
+QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids)
+{
+    // Nothing of the host but what a compiler, a loader and valgrind need, the directories named,
+    // and the writable one: no $HOME, no run store, no /etc beyond the loader's and the compiler's
+    // links, a private /tmp, no network.
+    QStringList args{QStringLiteral("bwrap")};
+    for (const QString &path : sandboxSystemPaths()) {
+        const QFileInfo info(path);
+        if (info.isSymLink())
+            args << QStringLiteral("--symlink") << info.symLinkTarget().replace(QRegularExpression(QStringLiteral("^/")), QString()) << path;
+        else if (info.exists())
+            args << QStringLiteral("--ro-bind") << path << path;
+    }
+    args << QStringLiteral("--dev") << QStringLiteral("/dev") << QStringLiteral("--proc") << QStringLiteral("/proc")
+         << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     for (const QString &dir : readOnlyDirs)
-        if (QFileInfo(dir).isDir())
+        if (!dir.isEmpty() && dir != writableDir && QFileInfo::exists(dir))
             args << QStringLiteral("--ro-bind") << dir << dir;
+    if (!writableDir.isEmpty())
+        args << QStringLiteral("--bind") << writableDir << writableDir;
     // Run as root, bwrap keeps every capability, and root inside could remount / read-write.
-    args << QStringLiteral("--bind") << writableDir << writableDir << QStringLiteral("--unshare-net") << QStringLiteral("--unshare-pid")
-         << QStringLiteral("--unshare-ipc") << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent")
-         << QStringLiteral("--new-session") << QStringLiteral("--chdir") << writableDir;
+    args << QStringLiteral("--unshare-net") << QStringLiteral("--unshare-ipc") << QStringLiteral("--unshare-uts");
+    if (!sharePids)
+        args << QStringLiteral("--unshare-pid");
+    args << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent") << QStringLiteral("--new-session");
+    const QString chdir = !writableDir.isEmpty() ? writableDir : readOnlyDirs.value(0, QStringLiteral("/"));
+    args << QStringLiteral("--chdir") << chdir;
     return args;
 }
 
@@ -175,21 +295,30 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         return;
     }
     QStringList full = command;
-    if (limits.sandbox)
-    {
-        // The sandbox's /tmp is private: whatever the command names under /tmp (a checkout or build tree
-        // there, a tool, the problem's files) is bound back read-only, its top directory at a time.
-        const QString writable = limits.writableDir.isEmpty() ? workdir : limits.writableDir;
+    if (limits.sandbox) {
+        // The sandbox shows only the system paths and the directories the limits name; the files a
+        // command names itself (its program, its inputs: paths in backend.yaml, which the backend's
+        // author wrote) are bound back read-only, a directory at a time.
+        const QString writable = limits.writableDir;
         QStringList readOnly = limits.readOnlyDirs;
-        static const QRegularExpression s_tmpPath(QStringLiteral("(?:^-[A-Za-z]|(?<![A-Za-z0-9_.~/-]))(/tmp/[^/:=\\s]+)"));
+        static const QRegularExpression s_path(QStringLiteral("(?:^|=|^-[A-Za-z])(/[^:=\\s]+)"));
+        const QString home = QDir::homePath();
+        auto covered = [&](const QString &dir) {
+            for (const QString &base : sandboxSystemPaths() + readOnly + QStringList{writable})
+                if (!base.isEmpty() && (dir == base || dir.startsWith(base + QLatin1Char('/'))))
+                    return true;
+            return false;
+        };
         for (const QString &arg : command) {
-            for (auto it = s_tmpPath.globalMatch(arg); it.hasNext();) {
-                const QString top = it.next().captured(1);
-                if (top != writable && !readOnly.contains(top) && QFileInfo(top).isDir())
-                    readOnly << top;
+            for (auto it = s_path.globalMatch(arg); it.hasNext();) {
+                const QFileInfo info(it.next().captured(1));
+                const QString dir = QDir::cleanPath(info.isDir() ? info.absoluteFilePath() : info.absolutePath());
+                if (dir == QLatin1String("/") || dir == home || dir == QDir::tempPath() || !QFileInfo(dir).isDir() || covered(dir))
+                    continue;
+                readOnly << dir;
             }
         }
-        full = sandboxPrefix(writable, readOnly) + command;
+        full = sandboxPrefix(writable, readOnly, limits.sharePids) + command;
     }
 
     removeCgroup();
@@ -217,9 +346,49 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         if (c >= 0 && c < CPU_SETSIZE)
             CPU_SET(c, &affinity);
     const bool pin = CPU_COUNT(&affinity) > 0;
-    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, affinity, pin] {
+    // A cpuset for the command's CPUs (benchmarks): the kernel keeps every thread there, whatever
+    // affinity the command sets for itself.
+    QByteArray cpusetProcs;
+    if (limits.cpuset && pin && !cpusetCgroupParent().isEmpty()) {
+        static std::atomic<int> s_cpusetCounter{0};
+        const QString parent = cpusetCgroupParent();
+        const QString cgroup = parent + QStringLiteral("/autocomp-%1-c%2").arg(::getpid()).arg(++s_cpusetCounter);
+        QStringList cpuList;
+        for (int c : limits.cpus)
+            cpuList << QString::number(c);
+        QFile mems(parent + QStringLiteral("/cpuset.mems"));
+        const QByteArray memsValue = mems.open(QIODevice::ReadOnly) ? mems.readAll().trimmed() : QByteArray("0");
+        if (QDir().mkdir(cgroup)) {
+            m_cpusetCgroup = cgroup;
+            const bool v1 = QFileInfo::exists(cgroup + QStringLiteral("/cpuset.cpus")) && QFileInfo::exists(cgroup + QStringLiteral("/tasks"));
+            if (writeFile(cgroup + QStringLiteral("/cpuset.cpus"), cpuList.join(QLatin1Char(',')).toLatin1()) &&
+                (!v1 || writeFile(cgroup + QStringLiteral("/cpuset.mems"), memsValue.isEmpty() ? QByteArray("0") : memsValue)))
+                cpusetProcs = QFile::encodeName(cgroup + QStringLiteral("/cgroup.procs"));
+        }
+    }
+    int passFds[16];
+    const int passCount = int(qMin<qsizetype>(limits.passFds.size(), 16));
+    for (int i = 0; i < passCount; ++i)
+        passFds[i] = limits.passFds.at(i);
+    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, cpusetProcs, affinity, pin, passFds, passCount] {
         // Runs in the child between fork and exec: only async-signal-safe calls.
         ::setpgid(0, 0);
+        // Every descriptor above 2 closes at exec (the run store, sockets, Qt's pipes), then the
+        // channels are placed at 3, 4, ... (dup2 clears close-on-exec on the copies). Moved out of
+        // the way first, so that placing one cannot overwrite another.
+        int moved[16];
+        for (int i = 0; i < passCount; ++i)
+            moved[i] = ::fcntl(passFds[i], F_DUPFD_CLOEXEC, 64);
+        ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+        for (int i = 0; i < passCount; ++i)
+            if (moved[i] < 0 || ::dup2(moved[i], 3 + i) < 0)
+                ::_exit(126);
+        if (!cpusetProcs.isEmpty()) {
+            const int fd = ::open(cpusetProcs.constData(), O_WRONLY | O_CLOEXEC);
+            if (fd < 0 || ::write(fd, "0", 1) != 1)
+                ::_exit(126);
+            ::close(fd);
+        }
         if (pin)
             ::sched_setaffinity(0, sizeof affinity, &affinity);
         if (!procsFile.isEmpty()) {
@@ -244,6 +413,19 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
             ::setrlimit(RLIMIT_NPROC, &rl);
         }
     });
+    // The environment: an allow-list, never the caller's (API keys and tokens live there).
+    QProcessEnvironment env;
+    for (auto it = limits.environment.cbegin(); it != limits.environment.cend(); ++it)
+        env.insert(it.key(), it.value());
+    if (!env.contains(QStringLiteral("PATH")))
+        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    if (!env.contains(QStringLiteral("LANG")))
+        env.insert(QStringLiteral("LANG"), QStringLiteral("C.UTF-8"));
+    if (!env.contains(QStringLiteral("TMPDIR")))
+        env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
+    if (!env.contains(QStringLiteral("HOME")))
+        env.insert(QStringLiteral("HOME"), limits.writableDir.isEmpty() ? workdir : limits.writableDir);
+    m_process->setProcessEnvironment(env);
     m_process->setWorkingDirectory(workdir);
     m_clock.start();
     m_process->start(full.first(), full.mid(1));
@@ -295,6 +477,14 @@ void ProcessRunner::killGroup()
 
 void ProcessRunner::removeCgroup()
 {
+    if (!m_cpusetCgroup.isEmpty()) {
+        for (int attempt = 0; attempt < 200 && !QDir().rmdir(m_cpusetCgroup); ++attempt) {
+            for (const qint64 pid : cgroupPids(m_cpusetCgroup))
+                ::kill(pid_t(pid), SIGKILL);
+            QThread::msleep(5);
+        }
+        m_cpusetCgroup.clear();
+    }
     if (m_cgroup.isEmpty())
         return;
     // A fork bomb may still be forking while we kill: repeat until the cgroup is empty.
@@ -346,6 +536,9 @@ void ProcessRunner::done()
     killGroup();
     removeCgroup();
     m_result.durationMs = double(m_clock.nsecsElapsed()) / 1e6;
+    for (const int fd : std::as_const(m_channelFds))
+        ::close(fd);
+    m_channelFds.clear();
     if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
         const bool crashed = m_process->exitStatus() == QProcess::CrashExit;
         m_result.crashed = crashed && !m_result.timedOut && !m_cancelled && !m_result.outputFlooded;
@@ -363,6 +556,18 @@ void ProcessRunner::done()
             log += QStringLiteral("\n[terminated abnormally (signal)]");
         m_result.log = log.trimmed();
     }
+    // The workers end with their judge; what they printed (a crash, a forbidden system call) is
+    // part of the step's log, and a worker that flooded its output fails the step as one.
+    for (ProcessRunner *worker : std::as_const(m_workers)) {
+        const StepResult w = worker->stopAndCollect();
+        m_result.outputFlooded = m_result.outputFlooded || w.outputFlooded;
+        if (!w.log.isEmpty())
+            m_result.log += QStringLiteral("\n--- %1 (the candidate's process%2) ---\n%3")
+                                .arg(w.name, w.crashed ? QStringLiteral(", ended by a signal")
+                                                       : QStringLiteral(", exit status %1").arg(w.exitCode), w.log);
+        worker->deleteLater();
+    }
+    m_workers.clear();
     const EvalRuntimeCpu::Pause handlers;
     Q_EMIT finished(m_result);
 }

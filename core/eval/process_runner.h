@@ -6,6 +6,7 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QProcess>
+#include <QMap>
 #include <QStringList>
 
 class QTimer;
@@ -19,13 +20,21 @@ struct ProcessLimits {
     qint64 addressSpaceBytes = 8LL << 30;
     qint64 fileSizeBytes = 1LL << 30;
     int cpuSeconds = 0;                  // 0: timeout + 5 s
-    bool sandbox = false;                // run under bubblewrap: no network, read-only root, private /tmp
-    QString writableDir;                 // the only writable path inside the sandbox
-    QStringList readOnlyDirs;            // made visible inside the sandbox even when under /tmp
+    bool sandbox = false;                // run under bubblewrap: no network, minimal read-only file system, private /tmp
+    QString writableDir;                 // the only writable path inside the sandbox (none when empty)
+    QStringList readOnlyDirs;            // made visible (read-only) inside the sandbox
+    // Judging steps see the host's processes (to watch their workers through /proc); candidate
+    // processes get a pid namespace of their own, so they cannot see or signal anything else.
+    bool sharePids = false;
+    // The environment: nothing of the caller's but these (PATH and LANG are added when absent,
+    // HOME is the writable directory); never a secret.
+    QMap<QString, QString> environment;
+    QList<int> passFds;                  // become descriptors 3, 4, ... of the command; all others above 2 are closed
     // Tasks (processes and threads) the command may have at once: a pids cgroup where one can be
     // made (root ignores RLIMIT_NPROC), else RLIMIT_NPROC for unprivileged users. 0: unlimited.
     int maxTasks = 512;
-    QList<int> cpus;                     // CPU affinity of the command; empty: inherited
+    QList<int> cpus;                     // CPUs of the command (a cpuset cgroup where one can be made, else affinity)
+    bool cpuset = false;                 // put the command in a cpuset cgroup of `cpus` when possible
 };
 
 // CPU time the evaluation runtime spends in this process: work directories, starting, limiting and
@@ -45,15 +54,29 @@ public:
     ~ProcessRunner() override;
 
     void start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits);
+    // A judging command and the worker processes it drives: each worker gets a shared-memory
+    // channel as its descriptor 3; the judge gets them all as 3, 4, ... and, in its command,
+    // {channels} becomes "3,4" and {worker_pids} the workers' process ids. The workers end with
+    // the judge; their output is appended to the judge's log.
+    void startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers, const QString &workdir,
+                     const ProcessLimits &judgeLimits, const ProcessLimits &workerLimits);
     void cancel();
     // Moves the running command (every process of it, where its cgroup lists them) to `cpus`.
     void setCpus(const QList<int> &cpus);
     bool isRunning() const;
 
     static bool sandboxAvailable();
-    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {});
+    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false);
+    // What a sandboxed command sees of the host: the toolchain under /usr (with the merged-/usr links),
+    // the loader's cache, /etc/alternatives (cc, c++), /dev and /proc; then the directories named.
+    static QStringList sandboxSystemPaths();
     // The pids cgroup under which runners make one cgroup per command; empty when none can be made.
     static QString pidsCgroupParent();
+    // The cpuset cgroup under which benchmark commands get a cpuset of their CPUs; empty when none.
+    static QString cpusetCgroupParent();
+    qint64 processId() const;
+    // Kills the command now and waits for it: its result (for workers that end with their judge).
+    StepResult stopAndCollect();
 
 Q_SIGNALS:
     void finished(const autocomp::StepResult &result);
@@ -74,6 +97,9 @@ private:
     qint64 m_floodBytes = 0;
     qint64 m_pgid = 0;
     QString m_cgroup;
+    QString m_cpusetCgroup;
+    QList<ProcessRunner *> m_workers;
+    QList<int> m_channelFds;
     bool m_cancelled = false;
     bool m_finished = false;
 };

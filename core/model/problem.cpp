@@ -28,4 +28,12 @@ QString Problem::shapesArgument() const
     return parts.join(QLatin1Char(';'));
 }
 
+QString Problem::shapeRangesArgument() const
+{
+    QStringList parts;
+    for (const auto &range : shapeRanges)
+        parts << QStringLiteral("%1=%2:%3").arg(range.first).arg(range.second.first).arg(range.second.second);
+    return parts.join(QLatin1Char(','));
+}
+
 } // namespace autocomp

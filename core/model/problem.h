@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QList>
+#include <QPair>
 #include <QString>
 #include <QVariantMap>
 
@@ -17,6 +18,7 @@ struct Problem {
     QString contextFile;
     QString context;      // contents of contextFile
     QString signature;
+    QString entry;        // the kernel's symbol (problem.yaml `entry`, default: the name)
     QString dtype = QStringLiteral("fp32");
     QList<QVariantMap> shapes; // e.g. {M: 512, N: 512, K: 512}
     int benchShape = 0;         // index into shapes used for timing
@@ -28,6 +30,13 @@ struct Problem {
     // Libraries the kernel may link (problem.yaml `libraries: [openblas]`, only with allowLibraries),
     // given to the link step as -l<name> by the {libraries} placeholder.
     QStringList libraries;
+    // Shapes drawn per evaluation besides the declared ones (problem.yaml `shape_ranges: {M: [1, 600]}`,
+    // `random_shapes: 2`): the judge draws them from its secret seed.
+    QList<QPair<QString, QPair<qint64, qint64>>> shapeRanges;
+    int randomShapes = 2;
+    bool allowThreads = false; // the kernel may start (and must join) threads
+    // "M=1:600,N=1:600" for the judge's command line.
+    QString shapeRangesArgument() const;
 
     QString startCode() const;
     // "M=512,N=512,K=512;M=1000,..." for the harness command line.

@@ -178,7 +178,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
     if (root) {
         r.checkKeys(*root, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("language"), QStringLiteral("extension"),
                                 QStringLiteral("metric"), QStringLiteral("unit"), QStringLiteral("requires"), QStringLiteral("available_if"),
-                                QStringLiteral("steps"), QStringLiteral("setup")});
+                                QStringLiteral("steps"), QStringLiteral("setup"), QStringLiteral("env")});
         const YAML::Node &n = *root;
         if (n.IsMap()) {
             if (n["name"])
@@ -202,9 +202,12 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 for (const auto &s : list) {
                     QStringList keys{QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"), QStringLiteral("parallel"),
                                      QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),
-                                     QStringLiteral("option")};
+                                     QStringLiteral("option"), QStringLiteral("only_if_exists")};
                     if (setup)
-                        keys << QStringLiteral("creates") << QStringLiteral("only_if_exists");
+                        keys << QStringLiteral("creates");
+                    else
+                        keys << QStringLiteral("role") << QStringLiteral("worker") << QStringLiteral("baseline_worker")
+                             << QStringLiteral("worker_writable");
                     r.checkKeys(s, key + QStringLiteral("[]"), keys);
                     if (!s.IsMap())
                         continue;
@@ -238,10 +241,37 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                     }
                     if (s["only_if_exists"])
                         step.onlyIfExists = r.string(s["only_if_exists"], key + QStringLiteral("[].only_if_exists")).value_or(QString());
+                    if (s["role"]) {
+                        step.role = r.string(s["role"], key + QStringLiteral("[].role")).value_or(step.role);
+                        if (step.role != QLatin1String("judge") && step.role != QLatin1String("candidate"))
+                            r.error(s["role"], QStringLiteral("step '%1': role must be 'judge' or 'candidate', not '%2'").arg(step.name, step.role));
+                    }
+                    if (s["worker"])
+                        step.worker = r.stringList(s["worker"], key + QStringLiteral("[].worker")).value_or(QStringList());
+                    if (s["baseline_worker"])
+                        step.baselineWorker = r.stringList(s["baseline_worker"], key + QStringLiteral("[].baseline_worker")).value_or(QStringList());
+                    if (s["worker_writable"])
+                        step.workerWritable = r.string(s["worker_writable"], key + QStringLiteral("[].worker_writable")).value_or(QString());
+                    if ((!step.worker.isEmpty() || !step.baselineWorker.isEmpty()) && !step.judge())
+                        r.error(s, QStringLiteral("step '%1': only a step with role 'judge' drives workers").arg(step.name));
                     out << step;
                 }
                 return out;
             };
+            if (const YAML::Node env = n["env"]) {
+                // Secrets never reach a step: names that look like one are refused here.
+                static const QRegularExpression s_secret(QStringLiteral("KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL"), QRegularExpression::CaseInsensitiveOption);
+                if (!env.IsMap())
+                    r.error(env, QStringLiteral("'env' must be a mapping NAME: value"));
+                else
+                    for (const auto &kv : env) {
+                        const QString name = fromStd(kv.first.as<std::string>(""));
+                        if (s_secret.match(name).hasMatch())
+                            r.error(kv.first, QStringLiteral("env: '%1' looks like a secret; steps never get secrets").arg(name));
+                        else
+                            t.environment.insert(name, r.string(kv.second, QStringLiteral("env.") + name).value_or(QString()));
+                    }
+            }
             const YAML::Node steps = n["steps"];
             if (!steps || !steps.IsSequence() || steps.size() == 0)
                 r.error(n, QStringLiteral("'steps' must be a non-empty list"));
@@ -277,7 +307,9 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
         r.checkKeys(n, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("signature"), QStringLiteral("dtype"),
                             QStringLiteral("start"), QStringLiteral("reference"), QStringLiteral("context"), QStringLiteral("shapes"),
                             QStringLiteral("bench_shape"), QStringLiteral("tolerance"), QStringLiteral("flops"), QStringLiteral("bytes"),
-                            QStringLiteral("allow_libraries"), QStringLiteral("libraries")});
+                            QStringLiteral("allow_libraries"), QStringLiteral("libraries"),
+                            QStringLiteral("shape_ranges"), QStringLiteral("random_shapes"), QStringLiteral("allow_threads"),
+                            QStringLiteral("entry")});
         if (n.IsMap()) {
             auto fileKey = [&](const char *key, QString &out, bool required) {
                 if (const auto v = n[key]) {
@@ -293,6 +325,8 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 p.name = r.string(n["name"], QStringLiteral("name")).value_or(p.name);
             if (n["description"])
                 p.description = r.string(n["description"], QStringLiteral("description")).value_or(QString());
+            if (n["entry"])
+                p.entry = r.string(n["entry"], QStringLiteral("entry")).value_or(QString());
             if (n["signature"])
                 p.signature = r.string(n["signature"], QStringLiteral("signature")).value_or(QString());
             if (n["dtype"])
@@ -342,6 +376,33 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 p.bytes = r.string(n["bytes"], QStringLiteral("bytes")).value_or(QString());
             if (n["allow_libraries"])
                 p.allowLibraries = r.boolean(n["allow_libraries"], QStringLiteral("allow_libraries")).value_or(false);
+            if (const auto ranges = n["shape_ranges"]) {
+                if (!ranges.IsMap()) {
+                    r.error(ranges, QStringLiteral("'shape_ranges' must be a mapping such as {M: [1, 600]}"));
+                } else {
+                    for (const auto &kv : ranges) {
+                        const QString key = fromStd(kv.first.as<std::string>(""));
+                        const auto bounds = kv.second;
+                        if (!bounds.IsSequence() || bounds.size() != 2) {
+                            r.error(bounds, QStringLiteral("shape_ranges.%1 must be [low, high]").arg(key));
+                            continue;
+                        }
+                        const auto lo = r.integer(bounds[0], QStringLiteral("shape_ranges.") + key);
+                        const auto hi = r.integer(bounds[1], QStringLiteral("shape_ranges.") + key);
+                        if (lo && hi && (*lo < 0 || *hi < *lo))
+                            r.error(bounds, QStringLiteral("shape_ranges.%1: need 0 <= low <= high").arg(key));
+                        else if (lo && hi)
+                            p.shapeRanges.append({key, {*lo, *hi}});
+                    }
+                }
+            }
+            if (n["random_shapes"]) {
+                p.randomShapes = int(r.integer(n["random_shapes"], QStringLiteral("random_shapes")).value_or(2));
+                if (p.randomShapes < 0 || p.randomShapes > 16)
+                    r.error(n["random_shapes"], QStringLiteral("'random_shapes' must be 0..16"));
+            }
+            if (n["allow_threads"])
+                p.allowThreads = r.boolean(n["allow_threads"], QStringLiteral("allow_threads")).value_or(false);
             if (const auto libraries = n["libraries"]) {
                 // Names for the linker's -l: openblas, m, ... nothing that could pass another option.
                 static const QRegularExpression s_name(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9_+.-]*$"));
@@ -354,6 +415,8 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
             }
         }
     }
+    if (p.entry.isEmpty())
+        p.entry = p.name;
     if (fail(r, error))
         return std::nullopt;
     return p;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QList>
+#include <QMap>
 #include <QString>
 #include <QStringList>
 
@@ -23,6 +24,16 @@ struct TargetStep {
     QString onlyIfExists;
     // Runs only when this evaluation option is on (EvaluationConfig; "profile" is the one there is).
     QString option;
+    // "candidate" (default): runs what the candidate wrote or builds it; writes only {workdir}, in its
+    // own pid namespace. "judge": trusted code from the per-machine cache; reads {workdir}, writes
+    // only {judgedir}, where result.json is taken from.
+    QString role = QStringLiteral("candidate");
+    // Judge steps only: the processes the judge drives through shared memory (DESIGN.md §5): the
+    // candidate's, and the baseline's when the evaluation has a baseline.
+    QStringList worker;
+    QStringList baselineWorker;
+    QString workerWritable; // a directory the workers may write (e.g. for callgrind's file)
+    bool judge() const { return role == QLatin1String("judge"); }
 };
 
 // A target: backends/<name>/backend.yaml.
@@ -40,6 +51,8 @@ struct Target {
     // Run once per evaluator and problem before its first candidate, with {cache_dir} writable:
     // machine measurements (roofline, vendor library baselines) cached across runs.
     QList<TargetStep> setupSteps;
+    // Environment of every step (backend.yaml `env:`), besides PATH, LANG, TMPDIR and HOME.
+    QMap<QString, QString> environment;
 };
 
 } // namespace autocomp

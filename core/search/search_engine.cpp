@@ -8,6 +8,7 @@
 #include "store/run_store.h"
 
 #include <QFile>
+#include <QJsonObject>
 #include <QLoggingCategory>
 #include <QRegularExpression>
 #include <QSet>
@@ -498,7 +499,15 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
 
 void SearchEngine::evaluate(qint64 candidateId)
 {
-    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, m_candidates.value(candidateId).code);
+    // Where the target times a baseline beside the candidate, every candidate is timed alternately
+    // with the starting code in the same window: the ratio of the two, not the absolute time, ranks
+    // candidates (see evaluationFinished), so a slow phase of the machine moves both sides.
+    const Candidate &candidate = m_candidates[candidateId];
+    QString baseline;
+    if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
+                                                                [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
+        baseline = m_setup.problem.startCode();
+    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline);
     m_jobs << job;
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
         auto it = m_candidates.find(candidateId);
@@ -528,6 +537,11 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     c.feedback = result.feedback;
     c.flags = result.flags;
     c.score = result.correct ? result.metricValue(m_setup.target.metric) : std::numeric_limits<double>::quiet_NaN();
+    // Paired timing: the score is the starting code's latency times this candidate's ratio to it, as
+    // measured side by side; units and scale stay the root's, the noise is the ratio's.
+    const double ratio = result.metrics.value(QStringLiteral("paired_ratio")).toObject().value(QStringLiteral("value")).toDouble();
+    if (result.correct && ratio > 0 && m_run.baselineScore > 0 && c.origin != CandidateOrigin::Root)
+        c.score = m_run.baselineScore * ratio;
     c.error = result.correct ? QString() : QStringLiteral("%1: %2").arg(result.status, result.log.trimmed());
     if (candidateId > 0 && !m_store->addEvaluation(candidateId, result))
         log(QStringLiteral("store error while recording an evaluation: %1").arg(m_store->lastError()));

@@ -1,22 +1,24 @@
 // eval_noise: how repeatable one candidate's score is. A blocked, vectorized gemm (the kind of candidate
-// a search produces; tests/integration/data/gemm_fast.md) is evaluated 10 times on the cpu target, and so
-// is the naive starting code, whose 280 ms calls leave the 2 s timing budget only a handful of samples;
-// the starting code also runs 3 times on cpu-instructions (callgrind counts).
-//   median_spread_ratio: max/min of the optimized candidate's 10 medians (1.0 is perfect)
-//   median_spread_ratio_naive: the same for the starting code
+// a search produces; tests/integration/data/gemm_blocked.cpp) is evaluated 10 times on the cpu target,
+// each time timed alternately with the naive starting code in the same window (the paired ratio the
+// search ranks by); the starting code also runs 3 times on cpu-instructions (callgrind counts).
+//   paired_ratio_spread: max/min of the candidate's 10 paired ratios to the start code (1.0 is perfect)
+//   median_spread_ratio: max/min of its 10 absolute medians, for comparison
+//   median_spread_ratio_naive: the same for the starting code's medians (timed as the baseline)
 //   instructions_identical: 1 when every instruction count was the same
-//   cache_interference_min/max: the cache probe's slowdown during the optimized candidate's benchmarks
-//   (backends/cpu/include/autocomp_probe.h; 1.0 is a quiet core), the part of the spread that comes from
-//   outside this machine
-// Each evaluation's median and interference go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
+//   cache_interference_min/max: the cache probe's slowdown during the benchmarks (1.0: a quiet core)
+//   judge_overhead_us: the judge's cost per timed batch (an empty request, timed the same way), and
+//   judge_overhead_fraction_{small,large}: that cost over one batch's time for a kernel of about 10 us
+//   (transpose 256x129 start code) and one of about 10 ms (the blocked gemm)
+// Each evaluation's figures go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
 // evaluation.bench_isolation: exclusive (nothing of ours beside a benchmark) instead of the default.
 #include "eval/evaluator.h"
-#include "agents/response_parser.h"
 #include "model/repository.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
 #include <QFile>
+#include <QJsonObject>
 
 #include <algorithm>
 #include <cmath>
@@ -24,12 +26,13 @@
 
 using namespace autocomp;
 
-static QList<EvalResult> evaluateAll(Evaluator &evaluator, const Target &target, const Problem &problem, const QString &code, int count)
+static QList<EvalResult> evaluateAll(Evaluator &evaluator, const Target &target, const Problem &problem, const QString &code, int count,
+                                     const QString &baseline = {})
 {
     QList<EvalResult> results;
     QEventLoop loop;
     for (int i = 0; i < count; ++i) {
-        EvalJob *job = evaluator.evaluate(target, problem, code);
+        EvalJob *job = evaluator.evaluate(target, problem, code, baseline);
         QObject::connect(job, &EvalJob::finished, &loop, [&](const EvalResult &r) {
             results << r;
             if (results.size() == count)
@@ -38,6 +41,18 @@ static QList<EvalResult> evaluateAll(Evaluator &evaluator, const Target &target,
     }
     loop.exec();
     return results;
+}
+
+static double spread(const std::vector<double> &v)
+{
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return *hi / *lo;
+}
+
+static double overheadFraction(const EvalResult &r)
+{
+    const double batchMs = r.metricValue(QStringLiteral("latency_ms")) * r.metrics.value(QStringLiteral("calls_per_batch")).toDouble(1);
+    return r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble() * 1e-3 / batchMs;
 }
 
 int main(int argc, char **argv)
@@ -49,7 +64,8 @@ int main(int argc, char **argv)
     const auto instr = repository.target(QStringLiteral("cpu-instructions"), &error);
     const auto problem = repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error);
     const auto problemI = repository.problem(QStringLiteral("cpu-instructions"), QStringLiteral("gemm"), &error);
-    if (!cpu || !instr || !problem || !problemI) {
+    const auto transpose = repository.problem(QStringLiteral("cpu"), QStringLiteral("transpose"), &error);
+    if (!cpu || !instr || !problem || !problemI || !transpose) {
         std::fprintf(stderr, "eval_noise: %s\n", qPrintable(error));
         return 1;
     }
@@ -57,56 +73,63 @@ int main(int argc, char **argv)
     if (qEnvironmentVariableIsSet("AUTOCOMP_BENCH_ISOLATION"))
         config.benchIsolation = qEnvironmentVariable("AUTOCOMP_BENCH_ISOLATION");
     Evaluator evaluator(config);
-    const QString code = problem->startCode();
-
-    QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/tests/integration/data/gemm_fast.md"));
+    const QString start = problem->startCode();
+    QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/tests/integration/data/gemm_blocked.cpp"));
     if (!fastFile.open(QIODevice::ReadOnly)) {
         std::fprintf(stderr, "eval_noise: %s: %s\n", qPrintable(fastFile.fileName()), qPrintable(fastFile.errorString()));
         return 1;
     }
-    const auto fast = ResponseParser::extractCode(QString::fromUtf8(fastFile.readAll()), QStringLiteral("cpp"));
-    if (!fast) {
-        std::fprintf(stderr, "eval_noise: no code block in %s\n", qPrintable(fastFile.fileName()));
-        return 1;
-    }
-    std::vector<double> interference;
-    auto mediansOf = [&](const QString &source, std::vector<double> &medians) {
-        for (const EvalResult &r : evaluateAll(evaluator, *cpu, *problem, source, 10)) {
-            if (!r.correct) {
-                std::fprintf(stderr, "eval_noise: evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
-                return false;
-            }
-            medians.push_back(r.metricValue(QStringLiteral("latency_ms")));
-            if (interference.size() < 10) {
-                interference.push_back(r.metricValue(QStringLiteral("cache_interference")));
-                std::fprintf(stderr, "evaluation %zu: median %.4f ms, cache interference %.3f\n", interference.size(),
-                             medians.back(), interference.back());
-            }
+    const QString fast = QString::fromUtf8(fastFile.readAll());
+
+    std::vector<double> ratios, medians, naive, interference, fractionsLarge, overheads;
+    int n = 0;
+    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *problem, fast, 10, start)) {
+        if (!r.correct) {
+            std::fprintf(stderr, "eval_noise: evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            return 1;
         }
-        return true;
-    };
-    std::vector<double> medians, naive;
-    if (!mediansOf(*fast, medians) || !mediansOf(code, naive))
-        return 1;
+        const QJsonObject ratio = r.metrics.value(QStringLiteral("paired_ratio")).toObject();
+        ratios.push_back(ratio.value(QStringLiteral("value")).toDouble());
+        medians.push_back(r.metricValue(QStringLiteral("latency_ms")));
+        naive.push_back(r.metrics.value(QStringLiteral("baseline_latency_ms")).toDouble());
+        interference.push_back(r.metricValue(QStringLiteral("cache_interference")));
+        fractionsLarge.push_back(overheadFraction(r));
+        overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
+        std::fprintf(stderr, "evaluation %d: ratio %.4f [%.4f, %.4f] over %d pairs, median %.4f ms, start code %.2f ms, interference %.3f\n",
+                     ++n, ratios.back(), ratio.value(QStringLiteral("ci_low")).toDouble(), ratio.value(QStringLiteral("ci_high")).toDouble(),
+                     ratio.value(QStringLiteral("pairs")).toInt(), medians.back(), naive.back(), interference.back());
+    }
+    std::vector<double> fractionsSmall, smallLatency;
+    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *transpose, transpose->startCode(), 3)) {
+        if (!r.correct) {
+            std::fprintf(stderr, "eval_noise: transpose evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            return 1;
+        }
+        fractionsSmall.push_back(overheadFraction(r));
+        smallLatency.push_back(r.metricValue(QStringLiteral("latency_ms")));
+        overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
+    }
     std::vector<double> counts;
-    for (const EvalResult &r : evaluateAll(evaluator, *instr, *problemI, code, 3)) {
+    for (const EvalResult &r : evaluateAll(evaluator, *instr, *problemI, start, 3)) {
         if (!r.correct) {
             std::fprintf(stderr, "eval_noise: instructions evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
             return 1;
         }
         counts.push_back(r.metricValue(QStringLiteral("instructions")));
     }
-    const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-    std::printf("median_latency_min: %.4f ms\n", *lo);
-    std::printf("median_latency_max: %.4f ms\n", *hi);
-    std::printf("median_spread_ratio: %.4f ratio\n", *hi / *lo);
-    const auto [nlo, nhi] = std::minmax_element(naive.begin(), naive.end());
-    std::printf("naive_median_latency_min: %.4f ms\n", *nlo);
-    std::printf("naive_median_latency_max: %.4f ms\n", *nhi);
-    std::printf("median_spread_ratio_naive: %.4f ratio\n", *nhi / *nlo);
-    const auto [ilo, ihi] = std::minmax_element(interference.begin(), interference.end());
-    std::printf("cache_interference_min: %.3f ratio\n", *ilo);
-    std::printf("cache_interference_max: %.3f ratio\n", *ihi);
+    std::sort(overheads.begin(), overheads.end());
+    std::printf("paired_ratio_min: %.4f ratio\n", *std::min_element(ratios.begin(), ratios.end()));
+    std::printf("paired_ratio_max: %.4f ratio\n", *std::max_element(ratios.begin(), ratios.end()));
+    std::printf("paired_ratio_spread: %.4f ratio\n", spread(ratios));
+    std::printf("median_latency_min: %.4f ms\n", *std::min_element(medians.begin(), medians.end()));
+    std::printf("median_spread_ratio: %.4f ratio\n", spread(medians));
+    std::printf("median_spread_ratio_naive: %.4f ratio\n", spread(naive));
+    std::printf("cache_interference_min: %.3f ratio\n", *std::min_element(interference.begin(), interference.end()));
+    std::printf("cache_interference_max: %.3f ratio\n", *std::max_element(interference.begin(), interference.end()));
+    std::printf("judge_overhead_us: %.3f us\n", overheads[overheads.size() / 2]);
+    std::printf("small_kernel_latency: %.4f ms\n", smallLatency.front());
+    std::printf("judge_overhead_fraction_small: %.5f ratio\n", *std::max_element(fractionsSmall.begin(), fractionsSmall.end()));
+    std::printf("judge_overhead_fraction_large: %.6f ratio\n", *std::max_element(fractionsLarge.begin(), fractionsLarge.end()));
     std::printf("instructions: %.0f count\n", counts.front());
     std::printf("instructions_identical: %d bool\n", std::all_of(counts.begin(), counts.end(), [&](double c) { return c == counts.front(); }) ? 1 : 0);
     return 0;

@@ -2,12 +2,14 @@
 // flood their output, leave children behind or allocate without bound must not take the workbench with them.
 #include "eval/process_runner.h"
 
+#include <QDir>
 #include <QFile>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <csignal>
+#include <fcntl.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -61,6 +63,10 @@ private Q_SLOTS:
     void orphanIsKilledWhenStepEnds();
     void allocationIsStoppedByAddressSpaceLimit();
     void cancelKillsGroup();
+    void environmentIsAnAllowList();
+    void descriptorsAboveTwoAreClosed();
+    void sandboxShowsNoHomeStoreOrEtc();
+    void judgedWorkersShareAChannel();
 
 private:
     StepResult run(const QStringList &command, const ProcessLimits &limits);
@@ -238,6 +244,85 @@ void TestProcessRunner::cancelKillsGroup()
     QVERIFY(!runner.isRunning());
     QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(0)), 10000);
     QTRY_VERIFY_WITH_TIMEOUT(!alive(m_pids.at(1)), 10000);
+}
+
+// A child gets PATH, LANG, TMPDIR, HOME and what the limits name: none of this process's variables
+// (API keys live there).
+void TestProcessRunner::environmentIsAnAllowList()
+{
+    qputenv("OPENAI_API_KEY", "sk-test-canary-env");
+    qputenv("AUTOCOMP_TEST_CANARY", "canary-value");
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    limits.environment = {{u"OMP_NUM_THREADS"_s, u"1"_s}};
+    const StepResult result = run({u"env"_s}, limits);
+    QCOMPARE(result.exitCode, 0);
+    QVERIFY2(!result.log.contains(u"canary"_s), qPrintable(result.log));
+    QVERIFY(result.log.contains(u"OMP_NUM_THREADS=1"_s));
+    QVERIFY(result.log.contains(u"PATH="_s));
+    QVERIFY(result.log.contains(u"HOME="_s));
+    qunsetenv("OPENAI_API_KEY");
+    qunsetenv("AUTOCOMP_TEST_CANARY");
+}
+
+// Descriptors this process holds (the run store, sockets) do not reach a child; passed ones do, at 3.
+void TestProcessRunner::descriptorsAboveTwoAreClosed()
+{
+    QFile held(m_dir->filePath(u"held.txt"_s));
+    QVERIFY(held.open(QIODevice::WriteOnly));
+    const int heldFd = held.handle();
+    QVERIFY(heldFd > 2);
+    ::fcntl(heldFd, F_SETFD, 0); // even one not marked close-on-exec
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    StepResult result = run({u"sh"_s, u"-c"_s, u"ls /proc/self/fd"_s}, limits);
+    QCOMPARE(result.exitCode, 0);
+    QStringList fds = result.log.split(u'\n', Qt::SkipEmptyParts);
+    // 0, 1, 2 and the descriptor ls opens to read the directory.
+    QVERIFY2(fds.size() <= 4 && !fds.contains(QString::number(heldFd)), qPrintable(result.log));
+    limits.passFds = {heldFd};
+    result = run({u"sh"_s, u"-c"_s, u"readlink /proc/self/fd/3"_s}, limits);
+    QVERIFY2(result.log.endsWith(u"held.txt"_s), qPrintable(result.log));
+}
+
+// The sandbox shows /usr and the directories named, not $HOME, the store or /etc/passwd.
+void TestProcessRunner::sandboxShowsNoHomeStoreOrEtc()
+{
+    if (!ProcessRunner::sandboxAvailable())
+        QSKIP("bubblewrap cannot run here");
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    limits.sandbox = true;
+    limits.writableDir = m_dir->path();
+    const QString home = QDir::homePath();
+    const StepResult result = run({u"sh"_s, u"-c"_s, u"cat /etc/passwd; ls %1; ls /; ls /usr/bin/c++ && echo compiler-visible; "
+                                                   "echo x > %2/w && echo workdir-writable"_s.arg(home, m_dir->path())}, limits);
+    QVERIFY2(!result.log.contains(u"root:x:0:0"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"compiler-visible"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"workdir-writable"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"No such file"_s), qPrintable(result.log));
+}
+
+// A judge and its worker: the worker has the channel at 3, the judge sees it at 3 and the worker's pid.
+void TestProcessRunner::judgedWorkersShareAChannel()
+{
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    ProcessRunner runner;
+    QSignalSpy spy(&runner, &ProcessRunner::finished);
+    // The worker writes into the channel, the judge waits for it and prints it, then checks the pid.
+    const QStringList worker{u"sh"_s, u"-c"_s, u"printf hello-from-worker >&3; echo worker-out; sleep 30"_s};
+    const QStringList judge{u"sh"_s, u"-c"_s,
+                            u"for i in $(seq 100); do grep -q hello /proc/self/fd/3 && break; sleep 0.05; done; "
+                            "head -c 17 /proc/self/fd/3; echo; kill -0 {worker_pids} && echo worker-alive {channels}"_s};
+    runner.startJudged(u"judged"_s, judge, {worker}, m_dir->path(), limits, limits);
+    QVERIFY(spy.wait(FinishTimeoutMs));
+    const StepResult result = spy.first().first().value<StepResult>();
+    QCOMPARE(result.exitCode, 0);
+    QVERIFY2(result.log.contains(u"hello-from-worker"_s), qPrintable(result.log));
+    QVERIFY2(result.log.contains(u"worker-alive 3"_s), qPrintable(result.log));
+    // The worker ends with its judge; its output follows the judge's.
+    QVERIFY2(result.log.contains(u"worker-out"_s), qPrintable(result.log));
 }
 
 QTEST_GUILESS_MAIN(TestProcessRunner)

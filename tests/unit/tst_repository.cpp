@@ -35,6 +35,39 @@ private Q_SLOTS:
     void initTestCase();
     void listsShippedData();
     void loadsCpuTarget();
+    // The trust map of every shipped target (DESIGN.md §5): judging steps run programs from the
+    // per-machine cache and write only {judgedir}; candidate steps never name {judgedir}; no worker
+    // or candidate step sees the seed; setup steps write only the cache.
+    void trustBoundaryOfShippedTargets()
+    {
+        Repository repo({dataDir()});
+        for (const QString &name : repo.targetNames()) {
+            QString error;
+            const auto target = repo.target(name, &error);
+            QVERIFY2(target, qPrintable(error));
+            const QStringList outputs{u"--result"_s, u"--out"_s, u"--report"_s};
+            for (const autocomp::TargetStep &step : target->steps) {
+                const QString where = name + u"/"_s + step.name;
+                const QString all = step.run.join(u' ') + step.worker.join(u' ') + step.baselineWorker.join(u' ');
+                if (step.judge()) {
+                    QVERIFY2(step.run.first().startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
+                    for (qsizetype i = 0; i + 1 < step.run.size(); ++i)
+                        if (outputs.contains(step.run.at(i)))
+                            QVERIFY2(step.run.at(i + 1).startsWith(u"{judgedir}/"_s), qPrintable(where + u" writes " + step.run.at(i + 1)));
+                    for (const QStringList *worker : {&step.worker, &step.baselineWorker})
+                        QVERIFY2(!worker->join(u' ').contains(u"{seed}"_s) && !worker->join(u' ').contains(u"{judgedir}"_s),
+                                 qPrintable(where + u": a worker sees the seed or the judge's directory"_s));
+                } else {
+                    QVERIFY2(!all.contains(u"{judgedir}"_s) && !all.contains(u"{seed}"_s),
+                             qPrintable(where + u": a candidate step names the judge's directory or the seed"_s));
+                    QVERIFY2(step.worker.isEmpty(), qPrintable(where));
+                }
+            }
+            for (const autocomp::TargetStep &step : target->setupSteps)
+                QVERIFY2(!step.run.join(u' ').contains(u"{workdir}"_s), qPrintable(name + u"/"_s + step.name));
+        }
+    }
+
     void loadsGemmProblem();
     void loadsCpuAgent();
     void unknownNamesListTheKnownOnes();
@@ -80,12 +113,13 @@ void TestRepository::loadsCpuTarget()
     QStringList names;
     for (const auto &step : target->steps)
         names << step.name;
-    // The candidate is compiled, run, checked against the reference, timed, and the last step reports.
+    // The candidate is compiled, gated, linked, checked by the judge, timed, and the last step reports.
     const qsizetype compile = names.indexOf(u"compile"_s);
-    const qsizetype run = names.indexOf(u"run"_s);
+    const qsizetype gate = names.indexOf(u"gate"_s);
+    const qsizetype link = names.indexOf(u"link"_s);
     const qsizetype check = names.indexOf(u"check"_s);
     const qsizetype bench = names.indexOf(u"bench"_s);
-    QVERIFY2(compile >= 0 && run > compile && check > run && bench > check, qPrintable(names.join(u", "_s)));
+    QVERIFY2(compile >= 0 && gate > compile && link > gate && check > link && bench > check, qPrintable(names.join(u", "_s)));
     QCOMPARE(names.last(), u"report"_s);
     const auto &compileStep = target->steps.at(compile);
     QCOMPARE(compileStep.failStatus, u"compile_error"_s);
@@ -97,7 +131,7 @@ void TestRepository::loadsCpuTarget()
     QVERIFY(benchStep.exclusive);
     QCOMPARE(benchStep.timeoutS, 300);
     QCOMPARE(target->steps.at(check).failStatus, u"incorrect"_s);
-    QCOMPARE(target->steps.at(run).failStatus, u"crash"_s);
+    QCOMPARE(target->steps.at(gate).failStatus, u"rejected"_s);
 }
 
 void TestRepository::loadsGemmProblem()

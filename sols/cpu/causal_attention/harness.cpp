@@ -1,8 +1,8 @@
-// Harness of the causal_attention problem: linked once with the candidate and once with
+// Harness of the causal_attention problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 // causal_attention_reference.cpp.
 #include "autocomp_harness.h"
 
-extern "C" void causal_attention(int seq, int d, const float* Q, const float* K, const float* V, float* out);
+AUTOCOMP_ENTRY(void, causal_attention, (int seq, int d, const float* Q, const float* K, const float* V, float* out))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["seq"], s["d"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         causal_attention(s.i("seq"), s.i("d"), in[0].data(), in[1].data(), in[2].data(), out[0].data());
     };
     // Row i attends to i+1 keys: 2*d flops for each score and 2*d for each weighted value row.

@@ -1,7 +1,7 @@
-// Harness of the conv2d problem: linked once with the candidate and once with conv2d_reference.cpp.
+// Harness of the conv2d problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void conv2d(int N, int C, int H, int W, int K, int R, int S, const float* x, const float* w, float* y);
+AUTOCOMP_ENTRY(void, conv2d, (int N, int C, int H, int W, int K, int R, int S, const float* x, const float* w, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
     p.outputs = [](const Shape& s) {
         return std::vector<autocomp::Dims>{{s["N"], s["K"], s["H"] - s["R"] + 1, s["W"] - s["S"] + 1}};
     };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         conv2d(s.i("N"), s.i("C"), s.i("H"), s.i("W"), s.i("K"), s.i("R"), s.i("S"), in[0].data(), in[1].data(),
                out[0].data());
     };

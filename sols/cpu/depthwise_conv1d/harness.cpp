@@ -1,8 +1,8 @@
-// Harness of the depthwise_conv1d problem: linked once with the candidate and once with
+// Harness of the depthwise_conv1d problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 // depthwise_conv1d_reference.cpp.
 #include "autocomp_harness.h"
 
-extern "C" void depthwise_conv1d(int C, int L, int K, const float* x, const float* w, float* y);
+AUTOCOMP_ENTRY(void, depthwise_conv1d, (int C, int L, int K, const float* x, const float* w, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     };
     // y is C x (L - K + 1): 'valid' output.
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["C"], s["L"] - s["K"] + 1}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         depthwise_conv1d(s.i("C"), s.i("L"), s.i("K"), in[0].data(), in[1].data(), out[0].data());
     };
     p.flops = [](const Shape& s) { return 2.0 * s["C"] * (s["L"] - s["K"] + 1) * s["K"]; };

@@ -1,7 +1,7 @@
-// Harness of the gemm problem: linked once with the candidate and once with gemm_reference.cpp.
+// Harness of the gemm problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C);
+AUTOCOMP_ENTRY(void, gemm, (int M, int N, int K, const float* A, const float* B, float* C))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["M"], s["N"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         gemm(s.i("M"), s.i("N"), s.i("K"), in[0].data(), in[1].data(), out[0].data());
     };
     p.flops = [](const Shape& s) { return 2.0 * s["M"] * s["N"] * s["K"]; };

@@ -1,7 +1,7 @@
-// Harness of the layernorm problem: linked once with the candidate and once with layernorm_reference.cpp.
+// Harness of the layernorm problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void layernorm(int rows, int cols, const float* x, const float* gamma, const float* beta, float* y);
+AUTOCOMP_ENTRY(void, layernorm, (int rows, int cols, const float* x, const float* gamma, const float* beta, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["rows"], s["cols"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         layernorm(s.i("rows"), s.i("cols"), in[0].data(), in[1].data(), in[2].data(), out[0].data());
     };
     // Per element: add for the mean, subtract and multiply-add for the variance, subtract, multiply

@@ -1,7 +1,7 @@
-// Harness of the rmsnorm problem: linked once with the candidate and once with rmsnorm_reference.cpp.
+// Harness of the rmsnorm problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void rmsnorm(int rows, int cols, const float* x, const float* weight, float* y);
+AUTOCOMP_ENTRY(void, rmsnorm, (int rows, int cols, const float* x, const float* weight, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["rows"], s["cols"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         rmsnorm(s.i("rows"), s.i("cols"), in[0].data(), in[1].data(), out[0].data());
     };
     // Per element: multiply-add for the sum of squares, multiply by the inverse rms, multiply by weight.

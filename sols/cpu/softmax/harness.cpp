@@ -1,7 +1,7 @@
-// Harness of the softmax problem: linked once with the candidate and once with softmax_reference.cpp.
+// Harness of the softmax problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void softmax(int rows, int cols, const float* x, float* y);
+AUTOCOMP_ENTRY(void, softmax, (int rows, int cols, const float* x, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["rows"], s["cols"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         softmax(s.i("rows"), s.i("cols"), in[0].data(), out[0].data());
     };
     // Per element: compare for the max, subtract, exp (counted as one op), add to the sum, scale.

@@ -1,7 +1,7 @@
-// Harness of the transpose problem: linked once with the candidate and once with transpose_reference.cpp.
+// Harness of the transpose problem: built as the judge (with the reference) and as the worker (see autocomp_harness.h).
 #include "autocomp_harness.h"
 
-extern "C" void transpose(int rows, int cols, const float* x, float* y);
+AUTOCOMP_ENTRY(void, transpose, (int rows, int cols, const float* x, float* y))
 
 int main(int argc, char** argv) {
     using autocomp::Shape;
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
         return in;
     };
     p.outputs = [](const Shape& s) { return std::vector<autocomp::Dims>{{s["cols"], s["rows"]}}; };
-    p.call = [](const Shape& s, const autocomp::Buffers& in, autocomp::Buffers& out) {
+    p.call = [](const Shape& s, const autocomp::Spans& in, const autocomp::Spans& out) {
         transpose(s.i("rows"), s.i("cols"), in[0].data(), out[0].data());
     };
     // Pure data movement: no floating-point work, judged by effective bandwidth (read x, write y).
