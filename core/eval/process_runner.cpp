@@ -10,6 +10,7 @@
 #include <QTimer>
 
 #include <atomic>
+#include <functional>
 #include <csignal>
 #include <ctime>
 #include <sched.h>
@@ -56,78 +57,64 @@ int processesOfThisUser()
     return count;
 }
 
+// The directories where this process's cgroup of `controller` lives: cgroup v1 "N:pids:/path" or
+// v2 "0::/path", from our own membership.
+QStringList cgroupCandidates(const QByteArray &controller)
+{
+    QFile self(QStringLiteral("/proc/self/cgroup"));
+    QStringList candidates;
+    if (!self.open(QIODevice::ReadOnly))
+        return candidates;
+    for (const QByteArray &raw : self.readAll().split('\n')) {
+        const QList<QByteArray> parts = raw.split(':');
+        if (parts.size() < 3)
+            continue;
+        const QString path = QString::fromUtf8(parts.mid(2).join(':'));
+        if (parts.at(1).split(',').contains(controller))
+            candidates << QStringLiteral("/sys/fs/cgroup/") + QString::fromLatin1(controller) + path;
+        else if (parts.at(0) == "0" && parts.at(1).isEmpty())
+            candidates << QStringLiteral("/sys/fs/cgroup") + path;
+    }
+    return candidates;
+}
+
+// The first candidate where a child cgroup can be made and `usable` says it has the controller's
+// files; cgroups left there by killed runs are removed.
+QString cgroupParent(const QByteArray &controller, const std::function<bool(const QString &)> &usable)
+{
+    for (const QString &parent : cgroupCandidates(controller)) {
+        const QString probe = parent + QStringLiteral("/autocomp-probe-%1-%2").arg(::getpid()).arg(QString::fromLatin1(controller));
+        if (!QDir().mkdir(probe))
+            continue;
+        const bool ok = usable(probe);
+        QDir().rmdir(probe);
+        if (!ok)
+            continue;
+        for (const QString &name : QDir(parent).entryList({QStringLiteral("autocomp-*")}, QDir::Dirs)) {
+            const QString owner = name.section(QLatin1Char('-'), 1, 1);
+            if (!QFileInfo::exists(QStringLiteral("/proc/") + owner))
+                QDir(parent).rmdir(name);
+        }
+        return QDir::cleanPath(parent);
+    }
+    return {};
+}
+
 } // namespace
 
 QString ProcessRunner::pidsCgroupParent()
 {
-    static const QString s_parent = []() -> QString {
-        // cgroup v1 "N:pids:/path" or v2 "0::/path", from our own membership.
-        QFile self(QStringLiteral("/proc/self/cgroup"));
-        if (!self.open(QIODevice::ReadOnly))
-            return {};
-        QStringList candidates;
-        for (const QByteArray &raw : self.readAll().split('\n')) {
-            const QList<QByteArray> parts = raw.split(':');
-            if (parts.size() < 3)
-                continue;
-            const QString path = QString::fromUtf8(parts.mid(2).join(':'));
-            if (parts.at(1).split(',').contains("pids"))
-                candidates << QStringLiteral("/sys/fs/cgroup/pids") + path;
-            else if (parts.at(0) == "0" && parts.at(1).isEmpty())
-                candidates << QStringLiteral("/sys/fs/cgroup") + path;
-        }
-        for (const QString &parent : std::as_const(candidates)) {
-            const QString probe = parent + QStringLiteral("/autocomp-probe-%1").arg(::getpid());
-            if (!QDir().mkdir(probe))
-                continue;
-            const bool ok = writeFile(probe + QStringLiteral("/pids.max"), "64");
-            QDir().rmdir(probe);
-            if (!ok)
-                continue;
-            // Cgroups left by runs that were killed (or whose last tasks were still being reaped):
-            // remove those of processes that no longer exist.
-            for (const QString &name : QDir(parent).entryList({QStringLiteral("autocomp-*")}, QDir::Dirs)) {
-                const QString owner = name.section(QLatin1Char('-'), 1, 1);
-                if (!QFileInfo::exists(QStringLiteral("/proc/") + owner))
-                    QDir(parent).rmdir(name);
-            }
-            return QDir::cleanPath(parent);
-        }
-        return {};
-    }();
+    static const QString s_parent = cgroupParent("pids", [](const QString &probe) {
+        return writeFile(probe + QStringLiteral("/pids.max"), "64");
+    });
     return s_parent;
 }
 
 QString ProcessRunner::cpusetCgroupParent()
 {
-    static const QString s_parent = []() -> QString {
-        QFile self(QStringLiteral("/proc/self/cgroup"));
-        if (!self.open(QIODevice::ReadOnly))
-            return {};
-        QStringList candidates;
-        for (const QByteArray &raw : self.readAll().split('\n')) {
-            const QList<QByteArray> parts = raw.split(':');
-            if (parts.size() < 3)
-                continue;
-            const QString path = QString::fromUtf8(parts.mid(2).join(':'));
-            if (parts.at(1).split(',').contains("cpuset"))
-                candidates << QStringLiteral("/sys/fs/cgroup/cpuset") + path;
-            else if (parts.at(0) == "0" && parts.at(1).isEmpty())
-                candidates << QStringLiteral("/sys/fs/cgroup") + path;
-        }
-        for (const QString &parent : std::as_const(candidates)) {
-            if (!QFileInfo::exists(parent + QStringLiteral("/cpuset.cpus")) && !QFileInfo::exists(parent + QStringLiteral("/cgroup.subtree_control")))
-                continue;
-            const QString probe = parent + QStringLiteral("/autocomp-probe-c%1").arg(::getpid());
-            if (!QDir().mkdir(probe))
-                continue;
-            const bool ok = QFileInfo::exists(probe + QStringLiteral("/cpuset.cpus"));
-            QDir().rmdir(probe);
-            if (ok)
-                return QDir::cleanPath(parent);
-        }
-        return {};
-    }();
+    static const QString s_parent = cgroupParent("cpuset", [](const QString &probe) {
+        return QFileInfo::exists(probe + QStringLiteral("/cpuset.cpus"));
+    });
     return s_parent;
 }
 
