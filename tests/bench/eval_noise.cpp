@@ -9,7 +9,8 @@
 //   cache_interference_min/max: the cache probe's slowdown during the benchmarks (1.0: a quiet core)
 //   judge_overhead_us: the judge's cost per timed batch (an empty request, timed the same way), and
 //   judge_overhead_fraction_{small,large}: that cost over one batch's time for a kernel of about 10 us
-//   (transpose 256x129 start code) and one of about 10 ms (the blocked gemm)
+//   (the transpose start code at 128x96, timed in batches of many calls) and one of about 10-30 ms (the
+//   blocked gemm at 512^3, one call per batch)
 // Each evaluation's figures go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
 // evaluation.bench_isolation: exclusive (nothing of ours beside a benchmark) instead of the default.
 #include "eval/evaluator.h"
@@ -99,14 +100,20 @@ int main(int argc, char **argv)
                      ++n, ratios.back(), ratio.value(QStringLiteral("ci_low")).toDouble(), ratio.value(QStringLiteral("ci_high")).toDouble(),
                      ratio.value(QStringLiteral("pairs")).toInt(), medians.back(), naive.back(), interference.back());
     }
+    // A kernel of about 10 us: the transpose start code at 128 x 96.
+    Problem small = *transpose;
+    small.shapes = {QVariantMap{{QStringLiteral("rows"), 128}, {QStringLiteral("cols"), 96}}};
+    small.benchShape = 0;
     std::vector<double> fractionsSmall, smallLatency;
-    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *transpose, transpose->startCode(), 3)) {
+    double smallBatch = 0;
+    for (const EvalResult &r : evaluateAll(evaluator, *cpu, small, transpose->startCode(), 3)) {
         if (!r.correct) {
             std::fprintf(stderr, "eval_noise: transpose evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
             return 1;
         }
         fractionsSmall.push_back(overheadFraction(r));
         smallLatency.push_back(r.metricValue(QStringLiteral("latency_ms")));
+        smallBatch = r.metrics.value(QStringLiteral("calls_per_batch")).toDouble();
         overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
     }
     std::vector<double> counts;
@@ -127,7 +134,8 @@ int main(int argc, char **argv)
     std::printf("cache_interference_min: %.3f ratio\n", *std::min_element(interference.begin(), interference.end()));
     std::printf("cache_interference_max: %.3f ratio\n", *std::max_element(interference.begin(), interference.end()));
     std::printf("judge_overhead_us: %.3f us\n", overheads[overheads.size() / 2]);
-    std::printf("small_kernel_latency: %.4f ms\n", smallLatency.front());
+    std::printf("small_kernel_latency: %.5f ms\n", smallLatency.front());
+    std::printf("small_kernel_calls_per_batch: %.0f calls\n", smallBatch);
     std::printf("judge_overhead_fraction_small: %.5f ratio\n", *std::max_element(fractionsSmall.begin(), fractionsSmall.end()));
     std::printf("judge_overhead_fraction_large: %.6f ratio\n", *std::max_element(fractionsLarge.begin(), fractionsLarge.end()));
     std::printf("instructions: %.0f count\n", counts.front());
