@@ -491,6 +491,12 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
             return job;
         }
         job->skipInapplicableSteps();
+        if (job->m_stepIndex >= target.steps.size()) {
+            job->m_result.status = QStringLiteral("error");
+            job->m_result.log = QStringLiteral("target '%1' has no step that applies to this evaluation").arg(target.name);
+            QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+            return job;
+        }
     }
     if (!m_configError.isEmpty()) {
         job->m_result.status = QStringLiteral("error");

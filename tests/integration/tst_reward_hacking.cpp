@@ -136,6 +136,12 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
+        EvaluationConfig config;
+        config.parallelCompiles = 2;
+        m_evaluator = std::make_unique<Evaluator>(config);
+        QVERIFY2(m_evaluator->configurationError().isEmpty(), qPrintable(m_evaluator->configurationError()));
+        if (!m_evaluator->sandboxed())
+            QSKIP("bubblewrap cannot run here: the containment these tests assert is not available");
         // Secrets in this process's environment and home, as a user has them.
         m_keyCanary = "sk-canary-" + QByteArray::number(QCoreApplication::applicationPid()) + "-key";
         m_envCanary = "canary-env-" + QByteArray::number(QCoreApplication::applicationPid());
@@ -172,12 +178,6 @@ private Q_SLOTS:
             m_targets.insert(QStringLiteral("instructions"), *instructions);
         m_problem = *problem;
         QFile::remove(escapeTarget());
-        EvaluationConfig config;
-        config.parallelCompiles = 2;
-        m_evaluator = std::make_unique<Evaluator>(config);
-        QVERIFY2(m_evaluator->configurationError().isEmpty(), qPrintable(m_evaluator->configurationError()));
-        if (!m_evaluator->sandboxed())
-            QSKIP("bubblewrap cannot run here: the containment these tests assert is not available");
         // The judge is built by the first evaluation; its time is checked after every fixture.
         std::optional<EvalResult> first;
         EvalJob *job = m_evaluator->evaluate(shipped, m_problem, m_problem.startCode());
@@ -193,7 +193,8 @@ private Q_SLOTS:
     void cleanupTestCase()
     {
         QFile::remove(escapeTarget());
-        QFile::remove(m_homeCanaryFile);
+        if (!m_homeCanaryFile.isEmpty())
+            QFile::remove(m_homeCanaryFile);
     }
 
     void shippedTarget_data()

@@ -66,7 +66,7 @@ class TestSearchEngine : public QObject
     };
 
     std::unique_ptr<Harness> makeHarness(const QList<Rule> &rules, const QString &search, const QStringList &models = {QStringLiteral("m1")},
-                                         const QString &extra = {})
+                                         const QString &extra = {}, const QString &target = QStringLiteral("fake"))
     {
         auto h = std::make_unique<Harness>();
         if (!h->server.listen())
@@ -79,8 +79,8 @@ class TestSearchEngine : public QObject
         QStringList specs;
         for (const QString &m : models)
             specs << QStringLiteral("\"openai-compatible@%1/v1::%2\"").arg(h->server.baseUrl().toString(), m);
-        const QByteArray yaml = QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
-                                    .arg(specs.join(QLatin1String(", ")), search, extra)
+        const QByteArray yaml = QStringLiteral("target: %4\nproblem: kernel\nagent: fake\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
+                                    .arg(specs.join(QLatin1String(", ")), search, extra, target)
                                     .toUtf8();
         QStringList errors;
         const auto config = RunConfig::fromYaml(yaml, QStringLiteral("test.yaml"), &errors);
@@ -218,6 +218,37 @@ private Q_SLOTS:
         // 95 first; the root keeps its place; 105 passes with slack; 115 is rejected; the duplicate 95 is pruned.
         QCOMPARE(beamScores, (QList<double>{95, 100, 105}));
         QCOMPARE(run.bestScore, 95.0);
+    }
+
+    // Where the target times a baseline beside each candidate, every candidate is evaluated against
+    // the starting code and ranked by the starting code's latency times its paired ratio: 100 x 0.5
+    // ranks ahead of 100 x 0.8 although the latter's absolute time (10 ms, measured in a slow or a
+    // fast moment) is lower; the parent slack applies to the same scores (100 x 1.2 is rejected).
+    void pairedRatioRanksCandidates()
+    {
+        const QStringList codes{code(QStringLiteral("latency_ms=10 paired_ratio=0.8")), code(QStringLiteral("latency_ms=50 paired_ratio=0.5")),
+                                code(QStringLiteral("latency_ms=5 paired_ratio=1.2"))};
+        QStringList plans;
+        for (int i = 0; i < 3; ++i)
+            plans << QStringLiteral("Chosen optimization: %1. x\nplan number %1").arg(i + 1);
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), plans}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"),
+                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        QList<double> beamScores;
+        for (qint64 id : h->engine->beam())
+            beamScores << h->engine->candidate(id).score;
+        // The root is timed alone (its latency, 1 ms by default in the fake); the others against it.
+        const double root = run.baselineScore;
+        QVERIFY(root > 0);
+        QCOMPARE(beamScores, (QList<double>{root * 0.5, root * 0.8, root}));
+        QCOMPARE(run.bestScore, root * 0.5);
+        for (const Candidate &c : candidates(*h))
+            QVERIFY2(c.origin == CandidateOrigin::Root || c.metrics.contains(QStringLiteral("paired_ratio")),
+                     "every non-root candidate was timed against a baseline");
     }
 
     void fixAttemptCarriesPlanCodeAndError()

@@ -2,7 +2,9 @@
 // comment, `// fake: status=ok latency_ms=3.5 compile_ms=20 bench_ms=50 feedback=text_with_underscores`,
 // so tests decide latencies and verdicts while the engine runs the real evaluator protocol.
 //   fake-eval compile CANDIDATE            sleeps compile_ms; exits 1 on status=compile_error
-//   fake-eval bench CANDIDATE WORKDIR      sleeps bench_ms; writes WORKDIR/result.json
+//   fake-eval bench CANDIDATE DIR [BASELINE]   sleeps bench_ms; writes DIR/result.json; with
+//                                          `paired_ratio=R` and a BASELINE file that exists, the
+//                                          metrics carry paired_ratio {value: R}
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
     if (correct && d["latency_ms"] != "none")
         out << "\"latency_ms\": {\"median\": " << d["latency_ms"] << ", \"mean\": " << d["latency_ms"] << ", \"min\": " << d["latency_ms"]
             << ", \"p99\": " << d["latency_ms"] << ", \"stddev\": 0, \"n\": 10}";
+    if (correct && d.count("paired_ratio") && argc >= 5 && std::ifstream(argv[4]).good())
+        out << ", \"paired_ratio\": {\"value\": " << d["paired_ratio"] << "}";
     out << "}, \"feedback\": [" << (feedback.empty() ? "" : "\"" + feedback + "\"") << "], \"flags\": [], \"log\": \""
         << (correct ? "" : "scripted failure: " + status) << "\"}\n";
     return 0;

@@ -1245,8 +1245,6 @@ inline int mode_bench(const Problem& p, const Args& a) {
     std::vector<double> ratios, probe_ns;
     std::vector<std::vector<Sample>> samples(workers.size());
     std::set<int> ran_on;
-    CacheProbe dummy;
-    (void)dummy;
     const auto start = clock::now();
     auto last_probe = clock::now() - std::chrono::seconds(1);
     for (std::size_t round = 0; round < kMaxRounds; ++round) {
