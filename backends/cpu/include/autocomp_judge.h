@@ -375,6 +375,10 @@ struct Stats {
     std::size_t n = 0;
 };
 
+inline double median_of_sorted(const std::vector<double>& v) {
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
 inline Stats stats(std::vector<double> v) {
     Stats s;
     s.n = v.size();
@@ -382,7 +386,7 @@ inline Stats stats(std::vector<double> v) {
         return s;
     std::sort(v.begin(), v.end());
     s.min = v.front();
-    s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    s.median = median_of_sorted(v);
     const std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
     s.p99 = v[std::min(v.size() - 1, rank > 0 ? rank - 1 : 0)];
     double sum = 0;
@@ -414,7 +418,7 @@ inline RatioEstimate median_interval(std::vector<double> r) {
         return e;
     std::sort(r.begin(), r.end());
     const double n = static_cast<double>(r.size());
-    e.value = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
+    e.value = median_of_sorted(r);
     const double half = 0.98 * std::sqrt(n);
     const long lo = std::max(0L, static_cast<long>(std::floor(n / 2 - half)) - 1);
     const long hi = std::min(static_cast<long>(r.size()) - 1, static_cast<long>(std::ceil(n / 2 + half)));
