@@ -115,7 +115,8 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
             Q_EMIT statusChanged(CandidateStatus::Testing);
     }
 
-    const QStringList command = Evaluator::expandArgs(step.run, m_target, m_problem, placeholders());
+    const QHash<QString, QString> vars = placeholders();
+    const QStringList command = Evaluator::expandArgs(step.run, m_target, m_problem, vars);
     ProcessLimits limits;
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
@@ -136,16 +137,16 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
         m_runner->start(step.name, command, workdir(), limits);
         return;
     }
-    QList<QStringList> workers{Evaluator::expandArgs(step.worker, m_target, m_problem, placeholders())};
+    QList<QStringList> workers{Evaluator::expandArgs(step.worker, m_target, m_problem, vars)};
     if (!step.baselineWorker.isEmpty() && !m_baselineFile.isEmpty())
-        workers << Evaluator::expandArgs(step.baselineWorker, m_target, m_problem, placeholders());
+        workers << Evaluator::expandArgs(step.baselineWorker, m_target, m_problem, vars);
     ProcessLimits workerLimits;
     workerLimits.timeoutS = step.timeoutS;
     workerLimits.sandbox = sandbox;
     workerLimits.environment = limits.environment;
     workerLimits.readOnlyDirs = {Evaluator::cacheDir(), workdir()};
     if (!step.workerWritable.isEmpty()) {
-        workerLimits.writableDir = Evaluator::expand(step.workerWritable, m_target, m_problem, placeholders());
+        workerLimits.writableDir = Evaluator::expand(step.workerWritable, m_target, m_problem, vars);
         QDir().mkpath(workerLimits.writableDir);
     }
     workerLimits.cpus = cpus;
