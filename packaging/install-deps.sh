@@ -22,8 +22,9 @@ runtime_pkgs=(libqt6core6 libqt6gui6 libqt6widgets6 libqt6network6 libqt6sql6 li
               libopenblas-dev valgrind)
 # To run the tests: a private D-Bus session and gnome-keyring for the keychain tests, jq for the
 # install test's JSON; Xvfb, xauth (xvfb-run), xwininfo (x11-utils) and ImageMagick's import for
-# tests/screenshot*.sh and a workbench on a machine without a screen.
-test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick)
+# tests/screenshot*.sh and a workbench on a machine without a screen; zlib's headers for the fake LLM
+# server's gzip answers and tinyproxy, the real HTTP proxy LLM requests are sent through in tests.
+test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick zlib1g-dev tinyproxy)
 # To build the .deb and .tar.gz (dpkg-shlibdeps and file for the .deb's Depends, rsvg-convert for
 # the PNG icons) and to check them (packaging/lint-packages.sh).
 packaging_pkgs=(dpkg-dev file librsvg2-bin desktop-file-utils appstream lintian man-db)

@@ -82,6 +82,7 @@ void AnthropicMessagesFormat::feedEvent(const SseEvent &event, WireResult *resul
     QJsonParseError parseError;
     const QJsonObject data = QJsonDocument::fromJson(event.data, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed stream event: %1").arg(parseError.errorString());
         return;
     }
@@ -116,6 +117,7 @@ bool AnthropicMessagesFormat::parseBody(const QByteArray &bytes, WireResult *res
     QJsonParseError parseError;
     const QJsonObject body = QJsonDocument::fromJson(bytes, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }

@@ -49,6 +49,7 @@ bool BedrockConverseFormat::parseBody(const QByteArray &bytes, WireResult *resul
     QJsonParseError parseError;
     const QJsonObject body = QJsonDocument::fromJson(bytes, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }

@@ -83,6 +83,7 @@ void GeminiFormat::feedEvent(const SseEvent &event, WireResult *result) const
     QJsonParseError parseError;
     const QJsonObject chunk = QJsonDocument::fromJson(event.data, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed stream chunk: %1").arg(parseError.errorString());
         return;
     }
@@ -98,6 +99,7 @@ bool GeminiFormat::parseBody(const QByteArray &bytes, WireResult *result) const
     QJsonParseError parseError;
     const QJsonObject body = QJsonDocument::fromJson(bytes, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }

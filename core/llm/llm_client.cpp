@@ -1,5 +1,4 @@
 #include "llm/llm_client.h"
-#include "llm/http_client.h"
 
 #include "llm/gcloud_token_source.h"
 #include "llm/price_table.h"
@@ -10,13 +9,18 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QCoreApplication>
 #include <QLoggingCategory>
+#include <QNetworkAccessManager>
+#include <QNetworkProxy>
+#include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTimer>
 
 #include <cmath>
+#include <cstring>
 
 Q_LOGGING_CATEGORY(lcLlm, "autocomp.llm")
 
@@ -376,13 +380,181 @@ bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &
     return true;
 }
 
+namespace {
+
+// The request body handed to QNetworkAccessManager as a device that cannot be rewound. Qt sends a request
+// again by itself when its connection closes before the first byte of the answer, however long ago it was
+// written; a paid request could be billed twice. With a body it cannot reset, Qt reports ContentReSendError
+// instead, and LlmClient decides (retryOrFail).
+class OneShotBody : public QIODevice
+{
+public:
+    OneShotBody(QByteArray bytes, QObject *parent) : QIODevice(parent), m_bytes(std::move(bytes)) { open(QIODevice::ReadOnly); }
+    bool isSequential() const override { return true; }
+    bool reset() override { return false; }
+    qint64 bytesAvailable() const override { return m_bytes.size() - m_pos + QIODevice::bytesAvailable(); }
+    bool atEnd() const override { return m_pos >= m_bytes.size() && QIODevice::bytesAvailable() == 0; }
+
+protected:
+    qint64 readData(char *data, qint64 maxSize) override
+    {
+        const qint64 n = std::min(maxSize, m_bytes.size() - m_pos);
+        if (n <= 0)
+            return m_pos >= m_bytes.size() ? -1 : 0;
+        std::memcpy(data, m_bytes.constData() + m_pos, size_t(n));
+        m_pos += n;
+        return n;
+    }
+    qint64 writeData(const char *, qint64) override { return -1; }
+
+private:
+    QByteArray m_bytes;
+    qint64 m_pos = 0;
+};
+
+QString originKey(const QUrl &url)
+{
+    return url.scheme() + QStringLiteral("://") + url.host() + QLatin1Char(':') + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
+}
+
+// Errors that end an attempt before any byte of it was written: nothing reached the provider.
+bool failedBeforeSending(QNetworkReply::NetworkError error)
+{
+    switch (error) {
+    case QNetworkReply::ConnectionRefusedError:
+    case QNetworkReply::HostNotFoundError:
+    case QNetworkReply::SslHandshakeFailedError:
+    case QNetworkReply::ProxyConnectionRefusedError:
+    case QNetworkReply::ProxyNotFoundError:
+    case QNetworkReply::ProxyAuthenticationRequiredError:
+    case QNetworkReply::TemporaryNetworkFailureError:
+    case QNetworkReply::NetworkSessionFailedError:
+        return true;
+    default:
+        return false;
+    }
+}
+
+class SystemProxies : public QNetworkProxyFactory
+{
+public:
+    QList<QNetworkProxy> queryProxy(const QNetworkProxyQuery &query) override { return systemProxyForQuery(query); }
+};
+
+} // namespace
+
+QByteArray LlmClient::userAgent()
+{
+    const QByteArray version = QCoreApplication::applicationVersion().toUtf8();
+    return "autocomp-workbench/" + (version.isEmpty() ? QByteArray("dev") : version) + " (Qt " + qVersion() + ')';
+}
+
+bool LlmClient::setProxy(const QString &proxy, QString *error)
+{
+    const QString text = proxy.trimmed();
+    QNetworkProxy explicitProxy;
+    if (text.isEmpty() || text == u"system") {
+        m_proxy.clear();
+    } else if (text == u"none" || text == u"direct") {
+        m_proxy = QStringLiteral("none");
+        explicitProxy = QNetworkProxy(QNetworkProxy::NoProxy);
+    } else {
+        const QUrl url(text.contains(QStringLiteral("://")) ? text : QStringLiteral("http://") + text);
+        const QString scheme = url.scheme().toLower();
+        if (!url.isValid() || url.host().isEmpty() || url.port() <= 0
+            || !(scheme == u"http" || scheme == u"socks5" || scheme == u"socks5h")) {
+            if (error)
+                *error = QStringLiteral("proxy '%1' is not http://host:port or socks5://host:port (or \"none\", or empty for the system's)")
+                             .arg(text);
+            return false;
+        }
+        m_proxy = text;
+        explicitProxy = QNetworkProxy(scheme == u"http" ? QNetworkProxy::HttpProxy : QNetworkProxy::Socks5Proxy, url.host(),
+                                      quint16(url.port()), url.userName(), url.password());
+    }
+    for (QNetworkAccessManager *manager : std::as_const(m_managers)) {
+        if (m_proxy.isEmpty())
+            manager->setProxyFactory(new SystemProxies);
+        else
+            manager->setProxy(explicitProxy);
+    }
+    m_explicitProxy = explicitProxy;
+    return true;
+}
+
+QNetworkAccessManager *LlmClient::managerFor(const QUrl &url, int *index)
+{
+    Origin &origin = m_origins[originKey(url)];
+    // Qt 6.4: at most 6 HTTP/1.1 connections per host and manager. An HTTP/2 origin multiplexes.
+    const int capacity = origin.http2 ? 100 : 6;
+    int chosen = -1;
+    for (int i = 0; i < m_managers.size(); ++i) {
+        if (origin.inFlight.value(i) < capacity) {
+            chosen = i;
+            break;
+        }
+    }
+    if (chosen < 0) {
+        auto *manager = new QNetworkAccessManager(this);
+        manager->setRedirectPolicy(QNetworkRequest::SameOriginRedirectPolicy);
+        if (m_proxy.isEmpty())
+            manager->setProxyFactory(new SystemProxies);
+        else
+            manager->setProxy(m_explicitProxy);
+        m_managers << manager;
+        chosen = int(m_managers.size()) - 1;
+    }
+    while (origin.inFlight.size() <= chosen)
+        origin.inFlight << 0;
+    ++origin.inFlight[chosen];
+    *index = chosen;
+    return m_managers.at(chosen);
+}
+
+void LlmClient::released(QNetworkReply *network)
+{
+    const auto it = m_replyOrigin.constFind(network);
+    if (it == m_replyOrigin.cend())
+        return;
+    Origin &origin = m_origins[it->first];
+    if (it->second < origin.inFlight.size())
+        --origin.inFlight[it->second];
+    if (network->attribute(QNetworkRequest::Http2WasUsedAttribute).toBool())
+        origin.http2 = true;
+    m_replyOrigin.erase(it);
+}
+
+QNetworkReply *LlmClient::get(QNetworkRequest request)
+{
+    request.setHeader(QNetworkRequest::UserAgentHeader, userAgent());
+    int index = 0;
+    QNetworkReply *network = managerFor(request.url(), &index)->get(request);
+    m_replyOrigin.insert(network, {originKey(request.url()), index});
+    connect(network, &QNetworkReply::finished, this, [this, network] { released(network); });
+    return network;
+}
+
 void LlmClient::post(LlmReply *reply, QNetworkRequest net)
 {
-    if (!m_http)
-        m_http = new HttpClient(this);
-    m_http->setMaxConnectionsPerHost(m_globalLimit);
-    HttpExchange *network = m_http->post(net, reply->m_sentBody, m_idleTimeoutMs);
+    net.setHeader(QNetworkRequest::UserAgentHeader, userAgent());
+    net.setHeader(QNetworkRequest::ContentLengthHeader, reply->m_sentBody.size());
+    net.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, true);
+    net.setAttribute(QNetworkRequest::EmitAllUploadProgressSignalsAttribute, true);
+    net.setAttribute(QNetworkRequest::Http2AllowedAttribute, true);
+    // Redirects are followed here, not by Qt: a POST must go again as a POST with its body (307, 308), and
+    // only within the origin its key was meant for.
+    net.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
+    int index = 0;
+    QNetworkAccessManager *manager = managerFor(net.url(), &index);
+    auto *body = new OneShotBody(reply->m_sentBody, nullptr);
+    QNetworkReply *network = manager->post(net, body);
+    body->setParent(network);
+    m_replyOrigin.insert(network, {originKey(net.url()), index});
     reply->m_network = network;
+    reply->m_mayHaveReached = false;
+    reply->m_streaming = false;
+    reply->m_rawBytes = 0;
+    reply->m_cutError.clear();
     if (!reply->m_connectTimer) {
         reply->m_connectTimer = new QTimer(reply);
         reply->m_connectTimer->setSingleShot(true);
@@ -393,25 +565,75 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
             if (reply->m_network)
                 reply->m_network->abort();
         });
+        reply->m_idleTimer = new QTimer(reply);
+        reply->m_idleTimer->setSingleShot(true);
+        connect(reply->m_idleTimer, &QTimer::timeout, reply, [this, reply] {
+            reply->m_timeoutError = QStringLiteral("idle timeout: no data for %1 s").arg(m_idleTimeoutMs / 1000.0);
+            if (reply->m_network)
+                reply->m_network->abort();
+        });
     }
-    // Only a new connection is timed: a request waiting for a free pooled connection is not connecting yet.
-    connect(network, &HttpExchange::connecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
-    connect(network, &HttpExchange::requestSent, reply, [reply] { reply->m_connectTimer->stop(); });
-    connect(network, &HttpExchange::readyRead, reply, [this, reply] { onReadyRead(reply); });
-    connect(network, &HttpExchange::finished, reply, [this, reply] { onNetworkFinished(reply); });
+    const auto touch = [this, reply] {
+        if (m_idleTimeoutMs > 0)
+            reply->m_idleTimer->start(m_idleTimeoutMs);
+    };
+    touch();
+    // Only a new connection is timed: a request waiting for a pooled connection is not connecting yet.
+    connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
+    connect(network, &QNetworkReply::uploadProgress, reply, [reply, touch](qint64 sent, qint64) {
+        if (sent > 0) {
+            reply->m_mayHaveReached = true;
+            reply->m_connectTimer->stop();
+        }
+        touch();
+    });
+    connect(network, &QNetworkReply::requestSent, reply, [reply, touch] {
+        reply->m_mayHaveReached = true;
+        reply->m_connectTimer->stop();
+        touch();
+    });
+    connect(network, &QNetworkReply::metaDataChanged, reply, [reply, touch] {
+        reply->m_mayHaveReached = true;
+        reply->m_connectTimer->stop();
+        touch();
+    });
+    connect(network, &QNetworkReply::readyRead, reply, [this, reply, touch] {
+        touch();
+        onReadyRead(reply);
+    });
+    connect(network, &QNetworkReply::finished, reply, [this, reply] { onNetworkFinished(reply); });
+}
+
+void LlmClient::cut(LlmReply *reply, const QString &why)
+{
+    if (!reply->m_cutError.isEmpty())
+        return;
+    reply->m_cutError = why;
+    if (reply->m_network)
+        reply->m_network->abort();
 }
 
 void LlmClient::onReadyRead(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
-    HttpExchange *network = reply->m_network;
-    if (!network || network->error() == HttpExchange::Error::Cancelled) // aborted: nothing more to read
+    QNetworkReply *network = reply->m_network;
+    if (!network || reply->m_aborted || !reply->m_cutError.isEmpty())
         return;
     const QByteArray bytes = network->readAll();
-    const int status = network->status();
-    const bool sse = network->header("content-type").contains("event-stream");
+    if (bytes.isEmpty())
+        return;
+    reply->m_rawBytes += bytes.size();
+    if (reply->m_rawBytes > m_maxBodyBytes) {
+        cut(reply, QStringLiteral("the response exceeded %1 MiB and was cut").arg(double(m_maxBodyBytes) / (1 << 20), 0, 'g', 4));
+        return;
+    }
+    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(u"event-stream");
+    reply->m_streaming = sse;
     if (!sse || status >= 400) {
         reply->m_body += bytes;
+        if (status < 400 && reply->m_body.size() > 2 * m_maxAnswerBytes + (1 << 16)) // JSON escaping at most doubles the text
+            cut(reply, QStringLiteral("the answer exceeded the limit of %1 bytes (llm.max_answer_bytes) and was cut").arg(m_maxAnswerBytes));
         return;
     }
     for (const SseEvent &event : reply->m_sse.feed(bytes)) {
@@ -419,6 +641,8 @@ void LlmClient::onReadyRead(LlmReply *reply)
         if (reply->m_result.error.isEmpty())
             reply->m_format->feedEvent(event, &reply->m_result);
     }
+    if (qint64(reply->m_result.text.size() + reply->m_result.reasoning.size()) > m_maxAnswerBytes) // characters, about bytes
+        cut(reply, QStringLiteral("the answer exceeded the limit of %1 bytes (llm.max_answer_bytes) and was cut").arg(m_maxAnswerBytes));
 }
 
 bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
@@ -444,23 +668,55 @@ bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
 void LlmClient::onNetworkFinished(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
-    HttpExchange *network = reply->m_network;
+    QNetworkReply *network = reply->m_network;
     if (!network)
         return;
-    network->deleteLater();
     onReadyRead(reply);
+    released(network);
+    network->deleteLater();
     reply->m_network = nullptr;
-    if (reply->m_connectTimer)
-        reply->m_connectTimer->stop();
-    const int status = network->status();
+    reply->m_connectTimer->stop();
+    reply->m_idleTimer->stop();
+    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     reply->m_response.httpStatus = status;
-    const QByteArray retryAfterMs = network->header("retry-after-ms");
-    const QByteArray retryAfter = network->header("retry-after");
+    const QByteArray retryAfterMs = network->rawHeader("retry-after-ms");
+    const QByteArray retryAfter = network->rawHeader("retry-after");
     const WireFormat *format = reply->m_format;
     WireResult &result = reply->m_result;
 
     if (reply->m_aborted) {
         reply->m_response.error = QStringLiteral("cancelled");
+        finish(reply);
+        return;
+    }
+    if (!reply->m_cutError.isEmpty()) {
+        // Never forwarded, never sent again: the same request would grow the same way.
+        reply->m_response.partial = result.text.left(4096);
+        reply->m_response.error = reply->m_cutError;
+        finish(reply);
+        return;
+    }
+    if (status >= 300 && status < 400) {
+        // Qt's LocationHeader is only set for absolute URLs; a relative one is resolved against the request's.
+        const QUrl target = network->url().resolved(QUrl::fromEncoded(network->rawHeader("location").trimmed()));
+        const bool sameOrigin = originKey(target) == originKey(network->url());
+        if ((status == 307 || status == 308) && sameOrigin && target.isValid() && reply->m_redirects < 5) {
+            ++reply->m_redirects;
+            reply->m_response.attempts << QStringLiteral("HTTP %1: redirected to %2").arg(status).arg(target.path());
+            QNetworkRequest again = network->request();
+            again.setUrl(target);
+            reply->m_body.clear();
+            reply->m_sse = {};
+            reply->m_result = {};
+            post(reply, again);
+            return;
+        }
+        reply->m_response.error = QStringLiteral("HTTP %1: redirected to %2; not followed (%3)")
+                                      .arg(status)
+                                      .arg(target.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery),
+                                           !sameOrigin                         ? QStringLiteral("another origin")
+                                               : reply->m_redirects >= 5       ? QStringLiteral("too many redirects")
+                                                                               : QStringLiteral("it would turn the POST into a GET"));
         finish(reply);
         return;
     }
@@ -472,38 +728,40 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         if (status == 401 && reply->m_request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex())
             m_gcloud->invalidate();
         const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
+        // Providers do not bill requests they answer with an error status.
         if (isRetryableStatus(status))
-            retryOrFail(reply, error, backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter, QRandomGenerator::global()->generateDouble()));
+            retryOrFail(reply, error, backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter, QRandomGenerator::global()->generateDouble()),
+                        Resend::Unbilled);
         else {
             reply->m_response.error = error;
             finish(reply);
         }
         return;
     }
-    if (network->error() != HttpExchange::Error::None) {
+    if (network->error() != QNetworkReply::NoError) {
         QString error = reply->m_timeoutError;
-        if (error.isEmpty() && (network->error() == HttpExchange::Error::Cancelled || network->error() == HttpExchange::Error::Timeout))
-            error = QStringLiteral("idle timeout: no data for %1 s").arg(m_idleTimeoutMs / 1000.0);
         if (error.isEmpty())
             error = result.error.isEmpty() ? network->errorString() : result.error;
-        retryOrFail(reply, error);
+        if (network->error() == QNetworkReply::ContentReSendError)
+            error = QStringLiteral("the connection closed before the answer began");
+        const bool unsent = !reply->m_mayHaveReached && network->error() != QNetworkReply::ContentReSendError
+            && (failedBeforeSending(network->error()) || network->error() == QNetworkReply::OperationCanceledError);
+        retryOrFail(reply, error, unsent ? Resend::Unsent : Resend::MayBeBilled);
         return;
     }
-    const bool sse = network->header("content-type").contains("event-stream");
-    if (sse) {
+    if (reply->m_streaming) {
         if (!result.error.isEmpty()) {
-            retryOrFail(reply, result.error);
+            // An error event is the provider's own report (overloaded, rate-limited), not billed; garbled
+            // events are an answer the provider has already produced.
+            retryOrFail(reply, result.error, result.malformed ? Resend::MayBeBilled : Resend::Unbilled);
             return;
         }
         if (!result.complete) {
-            retryOrFail(reply, QStringLiteral("the stream ended before its final event"));
+            retryOrFail(reply, QStringLiteral("the stream ended before its final event"), Resend::MayBeBilled);
             return;
         }
-    } else if (!format->parseBody(reply->m_body, &result)) {
-        retryOrFail(reply, result.error);
-        return;
-    } else if (!result.error.isEmpty()) {
-        retryOrFail(reply, result.error);
+    } else if (!format->parseBody(reply->m_body, &result) || !result.error.isEmpty()) {
+        retryOrFail(reply, result.error, result.malformed ? Resend::MayBeBilled : Resend::Unbilled);
         return;
     }
 
@@ -552,23 +810,34 @@ void LlmClient::price(LlmResponse *response, const LlmRequest &request)
     }
 }
 
-void LlmClient::retryOrFail(LlmReply *reply, const QString &error)
+void LlmClient::retryOrFail(LlmReply *reply, const QString &error, Resend kind)
 {
-    retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()));
+    retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()), kind);
 }
 
-void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds)
+void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds, Resend kind)
 {
-    if (reply->m_attempt >= m_maxRetries || reply->m_aborted || reply->m_totalTimedOut) {
+    const bool billed = kind == Resend::MayBeBilled && !m_resendBilled;
+    if (reply->m_attempt >= m_maxRetries || reply->m_aborted || reply->m_totalTimedOut || billed) {
         // What arrived is kept for inspection, never passed off as the answer.
         reply->m_response.partial = reply->m_result.text;
         reply->m_response.reasoning = reply->m_result.reasoning;
         reply->m_response.error = error;
         if (!reply->m_result.text.isEmpty())
             reply->m_response.error += QStringLiteral(" (%1 characters had arrived)").arg(reply->m_result.text.size());
+        if (billed && !reply->m_aborted && !reply->m_totalTimedOut && reply->m_attempt < m_maxRetries)
+            reply->m_response.error += QStringLiteral("; not sent again: the provider may have billed it (llm.resend_billed allows it)");
         finish(reply);
         return;
     }
+    const QString why = kind == Resend::Unsent ? QStringLiteral("nothing had reached the provider")
+        : kind == Resend::Unbilled             ? QStringLiteral("the provider answered with an error")
+                                               : QStringLiteral("may have been billed; llm.resend_billed is set");
+    reply->m_response.attempts << QStringLiteral("attempt %1: %2 - sent again after %3 s (%4)")
+                                      .arg(reply->m_attempt + 1)
+                                      .arg(error)
+                                      .arg(delaySeconds, 0, 'g', 3)
+                                      .arg(why);
     qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "attempt" << reply->m_attempt + 1 << "failed:" << error << "- retrying in"
                             << delaySeconds << "s";
     ++reply->m_attempt;

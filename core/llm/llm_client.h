@@ -7,6 +7,7 @@
 
 #include <QElapsedTimer>
 #include <QHash>
+#include <QNetworkProxy>
 #include <QObject>
 #include <QPointer>
 #include <QQueue>
@@ -18,14 +19,14 @@
 #include <memory>
 #include <optional>
 
+class QNetworkAccessManager;
+class QNetworkReply;
 class QNetworkRequest;
 class QTimer;
 
 namespace autocomp {
 
 class GcloudTokenSource;
-class HttpClient;
-class HttpExchange;
 class PriceTable;
 
 // CPU time spent in LlmClient's own code on the threads that call it (building requests, parsing
@@ -70,6 +71,8 @@ struct LlmResponse {
     QString error;              // the provider's message, never containing credentials
     QString partial;            // with an error: the text that arrived before the stream broke
     QStringList droppedParameters; // parameters this model rejected and that were left out
+    // Why each earlier attempt failed and whether it was sent again ("attempt 1: HTTP 529 ... - sent again").
+    QStringList attempts;
     bool fromCache = false;
 };
 
@@ -96,7 +99,10 @@ private:
     bool m_aborted = false;
     int m_attempt = 0;
     QElapsedTimer m_clock;
-    QPointer<HttpExchange> m_network;
+    QPointer<QNetworkReply> m_network;
+    bool m_mayHaveReached = false; // a byte of this attempt may have reached the provider
+    bool m_streaming = false;      // this attempt's answer is an event stream
+    qint64 m_rawBytes = 0;         // bytes of this attempt's response so far
     const WireFormat *m_format = nullptr;
     QByteArray m_sentBody;
     SseParser m_sse;
@@ -106,11 +112,16 @@ private:
     bool m_totalTimedOut = false;
     QTimer *m_totalTimer = nullptr;
     QTimer *m_connectTimer = nullptr;
+    QTimer *m_idleTimer = nullptr;
+    QString m_cutError; // the transfer was cut for its size
+    int m_redirects = 0;
 };
 
-// Sends LLM requests over HTTP/1.1 (HttpClient, on this thread): many at once, limited per provider and globally,
-// queued per owner (a run) in arrival order and served round-robin across owners, retried on transient
-// failures as the official SDKs do. Several engines on one thread can share one client.
+// Sends LLM requests through QNetworkAccessManager (HTTP/2 where the provider offers it, HTTP/1.1 otherwise):
+// many at once, limited per provider and globally, queued per owner (a run) in arrival order and served
+// round-robin across owners. A failed attempt is sent again only where the provider cannot have billed it:
+// nothing of it was written, or the provider answered with an error status or error event. Several engines
+// on one thread can share one client.
 class LlmClient : public QObject
 {
     Q_OBJECT
@@ -131,6 +142,22 @@ public:
     // No bytes for this long aborts the attempt (default 120 s); reaching a server has 10 s by default.
     void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
     void setConnectTimeoutMs(int ms) { m_connectTimeoutMs = ms; }
+    // The proxy for every request: empty for the system's configuration (http_proxy, https_proxy, no_proxy),
+    // "none" for direct connections, or a URL (http://[user:password@]host:port, socks5://host:port).
+    // False with *error set when the URL is not one of those.
+    bool setProxy(const QString &proxy, QString *error = nullptr);
+    QString proxy() const { return m_proxy; }
+    // An attempt that broke after its request may have reached the provider (connection lost while waiting,
+    // a stream cut or garbled) may have been billed: it fails, unless this is set.
+    void setResendBilled(bool resend) { m_resendBilled = resend; }
+    // The most an answer may grow to (its text and reasoning, in bytes; default 4 MiB) and the most a
+    // response body may carry on the wire (default 64 MiB). Past either the transfer is cut and the call fails.
+    void setMaxAnswerBytes(qint64 bytes) { m_maxAnswerBytes = qMax<qint64>(1, bytes); }
+    void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = qMax<qint64>(1, bytes); }
+    qint64 maxAnswerBytes() const { return m_maxAnswerBytes; }
+    // A GET through the same managers, proxy and User-Agent as the LLM requests (Settings' Test connection).
+    QNetworkReply *get(QNetworkRequest request);
+    static QByteArray userAgent();
     // Prices for LlmResponse::usd; by default PriceTable::loadDefault() on first use.
     void setPriceTable(std::shared_ptr<const PriceTable> prices) { m_prices = std::move(prices); }
     // The gcloud program that prints Vertex AI access tokens (default: gcloud on PATH).
@@ -161,19 +188,37 @@ private:
     void post(LlmReply *reply, QNetworkRequest request);
     // Adds the provider's authentication; false with the reply finished when it cannot.
     bool authorize(LlmReply *reply, QNetworkRequest *request, const QString &bearerOverride);
+    QNetworkAccessManager *managerFor(const QUrl &url, int *index);
+    void released(QNetworkReply *network);
     void onReadyRead(LlmReply *reply);
     void onNetworkFinished(LlmReply *reply);
     void finish(LlmReply *reply);
-    void retryOrFail(LlmReply *reply, const QString &error, double delaySeconds);
-    void retryOrFail(LlmReply *reply, const QString &error);
+    // Why an attempt may be sent again: nothing of it was written, the provider answered with an error, or
+    // the provider may have produced (and billed) an answer that broke on the way.
+    enum class Resend { Unsent, Unbilled, MayBeBilled };
+    void retryOrFail(LlmReply *reply, const QString &error, double delaySeconds, Resend kind);
+    void retryOrFail(LlmReply *reply, const QString &error, Resend kind);
+    void cut(LlmReply *reply, const QString &why);
     // Drops the parameter an HTTP 400 names, if the request sent it; true when a new attempt was started.
     bool dropUnsupported(LlmReply *reply, const QString &message);
     void price(LlmResponse *response, const LlmRequest &request);
     static QString modelKey(const LlmRequest &request);
 
     // Qt 6.4 opens at most 6 HTTP/1.1 connections per host and manager, so a local server (vLLM, Ollama)
-    // would see 6 requests at once whatever the limit; requests are spread over a few managers instead.
-    HttpClient *m_http = nullptr;
+    // would see 6 requests at once whatever the limit: requests to an origin are spread over as many managers
+    // as it needs. An origin that answered over HTTP/2 shares one connection per manager, up to 100 streams.
+    struct Origin {
+        QList<int> inFlight; // per manager
+        bool http2 = false;
+    };
+    QList<QNetworkAccessManager *> m_managers;
+    QHash<QString, Origin> m_origins;
+    QHash<QNetworkReply *, std::pair<QString, int>> m_replyOrigin; // reply -> origin key, manager index
+    QString m_proxy;
+    QNetworkProxy m_explicitProxy;
+    bool m_resendBilled = false;
+    qint64 m_maxAnswerBytes = 4 << 20;
+    qint64 m_maxBodyBytes = qint64(64) << 20;
     // One queue per owner, in the order owners first queued; pump() takes turns starting at m_nextOwner.
     struct OwnerQueue {
         QString owner;

@@ -124,7 +124,19 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
 {
     ModelSpec spec;
     spec.text = text.trimmed();
-    const qsizetype sep = spec.text.indexOf(QLatin1String("::"));
+    // The first "::" outside brackets: an IPv6 literal in the base URL ("vllm@http://[::1]:8000/v1::m") has its own.
+    qsizetype sep = -1;
+    for (qsizetype i = 0, depth = 0; i + 1 < spec.text.size(); ++i) {
+        const QChar c = spec.text.at(i);
+        if (c == QLatin1Char('['))
+            ++depth;
+        else if (c == QLatin1Char(']'))
+            depth = std::max<qsizetype>(0, depth - 1);
+        else if (depth == 0 && c == QLatin1Char(':') && spec.text.at(i + 1) == QLatin1Char(':')) {
+            sep = i;
+            break;
+        }
+    }
     if (sep < 0) {
         spec.model = spec.text;
         spec.provider = inferProvider(spec.model);

@@ -71,6 +71,7 @@ void OpenAiChatFormat::feedEvent(const SseEvent &event, WireResult *result) cons
     QJsonParseError parseError;
     const QJsonObject chunk = QJsonDocument::fromJson(event.data, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed stream chunk: %1").arg(parseError.errorString());
         return;
     }
@@ -96,6 +97,7 @@ bool OpenAiChatFormat::parseBody(const QByteArray &bytes, WireResult *result) co
     QJsonParseError parseError;
     const QJsonObject body = QJsonDocument::fromJson(bytes, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }

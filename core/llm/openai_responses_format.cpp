@@ -105,6 +105,7 @@ void OpenAiResponsesFormat::feedEvent(const SseEvent &event, WireResult *result)
     QJsonParseError parseError;
     const QJsonObject data = QJsonDocument::fromJson(event.data, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed stream event: %1").arg(parseError.errorString());
         return;
     }
@@ -131,6 +132,7 @@ bool OpenAiResponsesFormat::parseBody(const QByteArray &bytes, WireResult *resul
     QJsonParseError parseError;
     const QJsonObject body = QJsonDocument::fromJson(bytes, &parseError).object();
     if (parseError.error != QJsonParseError::NoError) {
+        result->malformed = true;
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }

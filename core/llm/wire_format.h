@@ -35,6 +35,7 @@ struct WireResult {
     QString stopReason;
     bool complete = false; // the format's terminal event (or a whole body) arrived
     QString error;         // what the provider reported: an error event, a failed or incomplete response
+    bool malformed = false; // the error is ours to tell: bytes that are not the format (the provider has answered)
 };
 
 // One provider wire format: request building and response/stream parsing. Stateless; LlmClient owns

@@ -217,6 +217,17 @@ void FakeHttpConnection::abort()
     deleteLater();
 }
 
+void FakeHttpConnection::close()
+{
+    m_busy = false;
+    if (!m_socket || m_closed)
+        return;
+    m_closed = true;
+    Q_EMIT closed();
+    m_socket->disconnectFromHost();
+    deleteLater();
+}
+
 void FakeHttpConnection::failAndClose(int status, const QByteArray& message)
 {
     m_closeAfterResponse = true;

@@ -30,6 +30,8 @@ public:
     void finishResponse();
     // Drops the connection without a proper end (a mid-stream reset as the client sees it).
     void abort();
+    // Closes the connection in order (FIN) with nothing more written.
+    void close();
 
     static QByteArray reasonPhrase(int status);
 

@@ -53,7 +53,8 @@ FakeFault parseFault(const YAML::Node& node, const QString& context)
 {
     const QString name = qs(node.as<std::string>());
     for (FakeFault fault : {FakeFault::None, FakeFault::ResetMidStream, FakeFault::MalformedJson,
-                            FakeFault::ErrorEvent, FakeFault::NeverEnd, FakeFault::Drip}) {
+                            FakeFault::ErrorEvent, FakeFault::NeverEnd, FakeFault::Drip, FakeFault::CloseBeforeAnswer,
+                            FakeFault::Endless}) {
         if (fakeFaultName(fault) == name)
             return fault;
     }
@@ -72,7 +73,7 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
 {
     checkKeys(node,
               {"content", "content_file", "reasoning", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message", "headers",
-               "fault"},
+               "fault", "gzip"},
               context);
     ScriptedResponse response;
     if (node["content"] && node["content_file"])
@@ -125,6 +126,8 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
     }
     if (node["fault"])
         response.fault = parseFault(node["fault"], context);
+    if (node["gzip"])
+        response.gzip = node["gzip"].as<bool>();
     return response;
 }
 
@@ -165,6 +168,8 @@ QString fakeFaultName(FakeFault fault)
     case FakeFault::ErrorEvent: return QStringLiteral("error_event");
     case FakeFault::NeverEnd: return QStringLiteral("never_end");
     case FakeFault::Drip: return QStringLiteral("drip");
+    case FakeFault::CloseBeforeAnswer: return QStringLiteral("close_before_answer");
+    case FakeFault::Endless: return QStringLiteral("endless");
     }
     return {};
 }

@@ -17,7 +17,9 @@ namespace autocomp::test {
 //                     text otherwise) and a proper end; without streaming an error body under HTTP 200
 //   never_end         half the stream (or body), then nothing: the connection stays open
 //   drip              the whole answer in small pieces cut at arbitrary bytes, chunk_delay_ms (default 20) apart
-enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip };
+//   close_before_answer  the request is read whole, then the connection closes without a byte of answer
+//   endless           a stream (or body) of the content repeated without end, chunk_delay_ms apart
+enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip, CloseBeforeAnswer, Endless };
 
 QString fakeFaultName(FakeFault fault);
 
@@ -34,6 +36,7 @@ struct ScriptedResponse {
     QString errorMessage;
     HttpHeaders headers;
     FakeFault fault = FakeFault::None;
+    bool gzip = false; // a whole body sent with Content-Encoding: gzip
 };
 
 struct ScriptRule {
@@ -53,7 +56,7 @@ struct ScriptRule {
 //     - name, match (regex on the last user message), model (regex), cycle (bool),
 //       responses: [{content | content_file, reasoning,
 //                    usage: {prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens}, delay_ms,
-//                    chunk_delay_ms, status, error_message, headers: {k: v}, fault}]
+//                    chunk_delay_ms, status, error_message, headers: {k: v}, fault, gzip}]
 // Unknown keys are errors, so a typo in a script does not silently change a test.
 class FakeLlmScript
 {

@@ -8,6 +8,7 @@
 #include "openai_responses_dialect.h"
 
 #include <QCryptographicHash>
+#include <zlib.h>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -52,6 +53,28 @@ bool isSecretHeader(const QByteArray& name)
 
 } // namespace
 
+namespace {
+
+// RFC 1952 gzip of bytes, through zlib.
+QByteArray gzipped(const QByteArray& bytes)
+{
+    z_stream zs{};
+    if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        qFatal("fake-llm-server: deflateInit2 failed");
+    QByteArray out(int(deflateBound(&zs, uLong(bytes.size()))), Qt::Uninitialized);
+    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.constData()));
+    zs.avail_in = uInt(bytes.size());
+    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.avail_out = uInt(out.size());
+    if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+        qFatal("fake-llm-server: deflate failed");
+    out.resize(qsizetype(zs.total_out));
+    deflateEnd(&zs);
+    return out;
+}
+
+} // namespace
+
 struct FakeLlmServer::ResponsePlan {
     int status = 200;
     QByteArray contentType = "application/json";
@@ -62,6 +85,8 @@ struct FakeLlmServer::ResponsePlan {
     int partDelayMs = 0;
     int abortAfterParts = -1; // >= 0: drop the connection after writing that many parts
     bool hang = false; // after the last part, keep the connection open without ending the response
+    bool closeBeforeHead = false; // close the connection without writing anything
+    QByteArray endless; // after the parts, this part again and again until the client goes away
 };
 
 FakeLlmServer::FakeLlmServer(QObject* parent)
@@ -77,12 +102,12 @@ FakeLlmServer::FakeLlmServer(QObject* parent)
 
 FakeLlmServer::~FakeLlmServer() = default;
 
-bool FakeLlmServer::listen(quint16 port)
+bool FakeLlmServer::listen(quint16 port, const QHostAddress& address)
 {
     // With the default listen backlog of 50, part of a burst of connections waits for a SYN retransmit.
     m_server.setListenBacklogSize(1024);
     m_server.setMaxPendingConnections(1024);
-    return m_server.listen(QHostAddress::LocalHost, port);
+    return m_server.listen(address, port);
 }
 
 quint16 FakeLlmServer::port() const
@@ -94,7 +119,7 @@ QUrl FakeLlmServer::baseUrl() const
 {
     QUrl url;
     url.setScheme(QStringLiteral("http"));
-    url.setHost(QStringLiteral("127.0.0.1"));
+    url.setHost(m_server.serverAddress().toString());
     url.setPort(port());
     return url;
 }
@@ -300,6 +325,12 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
             plan.hang = true;
         } else if (response.fault == FakeFault::Drip) {
             drip(&plan, response.chunkDelayMs);
+        } else if (response.fault == FakeFault::CloseBeforeAnswer) {
+            plan.closeBeforeHead = true;
+        } else if (response.fault == FakeFault::Endless) {
+            // The first half of the events (the start of the answer), then its content delta again and again.
+            plan.parts = plan.parts.mid(0, std::max<qsizetype>(2, middle));
+            plan.endless = plan.parts.last();
         }
         return plan;
     }
@@ -318,11 +349,20 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
         drip(&plan, response.chunkDelayMs);
     } else if (response.fault == FakeFault::MalformedJson) {
         plan.parts = {body.left(body.size() / 2)};
+    } else if (response.fault == FakeFault::CloseBeforeAnswer) {
+        plan.closeBeforeHead = true;
+    } else if (response.fault == FakeFault::Endless) {
+        // The body's opening, then filler without end (close-delimited: no Content-Length).
+        plan.parts = {body.left(body.size() / 2)};
+        plan.endless = QByteArray(4096, ' ');
     } else if (response.fault == FakeFault::ResetMidStream) {
         // Announce the whole body, deliver half of it, then drop the connection.
         plan.headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
         plan.parts = {body.left(body.size() / 2), body.mid(body.size() / 2)};
         plan.abortAfterParts = 1;
+    } else if (response.gzip) {
+        plan.headers.emplaceBack("Content-Encoding", "gzip");
+        plan.parts = {gzipped(body)};
     } else {
         plan.parts = {body};
     }
@@ -347,11 +387,16 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
 {
     // Precise timers: a coarse one may fire 5% late, which a client benchmark would count as its own overhead.
     QTimer::singleShot(plan->delayMs, Qt::PreciseTimer, connection, [this, connection, plan] {
+        if (plan->closeBeforeHead) {
+            responseDone(connection);
+            connection->close();
+            return;
+        }
         HttpHeaders headers{{"Content-Type", plan->contentType}};
         headers += plan->headers;
         if (plan->chunked) {
             headers.emplaceBack("Transfer-Encoding", "chunked");
-        } else if (plan->abortAfterParts < 0 && !plan->hang) {
+        } else if (plan->abortAfterParts < 0 && !plan->hang && plan->endless.isEmpty()) {
             qsizetype length = 0;
             for (const QByteArray& part : plan->parts)
                 length += part.size();
@@ -389,6 +434,18 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
     if (plan->hang) {
         connection->writeRaw(out);
         return; // the response stays open until the client gives up
+    }
+    if (!plan->endless.isEmpty()) {
+        // 64 KiB a turn of the event loop, as fast as the client reads (or chunk_delay_ms apart).
+        while (out.size() < (64 << 10)) {
+            if (plan->chunked)
+                FakeHttpConnection::appendChunk(&out, plan->endless);
+            else
+                out += plan->endless;
+        }
+        connection->writeRaw(out);
+        QTimer::singleShot(plan->partDelayMs, connection, [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
+        return;
     }
     if (plan->chunked)
         out += "0\r\n\r\n";

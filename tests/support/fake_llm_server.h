@@ -4,6 +4,7 @@
 #include "recorded_request.h"
 
 #include <QFile>
+#include <QHostAddress>
 #include <QObject>
 #include <QSet>
 #include <QTcpServer>
@@ -30,10 +31,10 @@ public:
     explicit FakeLlmServer(QObject* parent = nullptr);
     ~FakeLlmServer() override;
 
-    // Listens on 127.0.0.1; port 0 picks a free port.
-    bool listen(quint16 port = 0);
+    // Listens on 127.0.0.1 (or another address, such as ::1); port 0 picks a free port.
+    bool listen(quint16 port = 0, const QHostAddress& address = QHostAddress(QHostAddress::LocalHost));
     quint16 port() const;
-    QUrl baseUrl() const; // http://127.0.0.1:PORT
+    QUrl baseUrl() const; // http://127.0.0.1:PORT, or http://[::1]:PORT
     QString errorString() const;
 
     // Replace the script (and reset every rule's progress). On failure the previous script stays.

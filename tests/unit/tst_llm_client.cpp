@@ -7,7 +7,14 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QHostInfo>
 #include <QLocale>
+#include <QProcess>
+#include <QScopeGuard>
+#include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -18,6 +25,7 @@
 using namespace Qt::StringLiterals;
 using namespace autocomp;
 using autocomp::test::FakeLlmServer;
+using autocomp::test::RecordedRequest;
 
 namespace {
 
@@ -44,6 +52,15 @@ private Q_SLOTS:
     void badRequestNotRetried();
     void resetMidStreamIsRetried_data();
     void resetMidStreamIsRetried();
+    void closedBeforeAnswerIsNotResent();
+    void unreachableIsRetried();
+    void oversizedAnswerIsCut_data();
+    void oversizedAnswerIsCut();
+    void redirectWithinTheOrigin();
+    void gzipAndUserAgent();
+    void ipv6Loopback();
+    void proxy_data();
+    void proxy();
     void perProviderConcurrencyLimit();
     void queuedRequestsTakeTurnsAcrossOwners();
     void malformedStreamIsRetried();
@@ -258,26 +275,270 @@ void TestLlmClient::badRequestNotRetried()
 void TestLlmClient::resetMidStreamIsRetried_data()
 {
     QTest::addColumn<bool>("stream");
-    QTest::newRow("streaming") << true;
-    QTest::newRow("non-streaming") << false;
+    QTest::addColumn<bool>("resendBilled");
+    QTest::newRow("streaming, not resent") << true << false;
+    QTest::newRow("non-streaming, not resent") << false << false;
+    QTest::newRow("streaming, resend_billed") << true << true;
+    QTest::newRow("non-streaming, resend_billed") << false << true;
 }
 
 void TestLlmClient::resetMidStreamIsRetried()
 {
+    // A connection that breaks while the answer arrives: the provider has produced (and billed) it, so
+    // it is sent again only with llm.resend_billed, and that second attempt is on record.
     QFETCH(bool, stream);
+    QFETCH(bool, resendBilled);
     QVERIFY(loadScript("rules:\n  - responses:\n"
                        "      - {content: \"a long answer that will be cut off somewhere in the middle of the text\", "
                        "fault: reset_mid_stream}\n"
                        "      - {content: \"the complete answer\"}\n"));
+    m_client->setResendBilled(resendBilled);
     LlmReply *reply = m_client->send(request(u"p"_s, stream));
     QVERIFY(waitFor(reply));
     const LlmResponse &r = reply->response();
-    QVERIFY2(r.ok, qPrintable(r.error));
-    // Nothing of the broken attempt leaks into the answer.
-    QCOMPARE(r.text, u"the complete answer"_s);
-    QCOMPARE(r.retries, 1);
-    QCOMPARE(m_server->requestCount(), 2);
+    if (!resendBilled) {
+        QVERIFY(!r.ok);
+        QVERIFY2(r.error.contains(u"may have billed"_s), qPrintable(r.error));
+        QVERIFY(r.text.isEmpty());
+        QCOMPARE(r.retries, 0);
+        QCOMPARE(m_server->requestCount(), 1);
+    } else {
+        QVERIFY2(r.ok, qPrintable(r.error));
+        // Nothing of the broken attempt leaks into the answer.
+        QCOMPARE(r.text, u"the complete answer"_s);
+        QCOMPARE(r.retries, 1);
+        QCOMPARE(r.attempts.size(), 1);
+        QVERIFY2(r.attempts.first().contains(u"resend_billed"_s), qPrintable(r.attempts.first()));
+        QCOMPARE(m_server->requestCount(), 2);
+    }
     reply->deleteLater();
+}
+
+void TestLlmClient::closedBeforeAnswerIsNotResent()
+{
+    // The server reads the whole request and closes without a byte of answer. Qt would send a request
+    // again by itself here; the provider may be working on it, so the client must not.
+    QVERIFY(loadScript("rules:\n  - responses:\n"
+                       "      - {content: \"never sent\", fault: close_before_answer}\n"
+                       "      - {content: \"the second answer\"}\n"));
+    LlmReply *reply = m_client->send(request(u"p"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY(!reply->response().ok);
+    QVERIFY2(reply->response().error.contains(u"may have billed"_s), qPrintable(reply->response().error));
+    QTest::qWait(200);
+    QCOMPARE(m_server->requestCount(), 1);
+    reply->deleteLater();
+}
+
+void TestLlmClient::unreachableIsRetried()
+{
+    // Nothing of the request can have reached anybody: sent again after backoff, each attempt on record.
+    QTcpServer closed;
+    QVERIFY(closed.listen(QHostAddress::LocalHost));
+    const quint16 port = closed.serverPort();
+    closed.close();
+    QString error;
+    LlmRequest r = request(u"p"_s);
+    r.spec = *ModelSpec::parse(u"vllm@http://127.0.0.1:%1/v1::m"_s.arg(port), &error);
+    m_client->setMaxRetries(2);
+    LlmReply *reply = m_client->send(r);
+    QVERIFY(waitFor(reply));
+    QVERIFY(!reply->response().ok);
+    QCOMPARE(reply->response().retries, 2);
+    QCOMPARE(reply->response().attempts.size(), 2);
+    QVERIFY2(reply->response().attempts.first().contains(u"nothing had reached the provider"_s), qPrintable(reply->response().attempts.first()));
+    QVERIFY2(reply->response().error.contains(u"refused"_s, Qt::CaseInsensitive), qPrintable(reply->response().error));
+    reply->deleteLater();
+}
+
+void TestLlmClient::oversizedAnswerIsCut_data()
+{
+    QTest::addColumn<bool>("stream");
+    QTest::addColumn<QByteArray>("response");
+    QTest::newRow("endless stream") << true << QByteArray("{content: \"grow grow grow grow\", fault: endless}");
+    QTest::newRow("endless body") << false << QByteArray("{content: \"grow grow grow grow\", fault: endless}");
+    QTest::newRow("huge streamed answer") << true << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
+    QTest::newRow("huge body") << false << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
+}
+
+void TestLlmClient::oversizedAnswerIsCut()
+{
+    QFETCH(bool, stream);
+    QFETCH(QByteArray, response);
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses:\n      - " + response + "\n"));
+    m_client->setMaxAnswerBytes(100000);
+    m_client->setMaxBodyBytes(1 << 20);
+    LlmReply *reply = m_client->send(request(u"p"_s, stream));
+    QVERIFY(waitFor(reply));
+    const LlmResponse &r = reply->response();
+    QVERIFY(!r.ok);
+    QVERIFY(r.text.isEmpty());
+    QVERIFY2(r.error.contains(u"exceeded"_s), qPrintable(r.error));
+    QVERIFY(r.partial.size() <= 4096);
+    QCOMPARE(m_server->requestCount(), 1); // never sent again: it would grow the same way
+    QCOMPARE(m_client->inFlight(), 0);
+    reply->deleteLater();
+}
+
+void TestLlmClient::redirectWithinTheOrigin()
+{
+    const QByteArray location = "/v1/chat/completions?redirected=1";
+    QVERIFY(loadScript("rules:\n  - responses:\n"
+                       "      - {status: 307, error_message: moved, headers: {location: \"" + location + "\"}}\n"
+                       "      - {content: \"after the redirect\"}\n"));
+    LlmReply *reply = m_client->send(request(u"p"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
+    QCOMPARE(reply->response().text, u"after the redirect"_s);
+    QCOMPARE(m_server->requestCount(), 2);
+    QCOMPARE(m_server->requests().at(1).query, u"redirected=1"_s);
+    QCOMPARE(m_server->requests().at(1).method, QByteArray("POST"));
+    QCOMPARE(m_server->requests().at(1).body, m_server->requests().at(0).body);
+    reply->deleteLater();
+
+    // To another origin: not followed (the key was meant for this one).
+    QVERIFY(loadScript("rules:\n  - responses:\n"
+                       "      - {status: 307, error_message: moved, headers: {location: \"http://203.0.113.9/v1/chat/completions\"}}\n"));
+    reply = m_client->send(request(u"q"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY(!reply->response().ok);
+    QVERIFY2(reply->response().error.contains(u"another origin"_s), qPrintable(reply->response().error));
+    reply->deleteLater();
+}
+
+void TestLlmClient::gzipAndUserAgent()
+{
+    QVERIFY(loadScript("rules:\n  - responses:\n      - {content: \"squeezed and unsqueezed\", gzip: true}\n"));
+    LlmReply *reply = m_client->send(request(u"p"_s, false));
+    QVERIFY(waitFor(reply));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
+    QCOMPARE(reply->response().text, u"squeezed and unsqueezed"_s);
+    QCOMPARE(m_server->requestCount(), 1);
+    const RecordedRequest &recorded = m_server->requests().at(0);
+    QVERIFY2(recorded.header("user-agent").startsWith("autocomp-workbench/"), recorded.header("user-agent").constData());
+    QVERIFY2(recorded.header("accept-encoding").contains("gzip"), recorded.header("accept-encoding").constData());
+    reply->deleteLater();
+}
+
+void TestLlmClient::ipv6Loopback()
+{
+    FakeLlmServer server6;
+    if (!server6.listen(0, QHostAddress(QHostAddress::LocalHostIPv6)))
+        QSKIP(qPrintable(u"no IPv6 loopback here: "_s + server6.errorString()));
+    QString error;
+    QVERIFY(server6.loadScriptText("rules:\n  - responses:\n      - {content: \"over IPv6\"}\n", QString(), &error));
+    const QString url = u"vllm@http://[::1]:%1/v1::m"_s.arg(server6.port());
+    QCOMPARE(server6.baseUrl().toString(), u"http://[::1]:%1"_s.arg(server6.port()));
+    LlmRequest r = request(u"p"_s);
+    const auto spec = ModelSpec::parse(url, &error);
+    QVERIFY2(spec, qPrintable(error));
+    r.spec = *spec;
+    LlmReply *reply = m_client->send(r);
+    QVERIFY(waitFor(reply));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
+    QCOMPARE(reply->response().text, u"over IPv6"_s);
+    QCOMPARE(server6.requests().at(0).header("host"), u"[::1]:%1"_s.arg(server6.port()).toLatin1());
+    reply->deleteLater();
+}
+
+void TestLlmClient::proxy_data()
+{
+    QTest::addColumn<bool>("systemConfiguration"); // http_proxy in the environment, not the proxy setting
+    QTest::addColumn<bool>("stream");
+    QTest::addColumn<bool>("excluded"); // no_proxy names the host
+    QTest::newRow("proxy setting, streamed") << false << true << false;
+    QTest::newRow("proxy setting, whole body") << false << false << false;
+    QTest::newRow("http_proxy, streamed") << true << true << false;
+    QTest::newRow("http_proxy with no_proxy") << true << true << true;
+}
+
+void TestLlmClient::proxy()
+{
+    // Through a real HTTP proxy (tinyproxy), all of it on loopback.
+    QFETCH(bool, systemConfiguration);
+    QFETCH(bool, stream);
+    QFETCH(bool, excluded);
+    const QString tinyproxy = QStandardPaths::findExecutable(u"tinyproxy"_s);
+    if (tinyproxy.isEmpty())
+        QSKIP("tinyproxy is not installed (packaging/install-deps.sh --test installs it)");
+    QString host = u"127.0.0.1"_s;
+    QHostAddress address(QHostAddress::LocalHost);
+    if (systemConfiguration) {
+        // Qt's system configuration leaves loopback literals and localhost alone: a name of this machine
+        // that resolves to a loopback address stands in for a provider's host.
+        host = QHostInfo::localHostName();
+        const QList<QHostAddress> addresses = QHostInfo::fromName(host).addresses();
+        const auto loopback = std::find_if(addresses.begin(), addresses.end(),
+                                           [](const QHostAddress &a) { return a.isLoopback() && a.protocol() == QAbstractSocket::IPv4Protocol; });
+        if (host.isEmpty() || host.startsWith(u"localhost"_s) || loopback == addresses.end())
+            QSKIP(qPrintable(u"this machine's name (%1) does not resolve to an IPv4 loopback address"_s.arg(host)));
+        address = *loopback;
+    }
+    FakeLlmServer server;
+    QVERIFY2(server.listen(0, address), qPrintable(server.errorString()));
+    QString error;
+    QVERIFY(server.loadScriptText("rules:\n  - responses:\n      - {content: \"through the proxy\", chunk_delay_ms: 5}\n", QString(), &error));
+
+    QTemporaryDir dir;
+    quint16 proxyPort = 0;
+    {
+        QTcpServer probe;
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        proxyPort = probe.serverPort();
+    }
+    QFile conf(dir.filePath(u"tinyproxy.conf"_s));
+    QVERIFY(conf.open(QIODevice::WriteOnly));
+    conf.write(u"Port %1\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\nAllow 127.0.0.0/8\nLogLevel Info\nLogFile \"%2\"\nPidFile \"%3\"\n"_s
+                   .arg(proxyPort)
+                   .arg(dir.filePath(u"tinyproxy.log"_s), dir.filePath(u"tinyproxy.pid"_s))
+                   .toUtf8());
+    conf.close();
+    QProcess proxy;
+    proxy.setProcessChannelMode(QProcess::MergedChannels);
+    proxy.start(tinyproxy, {u"-d"_s, u"-c"_s, conf.fileName()});
+    QVERIFY2(proxy.waitForStarted(), qPrintable(proxy.errorString()));
+    QTRY_VERIFY_WITH_TIMEOUT(([&] {
+                                 QTcpSocket socket;
+                                 socket.connectToHost(QHostAddress::LocalHost, proxyPort);
+                                 return socket.waitForConnected(200);
+                             }()),
+                             10000);
+    const QString proxyUrl = u"http://127.0.0.1:%1"_s.arg(proxyPort);
+    const QByteArray oldHttpProxy = qgetenv("http_proxy");
+    const QByteArray oldNoProxy = qgetenv("no_proxy");
+    const auto restore = qScopeGuard([&] {
+        qputenv("http_proxy", oldHttpProxy);
+        qputenv("no_proxy", oldNoProxy);
+        proxy.kill();
+        proxy.waitForFinished();
+    });
+    if (systemConfiguration) {
+        qputenv("http_proxy", proxyUrl.toLatin1());
+        qputenv("no_proxy", excluded ? host.toLatin1() : QByteArray());
+        QVERIFY(m_client->setProxy(QString()));
+    } else {
+        QVERIFY2(m_client->setProxy(proxyUrl, &error), qPrintable(error));
+    }
+    LlmRequest r = request(u"p"_s, stream);
+    const auto spec = ModelSpec::parse(u"vllm@http://%1:%2/v1::m"_s.arg(host).arg(server.port()), &error);
+    QVERIFY2(spec, qPrintable(error));
+    r.spec = *spec;
+    LlmReply *reply = m_client->send(r);
+    QVERIFY(waitFor(reply));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error + u"\n"_s + QString::fromUtf8(proxy.readAll())));
+    QCOMPARE(reply->response().text, u"through the proxy"_s);
+    QCOMPARE(server.requestCount(), 1);
+    // tinyproxy says where a request passed through it in a Via header.
+    const QByteArray via = server.requests().at(0).header("via");
+    if (excluded)
+        QVERIFY2(via.isEmpty(), via.constData());
+    else
+        QVERIFY2(via.contains("tinyproxy"), via.constData());
+    reply->deleteLater();
+
+    QString badError;
+    QVERIFY(!m_client->setProxy(u"ftp://example.org:21"_s, &badError));
+    QVERIFY2(badError.contains(u"ftp://example.org:21"_s), qPrintable(badError));
 }
 
 void TestLlmClient::perProviderConcurrencyLimit()
@@ -344,10 +605,21 @@ void TestLlmClient::queuedRequestsTakeTurnsAcrossOwners()
 
 void TestLlmClient::malformedStreamIsRetried()
 {
-    QVERIFY(loadScript("rules:\n  - responses:\n"
-                       "      - {content: \"one two three four five six seven eight\", fault: malformed_json}\n"
-                       "      - {content: \"clean\"}\n"));
+    // A garbled event is an answer the provider produced: failed by default, sent again with resend_billed.
+    const QByteArray script = "rules:\n  - responses:\n"
+                              "      - {content: \"one two three four five six seven eight\", fault: malformed_json}\n"
+                              "      - {content: \"clean\"}\n";
+    QVERIFY(loadScript(script));
     LlmReply *reply = m_client->send(request(u"p"_s));
+    QVERIFY(waitFor(reply));
+    QVERIFY(!reply->response().ok);
+    QVERIFY2(reply->response().error.contains(u"malformed"_s), qPrintable(reply->response().error));
+    QCOMPARE(m_server->requestCount(), 1);
+    reply->deleteLater();
+
+    QVERIFY(loadScript(script));
+    m_client->setResendBilled(true);
+    reply = m_client->send(request(u"p"_s));
     QVERIFY(waitFor(reply));
     QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
     QCOMPARE(reply->response().text, u"clean"_s);

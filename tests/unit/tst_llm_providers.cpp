@@ -354,7 +354,7 @@ void TestLlmProviders::faults_data()
     QTest::addColumn<QString>("model");
     QTest::addColumn<bool>("stream");
     QTest::addColumn<QByteArray>("responses"); // YAML list items
-    QTest::addColumn<int>("maxRetries");
+    QTest::addColumn<int>("maxRetries"); // negative: that many, with llm.resend_billed
     QTest::addColumn<int>("idleMs");
     QTest::addColumn<bool>("ok");
     QTest::addColumn<int>("requests");
@@ -386,9 +386,18 @@ void TestLlmProviders::faults_data()
          true, 2, {}, false},
         {"error event every time", "- {" + answer + ", fault: error_event, error_message: \"Overloaded right now\"}\n", 1, 0, false, 2,
          u"Overloaded right now"_s, true},
-        {"reset mid-stream, then ok", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", 2, 0, true, 2, {}, false},
-        {"reset mid-stream every time", "- {" + answer + ", fault: reset_mid_stream}\n", 1, 0, false, 2, {}, true},
-        {"malformed JSON, then ok", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", 2, 0, true, 2, {}, false},
+        // A broken answer may have been billed: not sent again unless llm.resend_billed says so (negative retries below).
+        {"reset mid-stream, not resent", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", 2, 0, false, 1,
+         u"may have billed"_s, true},
+        {"reset mid-stream, resend_billed, then ok", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", -2, 0, true, 2, {},
+         false},
+        {"reset mid-stream every time, resend_billed", "- {" + answer + ", fault: reset_mid_stream}\n", -1, 0, false, 2, {}, true},
+        {"malformed JSON, not resent", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", 2, 0, false, 1, u"malformed"_s,
+         true},
+        {"malformed JSON, resend_billed, then ok", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", -2, 0, true, 2, {},
+         false},
+        {"closed before the answer, not resent", "- {" + answer + ", fault: close_before_answer}\n- {" + answer + "}\n", 2, 0, false, 1,
+         u"may have billed"_s, false},
         {"drip", "- {" + answer + ", fault: drip, chunk_delay_ms: 2}\n", 0, 0, true, 1, {}, false},
         {"never ends", "- {" + answer + ", fault: never_end}\n", 0, 400, false, 1, u"idle timeout"_s, true},
     };
@@ -415,7 +424,8 @@ void TestLlmProviders::faults()
     QFETCH(QString, errorContains);
     QFETCH(bool, partial);
     QVERIFY(loadScript("rules:\n  - cycle: true\n    responses:\n" + indent(responses, 6)));
-    m_client->setMaxRetries(maxRetries);
+    m_client->setMaxRetries(std::abs(maxRetries));
+    m_client->setResendBilled(maxRetries < 0);
     if (idleMs > 0)
         m_client->setIdleTimeoutMs(idleMs);
 
