@@ -10,6 +10,7 @@
 #include "store/run_archive.h"
 #include "store/run_store.h"
 
+#include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QFile>
@@ -41,26 +42,6 @@ QTextStream &err()
     return s;
 }
 
-const char *s_usage = R"(usage: autocomp COMMAND [options]
-
-  run CONFIG.yaml [--store PATH] [--json]      run a search; progress on stderr, summary on stdout
-  resume RUN_ID [--json]                       continue a paused, stopped or interrupted run
-  pause RUN_ID | stop RUN_ID                   ask the process running RUN_ID to pause or stop
-  eval --target T --problem P --code FILE [--baseline FILE|--no-baseline] [--json] [--profile]
-                                               evaluate one file; prints its result (JSON with --json);
-                                               --profile adds the cache profile (evaluation.profile)
-  runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]
-  export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]
-                                               autocomp-dir: an Autocomp-style output directory
-  import PATH [--store PATH]                   import a run archive written by `export` (JSONL), or an
-                                               Autocomp output directory (candidates-iter-N/, ...)
-  targets | problems [TARGET] | agents         what is installed
-  keys set PROVIDER | keys list | keys delete PROVIDER
-                                               API keys in the OS keychain (`set` reads the key from stdin)
-
-The store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
-Exit status: 0 success, 1 error, 2 usage, 3 evaluated but not correct / run failed.
-)";
 
 struct Args {
     QStringList positional;
@@ -71,32 +52,162 @@ struct Args {
     bool flag(const QString &name) const { return flags.contains(name); }
 };
 
-std::optional<Args> parseArgs(const QStringList &arguments, QString *error)
+// One subcommand: its synopsis (for errors and --help), its options (names without dashes; a value name
+// makes an option take a value), and its positional arguments.
+struct Command {
+    QString name;
+    QString synopsis;
+    QString description;
+    QList<QCommandLineOption> options;
+    QList<std::pair<QString, QString>> positionals; // name, description
+};
+
+QCommandLineOption valued(const QString &name, const QString &description, const QString &valueName)
 {
-    static const QSet<QString> s_valued{QStringLiteral("--store"), QStringLiteral("--target"), QStringLiteral("--problem"),
-                                        QStringLiteral("--code"), QStringLiteral("--format"), QStringLiteral("--out"),
-                                        QStringLiteral("--candidate"), QStringLiteral("--label")};
-    static const QSet<QString> s_flags{QStringLiteral("--json"), QStringLiteral("--help"), QStringLiteral("--profile"),
-                                       QStringLiteral("--no-baseline"), QStringLiteral("--version")};
-    Args args;
-    for (qsizetype i = 0; i < arguments.size(); ++i) {
-        const QString &a = arguments.at(i);
-        if (s_valued.contains(a)) {
-            if (i + 1 >= arguments.size()) {
-                *error = QStringLiteral("option %1 needs a value").arg(a);
-                return std::nullopt;
-            }
-            args.options.insert(a, arguments.at(++i));
-        } else if (s_flags.contains(a)) {
-            args.flags.insert(a);
-        } else if (a.startsWith(QLatin1String("--"))) {
-            *error = QStringLiteral("unknown option %1").arg(a);
-            return std::nullopt;
+    return QCommandLineOption(name, description, valueName);
+}
+
+QCommandLineOption flagOption(const QString &name, const QString &description)
+{
+    return QCommandLineOption(name, description);
+}
+
+const QList<Command> &commands()
+{
+    static const QCommandLineOption store = valued(QStringLiteral("store"), QStringLiteral("the run store (default: $AUTOCOMP_STORE, else "
+                                                                                            "$XDG_DATA_HOME/autocomp-workbench/runs.sqlite)"),
+                                                   QStringLiteral("PATH"));
+    static const QCommandLineOption json = flagOption(QStringLiteral("json"), QStringLiteral("print JSON on stdout"));
+    static const QList<Command> s_commands{
+        {QStringLiteral("run"), QStringLiteral("run CONFIG.yaml [CONFIG.yaml ...] [--store PATH] [--json] [--label TEXT]"),
+         QStringLiteral("Runs searches, several at once in this process when given several configurations (they share the "
+                        "LLM client and the evaluation slots); progress on stderr, a summary on stdout."),
+         {store, json, valued(QStringLiteral("label"), QStringLiteral("a label stored with the run"), QStringLiteral("TEXT"))},
+         {{QStringLiteral("CONFIG.yaml"), QStringLiteral("run configuration(s)")}}},
+        {QStringLiteral("resume"), QStringLiteral("resume RUN_ID [--store PATH] [--json]"),
+         QStringLiteral("Continues a paused, stopped or interrupted run; paid answers are reused."),
+         {store, json},
+         {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
+        {QStringLiteral("pause"), QStringLiteral("pause RUN_ID [--store PATH]"), QStringLiteral("Asks the process driving RUN_ID to pause it."),
+         {store},
+         {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
+        {QStringLiteral("stop"), QStringLiteral("stop RUN_ID [--store PATH]"), QStringLiteral("Asks the process driving RUN_ID to stop it."),
+         {store},
+         {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
+        {QStringLiteral("eval"),
+         QStringLiteral("eval --target T --problem P --code FILE [--baseline FILE | --no-baseline] [--json] [--profile]"),
+         QStringLiteral("Evaluates one file and prints its result."),
+         {valued(QStringLiteral("target"), QStringLiteral("the target (default cpu)"), QStringLiteral("T")),
+          valued(QStringLiteral("problem"), QStringLiteral("the problem"), QStringLiteral("P")),
+          valued(QStringLiteral("code"), QStringLiteral("the candidate source"), QStringLiteral("FILE")),
+          valued(QStringLiteral("baseline"), QStringLiteral("time against this code (default: the problem's start code)"),
+                 QStringLiteral("FILE")),
+          flagOption(QStringLiteral("no-baseline"), QStringLiteral("time the candidate alone")), json,
+          flagOption(QStringLiteral("profile"), QStringLiteral("add the cache profile (evaluation.profile)"))},
+         {}},
+        {QStringLiteral("runs"), QStringLiteral("runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]"),
+         QStringLiteral("Lists the runs of a store, or shows one run or one of its candidates."),
+         {store, json, valued(QStringLiteral("candidate"), QStringLiteral("one candidate of the run"), QStringLiteral("ID"))},
+         {{QStringLiteral("list|show"), QStringLiteral("what to print (default list)")}, {QStringLiteral("RUN_ID"), QStringLiteral("for show")}}},
+        {QStringLiteral("export"), QStringLiteral("export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]"),
+         QStringLiteral("Writes a run as a JSONL archive, a schedule for a similar problem, or an Autocomp output directory."),
+         {store, valued(QStringLiteral("format"), QStringLiteral("jsonl (default), schedule or autocomp-dir"), QStringLiteral("FORMAT")),
+          valued(QStringLiteral("out"), QStringLiteral("where to write"), QStringLiteral("PATH"))},
+         {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
+        {QStringLiteral("import"), QStringLiteral("import PATH [--store PATH]"),
+         QStringLiteral("Imports a run archive written by `export` (JSONL) or an Autocomp output directory."),
+         {store},
+         {{QStringLiteral("PATH"), QStringLiteral("archive or directory")}}},
+        {QStringLiteral("targets"), QStringLiteral("targets"), QStringLiteral("Lists the installed targets."), {}, {}},
+        {QStringLiteral("problems"), QStringLiteral("problems [TARGET]"), QStringLiteral("Lists the problems of every target, or of one."), {},
+         {{QStringLiteral("TARGET"), QStringLiteral("one target")}}},
+        {QStringLiteral("agents"), QStringLiteral("agents"), QStringLiteral("Lists the installed agents."), {}, {}},
+        {QStringLiteral("keys"), QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
+         QStringLiteral("API keys in the OS keychain; `set` reads the key from stdin."), {},
+         {{QStringLiteral("set|list|delete"), QStringLiteral("what to do")}, {QStringLiteral("PROVIDER"), QStringLiteral("for set and delete")}}},
+        {QStringLiteral("version"), QStringLiteral("version"), QStringLiteral("Prints the version."), {}, {}},
+    };
+    return s_commands;
+}
+
+QString usage()
+{
+    QString text = QStringLiteral("usage: autocomp COMMAND [options]   (autocomp COMMAND --help for a command's options)\n\n");
+    for (const Command &c : commands())
+        text += QStringLiteral("  %1\n      %2\n").arg(c.synopsis, c.description);
+    text += QStringLiteral("\nThe store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.\n"
+                           "Exit status: 0 success, 1 error, 2 usage, 3 evaluated but not correct / run failed.\n");
+    return text;
+}
+
+enum class Parsed { Run, Exit };
+
+// Parses with QCommandLineParser: the command first, then that command's own options. On --help,
+// --version and errors it prints and sets *exitCode.
+Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
+{
+    QCommandLineParser first;
+    first.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption help = first.addHelpOption();
+    const QCommandLineOption version = first.addVersionOption();
+    first.addPositionalArgument(QStringLiteral("command"), QStringLiteral("what to do"));
+    first.parse(arguments); // errors are the command's parser's to report
+    const QString name = first.positionalArguments().value(0);
+    if (name.isEmpty()) {
+        if (first.isSet(version)) {
+            out() << "autocomp " << AUTOCOMP_VERSION << '\n';
+            *exitCode = ExitOk;
+        } else if (first.isSet(help)) {
+            out() << usage();
+            *exitCode = ExitOk;
         } else {
-            args.positional << a;
+            const QStringList unknown = first.unknownOptionNames();
+            err() << "autocomp: " << (unknown.isEmpty() ? QStringLiteral("no command given") : first.errorText()) << "\n\n" << usage();
+            *exitCode = ExitUsage;
         }
+        return Parsed::Exit;
     }
-    return args;
+    const auto command = std::find_if(commands().begin(), commands().end(), [&](const Command &c) { return c.name == name; });
+    if (command == commands().end()) {
+        err() << "autocomp: unknown command '" << name << "'\n\n" << usage();
+        *exitCode = ExitUsage;
+        return Parsed::Exit;
+    }
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.setApplicationDescription(command->description);
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addOptions(command->options);
+    parser.addPositionalArgument(command->name, QStringLiteral("the command"), command->name);
+    for (const auto &[positional, description] : command->positionals)
+        parser.addPositionalArgument(positional, description);
+    if (!parser.parse(arguments)) {
+        err() << "autocomp " << command->name << ": " << parser.errorText() << "\nusage: autocomp " << command->synopsis << '\n';
+        *exitCode = ExitUsage;
+        return Parsed::Exit;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        out() << parser.helpText().replace(QStringLiteral("Usage: ") + arguments.value(0), QStringLiteral("Usage: autocomp"));
+        *exitCode = ExitOk;
+        return Parsed::Exit;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        out() << "autocomp " << AUTOCOMP_VERSION << '\n';
+        *exitCode = ExitOk;
+        return Parsed::Exit;
+    }
+    args->positional = parser.positionalArguments();
+    for (const QCommandLineOption &option : command->options) {
+        const QString optionName = option.names().constFirst();
+        if (!parser.isSet(option))
+            continue;
+        if (option.valueName().isEmpty())
+            args->flags.insert(QStringLiteral("--") + optionName);
+        else
+            args->options.insert(QStringLiteral("--") + optionName, parser.value(option));
+    }
+    return Parsed::Run;
 }
 
 QString storePath(const Args &args)
@@ -603,20 +714,11 @@ int main(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("autocomp"));
     QCoreApplication::setApplicationVersion(QStringLiteral(AUTOCOMP_VERSION));
-    QString error;
-    const auto args = parseArgs(QCoreApplication::arguments().mid(1), &error);
-    if (!args) {
-        err() << "autocomp: " << error << "\n\n" << s_usage;
-        return ExitUsage;
-    }
-    if (args->flag(QStringLiteral("--version"))) {
-        out() << "autocomp " << AUTOCOMP_VERSION << '\n';
-        return ExitOk;
-    }
-    if (args->positional.isEmpty() || args->flag(QStringLiteral("--help"))) {
-        (args->flag(QStringLiteral("--help")) ? out() : err()) << s_usage;
-        return args->flag(QStringLiteral("--help")) ? ExitOk : ExitUsage;
-    }
+    Args parsed;
+    int exitCode = ExitOk;
+    if (parseArgs(QCoreApplication::arguments(), &parsed, &exitCode) == Parsed::Exit)
+        return exitCode;
+    const Args *args = &parsed;
     const QString command = args->positional.first();
     if (command == QLatin1String("run"))
         return cmdRun(*args);
@@ -640,6 +742,6 @@ int main(int argc, char **argv)
         out() << "autocomp " << AUTOCOMP_VERSION << '\n';
         return ExitOk;
     }
-    err() << "autocomp: unknown command '" << command << "'\n\n" << s_usage;
+    err() << "autocomp: unknown command '" << command << "'\n\n" << usage();
     return ExitUsage;
 }

@@ -5,6 +5,7 @@
 #include "store/run_store.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
 #include <QDir>
 #include <QIcon>
 #include <QMessageBox>
@@ -17,24 +18,30 @@
 
 namespace {
 
-const char *const s_usage =
-    "Usage: autocomp-workbench [--store PATH] [Qt options]\n"
-    "\n"
-    "The Autocomp Workbench desktop application: browse and inspect optimization runs.\n"
-    "\n"
-    "Options:\n"
-    "  --store PATH   the run store to open (default: $AUTOCOMP_STORE, else\n"
-    "                 $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)\n"
-    "  --show VIEW    bring a view to the front at start (repeatable): graph, tree,\n"
-    "                 chart, plan, code, evaluation, prompts, llm, diff\n"
-    "  --candidate ID select a candidate of the shown run at start\n"
-    "  --screenshot PATH  save the window to PATH (PNG) once shown, then exit\n"
-    "  --version      print the version and exit\n"
-    "  -h, --help     print this help and exit\n"
-    "\n"
-    "Without a display, use the command-line tool instead:\n"
-    "  autocomp run CONFIG.yaml     start an optimization run\n"
-    "  autocomp runs list           list the runs in the store\n";
+// The workbench's options, for QCommandLineParser. Qt's own (-platform, -style, ...) are taken out of argv
+// by QApplication before the full parse; the early parse (help and version, which need no display) skips them.
+struct Options {
+    QCommandLineOption store{QStringLiteral("store"),
+                             QStringLiteral("The run store to open (default: $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)."),
+                             QStringLiteral("PATH")};
+    QCommandLineOption show{QStringLiteral("show"),
+                            QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, plan, code, evaluation, "
+                                           "prompts, llm, diff."),
+                            QStringLiteral("VIEW")};
+    QCommandLineOption candidate{QStringLiteral("candidate"), QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
+    QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save the window to PATH (PNG) once shown, then exit."),
+                                  QStringLiteral("PATH")};
+
+    void addTo(QCommandLineParser *parser) const
+    {
+        parser->setApplicationDescription(
+            QStringLiteral("The Autocomp Workbench desktop application: start, watch and inspect optimization runs.\n\n"
+                           "Without a display, use the command-line tool instead:\n"
+                           "  autocomp run CONFIG.yaml     start an optimization run\n"
+                           "  autocomp runs list           list the runs in the store"));
+        parser->addOptions({store, show, candidate, screenshot});
+    }
+};
 
 bool hasDisplay(int argc, char **argv)
 {
@@ -55,26 +62,27 @@ bool hasDisplay(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    // Options that need no display are handled before QApplication, which aborts without one.
-    QString storePath;
-    for (int i = 1; i < argc; ++i) {
-        const char *arg = argv[i];
-        if (std::strcmp(arg, "--help") == 0 || std::strcmp(arg, "-h") == 0) {
-            std::fputs(s_usage, stdout);
+    // --help and --version need no display: answered before QApplication, which aborts without one.
+    QStringList rawArguments;
+    for (int i = 0; i < argc; ++i)
+        rawArguments << QString::fromLocal8Bit(argv[i]);
+    const Options options;
+    {
+        QCommandLineParser early;
+        early.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+        const QCommandLineOption help = early.addHelpOption();
+        const QCommandLineOption version = early.addVersionOption();
+        options.addTo(&early);
+        early.parse(rawArguments); // Qt's options are still in; errors wait for the full parse
+        if (early.isSet(help)) {
+            std::fputs(qPrintable(early.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("autocomp-workbench"))
+                                  + QStringLiteral("\nQt's options (-platform NAME, -style NAME, ...) are accepted too.\n")),
+                       stdout);
             return 0;
         }
-        if (std::strcmp(arg, "--version") == 0) {
+        if (early.isSet(version)) {
             std::printf("autocomp-workbench %s\n", AUTOCOMP_VERSION);
             return 0;
-        }
-        if (std::strcmp(arg, "--store") == 0) {
-            if (i + 1 >= argc) {
-                std::fputs("autocomp-workbench: --store needs a path\n", stderr);
-                return 2;
-            }
-            storePath = QString::fromLocal8Bit(argv[++i]);
-        } else if (std::strncmp(arg, "--store=", 8) == 0) {
-            storePath = QString::fromLocal8Bit(arg + 8);
         }
     }
 
@@ -102,32 +110,28 @@ int main(int argc, char **argv)
     autocomp::Theme::apply(autocomp::Settings().theme());
 
     // Qt removed its own options from argv; anything else left over is a mistake worth reporting.
-    const QStringList arguments = QApplication::arguments();
-    QStringList views;
-    QString screenshotPath;
-    qint64 candidateId = 0;
-    for (qsizetype i = 1; i < arguments.size(); ++i) {
-        const QString &arg = arguments.at(i);
-        if (arg == QLatin1String("--store")) {
-            ++i;
-            continue;
-        }
-        if (arg == QLatin1String("--show") && i + 1 < arguments.size()) {
-            views.append(arguments.at(++i));
-            continue;
-        }
-        if (arg == QLatin1String("--candidate") && i + 1 < arguments.size()) {
-            candidateId = arguments.at(++i).toLongLong();
-            continue;
-        }
-        if (arg == QLatin1String("--screenshot") && i + 1 < arguments.size()) {
-            screenshotPath = arguments.at(++i);
-            continue;
-        }
-        if (!arg.startsWith(QLatin1String("--store="))) {
-            std::fprintf(stderr, "autocomp-workbench: unknown argument %s\n%s", qPrintable(arg), s_usage);
-            return 2;
-        }
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.addHelpOption();
+    parser.addVersionOption();
+    options.addTo(&parser);
+    if (!parser.parse(QApplication::arguments())) {
+        std::fprintf(stderr, "autocomp-workbench: %s\n(autocomp-workbench --help lists the options)\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        std::fprintf(stderr, "autocomp-workbench: unexpected argument %s\n(autocomp-workbench --help lists the options)\n",
+                     qPrintable(parser.positionalArguments().constFirst()));
+        return 2;
+    }
+    QString storePath = parser.value(options.store);
+    const QStringList views = parser.values(options.show);
+    const QString screenshotPath = parser.value(options.screenshot);
+    bool idOk = true;
+    const qint64 candidateId = parser.isSet(options.candidate) ? parser.value(options.candidate).toLongLong(&idOk) : 0;
+    if (!idOk || candidateId < 0) {
+        std::fprintf(stderr, "autocomp-workbench: --candidate needs a candidate id, not '%s'\n", qPrintable(parser.value(options.candidate)));
+        return 2;
     }
 
     if (storePath.isEmpty())
@@ -152,7 +156,8 @@ int main(int argc, char **argv)
         window.selectCandidate(candidateId);
     for (const QString &view : std::as_const(views)) {
         if (!window.showView(view)) {
-            std::fprintf(stderr, "autocomp-workbench: unknown view %s\n%s", qPrintable(view), s_usage);
+            std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, plan, code, evaluation, prompts, llm, diff)\n",
+                         qPrintable(view));
             return 2;
         }
     }

@@ -63,6 +63,16 @@ void Settings::setProviderEnabled(const QString &provider, bool enabled)
         Q_EMIT providerChanged(provider);
 }
 
+QString Settings::proxy() const
+{
+    return QSettings().value(SettingsKey::proxy()).toString();
+}
+
+void Settings::setProxy(const QString &proxy)
+{
+    write(SettingsKey::proxy(), proxy.trimmed(), QString());
+}
+
 QString Settings::sandboxMode() const
 {
     return QSettings().value(SettingsKey::sandboxMode(), QStringLiteral("auto")).toString();

@@ -12,6 +12,7 @@ inline QString providerBaseUrl(const QString &provider) { return QStringLiteral(
 inline QString providerConcurrency(const QString &provider) { return QStringLiteral("providers/%1/concurrency").arg(provider); }
 inline QString providerEnabled(const QString &provider) { return QStringLiteral("providers/%1/enabled").arg(provider); }
 inline QString sandboxMode() { return QStringLiteral("evaluation/sandbox"); }
+inline QString proxy() { return QStringLiteral("network/proxy"); }
 inline QString slurmPartition() { return QStringLiteral("slurm/partition"); }
 inline QString slurmGres() { return QStringLiteral("slurm/gres"); }
 inline QString slurmTime() { return QStringLiteral("slurm/time"); }
@@ -39,6 +40,9 @@ public:
     bool providerEnabled(const QString &provider) const; // default true
     void setProviderEnabled(const QString &provider, bool enabled);
 
+    // The proxy for LLM requests (runs and Test Connection): empty for the system's, "none", or a URL.
+    QString proxy() const;
+    void setProxy(const QString &proxy);
     QString sandboxMode() const; // auto | off | required
     void setSandboxMode(const QString &mode);
 

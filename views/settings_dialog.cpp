@@ -25,6 +25,8 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include "llm/llm_client.h"
+
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -39,7 +41,7 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     : QDialog(parent)
     , m_settings(settings)
     , m_secrets(new SecretStore(this))
-    , m_network(new QNetworkAccessManager(this))
+    , m_network(new LlmClient(this))
 {
     setObjectName(QStringLiteral("settingsDialog"));
     setWindowTitle(tr("Settings"));
@@ -96,9 +98,20 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     keyRow->addWidget(m_deleteKey);
     keyRow->addWidget(m_test);
 
+    m_proxy = new QLineEdit(settings->proxy());
+    m_proxy->setObjectName(QStringLiteral("proxyEdit"));
+    m_proxy->setPlaceholderText(tr("system (http_proxy, https_proxy, no_proxy)"));
+    m_proxy->setToolTip(tr("Empty: the system's proxy settings. \"none\": direct connections. Or http://[user:password@]host:port, "
+                           "socks5://host:port. Runs and Test Connection use it alike."));
+    auto *proxyRow = new QHBoxLayout;
+    proxyRow->addWidget(new QLabel(tr("Pro&xy:")));
+    proxyRow->addWidget(m_proxy, 1);
+    static_cast<QLabel *>(proxyRow->itemAt(0)->widget())->setBuddy(m_proxy);
+
     auto *providersBox = new QGroupBox(tr("LLM providers"));
     auto *providersLayout = new QVBoxLayout(providersBox);
     providersLayout->addWidget(m_providers, 1);
+    providersLayout->addLayout(proxyRow);
     providersLayout->addLayout(keyRow);
     providersLayout->addWidget(m_result);
 
@@ -148,6 +161,12 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
 
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+        QString proxyError;
+        if (!LlmClient().setProxy(m_proxy->text(), &proxyError)) {
+            m_result->setText(proxyError);
+            m_proxy->setFocus();
+            return;
+        }
         apply();
         accept();
     });
@@ -240,6 +259,7 @@ void SettingsDialog::apply()
         m_settings->setProviderBaseUrl(p, m_providers->item(row, BaseUrlColumn)->text());
         m_settings->setProviderConcurrency(p, static_cast<QSpinBox *>(m_providers->cellWidget(row, ConcurrencyColumn))->value());
     }
+    m_settings->setProxy(m_proxy->text());
     m_settings->setSandboxMode(m_sandbox->currentText());
     m_settings->setSlurmPartition(m_partition->text().trimmed());
     m_settings->setSlurmGres(m_gres->text().trimmed());
@@ -453,6 +473,12 @@ void SettingsDialog::sendTest(const QString &provider, const QString &key)
         } else {
             request.setRawHeader("Authorization", "Bearer " + key.toUtf8());
         }
+    }
+    QString proxyError;
+    if (!m_network->setProxy(m_proxy->text(), &proxyError)) {
+        m_result->setText(proxyError);
+        Q_EMIT connectionTested(provider, false, proxyError);
+        return;
     }
     QNetworkReply *reply = m_network->get(request);
     const QString url = request.url().toString();

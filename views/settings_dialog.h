@@ -14,6 +14,7 @@ class QTableWidget;
 
 namespace autocomp {
 
+class LlmClient;
 class SecretStore;
 class Settings;
 
@@ -59,7 +60,8 @@ private:
 
     Settings *m_settings;
     SecretStore *m_secrets;
-    QNetworkAccessManager *m_network;
+    LlmClient *m_network; // the runs' client: the same proxy, managers and User-Agent for Test Connection
+    QLineEdit *m_proxy;
     QHash<QString, QString> m_keys; // keys read for "Test connection", never shown
     QTableWidget *m_providers;
     QLineEdit *m_keyEdit;
