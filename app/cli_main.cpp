@@ -4,6 +4,7 @@
 #include "model/repository.h"
 #include "model/run_config.h"
 #include "search/run_setup.h"
+#include "search/run_manager.h"
 #include "search/search_engine.h"
 #include "secrets/secret_store.h"
 #include "store/autocomp_dir.h"
@@ -21,8 +22,14 @@
 #include <QTextStream>
 #include <QThread>
 
+#include <QSocketNotifier>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <functional>
+#include <sys/socket.h>
+#include <unistd.h>
 
 using namespace autocomp;
 
@@ -276,54 +283,136 @@ void printJson(const QJsonObject &o)
     out().flush();
 }
 
+// SIGINT and SIGTERM end the runs cleanly as stopped (resumable). The handler only writes a byte to a
+// socket pair; a QSocketNotifier reads it on the event loop, where Qt may be called.
+class SignalPipe
+{
+public:
+    explicit SignalPipe(std::function<void(int)> onSignal)
+    {
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s_fds) != 0)
+            return;
+        m_notifier = std::make_unique<QSocketNotifier>(s_fds[1], QSocketNotifier::Read);
+        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, [onSignal = std::move(onSignal)] {
+            unsigned char signal = 0;
+            if (::read(s_fds[1], &signal, 1) == 1)
+                onSignal(signal);
+        });
+        struct sigaction action = {};
+        action.sa_handler = [](int signal) {
+            const int saved = errno;
+            const unsigned char byte = static_cast<unsigned char>(signal);
+            [[maybe_unused]] const ssize_t n = ::write(s_fds[0], &byte, 1);
+            errno = saved;
+        };
+        sigemptyset(&action.sa_mask);
+        action.sa_flags = SA_RESTART;
+        ::sigaction(SIGINT, &action, nullptr);
+        ::sigaction(SIGTERM, &action, nullptr);
+    }
+    ~SignalPipe()
+    {
+        std::signal(SIGINT, SIG_DFL);
+        std::signal(SIGTERM, SIG_DFL);
+        m_notifier.reset();
+        ::close(s_fds[0]);
+        ::close(s_fds[1]);
+    }
+
+private:
+    static inline int s_fds[2] = {-1, -1};
+    std::unique_ptr<QSocketNotifier> m_notifier;
+};
+
+void printSummary(const RunInfo &final, const RunSetup &setup)
+{
+    out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
+    if (final.bestCandidateId)
+        out() << "baseline " << final.baselineScore << ' ' << setup.target.metricUnit << ", best " << final.bestScore << ' '
+              << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
+              << "x\n";
+    out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
+    out().flush();
+}
+
+// Drives one or more runs in this process (RunManager: one LLM client and one set of evaluation slots for
+// all). resumeRunIds: 0 starts the setup as a new run.
+int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, const Args &args)
+{
+    RunManager manager;
+    QList<ModelSpec> models;
+    for (const RunSetup &setup : setups)
+        models << setup.planModels << setup.codeModels;
+    // Keys are read before any run starts, so the first request has one.
+    manager.llmClient()->setApiKeyLookup(loadApiKeys(models, err()));
+    const bool several = setups.size() > 1;
+    QList<SearchEngine *> engines;
+    QHash<SearchEngine *, RunInfo> finals;
+    for (qsizetype i = 0; i < setups.size(); ++i) {
+        SearchEngine *engine = manager.create(setups.at(i));
+        QObject::connect(engine, &SearchEngine::logMessage, [engine, several](const QString &message) {
+            err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' '
+                  << (several ? QStringLiteral("[run %1] ").arg(engine->runId()) : QString()) << SecretStore::redact(message) << Qt::endl;
+        });
+        // A pause ends this process once no run is left running; `autocomp resume` continues the run later.
+        QObject::connect(engine, &SearchEngine::runStateChanged, [engine, &finals](RunState state, const QString &) {
+            if (state == RunState::Paused)
+                finals[engine] = engine->runInfo();
+        });
+        engines << engine;
+    }
+    QObject::connect(&manager, &RunManager::runFinished, [&finals](SearchEngine *engine, const RunInfo &run) { finals[engine] = run; });
+    QObject::connect(&manager, &RunManager::idle, [] { QCoreApplication::exit(0); });
+    int started = 0;
+    bool failedToStart = false;
+    for (qsizetype i = 0; i < engines.size(); ++i) {
+        QString error;
+        const qint64 resumeId = resumeRunIds.value(i);
+        const bool ok = resumeId ? manager.resume(engines.at(i), resumeId, &error) : manager.start(engines.at(i), &error);
+        if (!ok) {
+            err() << "autocomp: " << (several ? QStringLiteral("%1: ").arg(setups.at(i).config.problem) : QString()) << error << Qt::endl;
+            engines[i] = nullptr;
+            failedToStart = true;
+            continue;
+        }
+        ++started;
+    }
+    if (started == 0)
+        return ExitError;
+    {
+        SignalPipe signals([&manager](int) { manager.stopAll(QStringLiteral("interrupted by a signal")); });
+        if (manager.active() > 0)
+            QCoreApplication::exec();
+    }
+
+    const bool json = args.flag(QStringLiteral("--json"));
+    QJsonArray all;
+    bool anyFailed = failedToStart;
+    for (qsizetype i = 0; i < engines.size(); ++i) {
+        SearchEngine *engine = engines.at(i);
+        if (!engine)
+            continue;
+        const RunInfo final = finals.value(engine);
+        anyFailed = anyFailed || final.state == RunState::Failed;
+        if (json)
+            all.append(runJson(final));
+        else
+            printSummary(final, setups.at(i));
+    }
+    if (json) {
+        if (all.size() == 1 && !several)
+            printJson(all.first().toObject());
+        else {
+            out() << QString::fromUtf8(QJsonDocument(all).toJson(QJsonDocument::Indented));
+            out().flush();
+        }
+    }
+    return anyFailed ? ExitNotCorrect : ExitOk;
+}
+
 int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
 {
-    SearchEngine engine(setup);
-    engine.llmClient()->setApiKeyLookup(loadApiKeys(setup.planModels + setup.codeModels, err()));
-    QObject::connect(&engine, &SearchEngine::logMessage, [](const QString &message) {
-        err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' ' << SecretStore::redact(message) << Qt::endl;
-    });
-    RunInfo final;
-    QObject::connect(&engine, &SearchEngine::finished, [&final](const RunInfo &run) {
-        final = run;
-        QCoreApplication::exit(0);
-    });
-    // A pause ends this process; `autocomp resume` continues the run later.
-    QObject::connect(&engine, &SearchEngine::runStateChanged, [&engine, &final](RunState state, const QString &) {
-        if (state == RunState::Paused) {
-            final = engine.runInfo();
-            QCoreApplication::exit(0);
-        }
-    });
-    QString error;
-    const bool started = resumeRunId ? engine.resume(resumeRunId, &error) : engine.start(&error);
-    if (!started) {
-        err() << "autocomp: " << error << Qt::endl;
-        return ExitError;
-    }
-    // Ctrl-C / SIGTERM end the run cleanly as stopped (resumable).
-    static SearchEngine *s_engine = nullptr;
-    s_engine = &engine;
-    auto onSignal = [](int) { QMetaObject::invokeMethod(s_engine, [] { s_engine->stop(QStringLiteral("interrupted by a signal")); }); };
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-    if (final.id == 0)
-        QCoreApplication::exec();
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
-
-    if (args.flag(QStringLiteral("--json"))) {
-        printJson(runJson(final));
-    } else {
-        out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
-        if (final.bestCandidateId)
-            out() << "baseline " << final.baselineScore << ' ' << setup.target.metricUnit << ", best " << final.bestScore << ' '
-                  << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup "
-                  << QString::number(final.speedup(), 'f', 2) << "x\n";
-        out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
-        out().flush();
-    }
-    return final.state == RunState::Failed ? ExitNotCorrect : ExitOk;
+    return driveRuns({setup}, {resumeRunId}, args);
 }
 
 int cmdResume(const Args &args)
@@ -408,30 +497,39 @@ int cmdControl(const Args &args)
 
 int cmdRun(const Args &args)
 {
-    if (args.positional.size() != 2) {
-        err() << "usage: autocomp run CONFIG.yaml [--store PATH] [--json]" << Qt::endl;
+    if (args.positional.size() < 2) {
+        err() << "usage: autocomp run CONFIG.yaml [CONFIG.yaml ...] [--store PATH] [--json]" << Qt::endl;
         return ExitUsage;
     }
-    const QString configPath = args.positional.at(1);
-    QFile file(configPath);
-    if (!file.open(QIODevice::ReadOnly)) {
-        err() << "autocomp: " << configPath << ": cannot read: " << file.errorString() << Qt::endl;
-        return ExitError;
-    }
-    const QByteArray yaml = file.readAll();
-    QStringList errors;
-    const auto config = RunConfig::fromYaml(yaml, configPath, &errors);
     Repository repository;
-    std::optional<RunSetup> setup;
-    if (config)
-        setup = prepareRun(*config, yaml, repository, storePath(args), &errors);
-    if (!setup) {
-        for (const QString &e : errors)
-            err() << "autocomp: " << e << Qt::endl;
-        return ExitError;
+    QList<RunSetup> setups;
+    bool failed = false;
+    for (const QString &configPath : args.positional.mid(1)) {
+        QFile file(configPath);
+        if (!file.open(QIODevice::ReadOnly)) {
+            err() << "autocomp: " << configPath << ": cannot read: " << file.errorString() << Qt::endl;
+            failed = true;
+            continue;
+        }
+        const QByteArray yaml = file.readAll();
+        QStringList errors;
+        const auto config = RunConfig::fromYaml(yaml, configPath, &errors);
+        std::optional<RunSetup> setup;
+        if (config)
+            setup = prepareRun(*config, yaml, repository, storePath(args), &errors);
+        if (!setup) {
+            for (const QString &e : errors)
+                err() << "autocomp: " << e << Qt::endl;
+            failed = true;
+            continue;
+        }
+        setup->label = args.option(QStringLiteral("--label"));
+        setups << *setup;
     }
-    setup->label = args.option(QStringLiteral("--label"));
-    return driveEngine(*setup, 0, args);
+    // Nothing starts unless every configuration is valid.
+    if (failed)
+        return ExitError;
+    return driveRuns(setups, QList<qint64>(setups.size(), 0), args);
 }
 
 int cmdEval(const Args &args)

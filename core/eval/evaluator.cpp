@@ -467,14 +467,16 @@ Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
     return target;
 }
 
-EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code, const QString &baselineCode)
+EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code, const QString &baselineCode,
+                             const EvaluationConfig *options)
 {
-    const Target target = withOptions(shipped, m_config);
+    const EvaluationConfig &config = options ? *options : m_config;
+    const Target target = withOptions(shipped, config);
     auto *job = new EvalJob(this, target, problem, code, baselineCode);
     {
         const EvalRuntimeCpu::Scope runtimeCpu;
         job->m_dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));
-        job->m_dir->setAutoRemove(!m_config.keepWorkdirs);
+        job->m_dir->setAutoRemove(!config.keepWorkdirs);
         job->m_candidateFile = QDir(job->workdir()).filePath(QStringLiteral("candidate.") + target.fileExtension);
         bool ok = job->m_dir->isValid() && QDir().mkpath(job->workdir()) && QDir().mkpath(job->judgedir());
         QFile file(job->m_candidateFile);

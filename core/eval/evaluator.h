@@ -81,7 +81,10 @@ public:
     // The job is a child of the evaluator; it deletes itself after finished().
     // `baselineCode`: timed alternately with the candidate in the same window (the paired ratio);
     // empty: the candidate is timed alone.
-    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code, const QString &baselineCode = {});
+    // `options`: the run's own evaluation settings (profile, keep_workdirs) where several runs share this
+    // evaluator's slots; by default the evaluator's.
+    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code, const QString &baselineCode = {},
+                      const EvaluationConfig *options = nullptr);
     void cancelAll();
 
     int running() const { return m_runningParallel + m_runningExclusive; }

@@ -53,7 +53,13 @@ bool fixable(CandidateStatus status)
 SearchEngine::SearchEngine(RunSetup setup, QObject *parent) : SearchEngine(std::move(setup), nullptr, parent) {}
 
 SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, QObject *parent)
-    : QObject(parent), m_setup(std::move(setup)), m_llm(sharedClient ? sharedClient : new LlmClient(this))
+    : SearchEngine(std::move(setup), sharedClient, nullptr, parent)
+{
+}
+
+SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, Evaluator *sharedEvaluator, QObject *parent)
+    : QObject(parent), m_setup(std::move(setup)), m_llm(sharedClient ? sharedClient : new LlmClient(this)),
+      m_sharedEvaluator(sharedEvaluator)
 {
 }
 
@@ -153,7 +159,7 @@ bool SearchEngine::open(QString *error)
     m_store = RunStore::open(m_setup.storePath, error);
     if (!m_store)
         return false;
-    m_evaluator = new Evaluator(m_setup.config.evaluation, this);
+    m_evaluator = m_sharedEvaluator ? m_sharedEvaluator : new Evaluator(m_setup.config.evaluation, this);
     if (!m_evaluator->configurationError().isEmpty()) {
         *error = m_evaluator->configurationError();
         return false;
@@ -507,7 +513,7 @@ void SearchEngine::evaluate(qint64 candidateId)
     if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
                                                                 [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
         baseline = m_setup.problem.startCode();
-    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline);
+    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline, &m_setup.config.evaluation);
     m_jobs << job;
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
         auto it = m_candidates.find(candidateId);
@@ -1104,6 +1110,15 @@ qint64 SearchEngine::addHumanCode(qint64 parentId, const QString &code, QString 
     return id;
 }
 
+void SearchEngine::cancelEvaluations()
+{
+    // Only this run's: a shared evaluator serves other runs too.
+    const QList<QPointer<EvalJob>> jobs = m_jobs;
+    for (const QPointer<EvalJob> &job : jobs)
+        if (job)
+            job->cancel();
+}
+
 void SearchEngine::stop(const QString &reason)
 {
     if (m_done)
@@ -1111,8 +1126,7 @@ void SearchEngine::stop(const QString &reason)
     for (const QPointer<LlmReply> &reply : std::as_const(m_replies))
         if (reply)
             reply->abort();
-    if (m_evaluator)
-        m_evaluator->cancelAll();
+    cancelEvaluations();
     finish(RunState::Stopped, reason);
 }
 
@@ -1123,8 +1137,7 @@ void SearchEngine::suspend(const QString &reason)
     for (const QPointer<LlmReply> &reply : std::as_const(m_replies))
         if (reply)
             reply->abort();
-    if (m_evaluator)
-        m_evaluator->cancelAll();
+    cancelEvaluations();
     finish(RunState::Paused, reason);
 }
 

@@ -53,6 +53,9 @@ public:
     // Engines of several runs on one thread can share one client: its queue then takes turns between
     // the runs (LlmRequest::owner). The client must outlive the engine.
     SearchEngine(RunSetup setup, LlmClient *sharedClient, QObject *parent = nullptr);
+    // Several engines can share one evaluator too (RunManager): its compile and benchmark slots are then
+    // the machine's, so two runs never time on the same core at once. It must outlive the engine.
+    SearchEngine(RunSetup setup, LlmClient *sharedClient, Evaluator *sharedEvaluator, QObject *parent = nullptr);
     ~SearchEngine() override;
 
     // Opens the store, records a new run and evaluates the starting code.
@@ -77,6 +80,7 @@ public:
     QList<qint64> beam() const { return m_beam; }
     Candidate candidate(qint64 id) const { return m_candidates.value(id); }
     LlmClient *llmClient() const { return m_llm; }
+    const RunSetup &setup() const { return m_setup; }
     int inFlightRequests() const { return int(m_replies.size()); }
     int inFlightEvaluations() const { return int(m_jobs.size()); }
 
@@ -116,6 +120,7 @@ private:
     void workDone();
     void selectBeam();
     void finish(RunState state, const QString &reason);
+    void cancelEvaluations();
     void pollControl();
     void checkPaused();
     // Runs `work` now, or later when the run is paused.
@@ -139,6 +144,7 @@ private:
     std::unique_ptr<RunStore> m_store;
     LlmClient *m_llm;
     Evaluator *m_evaluator = nullptr;
+    Evaluator *m_sharedEvaluator = nullptr;
     QTimer *m_controlTimer = nullptr;
     RunInfo m_run;
     QHash<qint64, Candidate> m_candidates;
