@@ -404,7 +404,7 @@ void MainWindow::deleteRunClicked()
     if (run.id == 0)
         return;
     const QString title = tr("Delete Run");
-    if (m_runActions->controller()->isActive(run.id)) {
+    if (m_runActions->isDriving(run.id)) {
         QMessageBox::information(this, title,
                                  tr("Run %1 is running in this window and cannot be deleted. Stop it first.").arg(run.id));
         return;

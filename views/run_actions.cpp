@@ -8,6 +8,7 @@
 #include "latency_chart.h"
 #include "main_window.h"
 #include "new_run_dialog.h"
+#include "engine_host.h"
 #include "run_controller.h"
 #include "run_list_model.h"
 #include "run_status_widget.h"
@@ -50,32 +51,16 @@ bool isFailure(RunState state)
 RunActions::RunActions(MainWindow *window)
     : QObject(window)
     , m_window(window)
-    , m_controller(new RunController(this))
+    , m_host(new EngineHost(this))
     , m_settings(new Settings(this))
-    , m_status(new RunStatusWidget(m_controller))
 {
     setObjectName(QStringLiteral("runActions"));
+    RunController *first = addController();
+    m_status = new RunStatusWidget(first);
     createActions();
     m_window->statusBar()->addPermanentWidget(m_status);
-
-    connect(m_controller, &RunController::started, this, &RunActions::runStarted);
-    connect(m_controller, &RunController::startFailed, this, [this](const QString &error) {
-        notify(tr("The run did not start"), error, true);
-        updateActions();
-    });
-    connect(m_controller, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
-    connect(m_controller, &RunController::stateChanged, this, [this] {
-        refreshShownRun();
-        updateActions();
-    });
-    connect(m_controller, &RunController::iterationFinished, this, &RunActions::refreshShownRun);
-    connect(m_controller, &RunController::finished, this, &RunActions::runFinished);
-    connect(m_controller, &RunController::humanCandidateAdded, this, [this](qint64 id) {
-        m_window->statusBar()->showMessage(tr("Candidate %1 added by hand").arg(id), 5000);
-    });
-    connect(m_controller, &RunController::humanInputFailed, this, [this](const QString &error) {
-        m_window->statusBar()->showMessage(tr("Not added: %1").arg(error), 10000);
-    });
+    // The status bar follows the shown run: its controller when this window drives it.
+    connect(m_window, &MainWindow::currentRunChanged, this, [this] { m_status->setController(controller()); });
     connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateActions);
     connect(m_window, &MainWindow::currentCandidateChanged, this, [this](qint64 id) {
         m_currentCandidate = id;
@@ -96,6 +81,79 @@ RunActions::RunActions(MainWindow *window)
     updateActions();
 }
 
+RunController *RunActions::addController()
+{
+    // A controller that never drove a run is reused.
+    for (RunController *c : std::as_const(m_controllers))
+        if (!c->isActive() && c->runId() == 0 && c->status().state == RunState::Created)
+            return c;
+    auto *c = new RunController(this, m_host);
+    m_controllers << c;
+    connect(c, &RunController::started, this, [this, c](qint64 runId) {
+        m_status->setController(c);
+        runStarted(runId);
+    });
+    connect(c, &RunController::startFailed, this, [this](const QString &error) {
+        notify(tr("The run did not start"), error, true);
+        updateActions();
+    });
+    connect(c, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
+    connect(c, &RunController::stateChanged, this, [this, c](RunState state, const QString &) {
+        if (c->runId() != 0 && c->runId() != m_window->m_run.id)
+            m_window->m_runModel->upsertRun(m_window->store()->run(c->runId()).value_or(RunInfo{}));
+        refreshShownRun();
+        updateActions();
+        Q_UNUSED(state);
+    });
+    connect(c, &RunController::iterationFinished, this, [this](qint64 runId, int) {
+        if (runId != m_window->m_run.id) {
+            if (const std::optional<RunInfo> run = m_window->store()->run(runId))
+                m_window->m_runModel->upsertRun(*run); // the runs list shows every live run
+        }
+        refreshShownRun();
+    });
+    connect(c, &RunController::finished, this, &RunActions::runFinished);
+    connect(c, &RunController::humanCandidateAdded, this, [this](qint64 id) {
+        m_window->statusBar()->showMessage(tr("Candidate %1 added by hand").arg(id), 5000);
+    });
+    connect(c, &RunController::humanInputFailed, this, [this](const QString &error) {
+        m_window->statusBar()->showMessage(tr("Not added: %1").arg(error), 10000);
+    });
+    return c;
+}
+
+RunController *RunActions::controllerFor(qint64 runId) const
+{
+    if (runId == 0)
+        return nullptr;
+    for (RunController *c : m_controllers)
+        if (c->runId() == runId)
+            return c;
+    return nullptr;
+}
+
+RunController *RunActions::controller() const
+{
+    if (RunController *c = controllerFor(m_window->m_run.id))
+        return c;
+    // Else the one started last (or the idle first one).
+    for (auto it = m_controllers.crbegin(); it != m_controllers.crend(); ++it)
+        if ((*it)->isActive())
+            return *it;
+    return m_controllers.constLast();
+}
+
+bool RunActions::isDriving(qint64 runId) const
+{
+    const RunController *c = controllerFor(runId);
+    return c && c->isActive();
+}
+
+int RunActions::activeRuns() const
+{
+    return int(std::count_if(m_controllers.cbegin(), m_controllers.cend(), [](const RunController *c) { return c->isActive(); }));
+}
+
 void RunActions::createActions()
 {
     QStyle *style = m_window->style();
@@ -107,7 +165,10 @@ void RunActions::createActions()
     m_pause->setObjectName(QStringLiteral("pauseRunAction"));
     m_pause->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     m_pause->setToolTip(tr("Pause: requests and evaluations in flight finish, nothing new starts"));
-    connect(m_pause, &QAction::triggered, m_controller, &RunController::pause);
+    connect(m_pause, &QAction::triggered, this, [this] {
+        if (RunController *c = controllerFor(m_window->m_run.id))
+            c->pause();
+    });
     m_resume = new QAction(style->standardIcon(QStyle::SP_MediaPlay), tr("&Resume"), this);
     m_resume->setObjectName(QStringLiteral("resumeRunAction"));
     m_resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
@@ -117,7 +178,10 @@ void RunActions::createActions()
     m_stop->setObjectName(QStringLiteral("stopRunAction"));
     m_stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     m_stop->setToolTip(tr("Stop: cancel the work in flight; the run can be resumed later"));
-    connect(m_stop, &QAction::triggered, this, [this] { m_controller->stop(); });
+    connect(m_stop, &QAction::triggered, this, [this] {
+        if (RunController *c = controllerFor(m_window->m_run.id))
+            c->stop();
+    });
 
     m_humanPlan = new QAction(tr("&Write a Plan Here…"), this);
     m_humanPlan->setObjectName(QStringLiteral("humanPlanAction"));
@@ -181,28 +245,29 @@ void RunActions::createActions()
 
 void RunActions::updateActions()
 {
-    const RunController::Status s = m_controller->status();
-    const bool active = m_controller->isActive();
+    // The actions apply to the shown run; other runs go on whatever is done to it.
     const RunInfo &shown = m_window->m_run;
+    RunController *c = controllerFor(shown.id);
+    const bool active = c && c->isActive();
+    const RunController::Status s = c ? c->status() : RunController::Status{};
     const bool shownStoredResumable = !active && shown.id != 0
         && (shown.state == RunState::Stopped || shown.state == RunState::Paused || shown.state == RunState::Running);
-    m_start->setEnabled(!active);
+    m_start->setEnabled(true);
     m_pause->setEnabled(active && s.state == RunState::Running);
     m_resume->setEnabled((active && s.state == RunState::Paused) || shownStoredResumable);
     m_stop->setEnabled(active);
-    const bool human = active && m_controller->isActive(shown.id) && m_currentCandidate != 0;
+    const bool human = active && m_currentCandidate != 0;
     m_humanPlan->setEnabled(human);
     m_humanCode->setEnabled(human);
-    const QString why = active ? tr("Select a candidate of run %1, the active run").arg(s.runId) : tr("No run is active; start or resume one");
+    const QString why = active ? tr("Select a candidate of run %1").arg(s.runId)
+                               : tr("Run %1 is not driven by this window; start or resume it").arg(shown.id);
     for (QAction *a : {m_humanPlan, m_humanCode})
         a->setStatusTip(a->isEnabled() ? QString() : why);
 }
 
 NewRunDialog *RunActions::showNewRunDialog()
 {
-    if (m_controller->isActive())
-        return nullptr;
-    auto *dialog = new NewRunDialog(m_controller->repository(), m_window->store()->path(), m_window);
+    auto *dialog = new NewRunDialog(controller()->repository(), m_window->store()->path(), m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     // The last configuration started from the dialog comes back, else the defaults with the preferred sandbox.
     QStringList ignored;
@@ -220,7 +285,7 @@ NewRunDialog *RunActions::showNewRunDialog()
             return;
         QSettings().setValue(lastConfigKey(), setup->configYaml);
         QString error;
-        if (!m_controller->start(*setup, &error))
+        if (!addController()->start(*setup, &error))
             notify(tr("The run did not start"), error, true);
         updateActions();
     });
@@ -230,20 +295,20 @@ NewRunDialog *RunActions::showNewRunDialog()
 
 void RunActions::resumeClicked()
 {
-    if (m_controller->isActive()) {
-        m_controller->resumeWork();
+    const RunInfo run = m_window->m_run;
+    if (RunController *c = controllerFor(run.id); c && c->isActive()) {
+        c->resumeWork();
         return;
     }
-    const RunInfo run = m_window->m_run;
     if (run.id == 0)
         return;
     QStringList errors;
     const QByteArray yaml = run.configYaml.toUtf8();
     std::optional<RunSetup> setup;
     if (const auto config = RunConfig::fromYaml(yaml, tr("run %1's configuration").arg(run.id), &errors))
-        setup = prepareRun(*config, yaml, m_controller->repository(), m_window->store()->path(), &errors);
+        setup = prepareRun(*config, yaml, controller()->repository(), m_window->store()->path(), &errors);
     QString error = errors.join(QLatin1Char('\n'));
-    if (!setup || !m_controller->resume(run.id, *setup, &error))
+    if (!setup || !addController()->resume(run.id, *setup, &error))
         notify(tr("Run %1 cannot be resumed").arg(run.id), error, true);
     updateActions();
 }
@@ -286,7 +351,7 @@ void RunActions::candidatesChanged(qint64 runId, const QList<Candidate> &candida
 void RunActions::refreshShownRun()
 {
     const qint64 id = m_window->m_run.id;
-    if (id == 0 || !m_controller->isActive(id)) {
+    if (id == 0 || !isDriving(id)) {
         updateActions();
         return;
     }
@@ -346,17 +411,20 @@ void RunActions::candidateContextMenu(const QPoint &pos)
 HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
 {
     const qint64 parentId = m_currentCandidate;
-    if (parentId == 0 || !m_controller->isActive(m_window->m_run.id))
+    if (parentId == 0 || !isDriving(m_window->m_run.id))
         return nullptr;
     const std::optional<Candidate> parent = m_window->store()->candidate(parentId);
     const QString text = kind == HumanInputDialog::Code && parent ? parent->code : QString();
     auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        RunController *c = controllerFor(m_window->m_run.id);
+        if (!c)
+            return;
         if (dialog->kind() == HumanInputDialog::Plan)
-            m_controller->addHumanPlan(dialog->parentId(), dialog->text());
+            c->addHumanPlan(dialog->parentId(), dialog->text());
         else
-            m_controller->addHumanCode(dialog->parentId(), dialog->text());
+            c->addHumanCode(dialog->parentId(), dialog->text());
     });
     dialog->open();
     return dialog;
@@ -366,7 +434,7 @@ AgentEditor *RunActions::showAgentEditor()
 {
     // One editor, kept when closed, so unsaved edits survive closing it.
     if (!m_agentEditorDialog)
-        m_agentEditorDialog = new AgentEditor(m_controller->repository(), m_window);
+        m_agentEditorDialog = new AgentEditor(controller()->repository(), m_window);
     AgentEditor *editor = m_agentEditorDialog;
     // The preview starts from the selected candidate of the shown run, with that run's settings.
     const RunInfo &run = m_window->m_run;
@@ -401,8 +469,9 @@ void RunActions::goToBest()
 
 void RunActions::shutdown()
 {
-    if (m_controller->isActive())
-        m_controller->stop(tr("the workbench was closed"));
+    for (RunController *c : std::as_const(m_controllers))
+        if (c->isActive())
+            c->stop(tr("the workbench was closed"));
 }
 
 } // namespace autocomp

@@ -14,6 +14,7 @@ class QSystemTrayIcon;
 namespace autocomp {
 
 class AgentEditor;
+class EngineHost;
 class MainWindow;
 class NewRunDialog;
 class RunController;
@@ -29,7 +30,12 @@ class RunActions : public QObject
 public:
     explicit RunActions(MainWindow *window);
 
-    RunController *controller() const { return m_controller; }
+    // The controller of the shown run when this window drives it, else the one started last.
+    RunController *controller() const;
+    RunController *controllerFor(qint64 runId) const;
+    // Whether this window drives run `runId` (running or paused here).
+    bool isDriving(qint64 runId) const;
+    int activeRuns() const;
     Settings *settings() const { return m_settings; }
     QAction *startAction() const { return m_start; }
     QAction *pauseAction() const { return m_pause; }
@@ -44,10 +50,11 @@ public:
     NewRunDialog *showNewRunDialog();
     AgentEditor *showAgentEditor();
     HumanInputDialog *showHumanDialog(HumanInputDialog::Kind kind);
-    // Stops an active run (it stays resumable) before the window closes.
+    // Stops the active runs (they stay resumable) before the window closes.
     void shutdown();
 
 private:
+    RunController *addController();
     void createActions();
     void updateActions();
     void resumeClicked();
@@ -61,7 +68,8 @@ private:
     void goToBest();
 
     MainWindow *m_window;
-    RunController *m_controller;
+    EngineHost *m_host;
+    QList<RunController *> m_controllers; // one per run this window has driven
     Settings *m_settings;
     RunStatusWidget *m_status;
     QSystemTrayIcon *m_tray = nullptr;

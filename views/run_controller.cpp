@@ -1,6 +1,9 @@
 #include "run_controller.h"
 
+#include "engine_host.h"
 #include "settings.h"
+
+#include "search/run_manager.h"
 
 #include <QLoggingCategory>
 #include <QThread>
@@ -10,28 +13,17 @@ namespace autocomp {
 
 Q_LOGGING_CATEGORY(lcRunController, "autocomp.views.run")
 
-RunController::RunController(QObject *parent)
+RunController::RunController(QObject *parent, EngineHost *host)
     : QObject(parent)
     , m_repository(workbenchRepository())
-    , m_thread(new QThread(this))
+    , m_host(host ? host : new EngineHost(this))
     , m_flushTimer(new QTimer(this))
     , m_pollTimer(new QTimer(this))
 {
-    // Keys from the OS keychain, read without blocking; the environment still wins at request time.
-    m_secrets = new SecretStore(this);
-    connect(m_secrets, &SecretStore::keyRead, this, [this](const QString &provider, const QString &key, KeyStatus status, const QString &) {
-        if (status == KeyStatus::Stored && !key.isEmpty())
-            m_keychainKeys.insert(provider, key);
-    });
-    for (const QString &provider : SecretStore::providers())
-        m_secrets->readStoredKey(provider);
-
     qRegisterMetaType<RunState>("autocomp::RunState");
     qRegisterMetaType<Candidate>();
     qRegisterMetaType<RunInfo>();
     qRegisterMetaType<QList<qint64>>();
-    m_thread->setObjectName(QStringLiteral("search engine"));
-    m_thread->start();
 
     m_flushTimer->setSingleShot(true);
     m_flushTimer->setInterval(BatchIntervalMs);
@@ -43,19 +35,19 @@ RunController::RunController(QObject *parent)
 
 RunController::~RunController()
 {
-    if (m_engine) {
-        SearchEngine *engine = std::exchange(m_engine, nullptr);
-        engine->disconnect(this);
+    if (SearchEngine *engine = std::exchange(m_engine, nullptr)) {
+        RunManager *manager = m_host->manager();
+        // The manager deletes it once it has ended.
         QMetaObject::invokeMethod(
-            engine,
-            [engine] {
+            manager,
+            [manager, engine, self = this] {
+                if (!manager->engines().contains(engine))
+                    return;
+                engine->disconnect(self);
                 engine->suspend(QStringLiteral("paused: the workbench was closed"));
-                delete engine;
             },
             Qt::BlockingQueuedConnection);
     }
-    m_thread->quit();
-    m_thread->wait();
 }
 
 Repository RunController::workbenchRepository()
@@ -87,8 +79,8 @@ bool RunController::resume(qint64 runId, const RunSetup &setup, QString *error)
 bool RunController::launch(const RunSetup &setup, qint64 resumeRunId, QString *error)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    if (m_engine) {
-        *error = tr("Run %1 is still active; stop it before starting another.").arg(m_status.runId);
+    if (isActive()) {
+        *error = tr("Run %1 is still active in this controller.").arg(m_status.runId);
         return false;
     }
     m_pending.clear();
@@ -99,24 +91,49 @@ bool RunController::launch(const RunSetup &setup, qint64 resumeRunId, QString *e
     m_status.maxUsd = setup.config.budget.maxUsd;
     m_elapsedBefore = 0;
     m_clock.invalidate();
+    // The keychain's keys are in hand before the first request leaves.
+    m_launching = true;
+    m_host->whenKeysReady(this, [this, setup, resumeRunId] {
+        m_launching = false;
+        launchEngine(setup, resumeRunId);
+    });
+    return true;
+}
 
-    // The user's provider settings: base URLs for models named without one, and concurrency limits.
+void RunController::launchEngine(const RunSetup &setup, qint64 resumeRunId)
+{
+    // The user's provider settings: base URLs for models named without one, concurrency limits, the proxy.
     RunSetup configured = setup;
     Settings settings;
     for (QList<ModelSpec> *models : {&configured.planModels, &configured.codeModels})
         for (ModelSpec &spec : *models)
             if (!spec.text.section(QStringLiteral("::"), 0, 0).contains(QLatin1Char('@')) && !settings.providerBaseUrl(spec.provider).isEmpty())
                 spec.baseUrl = QUrl(settings.providerBaseUrl(spec.provider));
-    m_engine = new SearchEngine(configured);
+    QHash<QString, int> limits;
     for (const QString &provider : Settings::providers())
-        m_engine->llmClient()->setMaxInFlightFor(provider, settings.providerConcurrency(provider));
-    m_engine->llmClient()->setApiKeyLookup(SecretStore::lookup(m_keychainKeys));
-    m_engine->moveToThread(m_thread);
+        limits.insert(provider, settings.providerConcurrency(provider));
+    const QString proxy = settings.proxy();
+    const auto keys = m_host->keyLookup();
+    RunManager *manager = m_host->manager();
+    SearchEngine *created = nullptr;
+    QMetaObject::invokeMethod(
+        manager,
+        [&] {
+            LlmClient *client = manager->llmClient();
+            for (auto it = limits.cbegin(); it != limits.cend(); ++it)
+                client->setMaxInFlightFor(it.key(), it.value());
+            client->setApiKeyLookup(keys);
+            client->setProxy(proxy); // checked when it was saved
+            created = manager->create(configured);
+        },
+        Qt::BlockingQueuedConnection);
+    m_engine = created;
     connectEngine();
     SearchEngine *engine = m_engine;
     QMetaObject::invokeMethod(engine, [this, engine, resumeRunId] {
         QString failure;
-        const bool ok = resumeRunId ? engine->resume(resumeRunId, &failure) : engine->start(&failure);
+        RunManager *manager = qobject_cast<RunManager *>(engine->parent());
+        const bool ok = resumeRunId ? manager->resume(engine, resumeRunId, &failure) : manager->start(engine, &failure);
         const qint64 id = engine->runId();
         const RunInfo info = engine->runInfo();
         QMetaObject::invokeMethod(this, [this, engine, ok, id, info, failure] {
@@ -145,7 +162,6 @@ bool RunController::launch(const RunSetup &setup, qint64 resumeRunId, QString *e
             Q_EMIT statusChanged();
         });
     });
-    return true;
 }
 
 void RunController::connectEngine()
@@ -235,7 +251,7 @@ void RunController::pollInFlight()
     if (!m_engine)
         return;
     SearchEngine *engine = m_engine;
-    QMetaObject::invokeMethod(engine, [this, engine] {
+    onEngine([this, engine](SearchEngine *) {
         const int requests = engine->inFlightRequests();
         const int evaluations = engine->inFlightEvaluations();
         QMetaObject::invokeMethod(this, [this, engine, requests, evaluations] {
@@ -251,22 +267,32 @@ void RunController::pollInFlight()
     });
 }
 
+void RunController::onEngine(std::function<void(SearchEngine *)> work)
+{
+    // Through the manager: the engine may have ended (and been deleted on its thread) while its last
+    // signals are still on their way here.
+    if (!m_engine)
+        return;
+    RunManager *manager = m_host->manager();
+    QMetaObject::invokeMethod(manager, [manager, engine = m_engine, work = std::move(work)] {
+        if (manager->engines().contains(engine))
+            work(engine);
+    });
+}
+
 void RunController::pause()
 {
-    if (m_engine)
-        QMetaObject::invokeMethod(m_engine, &SearchEngine::pause);
+    onEngine([](SearchEngine *engine) { engine->pause(); });
 }
 
 void RunController::resumeWork()
 {
-    if (m_engine)
-        QMetaObject::invokeMethod(m_engine, &SearchEngine::resumeWork);
+    onEngine([](SearchEngine *engine) { engine->resumeWork(); });
 }
 
 void RunController::stop(const QString &reason)
 {
-    if (m_engine)
-        QMetaObject::invokeMethod(m_engine, [engine = m_engine, reason] { engine->stop(reason); });
+    onEngine([reason](SearchEngine *engine) { engine->stop(reason); });
 }
 
 void RunController::addHumanPlan(qint64 parentId, const QString &plan)
@@ -275,8 +301,7 @@ void RunController::addHumanPlan(qint64 parentId, const QString &plan)
         Q_EMIT humanInputFailed(tr("No run is active."));
         return;
     }
-    SearchEngine *engine = m_engine;
-    QMetaObject::invokeMethod(engine, [this, engine, parentId, plan] {
+    onEngine([this, parentId, plan](SearchEngine *engine) {
         QString error;
         const qint64 id = engine->addHumanPlan(parentId, plan, &error);
         QMetaObject::invokeMethod(this, [this, id, error] {
@@ -294,8 +319,7 @@ void RunController::addHumanCode(qint64 parentId, const QString &code)
         Q_EMIT humanInputFailed(tr("No run is active."));
         return;
     }
-    SearchEngine *engine = m_engine;
-    QMetaObject::invokeMethod(engine, [this, engine, parentId, code] {
+    onEngine([this, parentId, code](SearchEngine *engine) {
         QString error;
         const qint64 id = engine->addHumanCode(parentId, code, &error);
         QMetaObject::invokeMethod(this, [this, id, error] {
@@ -331,10 +355,8 @@ void RunController::engineFinished(const RunInfo &run)
 void RunController::destroyEngine()
 {
     m_pollTimer->stop();
-    if (SearchEngine *engine = std::exchange(m_engine, nullptr)) {
-        engine->disconnect(this);
-        engine->deleteLater(); // on its own thread
-    }
+    // The RunManager deletes the engine on its own thread once it has ended; its connections go with it.
+    m_engine = nullptr;
 }
 
 } // namespace autocomp

@@ -15,9 +15,12 @@ class QTimer;
 
 namespace autocomp {
 
-// Runs one SearchEngine at a time on its own thread and brings its news to the GUI thread. Calls into
-// the engine are queued invocations; the engine's signals arrive queued and are coalesced: candidates
-// are collected and handed out in one batch per ~50 ms, so a burst of events costs one model update.
+class EngineHost;
+
+// Drives one run: its SearchEngine lives on the EngineHost's thread (with the engines of the other runs
+// of the window) and its news is brought to the GUI thread. Calls into the engine are queued invocations;
+// the engine's signals arrive queued and are coalesced: candidates are collected and handed out in one
+// batch per ~50 ms, so a burst of events costs one model update. Several controllers run several runs.
 class RunController : public QObject
 {
     Q_OBJECT
@@ -39,7 +42,8 @@ public:
         qint64 elapsedMs = 0;
     };
 
-    explicit RunController(QObject *parent = nullptr);
+    // `host`: the search thread shared with other controllers; none: a host of its own.
+    explicit RunController(QObject *parent = nullptr, EngineHost *host = nullptr);
     // Stops a running engine (the run stays resumable) and joins the thread.
     ~RunController() override;
 
@@ -49,8 +53,8 @@ public:
     Repository repository() const { return m_repository; }
     void setRepository(const Repository &repository) { m_repository = repository; }
 
-    // True while an engine exists (running or paused); only one run is driven at a time.
-    bool isActive() const { return m_engine != nullptr; }
+    // True while this controller's engine exists (running or paused).
+    bool isActive() const { return m_engine != nullptr || m_launching; }
     bool isActive(qint64 runId) const { return m_engine && m_status.runId == runId; }
     qint64 runId() const { return m_status.runId; }
     Status status() const;
@@ -83,6 +87,8 @@ Q_SIGNALS:
 
 private:
     bool launch(const RunSetup &setup, qint64 resumeRunId, QString *error);
+    void launchEngine(const RunSetup &setup, qint64 resumeRunId);
+    void onEngine(std::function<void(SearchEngine *)> work);
     void connectEngine();
     void queueCandidate(const Candidate &candidate);
     void flush();
@@ -91,10 +97,9 @@ private:
     void destroyEngine();
 
     Repository m_repository;
-    SecretStore *m_secrets;
-    QHash<QString, QString> m_keychainKeys; // read once at start, asynchronously; never logged
-    QThread *m_thread;
-    SearchEngine *m_engine = nullptr; // lives on m_thread
+    EngineHost *m_host;
+    SearchEngine *m_engine = nullptr; // lives on the host's thread, owned by its RunManager
+    bool m_launching = false;         // waiting for the keychain before the engine is made
     QTimer *m_flushTimer;
     QTimer *m_pollTimer;
     QList<Candidate> m_pending;

@@ -23,7 +23,7 @@ RunStatusWidget::RunStatusWidget(RunController *controller, QWidget *parent) : Q
 {
     setObjectName(QStringLiteral("runStatus"));
     setTextFormat(Qt::PlainText);
-    connect(controller, &RunController::statusChanged, this, &RunStatusWidget::refresh);
+    m_connection = connect(controller, &RunController::statusChanged, this, &RunStatusWidget::refresh);
     // The elapsed time moves on its own while a run is active.
     auto *ticker = new QTimer(this);
     ticker->setInterval(1000);
@@ -32,6 +32,16 @@ RunStatusWidget::RunStatusWidget(RunController *controller, QWidget *parent) : Q
             refresh();
     });
     ticker->start();
+    refresh();
+}
+
+void RunStatusWidget::setController(RunController *controller)
+{
+    if (!controller || controller == m_controller)
+        return;
+    disconnect(m_connection);
+    m_controller = controller;
+    m_connection = connect(controller, &RunController::statusChanged, this, &RunStatusWidget::refresh);
     refresh();
 }
 

@@ -13,11 +13,14 @@ class RunStatusWidget : public QLabel
     Q_OBJECT
 public:
     explicit RunStatusWidget(RunController *controller, QWidget *parent = nullptr);
+    // Shows another run's controller (the shown run's, when the window drives several).
+    void setController(RunController *controller);
 
 private:
     void refresh();
 
     RunController *m_controller;
+    QMetaObject::Connection m_connection;
 };
 
 } // namespace autocomp

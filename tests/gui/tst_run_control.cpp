@@ -79,6 +79,7 @@ private Q_SLOTS:
     void startPauseResumeFinish();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
+    void twoRunsAtOncePauseOne();
 
 private:
     // Fills the New Run dialog through its widgets and starts the run; returns the run id (0 on failure).
@@ -132,6 +133,7 @@ qint64 TestRunControl::startRun(int iterations, int plansPerParent)
         qWarning("Start New Run is disabled");
         return 0;
     }
+    const qint64 shownBefore = m_window->currentRunId();
     actions->startAction()->trigger();
     auto *dialog = m_window->findChild<NewRunDialog *>();
     if (!dialog || !dialog->isVisible()) {
@@ -160,11 +162,68 @@ qint64 TestRunControl::startRun(int iterations, int plansPerParent)
         return 0;
     }
     start->click();
-    if (!QTest::qWaitFor([&] { return actions->controller()->runId() != 0 && m_window->currentRunId() == actions->controller()->runId(); }, 10000)) {
+    // The new run is shown once it has started (a run started earlier may be shown until then).
+    if (!QTest::qWaitFor(
+            [&] {
+                return m_window->currentRunId() != shownBefore && actions->controller()->runId() != 0
+                    && m_window->currentRunId() == actions->controller()->runId();
+            },
+            10000)) {
         qWarning() << "the run did not start:" << statusText();
         return 0;
     }
     return actions->controller()->runId();
+}
+
+// Two searches at once in one window (one engine thread, one LLM client, one evaluator): pausing one
+// leaves the other going to its end; the paused one then resumes and ends too.
+void TestRunControl::twoRunsAtOncePauseOne()
+{
+    RunActions *actions = m_window->runActions();
+    const qint64 a = startRun(3, 2);
+    QVERIFY(a);
+    const qint64 b = startRun(3, 2);
+    QVERIFY(b);
+    QVERIFY(a != b);
+    QCOMPARE(actions->activeRuns(), 2);
+    QCOMPARE(m_window->currentRunId(), b);
+
+    // Both are live in the runs list.
+    auto *runs = child<QAbstractItemView>(m_window.get(), "runsView");
+    QVERIFY(runs);
+    QTRY_VERIFY_WITH_TIMEOUT(runs->model()->rowCount() >= 2, 5000);
+
+    m_window->selectRun(a);
+    QCOMPARE(m_window->currentRunId(), a);
+    QTRY_VERIFY_WITH_TIMEOUT(actions->pauseAction()->isEnabled(), 20000);
+    actions->pauseAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(actions->controllerFor(a)->status().state == RunState::Paused, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("paused")), 5000);
+    QVERIFY2(statusText().contains(QStringLiteral("Run %1").arg(a)), qPrintable(statusText()));
+    const qsizetype candidatesOfA = m_window->store()->candidates(a).size();
+
+    // The other run is not held back: it goes to its end while the first stays paused.
+    QTRY_VERIFY_WITH_TIMEOUT(!actions->isDriving(b), 120000);
+    QCOMPARE(toString(m_window->store()->run(b)->state), toString(RunState::Finished));
+    QVERIFY(m_window->store()->run(b)->bestCandidateId != 0);
+    QCOMPARE(toString(actions->controllerFor(a)->status().state), toString(RunState::Paused));
+    QCOMPARE(m_window->store()->candidates(a).size(), candidatesOfA);
+
+    m_window->selectRun(a);
+    QTRY_VERIFY_WITH_TIMEOUT(actions->resumeAction()->isEnabled(), 5000);
+    actions->resumeAction()->trigger();
+    QTRY_VERIFY_WITH_TIMEOUT(!actions->isDriving(a), 120000);
+    for (const qint64 id : {a, b}) {
+        const RunInfo run = *m_window->store()->run(id);
+        QCOMPARE(toString(run.state), toString(RunState::Finished));
+        QCOMPARE(run.iteration, 3);
+        QVERIFY2(run.speedup() > 1.0, qPrintable(QString::number(run.speedup())));
+        for (const Candidate &c : m_window->store()->candidates(id))
+            QVERIFY2(c.status == CandidateStatus::Correct || c.status == CandidateStatus::Incorrect || c.status == CandidateStatus::Failed
+                         || c.status == CandidateStatus::CompileError,
+                     qPrintable(QStringLiteral("run %1 candidate %2 left %3").arg(id).arg(c.id).arg(toString(c.status))));
+    }
+    QCOMPARE(actions->activeRuns(), 0);
 }
 
 bool TestRunControl::waitUntilEnded(int timeoutMs)
@@ -212,7 +271,7 @@ void TestRunControl::startPauseResumeFinish()
     const qint64 runId = startRun(3, 2);
     QVERIFY(runId);
     QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("running")), 10000);
-    QVERIFY(!actions->startAction()->isEnabled());
+    QVERIFY(actions->startAction()->isEnabled()); // several runs may go at once
 
     // Pause once the search is under way: work in flight finishes, then nothing new is sent.
     QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() >= 2, 20000);
