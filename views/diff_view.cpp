@@ -5,6 +5,8 @@
 #include <QAction>
 #include <QComboBox>
 #include <QFontDatabase>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -471,7 +473,24 @@ void DiffView::refresh()
     const auto textOf = [this](const Candidate &c) { return m_mode == Mode::Code ? c.code : c.plan; };
     const QString rightText = textOf(*m_current);
     const QString leftText = other ? textOf(*other) : QString();
-    const QList<Row> rows = diffRows(leftText, rightText);
+    const qint64 generation = ++m_generation;
+    // Large files are diffed on the thread pool; the view shows the result when it is still wanted.
+    if (leftText.size() + rightText.size() > AsyncDiffChars) {
+        m_summary->setText(tr("Comparing %n line(s)…", nullptr, int(rightText.count(QLatin1Char('\n')) + 1)));
+        auto *watcher = new QFutureWatcher<QList<Row>>(this);
+        connect(watcher, &QFutureWatcher<QList<Row>>::finished, this, [this, watcher, generation, other] {
+            watcher->deleteLater();
+            if (generation == m_generation && m_current)
+                showRows(watcher->result(), other);
+        });
+        watcher->setFuture(QtConcurrent::run(&DiffView::diffRows, leftText, rightText));
+        return;
+    }
+    showRows(diffRows(leftText, rightText), other);
+}
+
+void DiffView::showRows(const QList<Row> &rows, const std::optional<Candidate> &other)
+{
     render(rows);
 
     int removed = 0;

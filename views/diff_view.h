@@ -83,6 +83,7 @@ private:
     void fillSelector();
     void refresh();
     void render(const QList<Row> &rows);
+    void showRows(const QList<Row> &rows, const std::optional<Candidate> &other);
     void jumpTo(int change);
     int cursorRow() const;
     QString describe(qint64 candidateId) const;
@@ -91,6 +92,8 @@ private:
     QHash<qint64, Link> m_links;
     QList<qint64> m_order;
     std::optional<Candidate> m_current;
+    qint64 m_generation = 0; // refresh() count: a diff that finishes after a newer one started is dropped
+    static constexpr qsizetype AsyncDiffChars = 256 * 1024; // larger texts are diffed off the GUI thread
     qint64 m_compareWith = 0;
     Mode m_mode = Mode::Code;
     QList<int> m_changeRows;

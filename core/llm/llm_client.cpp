@@ -215,6 +215,7 @@ void LlmClient::pump()
             break;
         ++m_inFlight;
         ++m_inFlightPerProvider[next->m_request.spec.provider];
+        ++m_startedPerOwner[next->m_request.owner];
         startAttempt(next);
     }
     // Finished last: a slot reacting to finished() may queue new requests.

@@ -166,6 +166,8 @@ public:
     void setApiKeyLookup(std::function<QString(const QString &provider)> lookup) { m_keyLookup = std::move(lookup); }
 
     int inFlight() const { return m_inFlight; }
+    // Requests of `owner` that have left the queue (been sent), retries not counted: how the client shares out.
+    qint64 startedFor(const QString &owner) const { return m_startedPerOwner.value(owner); }
     int queued() const;
 
     // Splits "<think>...</think>" style reasoning blocks out of a response.
@@ -228,6 +230,7 @@ private:
     qsizetype m_nextOwner = 0;
     bool m_pumpPosted = false;
     QHash<QString, int> m_inFlightPerProvider;
+    QHash<QString, qint64> m_startedPerOwner;
     QHash<QString, int> m_providerLimits;
     int m_inFlight = 0;
     int m_perProviderLimit = 8;

@@ -9,6 +9,7 @@
 #include "store/run_store.h"
 
 #include <QComboBox>
+#include <QLabel>
 #include <QGraphicsScene>
 #include <QPlainTextEdit>
 #include <QSignalSpy>
@@ -167,6 +168,7 @@ private Q_SLOTS:
     void graphClickSelectsEverywhere();
     void diffShowsParentAndChild();
     void diffNavigatesChanges();
+    void largeDiffLeavesTheGuiThread();
     void diffComparesWithAncestorAndPlan();
     void graphBatchesLiveUpdates();
     void chartFindsVendorLine();
@@ -408,6 +410,30 @@ void TestViews::diffShowsParentAndChild()
     const int same = findBlock(left, QStringLiteral("// naive gemm"));
     QCOMPARE(kindOf(left, same), DiffView::LineKind::Same);
     QCOMPARE(left->document()->findBlockByNumber(same).blockFormat().background().style(), Qt::NoBrush);
+}
+
+void TestViews::largeDiffLeavesTheGuiThread()
+{
+    // Two 20,000-line files: diffed on the thread pool while the view says so, then shown.
+    DiffView view;
+    Candidate parent;
+    parent.id = 1;
+    Candidate child;
+    child.id = 2;
+    child.parentId = 1;
+    for (int i = 0; i < 20000; ++i) {
+        parent.code += QStringLiteral("    c[%1] += a[%1] * b[%1]; // line %1\n").arg(i);
+        child.code += i % 1000 == 7 ? QStringLiteral("    c[%1] = fma(a[%1], b[%1], c[%1]); // line %1\n").arg(i)
+                                    : QStringLiteral("    c[%1] += a[%1] * b[%1]; // line %1\n").arg(i);
+    }
+    view.setLookup([parent](qint64 id) { return id == parent.id ? std::optional<Candidate>(parent) : std::nullopt; });
+    view.upsertCandidate(parent);
+    view.setCandidate(child);
+    auto *summary = view.findChild<QLabel *>(QStringLiteral("diffSummary"));
+    QVERIFY(summary);
+    QVERIFY2(summary->text().startsWith(QStringLiteral("Comparing")), qPrintable(summary->text()));
+    QTRY_VERIFY_WITH_TIMEOUT(summary->text().contains(QStringLiteral("20 change")), 60000);
+    QVERIFY2(summary->text().contains(QStringLiteral("−20 +20")), qPrintable(summary->text()));
 }
 
 void TestViews::diffNavigatesChanges()
