@@ -282,6 +282,7 @@ void LlmClient::startAttempt(LlmReply *reply)
     reply->m_sse = {};
     reply->m_result = {};
     reply->m_body.clear();
+    reply->m_received = 0;
     reply->m_timeoutError.clear();
 
     const QSet<QString> dropped = m_dropped.value(modelKey(request));
@@ -408,6 +409,15 @@ void LlmClient::onReadyRead(LlmReply *reply)
     if (!network || network->error() == HttpExchange::Error::Cancelled) // aborted: nothing more to read
         return;
     const QByteArray bytes = network->readAll();
+    // The answer-size limit (setMaxAnswerBytes): an endless or huge answer is cut off, never kept or forwarded.
+    reply->m_received += bytes.size();
+    if (m_maxAnswerBytes > 0 && reply->m_received > m_maxAnswerBytes) {
+        reply->m_limitError = QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)")
+                                  .arg(reply->m_received)
+                                  .arg(m_maxAnswerBytes);
+        network->abort();
+        return;
+    }
     const int status = network->status();
     const bool sse = network->header("content-type").contains("event-stream");
     if (!sse || status >= 400) {
@@ -461,6 +471,12 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
 
     if (reply->m_aborted) {
         reply->m_response.error = QStringLiteral("cancelled");
+        finish(reply);
+        return;
+    }
+    if (!reply->m_limitError.isEmpty()) {
+        reply->m_response.error = reply->m_limitError;
+        reply->m_response.partial.clear();
         finish(reply);
         return;
     }

@@ -103,6 +103,8 @@ private:
     WireResult m_result;
     QByteArray m_body;
     QString m_timeoutError; // set by the client's own timers before they abort the transfer
+    qint64 m_received = 0;  // bytes of this attempt's answer so far
+    QString m_limitError;   // set when the answer outgrew the client's limit; the call fails, no retry
     bool m_totalTimedOut = false;
     QTimer *m_totalTimer = nullptr;
     QTimer *m_connectTimer = nullptr;
@@ -131,6 +133,9 @@ public:
     // No bytes for this long aborts the attempt (default 120 s); reaching a server has 10 s by default.
     void setIdleTimeoutMs(int ms) { m_idleTimeoutMs = ms; }
     void setConnectTimeoutMs(int ms) { m_connectTimeoutMs = ms; }
+    // An answer (body or stream) longer than this is cut off: the call fails with the reason and is not
+    // retried (config llm.max_answer_bytes); 0 means no limit.
+    void setMaxAnswerBytes(qint64 bytes) { m_maxAnswerBytes = qMax<qint64>(0, bytes); }
     // Prices for LlmResponse::usd; by default PriceTable::loadDefault() on first use.
     void setPriceTable(std::shared_ptr<const PriceTable> prices) { m_prices = std::move(prices); }
     // The gcloud program that prints Vertex AI access tokens (default: gcloud on PATH).
@@ -191,6 +196,7 @@ private:
     int m_totalTimeoutMs = 600000;
     int m_idleTimeoutMs = 120000;
     int m_connectTimeoutMs = 10000;
+    qint64 m_maxAnswerBytes = 4 * 1024 * 1024;
     std::function<QString(const QString &)> m_keyLookup;
     QHash<QString, QSet<QString>> m_dropped; // per provider/base/model: parameters it rejected
     std::shared_ptr<const PriceTable> m_prices;
