@@ -53,7 +53,7 @@ FakeFault parseFault(const YAML::Node& node, const QString& context)
 {
     const QString name = qs(node.as<std::string>());
     for (FakeFault fault : {FakeFault::None, FakeFault::ResetMidStream, FakeFault::MalformedJson,
-                            FakeFault::ErrorEvent, FakeFault::NeverEnd, FakeFault::Drip}) {
+                            FakeFault::ErrorEvent, FakeFault::NeverEnd, FakeFault::Drip, FakeFault::Endless}) {
         if (fakeFaultName(fault) == name)
             return fault;
     }
@@ -165,6 +165,7 @@ QString fakeFaultName(FakeFault fault)
     case FakeFault::ErrorEvent: return QStringLiteral("error_event");
     case FakeFault::NeverEnd: return QStringLiteral("never_end");
     case FakeFault::Drip: return QStringLiteral("drip");
+    case FakeFault::Endless: return QStringLiteral("endless");
     }
     return {};
 }

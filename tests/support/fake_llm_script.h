@@ -17,7 +17,9 @@ namespace autocomp::test {
 //                     text otherwise) and a proper end; without streaming an error body under HTTP 200
 //   never_end         half the stream (or body), then nothing: the connection stays open
 //   drip              the whole answer in small pieces cut at arbitrary bytes, chunk_delay_ms (default 20) apart
-enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip };
+//   endless           HTTP 200 and a stream (or body) that never ends: the answer's text repeats, chunk_delay_ms
+//                     (default 1) between bursts, until the client hangs up
+enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd, Drip, Endless };
 
 QString fakeFaultName(FakeFault fault);
 

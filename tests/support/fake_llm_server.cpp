@@ -62,6 +62,7 @@ struct FakeLlmServer::ResponsePlan {
     int partDelayMs = 0;
     int abortAfterParts = -1; // >= 0: drop the connection after writing that many parts
     bool hang = false; // after the last part, keep the connection open without ending the response
+    QByteArray repeat; // non-empty: after the parts, this is written again and again (an endless answer)
 };
 
 FakeLlmServer::FakeLlmServer(QObject* parent)
@@ -300,6 +301,11 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
             plan.hang = true;
         } else if (response.fault == FakeFault::Drip) {
             drip(&plan, response.chunkDelayMs);
+        } else if (response.fault == FakeFault::Endless) {
+            // The first content event repeats for ever: a stream that grows without end.
+            plan.repeat = plan.parts.at(std::min<qsizetype>(1, plan.parts.size() - 1));
+            plan.parts = plan.parts.mid(0, 1);
+            plan.partDelayMs = response.chunkDelayMs > 0 ? response.chunkDelayMs : 1;
         }
         return plan;
     }
@@ -316,6 +322,11 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
         plan.headers.emplaceBack("Content-Length", QByteArray::number(body.size()));
         plan.parts = {body};
         drip(&plan, response.chunkDelayMs);
+    } else if (response.fault == FakeFault::Endless) {
+        // A body that never ends: no length, and the answer's text again and again.
+        plan.parts = {body.left(body.size() / 2)};
+        plan.repeat = response.content.toUtf8();
+        plan.partDelayMs = response.chunkDelayMs > 0 ? response.chunkDelayMs : 1;
     } else if (response.fault == FakeFault::MalformedJson) {
         plan.parts = {body.left(body.size() / 2)};
     } else if (response.fault == FakeFault::ResetMidStream) {
@@ -351,7 +362,7 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
         headers += plan->headers;
         if (plan->chunked) {
             headers.emplaceBack("Transfer-Encoding", "chunked");
-        } else if (plan->abortAfterParts < 0 && !plan->hang) {
+        } else if (plan->abortAfterParts < 0 && !plan->hang && plan->repeat.isEmpty()) {
             qsizetype length = 0;
             for (const QByteArray& part : plan->parts)
                 length += part.size();
@@ -389,6 +400,18 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
     if (plan->hang) {
         connection->writeRaw(out);
         return; // the response stays open until the client gives up
+    }
+    if (!plan->repeat.isEmpty()) {
+        // 64 copies a burst; the timer dies with the connection when the client hangs up.
+        for (int i = 0; i < 64; ++i) {
+            if (plan->chunked)
+                FakeHttpConnection::appendChunk(&out, plan->repeat);
+            else
+                out += plan->repeat;
+        }
+        connection->writeRaw(out);
+        QTimer::singleShot(plan->partDelayMs, connection, [this, connection, plan, next] { writeParts(connection, plan, next); });
+        return;
     }
     if (plan->chunked)
         out += "0\r\n\r\n";
