@@ -1,5 +1,6 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
 #include "cli_keys.h"
+#include "cli_run_control.h"
 #include "eval/evaluator.h"
 #include "model/repository.h"
 #include "model/run_config.h"
@@ -27,7 +28,7 @@ using namespace autocomp;
 
 namespace {
 
-enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3 };
+enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3, ExitStopped = 4 };
 
 QTextStream &out()
 {
@@ -59,7 +60,9 @@ const char *s_usage = R"(usage: autocomp COMMAND [options]
                                                API keys in the OS keychain (`set` reads the key from stdin)
 
 The store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
-Exit status: 0 success, 1 error, 2 usage, 3 evaluated but not correct / run failed.
+Exit status: 0 success (a run: finished with at least one evaluated candidate), 1 error, 2 usage,
+3 evaluated but not correct / run failed (every LLM call failed, or the starting code is wrong),
+4 run stopped or paused (`autocomp resume RUN_ID` continues it).
 )";
 
 struct Args {
@@ -104,13 +107,13 @@ QString storePath(const Args &args)
     return args.option(QStringLiteral("--store"), RunStore::defaultPath());
 }
 
-std::unique_ptr<RunStore> openStore(const Args &args)
+std::unique_ptr<RunStore> openStore(const Args &args, cli::StoreUse use)
 {
-    QString error;
-    auto store = RunStore::open(storePath(args), &error);
-    if (!store)
-        err() << "autocomp: " << error << Qt::endl;
-    return store;
+    // The default store is made on first use; a store named with --store or AUTOCOMP_STORE must exist (except for `run`).
+    const bool named = args.options.contains(QStringLiteral("--store")) || !qEnvironmentVariableIsEmpty("AUTOCOMP_STORE");
+    if (!named && use != cli::StoreUse::Write && !QFileInfo::exists(storePath(args)))
+        use = cli::StoreUse::Create;
+    return cli::openStore(storePath(args), use, err());
 }
 
 QJsonObject runJson(const RunInfo &r)
@@ -210,9 +213,13 @@ int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
                   << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup "
                   << QString::number(final.speedup(), 'f', 2) << "x\n";
         out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
+        if (setup.config.llm.reuseAcrossRuns)
+            out() << "answers reused across runs (llm.reuse_answers: across_runs)\n";
+        if (auto store = RunStore::open(setup.storePath, {.create = false, .allowReadOnly = true}, nullptr))
+            cli::printRunNotes(*store, final, out());
         out().flush();
     }
-    return final.state == RunState::Failed ? ExitNotCorrect : ExitOk;
+    return cli::runExitCode(final);
 }
 
 int cmdResume(const Args &args)
@@ -225,7 +232,7 @@ int cmdResume(const Args &args)
     }
     std::optional<RunInfo> run;
     {
-        auto store = openStore(args);
+        auto store = openStore(args, cli::StoreUse::Write);
         if (!store)
             return ExitError;
         run = store->run(runId);
@@ -258,41 +265,10 @@ int cmdControl(const Args &args)
         err() << "usage: autocomp " << command << " RUN_ID [--store PATH]" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Write);
     if (!store)
         return ExitError;
-    const auto run = store->run(runId);
-    if (!run) {
-        err() << "autocomp: no run " << runId << " in " << store->path() << Qt::endl;
-        return ExitError;
-    }
-    if (run->state != RunState::Running) {
-        err() << "autocomp: run " << runId << " is " << toString(run->state) << ", not running" << Qt::endl;
-        return ExitError;
-    }
-    store->requestState(runId, command);
-    // The running engine polls for requests; wait for it to act.
-    const RunState wanted = command == QLatin1String("pause") ? RunState::Paused : RunState::Stopped;
-    for (int i = 0; i < 600; ++i) {
-        QThread::msleep(100);
-        if (store->run(runId)->state == wanted) {
-            out() << "run " << runId << ' ' << toString(wanted) << '\n';
-            return ExitOk;
-        }
-        if (i == 50 && store->requestedState(runId) == command) {
-            // Nobody picked the request up: no process is running this run (it was killed). Record the state.
-            RunInfo r = *store->run(runId);
-            r.state = wanted;
-            r.stopReason = QStringLiteral("%1 requested while no process was running it").arg(command);
-            store->updateRun(r);
-            store->requestState(runId, {});
-            out() << "run " << runId << ' ' << toString(wanted) << " (no process was running it; `autocomp resume " << runId
-                  << "` continues it)\n";
-            return ExitOk;
-        }
-    }
-    err() << "autocomp: run " << runId << " did not " << command << " within 60 s (in-flight work is still finishing)" << Qt::endl;
-    return ExitError;
+    return cli::controlRun(*store, runId, command, out(), err());
 }
 
 int cmdRun(const Args &args)
@@ -412,7 +388,7 @@ int cmdEval(const Args &args)
 
 int cmdRuns(const Args &args)
 {
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Read);
     if (!store)
         return ExitError;
     const QString sub = args.positional.value(1, QStringLiteral("list"));
@@ -421,15 +397,18 @@ int cmdRuns(const Args &args)
         const QList<RunInfo> runs = store->runs();
         if (json) {
             QJsonArray array;
-            for (const RunInfo &r : runs)
-                array.append(runJson(r));
+            for (const RunInfo &r : runs) {
+                QJsonObject o = runJson(r);
+                o.insert(QStringLiteral("state"), store->displayState(r));
+                array.append(o);
+            }
             out() << QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Indented));
         } else {
             out() << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
                          .arg(QStringLiteral("id"), 5)
                          .arg(QStringLiteral("target"), -8)
                          .arg(QStringLiteral("problem"), -12)
-                         .arg(QStringLiteral("state"), -9)
+                         .arg(QStringLiteral("state"), -11)
                          .arg(QStringLiteral("speedup"), 8)
                          .arg(QStringLiteral("started"));
             for (const RunInfo &r : runs)
@@ -437,7 +416,7 @@ int cmdRuns(const Args &args)
                              .arg(r.id, 5)
                              .arg(r.target, -8)
                              .arg(r.problem, -12)
-                             .arg(toString(r.state), -9)
+                             .arg(store->displayState(r), -11)
                              .arg(r.bestScore > 0 ? QString::number(r.speedup(), 'f', 2) + QLatin1Char('x') : QStringLiteral("-"), 8)
                              .arg(r.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         }
@@ -477,10 +456,15 @@ int cmdRuns(const Args &args)
                 array.append(candidateJson(c, false));
             o.insert(QStringLiteral("candidates"), array);
             o.insert(QStringLiteral("config_yaml"), run->configYaml);
+            const QJsonObject notes = cli::runNotesJson(*store, *run);
+            for (auto it = notes.begin(); it != notes.end(); ++it)
+                o.insert(it.key(), it.value());
             printJson(o);
         } else {
-            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", " << toString(run->state) << " ("
+            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", " << store->displayState(*run) << " ("
                   << run->stopReason << ")\n";
+            out() << run->llmCalls << " LLM calls, $" << QString::number(run->usd, 'f', 4) << '\n';
+            cli::printRunNotes(*store, *run, out());
             for (const Candidate &c : candidates)
                 out() << QStringLiteral("  #%1 parent %2 it %3 %4 %5 %6 %7\n")
                              .arg(c.id, 4)
@@ -512,7 +496,7 @@ int cmdExport(const Args &args)
         err() << "autocomp: export format '" << format << "' is not available; use jsonl, schedule or autocomp-dir" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Read);
     if (!store)
         return ExitError;
     if (format == QLatin1String("schedule")) {
@@ -557,7 +541,7 @@ int cmdImport(const Args &args)
         err() << "usage: autocomp import ARCHIVE.jsonl|AUTOCOMP_OUTPUT_DIR" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Import);
     if (!store)
         return ExitError;
     QString error;

@@ -5,7 +5,6 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QLoggingCategory>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
@@ -20,7 +19,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-Q_LOGGING_CATEGORY(lcStore, "autocomp.store")
 
 namespace autocomp {
 
@@ -277,10 +275,10 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, QString *error)
 
 std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions &options, QString *error)
 {
+    // Reported by the caller (once): the CLI prints it, the workbench shows it.
     auto setError = [&](const QString &message) {
         if (error)
             *error = message;
-        qCDebug(lcStore).noquote() << message;
     };
     const QFileInfo info(path);
     const QString folder = info.absolutePath();
