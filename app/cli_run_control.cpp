@@ -1,6 +1,6 @@
 #include "cli_run_control.h"
 
-#include <QFileInfo>
+#include <algorithm>
 #include <QJsonArray>
 #include <QThread>
 
@@ -116,11 +116,20 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
 
 void printRunNotes(RunStore &store, const RunInfo &run, QTextStream &out)
 {
-    if (const auto lease = store.lease(run.id))
+    const auto lease = store.lease(run.id);
+    if (lease)
         out << (lease->alive ? "driven by " : "last driven by (gone) ") << lease->describe() << '\n';
-    else if (store.isInterrupted(run))
+    if (store.isInterrupted(run))
         out << "interrupted: no process drives it; `autocomp resume " << run.id << "` continues it\n";
-    const QList<LlmCall> unconfirmed = store.unconfirmedCalls(run.id);
+    QList<LlmCall> unconfirmed = store.unconfirmedCalls(run.id);
+    if (lease && lease->alive) {
+        // Requests of the live driver are simply in flight, not unconfirmed.
+        const auto inFlight = std::count_if(unconfirmed.cbegin(), unconfirmed.cend(),
+                                            [](const LlmCall &c) { return c.status == QLatin1String("in_flight"); });
+        if (inFlight > 0)
+            out << "in flight: " << inFlight << " request(s)\n";
+        unconfirmed.removeIf([](const LlmCall &c) { return c.status == QLatin1String("in_flight"); });
+    }
     if (!unconfirmed.isEmpty()) {
         double usd = 0;
         for (const LlmCall &c : unconfirmed)

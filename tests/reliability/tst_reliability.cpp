@@ -214,6 +214,10 @@ private Q_SLOTS:
         QVERIFY(!killed.finished);
         CliResult r = runCli(list, server);
         QVERIFY2(r.out.contains(QLatin1String("interrupted")) && !r.out.contains(QLatin1String("running")), qPrintable(describe(r)));
+        // The code requests it had sent were billed perhaps, answered never: shown apart, with an estimate.
+        r = runCli(QStringList{QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1")} + store, server);
+        QVERIFY2(r.out.contains(QLatin1String("interrupted")) && r.out.contains(QLatin1String("unconfirmed: ")), qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QStringLiteral("last driven by (gone) pid %1").arg(killed.pid)), qPrintable(describe(r)));
 
         // Resume A drives the run (its requests hang, so it keeps running); resume B is refused, naming A.
         const int before = server.requestCount();
