@@ -605,8 +605,16 @@ void SearchEngine::inBatch(const std::function<void()> &work)
     if (!outer)
         return;
     auto sends = std::exchange(m_pendingSends, {});
+    const auto announcement = std::exchange(m_endAnnouncement, {});
     if (!committed) {
-        storeFailed(QStringLiteral("committing"));
+        if (announcement)
+            endUnstored(m_store->lastError()); // the run ended inside the transaction that was lost
+        else
+            storeFailed(QStringLiteral("committing"));
+        return;
+    }
+    if (announcement) {
+        announcement();
         return;
     }
     if (m_halted || m_done || m_stopping)
@@ -1345,17 +1353,42 @@ void SearchEngine::finish(RunState state, const QString &reason)
         }
     }
     m_run.schedule = scheduleOf(m_candidates, m_run.bestCandidateId);
+    bool stored = true;
     if (m_store && m_run.id) {
         // After a store failure this may fail again (the disk is still full): the run then shows as
         // interrupted once this process has ended, and resumes all the same.
-        if (!m_store->updateRun(m_run) && !m_halted)
-            log(QStringLiteral("store error while recording the run's end: %1").arg(m_store->lastError()));
+        stored = m_store->updateRun(m_run);
         m_store->settleInFlightCalls(m_run.id);
         m_store->releaseLease(m_run.id);
     }
-    log(QStringLiteral("run %1 %2: %3").arg(m_run.id).arg(toString(state), why));
-    Q_EMIT runStateChanged(state, why);
+    if (m_store && m_store->inBatch()) {
+        // Announced once the enclosing transaction is committed (inBatch): an end that is not stored is not claimed.
+        m_endAnnouncement = [this, state, why] { announceEnd(state, why); };
+        return;
+    }
+    if (!stored && !m_halted)
+        endUnstored(m_store->lastError());
+    else
+        announceEnd(state, why);
+}
+
+void SearchEngine::announceEnd(RunState state, const QString &reason)
+{
+    log(QStringLiteral("run %1 %2: %3").arg(m_run.id).arg(toString(state), reason));
+    Q_EMIT runStateChanged(state, reason);
     Q_EMIT finished(m_run);
+}
+
+void SearchEngine::endUnstored(const QString &storeError)
+{
+    // The run's end could not be written: the store still says running (interrupted once this process is gone)
+    // and `resume` completes it. Say so rather than claim an end the store does not show.
+    log(QStringLiteral("the run's end (%1) could not be stored: %2").arg(toString(m_run.state), storeError));
+    m_halted = true;
+    m_haltReason = storeError;
+    m_run.state = RunState::Paused;
+    m_run.stopReason = storeError;
+    announceEnd(RunState::Paused, storeError);
 }
 
 } // namespace autocomp

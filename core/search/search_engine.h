@@ -119,6 +119,9 @@ private:
     void workDone();
     void selectBeam();
     void finish(RunState state, const QString &reason);
+    void announceEnd(RunState state, const QString &reason);
+    // The run ended but its end could not be stored: it is reported paused with the store's reason.
+    void endUnstored(const QString &storeError);
     // Cancels in-flight requests and evaluations without acting on their outcome.
     void cancelInFlight();
     // A write to the store failed (disk full, I/O error, read-only): nothing acts on unstored work any more,
@@ -177,6 +180,7 @@ private:
     bool m_halted = false;     // a store write failed: the run ends paused
     QString m_haltReason;
     QList<std::function<void()>> m_pendingSends; // sends waiting for their transaction's commit
+    std::function<void()> m_endAnnouncement;     // the run's end, announced once it is committed
     int m_okCalls = 0;         // answers received in this session
     int m_failedCalls = 0;
     QString m_lastLlmError;
