@@ -21,7 +21,6 @@
 #include <QTextStream>
 #include <QThread>
 
-#include <csignal>
 #include <cstdio>
 
 using namespace autocomp;
@@ -194,15 +193,10 @@ int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
         return ExitError;
     }
     // Ctrl-C / SIGTERM end the run cleanly as stopped (resumable).
-    static SearchEngine *s_engine = nullptr;
-    s_engine = &engine;
-    auto onSignal = [](int) { QMetaObject::invokeMethod(s_engine, [] { s_engine->stop(QStringLiteral("interrupted by a signal")); }); };
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-    if (final.id == 0)
+    if (final.id == 0) {
+        const cli::StopOnSignals stopOnSignals(&engine);
         QCoreApplication::exec();
-    std::signal(SIGINT, SIG_DFL);
-    std::signal(SIGTERM, SIG_DFL);
+    }
 
     if (args.flag(QStringLiteral("--json"))) {
         printJson(runJson(final));

@@ -1,8 +1,16 @@
 #include "cli_run_control.h"
 
+#include "search/search_engine.h"
+
 #include <algorithm>
 #include <QJsonArray>
+#include <QSocketNotifier>
 #include <QThread>
+
+#include <csignal>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace autocomp::cli {
 
@@ -112,6 +120,56 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
                 << (wanted == RunState::Paused ? "; in-flight work finishes first" : "") << Qt::endl;
         }
     }
+}
+
+namespace {
+
+int s_signalPipe[2] = {-1, -1};
+
+extern "C" void onStopSignal(int signal)
+{
+    const char byte = char(signal);
+    [[maybe_unused]] const auto written = ::write(s_signalPipe[1], &byte, 1);
+}
+
+} // namespace
+
+struct StopOnSignals::Private {
+    std::unique_ptr<QSocketNotifier> notifier;
+    struct sigaction previousInt {};
+    struct sigaction previousTerm {};
+};
+
+StopOnSignals::StopOnSignals(SearchEngine *engine) : d(std::make_unique<Private>())
+{
+    if (::pipe2(s_signalPipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return;
+    d->notifier = std::make_unique<QSocketNotifier>(s_signalPipe[0], QSocketNotifier::Read);
+    QObject::connect(d->notifier.get(), &QSocketNotifier::activated, engine, [engine] {
+        char byte = 0;
+        QString name = QStringLiteral("a signal");
+        while (::read(s_signalPipe[0], &byte, 1) == 1)
+            name = byte == SIGINT ? QStringLiteral("SIGINT (Ctrl-C)") : byte == SIGTERM ? QStringLiteral("SIGTERM") : name;
+        engine->stop(QStringLiteral("stopped by %1").arg(name));
+    });
+    struct sigaction action {};
+    action.sa_handler = onStopSignal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(SIGINT, &action, &d->previousInt);
+    ::sigaction(SIGTERM, &action, &d->previousTerm);
+}
+
+StopOnSignals::~StopOnSignals()
+{
+    if (!d->notifier)
+        return;
+    ::sigaction(SIGINT, &d->previousInt, nullptr);
+    ::sigaction(SIGTERM, &d->previousTerm, nullptr);
+    d->notifier.reset();
+    ::close(s_signalPipe[0]);
+    ::close(s_signalPipe[1]);
+    s_signalPipe[0] = s_signalPipe[1] = -1;
 }
 
 void printRunNotes(RunStore &store, const RunInfo &run, QTextStream &out)

@@ -10,6 +10,10 @@
 
 // The CLI's side of reliability: how each command opens the store, the exit status of a run, stop/pause
 // of a run driven by another process, and what `runs show` says about leases and unconfirmed costs.
+namespace autocomp {
+class SearchEngine;
+}
+
 namespace autocomp::cli {
 
 // Exit statuses (README, autocomp(1)).
@@ -28,6 +32,21 @@ int runExitCode(const RunInfo &run);
 // `autocomp stop|pause RUN_ID`: asks the process driving the run and returns as soon as the run has
 // ended (or paused); a run nobody drives (paused, interrupted) gets its state recorded directly.
 int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStream &out, QTextStream &err);
+
+// While it lives, SIGINT and SIGTERM stop `engine` cleanly (the run ends stopped, in-flight work is redone
+// on resume). The handler only writes a byte to a pipe; the stop happens on the event loop.
+class StopOnSignals
+{
+public:
+    explicit StopOnSignals(SearchEngine *engine);
+    ~StopOnSignals();
+    StopOnSignals(const StopOnSignals &) = delete;
+    StopOnSignals &operator=(const StopOnSignals &) = delete;
+
+private:
+    struct Private;
+    std::unique_ptr<Private> d;
+};
 
 // Who drives the run and the requests whose cost is unconfirmed (sent, answer never recorded).
 void printRunNotes(RunStore &store, const RunInfo &run, QTextStream &out);
