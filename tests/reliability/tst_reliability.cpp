@@ -238,6 +238,32 @@ private Q_SLOTS:
         r = runCli(list, server);
         QVERIFY2(r.out.contains(QLatin1String("interrupted")), qPrintable(describe(r)));
 
+        // Two resumes started at the same moment: exactly one drives the run, the other names it and exits 1.
+        {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"));
+            env.insert(QStringLiteral("VLLM_API_BASE"), server.baseUrl().toString() + QStringLiteral("/v1"));
+            env.insert(QStringLiteral("VLLM_API_KEY"), QStringLiteral("test-key"));
+            QProcess a, b;
+            for (QProcess *p : {&a, &b}) {
+                p->setProcessEnvironment(env);
+                p->start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store);
+            }
+            QVERIFY(a.waitForStarted() && b.waitForStarted());
+            QSignalSpy aDone(&a, &QProcess::finished);
+            QSignalSpy bDone(&b, &QProcess::finished);
+            while (aDone.isEmpty() && bDone.isEmpty())
+                QTest::qWait(20);
+            QProcess &refused = aDone.isEmpty() ? b : a;
+            QProcess &driver = aDone.isEmpty() ? a : b;
+            const QString err = QString::fromUtf8(refused.readAllStandardError());
+            QVERIFY2(refused.exitCode() == 1 && err.contains(QStringLiteral("already being driven by pid %1 on ").arg(driver.processId())),
+                     qPrintable(err));
+            QCOMPARE(driver.state(), QProcess::Running);
+            ::kill(pid_t(driver.processId()), SIGKILL);
+            QVERIFY(driver.waitForFinished());
+        }
+
         // Nobody drives it: pause and stop are recorded at once, and a stopped run still resumes.
         r = runCli(QStringList{QStringLiteral("pause"), QStringLiteral("1")} + store, server);
         QVERIFY2(r.exitCode == 0 && r.out.contains(QLatin1String("run 1 paused")), qPrintable(describe(r)));
