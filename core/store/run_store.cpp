@@ -154,13 +154,16 @@ bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
 {
     if (pid <= 0)
         return false;
+    // The engine renews its heartbeat every 5 s. One older than this is a dead owner even if its pid exists
+    // (the pid was reused after a kill or a reboot).
+    const bool recent = heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < 120;
     if (host == hostName()) {
         if (pid == ownPid())
             return true;
-        return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+        return recent && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
     }
-    // Another machine sharing the store: trust a recent heartbeat (the engine renews it every few seconds).
-    return heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < 60;
+    // Another machine sharing the store: only the heartbeat tells.
+    return recent;
 }
 
 bool writableByUs(const QString &path)

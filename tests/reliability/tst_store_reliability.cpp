@@ -48,7 +48,8 @@ LlmCall call(qint64 runId, const QString &hash, const QString &status)
 }
 
 // Writes a lease as another process would (raw SQL on a connection of its own).
-bool writeLease(const QString &path, qint64 runId, qint64 pid, const QString &host)
+bool writeLease(const QString &path, qint64 runId, qint64 pid, const QString &host,
+                const QDateTime &heartbeat = QDateTime::currentDateTimeUtc())
 {
     bool ok = false;
     {
@@ -59,7 +60,7 @@ bool writeLease(const QString &path, qint64 runId, qint64 pid, const QString &ho
             q.prepare(u"UPDATE runs SET lease_pid=?, lease_host=?, lease_heartbeat=? WHERE id=?"_s);
             q.addBindValue(pid);
             q.addBindValue(host);
-            q.addBindValue(QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+            q.addBindValue(heartbeat.toString(Qt::ISODateWithMs));
             q.addBindValue(runId);
             ok = q.exec() && q.numRowsAffected() == 1;
         }
@@ -128,6 +129,16 @@ private Q_SLOTS:
         QCOMPARE(holder.pid, other.processId());
         QVERIFY(store->lastError().contains(u"pid %1"_s.arg(other.processId())));
         QVERIFY(!store->heartbeat(runId));
+
+        // A live pid whose heartbeat stopped long ago is not the owner (its pid was reused after a kill).
+        QVERIFY(writeLease(path, runId, other.processId(), QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().addSecs(-600)));
+        QVERIFY(!store->lease(runId)->alive);
+        // On another host only the heartbeat tells.
+        QVERIFY(writeLease(path, runId, 1, u"elsewhere.example"_s));
+        QVERIFY(store->lease(runId)->alive);
+        QVERIFY(writeLease(path, runId, 1, u"elsewhere.example"_s, QDateTime::currentDateTimeUtc().addSecs(-600)));
+        QVERIFY(!store->lease(runId)->alive);
+        QVERIFY(writeLease(path, runId, other.processId(), QSysInfo::machineHostName()));
 
         // It dies: its lease is taken over.
         other.kill();
