@@ -99,7 +99,7 @@ struct CliResult {
 // Runs the CLI with the fake target and the server; `poll` is called every 20 ms while it runs (it may signal
 // or kill the process; return true once it did, to stop polling).
 inline CliResult runCli(const QStringList &args, const FakeLlmServer &server, const std::function<bool(QProcess &)> &poll = {},
-                        const QProcessEnvironment &extraEnv = {})
+                        const QProcessEnvironment &extraEnv = {}, const QStringList &wrapper = {})
 {
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -110,7 +110,10 @@ inline CliResult runCli(const QStringList &args, const FakeLlmServer &server, co
         env.insert(key, extraEnv.value(key));
     process.setProcessEnvironment(env);
     QSignalSpy finished(&process, &QProcess::finished);
-    process.start(qEnvironmentVariable("AUTOCOMP_CLI"), args);
+    if (wrapper.isEmpty())
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), args);
+    else
+        process.start(wrapper.first(), wrapper.mid(1) + QStringList{qEnvironmentVariable("AUTOCOMP_CLI")} + args);
     CliResult result;
     if (!process.waitForStarted())
         return result;

@@ -6,6 +6,7 @@
 
 #include <QRandomGenerator>
 #include <QRegularExpression>
+#include <QStandardPaths>
 
 #include <csignal>
 
@@ -494,6 +495,32 @@ private Q_SLOTS:
 
         if (!isRoot())
             QSKIP("a read-only mount needs root (file permissions do not bind root)");
+
+        // File permissions, as a user who may only read the store (root runs the CLI as nobody for this).
+        const QString setpriv = QStandardPaths::findExecutable(QStringLiteral("setpriv"));
+        if (!setpriv.isEmpty()) {
+            QTemporaryDir shared(QDir::tempPath() + QStringLiteral("/autocomp-perm-XXXXXX"));
+            QVERIFY(shared.isValid());
+            QVERIFY(QFile::setPermissions(shared.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
+                                                             | QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther
+                                                             | QFileDevice::ExeOther));
+            const QString readable = shared.filePath(QStringLiteral("runs.sqlite"));
+            QVERIFY(QFile::copy(m_referenceStore, readable));
+            QVERIFY(QFile::setPermissions(readable, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+            const QStringList nobody{setpriv, QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"), QStringLiteral("--clear-groups")};
+            CliResult r = runCli({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--store"), readable}, server, {}, {}, nobody);
+            QVERIFY2(r.exitCode == 0 && r.err.contains(QLatin1String("opened read-only")) && r.err.contains(QLatin1String("permissions"))
+                         && r.out.contains(QLatin1String("finished")),
+                     qPrintable(describe(r)));
+            r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), readable}, server, {}, {}, nobody);
+            QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied")), qPrintable(describe(r)));
+            const QString config = shared.filePath(QStringLiteral("run.yaml"));
+            QVERIFY(QFile::copy(m_config, config));
+            QVERIFY(QFile::setPermissions(config, QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+            r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), shared.filePath(QStringLiteral("new/runs.sqlite"))}, server, {}, {},
+                       nobody);
+            QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied: cannot create the folder")), qPrintable(describe(r)));
+        }
         Tmpfs tmpfs;
         const QString mountPoint = path(QStringLiteral("ro"));
         if (!tmpfs.mount(mountPoint, QStringLiteral("16m")))
