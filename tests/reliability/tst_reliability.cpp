@@ -278,6 +278,52 @@ private Q_SLOTS:
         checkSameAsReference(storePath, 1, server);
     }
 
+    // Requests in flight at a kill to a paid model: their likely cost is estimated from the price table and
+    // shown apart from the confirmed totals.
+    void unconfirmedCostIsEstimated()
+    {
+        FakeLlmServer server;
+        QVERIFY(startServer(server, deterministicScript(CodeAnswers::Hang)));
+        const QString config = path(QStringLiteral("paid.yaml"));
+        QVERIFY(writeFile(config, runConfig(3).replace("vllm::m1\", \"vllm::m2", "openai::gpt-5.2")));
+        QProcessEnvironment env;
+        env.insert(QStringLiteral("OPENAI_BASE_URL"), server.baseUrl().toString() + QStringLiteral("/v1"));
+        env.insert(QStringLiteral("OPENAI_API_KEY"), QStringLiteral("test-key"));
+        const QString storePath = path(QStringLiteral("paid.sqlite"));
+        const CliResult killed = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, [&](QProcess &p) {
+            if (codeRequestsSeen(server) < 2)
+                return false;
+            ::kill(pid_t(p.processId()), SIGKILL);
+            return true;
+        }, env);
+        QVERIFY(!killed.finished);
+        const CliResult show = runCli({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json"),
+                                       QStringLiteral("--store"), storePath},
+                                      server);
+        QVERIFY2(show.exitCode == 0, qPrintable(describe(show)));
+        const QJsonObject o = QJsonDocument::fromJson(show.out.toUtf8()).object();
+        QCOMPARE(o.value(QStringLiteral("display_state")).toString(), QStringLiteral("interrupted"));
+        const QJsonArray calls = o.value(QStringLiteral("unconfirmed_calls")).toArray();
+        QVERIFY(calls.size() >= 2);
+        double sum = 0;
+        for (const QJsonValue &v : calls) {
+            QVERIFY2(v.toObject().value(QStringLiteral("estimated_usd")).toDouble() > 0, qPrintable(QString::fromUtf8(QJsonDocument(v.toObject()).toJson())));
+            QCOMPARE(v.toObject().value(QStringLiteral("model")).toString(), QStringLiteral("openai::gpt-5.2"));
+            sum += v.toObject().value(QStringLiteral("estimated_usd")).toDouble();
+        }
+        QCOMPARE(o.value(QStringLiteral("unconfirmed_usd_estimate")).toDouble(), sum);
+        // The confirmed total is the answered calls' cost only.
+        QString error;
+        auto store = RunStore::open(storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        double confirmed = 0;
+        for (const LlmCall &c : store->llmCalls(1))
+            if (c.status == QLatin1String("ok"))
+                confirmed += c.usd;
+        QVERIFY(confirmed > 0);
+        QCOMPARE(store->run(1)->usd, confirmed);
+    }
+
     // An endless stream and a huge answer are cut off at llm.max_answer_bytes and recorded as failed calls
     // with the reason; a huge plan under the answer limit never becomes a prompt past llm.max_prompt_bytes.
     void answerAndPromptLimits_data()
