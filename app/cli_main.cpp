@@ -19,7 +19,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTextStream>
-#include <QThread>
 
 #include <cstdio>
 
@@ -27,7 +26,7 @@ using namespace autocomp;
 
 namespace {
 
-enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3, ExitStopped = 4 };
+enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3 }; // 4 (stopped or paused): cli::runExitCode
 
 QTextStream &out()
 {
