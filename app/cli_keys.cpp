@@ -133,6 +133,7 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
 {
     QHash<QString, QString> keychain;
     QHash<QString, QString> described; // provider -> where its key comes from
+    QSet<QString> reported;             // a model named for plans and code is reported once
     for (const ModelSpec &spec : models) {
         const QString &provider = spec.provider;
         if (!described.contains(provider)) {
@@ -157,8 +158,10 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
                 }
             }
         }
-        if (!described.value(provider).isEmpty())
+        if (!described.value(provider).isEmpty() && !reported.contains(spec.text)) {
+            reported.insert(spec.text);
             report << "autocomp: " << spec.text << " at " << spec.baseUrl.toString() << ": API key " << described.value(provider) << Qt::endl;
+        }
     }
     return SecretStore::lookup(std::move(keychain));
 }

@@ -1,5 +1,6 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
 #include "cli_keys.h"
+#include "cli_run_control.h"
 #include "eval/evaluator.h"
 #include "model/repository.h"
 #include "model/run_config.h"
@@ -20,22 +21,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTextStream>
-#include <QThread>
 
-#include <QSocketNotifier>
-
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
-#include <functional>
-#include <sys/socket.h>
-#include <unistd.h>
 
 using namespace autocomp;
 
 namespace {
 
-enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3 };
+enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3 }; // 4 (stopped or paused): cli::runExitCode
 
 QTextStream &out()
 {
@@ -143,7 +136,9 @@ QString usage()
     for (const Command &c : commands())
         text += QStringLiteral("  %1\n      %2\n").arg(c.synopsis, c.description);
     text += QStringLiteral("\nThe store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.\n"
-                           "Exit status: 0 success, 1 error, 2 usage, 3 evaluated but not correct / run failed.\n");
+                           "Exit status: 0 success (a run: finished with at least one evaluated candidate), 1 error, 2 usage,\n"
+                           "3 evaluated but not correct / run failed (every LLM call failed, or the starting code is wrong),\n"
+                           "4 run stopped or paused (`autocomp resume RUN_ID` continues it). With several runs, the worst.\n");
     return text;
 }
 
@@ -222,13 +217,13 @@ QString storePath(const Args &args)
     return args.option(QStringLiteral("--store"), RunStore::defaultPath());
 }
 
-std::unique_ptr<RunStore> openStore(const Args &args)
+std::unique_ptr<RunStore> openStore(const Args &args, cli::StoreUse use)
 {
-    QString error;
-    auto store = RunStore::open(storePath(args), &error);
-    if (!store)
-        err() << "autocomp: " << error << Qt::endl;
-    return store;
+    // The default store is made on first use; a store named with --store or AUTOCOMP_STORE must exist (except for `run`).
+    const bool named = args.options.contains(QStringLiteral("--store")) || !qEnvironmentVariableIsEmpty("AUTOCOMP_STORE");
+    if (!named && use != cli::StoreUse::Write && !QFileInfo::exists(storePath(args)))
+        use = cli::StoreUse::Create;
+    return cli::openStore(storePath(args), use, err());
 }
 
 QJsonObject runJson(const RunInfo &r)
@@ -283,47 +278,6 @@ void printJson(const QJsonObject &o)
     out().flush();
 }
 
-// SIGINT and SIGTERM end the runs cleanly as stopped (resumable). The handler only writes a byte to a
-// socket pair; a QSocketNotifier reads it on the event loop, where Qt may be called.
-class SignalPipe
-{
-public:
-    explicit SignalPipe(std::function<void(int)> onSignal)
-    {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s_fds) != 0)
-            return;
-        m_notifier = std::make_unique<QSocketNotifier>(s_fds[1], QSocketNotifier::Read);
-        QObject::connect(m_notifier.get(), &QSocketNotifier::activated, [onSignal = std::move(onSignal)] {
-            unsigned char signal = 0;
-            if (::read(s_fds[1], &signal, 1) == 1)
-                onSignal(signal);
-        });
-        struct sigaction action = {};
-        action.sa_handler = [](int signal) {
-            const int saved = errno;
-            const unsigned char byte = static_cast<unsigned char>(signal);
-            [[maybe_unused]] const ssize_t n = ::write(s_fds[0], &byte, 1);
-            errno = saved;
-        };
-        sigemptyset(&action.sa_mask);
-        action.sa_flags = SA_RESTART;
-        ::sigaction(SIGINT, &action, nullptr);
-        ::sigaction(SIGTERM, &action, nullptr);
-    }
-    ~SignalPipe()
-    {
-        std::signal(SIGINT, SIG_DFL);
-        std::signal(SIGTERM, SIG_DFL);
-        m_notifier.reset();
-        ::close(s_fds[0]);
-        ::close(s_fds[1]);
-    }
-
-private:
-    static inline int s_fds[2] = {-1, -1};
-    std::unique_ptr<QSocketNotifier> m_notifier;
-};
-
 void printSummary(const RunInfo &final, const RunSetup &setup)
 {
     out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
@@ -332,6 +286,10 @@ void printSummary(const RunInfo &final, const RunSetup &setup)
               << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
               << "x\n";
     out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
+    if (setup.config.llm.reuseAcrossRuns)
+        out() << "answers reused across runs (llm.reuse_answers: across_runs)\n";
+    if (auto store = RunStore::open(setup.storePath, {.create = false, .allowReadOnly = true}, nullptr))
+        cli::printRunNotes(*store, final, out());
     out().flush();
 }
 
@@ -345,6 +303,11 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
         models << setup.planModels << setup.codeModels;
     // Keys are read before any run starts, so the first request has one.
     manager.llmClient()->setApiKeyLookup(loadApiKeys(models, err()));
+    for (const RunSetup &setup : setups)
+        if (!setup.config.llm.proxy.isEmpty()) {
+            manager.llmClient()->setProxy(setup.config.llm.proxy); // checked when the configuration was read
+            break;
+        }
     const bool several = setups.size() > 1;
     QList<SearchEngine *> engines;
     QHash<SearchEngine *, RunInfo> finals;
@@ -380,20 +343,25 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
     if (started == 0)
         return ExitError;
     {
-        SignalPipe signals([&manager](int) { manager.stopAll(QStringLiteral("interrupted by a signal")); });
+        // Ctrl-C / SIGTERM end the runs cleanly as stopped (resumable).
+        const cli::StopOnSignals stopOnSignals([&manager](const QString &reason) { manager.stopAll(reason); });
         if (manager.active() > 0)
             QCoreApplication::exec();
     }
 
     const bool json = args.flag(QStringLiteral("--json"));
     QJsonArray all;
-    bool anyFailed = failedToStart;
+    // The worst outcome: a run that did not start (1), failed (3), stopped or paused (4), finished (0).
+    int exitCode = failedToStart ? ExitError : ExitOk;
+    const auto rank = [](int code) { return code == ExitError ? 3 : code == cli::RunExitFailed ? 2 : code == cli::RunExitStopped ? 1 : 0; };
     for (qsizetype i = 0; i < engines.size(); ++i) {
         SearchEngine *engine = engines.at(i);
         if (!engine)
             continue;
         const RunInfo final = finals.value(engine);
-        anyFailed = anyFailed || final.state == RunState::Failed;
+        const int code = cli::runExitCode(final);
+        if (rank(code) > rank(exitCode))
+            exitCode = code;
         if (json)
             all.append(runJson(final));
         else
@@ -407,7 +375,7 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
             out().flush();
         }
     }
-    return anyFailed ? ExitNotCorrect : ExitOk;
+    return exitCode;
 }
 
 int driveEngine(const RunSetup &setup, qint64 resumeRunId, const Args &args)
@@ -425,7 +393,7 @@ int cmdResume(const Args &args)
     }
     std::optional<RunInfo> run;
     {
-        auto store = openStore(args);
+        auto store = openStore(args, cli::StoreUse::Write);
         if (!store)
             return ExitError;
         run = store->run(runId);
@@ -458,41 +426,10 @@ int cmdControl(const Args &args)
         err() << "usage: autocomp " << command << " RUN_ID [--store PATH]" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Write);
     if (!store)
         return ExitError;
-    const auto run = store->run(runId);
-    if (!run) {
-        err() << "autocomp: no run " << runId << " in " << store->path() << Qt::endl;
-        return ExitError;
-    }
-    if (run->state != RunState::Running) {
-        err() << "autocomp: run " << runId << " is " << toString(run->state) << ", not running" << Qt::endl;
-        return ExitError;
-    }
-    store->requestState(runId, command);
-    // The running engine polls for requests; wait for it to act.
-    const RunState wanted = command == QLatin1String("pause") ? RunState::Paused : RunState::Stopped;
-    for (int i = 0; i < 600; ++i) {
-        QThread::msleep(100);
-        if (store->run(runId)->state == wanted) {
-            out() << "run " << runId << ' ' << toString(wanted) << '\n';
-            return ExitOk;
-        }
-        if (i == 50 && store->requestedState(runId) == command) {
-            // Nobody picked the request up: no process is running this run (it was killed). Record the state.
-            RunInfo r = *store->run(runId);
-            r.state = wanted;
-            r.stopReason = QStringLiteral("%1 requested while no process was running it").arg(command);
-            store->updateRun(r);
-            store->requestState(runId, {});
-            out() << "run " << runId << ' ' << toString(wanted) << " (no process was running it; `autocomp resume " << runId
-                  << "` continues it)\n";
-            return ExitOk;
-        }
-    }
-    err() << "autocomp: run " << runId << " did not " << command << " within 60 s (in-flight work is still finishing)" << Qt::endl;
-    return ExitError;
+    return cli::controlRun(*store, runId, command, out(), err());
 }
 
 int cmdRun(const Args &args)
@@ -621,7 +558,7 @@ int cmdEval(const Args &args)
 
 int cmdRuns(const Args &args)
 {
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Read);
     if (!store)
         return ExitError;
     const QString sub = args.positional.value(1, QStringLiteral("list"));
@@ -630,15 +567,18 @@ int cmdRuns(const Args &args)
         const QList<RunInfo> runs = store->runs();
         if (json) {
             QJsonArray array;
-            for (const RunInfo &r : runs)
-                array.append(runJson(r));
+            for (const RunInfo &r : runs) {
+                QJsonObject o = runJson(r);
+                o.insert(QStringLiteral("state"), store->displayState(r));
+                array.append(o);
+            }
             out() << QString::fromUtf8(QJsonDocument(array).toJson(QJsonDocument::Indented));
         } else {
             out() << QStringLiteral("%1  %2  %3  %4  %5  %6\n")
                          .arg(QStringLiteral("id"), 5)
                          .arg(QStringLiteral("target"), -8)
                          .arg(QStringLiteral("problem"), -12)
-                         .arg(QStringLiteral("state"), -9)
+                         .arg(QStringLiteral("state"), -11)
                          .arg(QStringLiteral("speedup"), 8)
                          .arg(QStringLiteral("started"));
             for (const RunInfo &r : runs)
@@ -646,7 +586,7 @@ int cmdRuns(const Args &args)
                              .arg(r.id, 5)
                              .arg(r.target, -8)
                              .arg(r.problem, -12)
-                             .arg(toString(r.state), -9)
+                             .arg(store->displayState(r), -11)
                              .arg(r.bestScore > 0 ? QString::number(r.speedup(), 'f', 2) + QLatin1Char('x') : QStringLiteral("-"), 8)
                              .arg(r.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         }
@@ -686,10 +626,15 @@ int cmdRuns(const Args &args)
                 array.append(candidateJson(c, false));
             o.insert(QStringLiteral("candidates"), array);
             o.insert(QStringLiteral("config_yaml"), run->configYaml);
+            const QJsonObject notes = cli::runNotesJson(*store, *run);
+            for (auto it = notes.begin(); it != notes.end(); ++it)
+                o.insert(it.key(), it.value());
             printJson(o);
         } else {
-            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", " << toString(run->state) << " ("
+            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", " << store->displayState(*run) << " ("
                   << run->stopReason << ")\n";
+            out() << run->llmCalls << " LLM calls, $" << QString::number(run->usd, 'f', 4) << '\n';
+            cli::printRunNotes(*store, *run, out());
             for (const Candidate &c : candidates)
                 out() << QStringLiteral("  #%1 parent %2 it %3 %4 %5 %6 %7\n")
                              .arg(c.id, 4)
@@ -721,7 +666,7 @@ int cmdExport(const Args &args)
         err() << "autocomp: export format '" << format << "' is not available; use jsonl, schedule or autocomp-dir" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Read);
     if (!store)
         return ExitError;
     if (format == QLatin1String("schedule")) {
@@ -766,7 +711,7 @@ int cmdImport(const Args &args)
         err() << "usage: autocomp import ARCHIVE.jsonl|AUTOCOMP_OUTPUT_DIR" << Qt::endl;
         return ExitUsage;
     }
-    auto store = openStore(args);
+    auto store = openStore(args, cli::StoreUse::Import);
     if (!store)
         return ExitError;
     QString error;

@@ -631,10 +631,12 @@ void LlmClient::onReadyRead(LlmReply *reply)
     const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(u"event-stream");
     reply->m_streaming = sse;
+    const qint64 limit = reply->m_request.maxAnswerBytes >= 0 ? reply->m_request.maxAnswerBytes : m_maxAnswerBytes;
     if (!sse || status >= 400) {
         reply->m_body += bytes;
-        if (status < 400 && reply->m_body.size() > 2 * m_maxAnswerBytes + (1 << 16)) // JSON escaping at most doubles the text
-            cut(reply, QStringLiteral("the answer exceeded the limit of %1 bytes (llm.max_answer_bytes) and was cut").arg(m_maxAnswerBytes));
+        // A whole body: JSON escaping at most doubles the text, and the envelope is small.
+        if (status < 400 && limit > 0 && reply->m_body.size() > 2 * limit + (1 << 16))
+            cut(reply, QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)").arg(reply->m_rawBytes).arg(limit));
         return;
     }
     for (const SseEvent &event : reply->m_sse.feed(bytes)) {
@@ -642,8 +644,9 @@ void LlmClient::onReadyRead(LlmReply *reply)
         if (reply->m_result.error.isEmpty())
             reply->m_format->feedEvent(event, &reply->m_result);
     }
-    if (qint64(reply->m_result.text.size() + reply->m_result.reasoning.size()) > m_maxAnswerBytes) // characters, about bytes
-        cut(reply, QStringLiteral("the answer exceeded the limit of %1 bytes (llm.max_answer_bytes) and was cut").arg(m_maxAnswerBytes));
+    const qint64 answer = qint64(reply->m_result.text.toUtf8().size() + reply->m_result.reasoning.size());
+    if (limit > 0 && answer > limit)
+        cut(reply, QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)").arg(answer).arg(limit));
 }
 
 bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
@@ -692,7 +695,7 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     }
     if (!reply->m_cutError.isEmpty()) {
         // Never forwarded, never sent again: the same request would grow the same way.
-        reply->m_response.partial = result.text.left(4096);
+        reply->m_response.partial.clear();
         reply->m_response.error = reply->m_cutError;
         finish(reply);
         return;
@@ -818,7 +821,7 @@ void LlmClient::retryOrFail(LlmReply *reply, const QString &error, Resend kind)
 
 void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds, Resend kind)
 {
-    const bool billed = kind == Resend::MayBeBilled && !m_resendBilled;
+    const bool billed = kind == Resend::MayBeBilled && !m_resendBilled && !reply->m_request.resendBilled;
     if (reply->m_attempt >= m_maxRetries || reply->m_aborted || reply->m_totalTimedOut || billed) {
         // What arrived is kept for inspection, never passed off as the answer.
         reply->m_response.partial = reply->m_result.text;

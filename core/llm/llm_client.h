@@ -44,6 +44,10 @@ struct LlmRequest {
     // Who asked (a run, "run 12"): queued requests are served round-robin across owners, so one run's
     // backlog does not hold back another's. Not part of hash().
     QString owner;
+    // The answer-size limit of this request (its run's llm.max_answer_bytes); -1: the client's default.
+    qint64 maxAnswerBytes = -1;
+    // Send again an attempt that broke after it may have reached the provider (llm.resend_billed).
+    bool resendBilled = false;
     bool stream = true; // Bedrock never streams; Anthropic always does above ~21k max tokens
     // OpenAI reasoning models (o1/o3/o4/gpt-5*): low | medium | high; empty means medium. They get no temperature.
     QString reasoningEffort;
@@ -150,9 +154,10 @@ public:
     // An attempt that broke after its request may have reached the provider (connection lost while waiting,
     // a stream cut or garbled) may have been billed: it fails, unless this is set.
     void setResendBilled(bool resend) { m_resendBilled = resend; }
-    // The most an answer may grow to (its text and reasoning, in bytes; default 4 MiB) and the most a
-    // response body may carry on the wire (default 64 MiB). Past either the transfer is cut and the call fails.
-    void setMaxAnswerBytes(qint64 bytes) { m_maxAnswerBytes = qMax<qint64>(1, bytes); }
+    // The most an answer may grow to (its text and reasoning, in bytes; default 4 MiB, 0: no limit;
+    // config llm.max_answer_bytes) and the most a response body may carry on the wire (default 64 MiB).
+    // Past either the transfer is cut and the call fails with the reason, not retried, nothing of it kept.
+    void setMaxAnswerBytes(qint64 bytes) { m_maxAnswerBytes = qMax<qint64>(0, bytes); }
     void setMaxBodyBytes(qint64 bytes) { m_maxBodyBytes = qMax<qint64>(1, bytes); }
     qint64 maxAnswerBytes() const { return m_maxAnswerBytes; }
     // A GET through the same managers, proxy and User-Agent as the LLM requests (Settings' Test connection).

@@ -23,6 +23,7 @@ struct LlmCall {
     double usd = 0;
     double latencyMs = 0;
     int retries = 0;
+    QString attempts;    // each earlier attempt: why it failed and why it was sent again, one a line
     QString status;      // ok | error
     QString error;
     QDateTime createdAt;

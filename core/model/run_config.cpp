@@ -1,4 +1,6 @@
 #include "model/run_config.h"
+
+#include "llm/llm_client.h"
 #include "model/yaml_reader.h"
 
 #include <QFile>
@@ -38,9 +40,12 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             r.error(root, QStringLiteral("a run configuration must be a mapping with at least 'target' and 'problem'"));
         } else {
             r.checkKeys(root, {}, {QStringLiteral("target"), QStringLiteral("problem"), QStringLiteral("agent"), QStringLiteral("models"),
-                                   QStringLiteral("search"), QStringLiteral("budget"), QStringLiteral("evaluation")});
+                                   QStringLiteral("search"), QStringLiteral("budget"), QStringLiteral("evaluation"),
+                                   QStringLiteral("llm")});
             if (const auto n = root["target"])
                 config.target = r.string(n, QStringLiteral("target")).value_or(config.target);
+            else
+                r.error(root, QStringLiteral("missing required key 'target' (e.g. target: cpu)"));
             if (const auto n = root["problem"])
                 config.problem = r.string(n, QStringLiteral("problem")).value_or(QString());
             else
@@ -122,6 +127,34 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         config.budget.maxLlmCalls = r.integer(n, QStringLiteral("budget.max_llm_calls"));
                     if (const auto n = b["max_hours"]; n && !n.IsNull())
                         config.budget.maxHours = r.number(n, QStringLiteral("budget.max_hours"));
+                }
+            }
+
+            if (const auto l = root["llm"]) {
+                r.checkKeys(l, QStringLiteral("llm"), {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"), QStringLiteral("reuse_answers"),
+                                                     QStringLiteral("resend_billed"), QStringLiteral("proxy")});
+                if (l.IsMap()) {
+                    if (const auto n = l["max_answer_bytes"])
+                        if (auto v = r.integer(n, QStringLiteral("llm.max_answer_bytes")))
+                            config.llm.maxAnswerBytes = *v;
+                    if (const auto n = l["max_prompt_bytes"])
+                        if (auto v = r.integer(n, QStringLiteral("llm.max_prompt_bytes")))
+                            config.llm.maxPromptBytes = *v;
+                    if (const auto n = l["resend_billed"])
+                        config.llm.resendBilled = r.boolean(n, QStringLiteral("llm.resend_billed")).value_or(false);
+                    if (const auto n = l["proxy"]) {
+                        config.llm.proxy = r.string(n, QStringLiteral("llm.proxy")).value_or(QString());
+                        QString proxyError;
+                        if (!LlmClient().setProxy(config.llm.proxy, &proxyError))
+                            r.error(n, QStringLiteral("llm.proxy: ") + proxyError);
+                    }
+                    if (const auto n = l["reuse_answers"]) {
+                        const QString mode = r.string(n, QStringLiteral("llm.reuse_answers")).value_or(QString());
+                        if (mode == QLatin1String("across_runs"))
+                            config.llm.reuseAcrossRuns = true;
+                        else if (mode != QLatin1String("per_run"))
+                            r.error(n, QStringLiteral("'llm.reuse_answers' must be per_run or across_runs, got '%1'").arg(mode));
+                    }
                 }
             }
 
@@ -230,6 +263,14 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.executor' must be local or slurm");
     if (budget.maxUsd && *budget.maxUsd < 0)
         out << QStringLiteral("'budget.max_usd' must not be negative");
+    if (budget.maxLlmCalls && *budget.maxLlmCalls < 0)
+        out << QStringLiteral("'budget.max_llm_calls' must not be negative");
+    if (budget.maxHours && *budget.maxHours < 0)
+        out << QStringLiteral("'budget.max_hours' must not be negative");
+    if (llm.maxAnswerBytes < 1024)
+        out << QStringLiteral("'llm.max_answer_bytes' must be at least 1024");
+    if (llm.maxPromptBytes < 1024)
+        out << QStringLiteral("'llm.max_prompt_bytes' must be at least 1024");
     return out;
 }
 
@@ -294,6 +335,15 @@ QByteArray RunConfig::toYaml() const
     budget.maxLlmCalls ? out << static_cast<long long>(*budget.maxLlmCalls) : out << YAML::Null;
     out << YAML::Key << "max_hours" << YAML::Value;
     budget.maxHours ? out << *budget.maxHours : out << YAML::Null;
+    out << YAML::EndMap;
+
+    out << YAML::Key << "llm" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "max_answer_bytes" << YAML::Value << static_cast<long long>(llm.maxAnswerBytes);
+    out << YAML::Key << "max_prompt_bytes" << YAML::Value << static_cast<long long>(llm.maxPromptBytes);
+    out << YAML::Key << "reuse_answers" << YAML::Value << (llm.reuseAcrossRuns ? "across_runs" : "per_run");
+    out << YAML::Key << "resend_billed" << YAML::Value << llm.resendBilled;
+    if (!llm.proxy.isEmpty())
+        out << YAML::Key << "proxy" << YAML::Value << toStd(llm.proxy);
     out << YAML::EndMap;
 
     out << YAML::Key << "evaluation" << YAML::Value << YAML::BeginMap;

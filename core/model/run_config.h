@@ -53,6 +53,22 @@ struct EvaluationConfig {
     bool profile = false;
 };
 
+// Limits and reuse of LLM answers (the `llm:` section).
+struct LlmConfig {
+    // An answer longer than this is cut off and the call fails with the reason; it is never forwarded.
+    qint64 maxAnswerBytes = 4 * 1024 * 1024;
+    // A prompt longer than this is not sent (e.g. one built around a huge plan); the call fails with the reason.
+    qint64 maxPromptBytes = 2 * 1024 * 1024;
+    // Answers are reused per run and position (a resumed run pays nothing twice). With true, an answer paid
+    // for in another run to the same request is reused too (replays, tests): `reuse_answers: across_runs`.
+    bool reuseAcrossRuns = false;
+    // A request whose answer broke after it may have reached the provider (billed) is sent again only with true.
+    bool resendBilled = false;
+    // The HTTP proxy for LLM requests: empty for the system's (http_proxy, https_proxy, no_proxy), "none",
+    // or http://host:port / socks5://host:port. One per process: the first run that names one sets it.
+    QString proxy;
+};
+
 // A run configuration (DESIGN.md §8), shared by the CLI and the GUI.
 struct RunConfig {
     QString target = QStringLiteral("cpu");
@@ -63,6 +79,7 @@ struct RunConfig {
     SearchConfig search;
     BudgetConfig budget;
     EvaluationConfig evaluation;
+    LlmConfig llm;
 
     QStringList effectiveCodeModels() const { return codeModels.isEmpty() ? planModels : codeModels; }
     QString effectiveAgent() const { return agent.isEmpty() ? target : agent; }

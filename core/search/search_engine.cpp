@@ -172,6 +172,7 @@ bool SearchEngine::open(QString *error)
     }
     if (!m_evaluator->sandboxNote().isEmpty())
         log(m_evaluator->sandboxNote());
+    m_prices = PriceTable::loadDefault();
     m_controlTimer = new QTimer(this);
     m_controlTimer->setInterval(500);
     connect(m_controlTimer, &QTimer::timeout, this, &SearchEngine::pollControl);
@@ -191,27 +192,32 @@ bool SearchEngine::start(QString *error)
     m_run.metric = m_setup.target.metric;
     m_run.label = m_setup.label;
     m_run.createdAt = QDateTime::currentDateTimeUtc();
-    m_run.id = m_store->createRun(m_run);
-    if (!m_run.id) {
-        *error = QStringLiteral("%1: cannot record the run: %2").arg(m_store->path(), m_store->lastError());
-        return false;
-    }
-    m_controlTimer->start();
-    Q_EMIT runStateChanged(RunState::Running, {});
-    if (!m_schedule.isEmpty())
-        log(QStringLiteral("seeded with a schedule of %1 steps: %2").arg(m_schedule.size()).arg(m_schedule.join(QLatin1String(" -> "))));
-
     Candidate root;
     root.iteration = 0;
     root.origin = CandidateOrigin::Root;
     root.status = CandidateStatus::Pending;
     root.code = m_setup.problem.startCode();
+    // The run, its lease and its root in one commit: a kill leaves either no run or one that resumes.
+    m_store->beginBatch();
+    m_run.id = m_store->createRun(m_run);
+    const bool leased = m_run.id && m_store->acquireLease(m_run.id, nullptr);
+    const qint64 rootId = leased && !root.code.isEmpty() ? addCandidate(root) : 0;
+    if (!m_store->endBatch(leased) || !m_run.id) {
+        *error = QStringLiteral("cannot record the run: %1").arg(m_store->lastError());
+        m_halted = true; // nothing of it was stored
+        return false;
+    }
     if (root.code.isEmpty()) {
         *error = QStringLiteral("%1: the starting code is empty or unreadable").arg(m_setup.problem.startFile);
         finish(RunState::Failed, *error);
         return false;
     }
-    const qint64 rootId = addCandidate(root);
+    if (m_setup.config.llm.reuseAcrossRuns)
+        log(QStringLiteral("answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
+    m_controlTimer->start();
+    Q_EMIT runStateChanged(RunState::Running, {});
+    if (!m_schedule.isEmpty())
+        log(QStringLiteral("seeded with a schedule of %1 steps: %2").arg(m_schedule.size()).arg(m_schedule.join(QLatin1String(" -> "))));
     log(QStringLiteral("run %1: %2/%3, evaluating the starting code").arg(m_run.id).arg(m_run.target, m_run.problem));
     ++m_outstanding;
     startWork([this, rootId] { evaluate(rootId); });
@@ -239,10 +245,30 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_run); }, Qt::QueuedConnection);
         return true;
     }
+    RunLease holder;
+    if (!m_store->acquireLease(runId, &holder)) {
+        *error = holder.held() ? QStringLiteral("run %1 is already being driven by %2; stop it first (autocomp stop %1) or wait for it to end")
+                                     .arg(runId)
+                                     .arg(holder.describe())
+                               : QStringLiteral("cannot take run %1's lease: %2").arg(runId).arg(m_store->lastError());
+        return false;
+    }
+    // Requests a killed process had in flight never got an answer: kept apart as unconfirmed (maybe billed).
+    const int unconfirmedBefore = int(m_store->unconfirmedCalls(runId).size());
     m_run = *run;
     m_run.state = RunState::Running;
     m_run.stopReason.clear();
-    m_store->requestState(runId, {});
+    if (!m_store->settleInFlightCalls(runId) || !m_store->requestState(runId, {})) {
+        *error = QStringLiteral("cannot resume run %1: %2").arg(runId).arg(m_store->lastError());
+        m_store->releaseLease(runId);
+        return false;
+    }
+    if (unconfirmedBefore > 0)
+        log(QStringLiteral("%1 request(s) were in flight when run %2 was interrupted: their cost is unconfirmed (see `autocomp runs show %2`)")
+                .arg(unconfirmedBefore)
+                .arg(runId));
+    if (m_setup.config.llm.reuseAcrossRuns)
+        log(QStringLiteral("answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
     for (const Candidate &c : m_store->candidates(runId)) {
         m_candidates.insert(c.id, c);
         if (c.origin == CandidateOrigin::Fix && c.fixOf > 0)
@@ -294,13 +320,14 @@ bool SearchEngine::resume(qint64 runId, QString *error)
 
 qint64 SearchEngine::addCandidate(Candidate candidate)
 {
+    if (m_halted)
+        return 0;
     candidate.runId = m_run.id;
     candidate.id = m_store->addCandidate(candidate);
     if (!candidate.id) {
-        // A store failure must not lose the candidate silently: keep it in memory with a negative id.
-        static qint64 s_local = 0;
-        candidate.id = --s_local;
-        log(QStringLiteral("store error while adding a candidate: %1").arg(m_store->lastError()));
+        // Nothing acts on a candidate that is not stored: the run pauses instead.
+        storeFailed(QStringLiteral("adding a candidate"));
+        return 0;
     }
     m_candidates.insert(candidate.id, candidate);
     Q_EMIT candidateAdded(candidate);
@@ -309,16 +336,22 @@ qint64 SearchEngine::addCandidate(Candidate candidate)
 
 void SearchEngine::updateCandidate(const Candidate &candidate)
 {
+    if (m_halted || candidate.id <= 0)
+        return;
     m_candidates.insert(candidate.id, candidate);
-    if (candidate.id > 0 && !m_store->updateCandidate(candidate))
-        log(QStringLiteral("store error while updating candidate %1: %2").arg(candidate.id).arg(m_store->lastError()));
+    if (!m_store->updateCandidate(candidate)) {
+        storeFailed(QStringLiteral("updating candidate %1").arg(candidate.id));
+        return;
+    }
     Q_EMIT candidateUpdated(candidate);
 }
 
 void SearchEngine::persistRun()
 {
+    if (m_halted)
+        return;
     if (!m_store->updateRun(m_run))
-        log(QStringLiteral("store error while updating the run: %1").arg(m_store->lastError()));
+        storeFailed(QStringLiteral("updating the run"));
 }
 
 QString SearchEngine::budgetExceeded() const
@@ -346,6 +379,8 @@ QString SearchEngine::forcedItem() const
 
 void SearchEngine::startWork(std::function<void()> work)
 {
+    if (m_halted || m_stopping)
+        return;
     if (m_pausing) {
         m_deferred << std::move(work);
         checkPaused();
@@ -367,7 +402,7 @@ void SearchEngine::checkPaused()
 {
     if (!m_pausing || m_done || m_run.state == RunState::Paused)
         return;
-    if (!m_replies.isEmpty() || !m_jobs.isEmpty() || m_pendingCached > 0)
+    if (!m_replies.isEmpty() || !m_jobs.isEmpty() || m_pendingCached > 0 || !m_pendingSends.isEmpty())
         return;
     m_run.state = RunState::Paused;
     m_run.stopReason = QStringLiteral("paused");
@@ -393,8 +428,13 @@ void SearchEngine::resumeWork()
 
 void SearchEngine::pollControl()
 {
-    if (m_done || !m_store)
+    if (m_done || !m_store || m_halted)
         return;
+    // The lease's heartbeat, every 5 s: other processes see that this run is driven (runs list, resume).
+    if (++m_heartbeatTick % 10 == 0 && !m_store->heartbeat(m_run.id)) {
+        storeFailed(QStringLiteral("renewing the run's lease"));
+        return;
+    }
     const QString request = m_store->requestedState(m_run.id);
     if (request.isEmpty())
         return;
@@ -410,24 +450,31 @@ void SearchEngine::pollControl()
 void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
                            LlmCallback callback, std::optional<double> temperature)
 {
+    if (m_halted || m_stopping)
+        return;
     LlmRequest request;
     request.spec = spec;
     request.owner = QStringLiteral("run %1").arg(m_run.id);
+    request.maxAnswerBytes = m_setup.config.llm.maxAnswerBytes; // per request: the client may serve other runs
+    request.resendBilled = m_setup.config.llm.resendBilled;
     request.system = PromptBuilder::systemPrompt(m_setup.target);
     request.prompt = prompt;
     request.sampleIndex = sampleIndex;
     request.temperature = temperature;
     const QString hash = request.hash();
 
-    auto record = [this, phase, request, hash, candidateId](const LlmResponse &response) -> qint64 {
-        LlmCall call;
-        call.runId = m_run.id;
-        call.candidateId = candidateId;
-        call.phase = phase;
-        call.requestHash = hash;
-        call.provider = request.spec.provider;
-        call.model = request.spec.model;
-        call.prompt = request.prompt;
+    LlmCall base;
+    base.runId = m_run.id;
+    base.candidateId = candidateId;
+    base.phase = phase;
+    base.requestHash = hash;
+    base.provider = request.spec.provider;
+    base.model = request.spec.model;
+    base.prompt = request.prompt;
+    // Stores the outcome: a new row, or the row recorded before the request was sent (inFlightId).
+    auto record = [this, base](const LlmResponse &response, qint64 inFlightId, bool sent) -> qint64 {
+        LlmCall call = base;
+        call.id = inFlightId;
         call.response = response.text;
         call.reasoning = response.reasoning;
         call.tokensIn = response.tokensIn;
@@ -435,10 +482,20 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         call.latencyMs = response.latencyMs;
         call.usd = response.fromCache ? 0.0 : response.usd;
         call.retries = response.retries;
+        call.attempts = response.attempts.join(QLatin1Char('\n'));
         call.status = response.fromCache ? QStringLiteral("cached") : response.ok ? QStringLiteral("ok") : QStringLiteral("error");
         call.error = response.error;
-        const qint64 id = m_store->addLlmCall(call);
+        const qint64 id = inFlightId ? (m_store->completeLlmCall(call) ? inFlightId : 0) : m_store->addLlmCall(call);
+        if (!id) {
+            storeFailed(QStringLiteral("recording an LLM answer"));
+            return 0;
+        }
         if (!response.fromCache) {
+            response.ok ? ++m_okCalls : ++m_failedCalls;
+            if (!response.ok)
+                m_lastLlmError = response.error;
+        }
+        if (sent && !response.fromCache) {
             ++m_run.llmCalls;
             m_run.tokensIn += response.tokensIn;
             m_run.tokensOut += response.tokensOut;
@@ -448,9 +505,36 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         }
         return id;
     };
+    // An answer that comes back without being sent (reused, or refused here): handled from the event loop.
+    auto answerLater = [this, record, callback](const LlmResponse &response) {
+        ++m_pendingCached;
+        QMetaObject::invokeMethod(
+            this,
+            [this, response, record, callback] {
+                --m_pendingCached;
+                if (m_done || m_halted || m_stopping)
+                    return;
+                inBatch([&] {
+                    const qint64 id = record(response, 0, false);
+                    if (id)
+                        callback(response, id);
+                });
+            },
+            Qt::QueuedConnection);
+    };
 
-    // A response already paid for (same provider, model, prompt, parameters and sample) is reused.
-    if (auto cached = m_store->cachedResponse(hash)) {
+    // A prompt past the limit (e.g. built around a runaway plan) is never sent.
+    const qint64 promptBytes = request.prompt.toUtf8().size() + request.system.toUtf8().size();
+    if (promptBytes > m_setup.config.llm.maxPromptBytes) {
+        LlmResponse refused;
+        refused.error = QStringLiteral("prompt of %1 bytes exceeds llm.max_prompt_bytes (%2); not sent").arg(promptBytes).arg(m_setup.config.llm.maxPromptBytes);
+        log(QStringLiteral("%1 request not sent: %2").arg(phase, refused.error));
+        answerLater(refused);
+        return;
+    }
+    // A response already paid for (same provider, model, prompt, parameters and sample) is reused: from this
+    // run (resume), or from any run when the configuration asks for it.
+    if (auto cached = m_store->cachedResponse(hash, m_setup.config.llm.reuseAcrossRuns ? 0 : m_run.id)) {
         LlmResponse response;
         response.ok = true;
         response.fromCache = true;
@@ -458,18 +542,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         response.reasoning = cached->reasoning;
         response.tokensIn = cached->tokensIn;
         response.tokensOut = cached->tokensOut;
-        ++m_pendingCached;
-        QMetaObject::invokeMethod(
-            this,
-            [this, response, record, callback] {
-                --m_pendingCached;
-                if (m_done)
-                    return;
-                RunStore::Batch batch(*m_store);
-                callback(response, record(response));
-                checkPaused();
-            },
-            Qt::QueuedConnection);
+        answerLater(response);
         return;
     }
     // An identical request already in flight is not sent again: its answer serves both.
@@ -477,30 +550,95 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         m_waitingOnHash[hash] << [record, callback](const LlmResponse &response) {
             LlmResponse shared = response;
             shared.fromCache = response.ok;
-            callback(shared, record(shared));
+            const qint64 id = record(shared, 0, false);
+            if (id)
+                callback(shared, id);
         };
         return;
     }
+    // Recorded before it is sent: a kill while it is in flight leaves a trace (model, prompt hash, time and
+    // the likely cost), shown as unconfirmed.
+    LlmCall inFlight = base;
+    inFlight.status = QStringLiteral("in_flight");
+    inFlight.usd = estimatedCost(spec, request.system + request.prompt);
+    inFlight.tokensIn = (request.system.size() + request.prompt.size()) / 4;
+    const qint64 callId = m_store->addLlmCall(inFlight);
+    if (!callId) {
+        storeFailed(QStringLiteral("recording an LLM request before sending it"));
+        return;
+    }
     m_waitingOnHash.insert(hash, {});
-    LlmReply *reply = m_llm->send(request);
-    m_replies << reply;
-    connect(reply, &LlmReply::finished, this, [this, reply, record, callback, hash] {
-        reply->deleteLater();
-        m_replies.removeAll(reply);
-        const auto followers = m_waitingOnHash.take(hash);
-        if (m_done)
-            return;
-        const LlmResponse response = reply->response();
-        // One commit: the paid answer, the run's totals and what the answer leads to (candidates, the next
-        // prompts). Nothing paid acts on the answer before it is stored: the client sends the requests this
-        // handler makes only after it returns, that is after the commit.
-        RunStore::Batch batch(*m_store);
-        const qint64 callId = record(response);
-        callback(response, callId);
-        for (const auto &follower : followers)
-            follower(response);
-        checkPaused();
-    });
+    auto launch = [this, request, record, callback, hash, callId] {
+        LlmReply *reply = m_llm->send(request);
+        m_replies << reply;
+        connect(reply, &LlmReply::finished, this, [this, reply, record, callback, hash, callId] {
+            reply->deleteLater();
+            m_replies.removeAll(reply);
+            const auto followers = m_waitingOnHash.take(hash);
+            // Cut off by stop() or a store failure: not an answer. The call stays unconfirmed, its work not done.
+            if (m_done || m_stopping || m_halted)
+                return;
+            LlmResponse response = reply->response();
+            if (response.ok && response.text.toUtf8().size() > m_setup.config.llm.maxAnswerBytes) {
+                response.ok = false;
+                response.error = QStringLiteral("answer of %1 bytes exceeds llm.max_answer_bytes (%2); not used")
+                                     .arg(response.text.toUtf8().size())
+                                     .arg(m_setup.config.llm.maxAnswerBytes);
+                response.text.clear();
+            }
+            // One commit: the paid answer, the run's totals and what the answer leads to (candidates, the next
+            // prompts). Nothing acts on the answer before it is stored: requests made here leave after the commit.
+            inBatch([&] {
+                const qint64 id = record(response, callId, true);
+                if (!id)
+                    return;
+                callback(response, id);
+                for (const auto &follower : followers)
+                    follower(response);
+            });
+        });
+    };
+    if (m_store->inBatch())
+        m_pendingSends << launch;
+    else
+        launch();
+}
+
+void SearchEngine::inBatch(const std::function<void()> &work)
+{
+    const bool outer = !m_store->inBatch();
+    m_store->beginBatch();
+    work();
+    const bool committed = m_store->endBatch(true);
+    if (!outer)
+        return;
+    auto sends = std::exchange(m_pendingSends, {});
+    const auto announcement = std::exchange(m_endAnnouncement, {});
+    if (!committed) {
+        if (announcement)
+            endUnstored(m_store->lastError()); // the run ended inside the transaction that was lost
+        else
+            storeFailed(QStringLiteral("committing"));
+        return;
+    }
+    if (announcement) {
+        announcement();
+        return;
+    }
+    if (m_halted || m_done || m_stopping)
+        return;
+    for (const auto &send : sends)
+        send();
+    checkPaused();
+}
+
+double SearchEngine::estimatedCost(const ModelSpec &spec, const QString &prompt) const
+{
+    if (!m_prices)
+        return 0;
+    // The input as sent (about 4 characters a token); the output as long as this run's answers so far, or 1000 tokens.
+    const qint64 tokensOut = m_run.llmCalls > 0 ? qMax<qint64>(1, m_run.tokensOut / m_run.llmCalls) : 1000;
+    return m_prices->cost(spec.provider, spec.model, prompt.size() / 4, tokensOut, 0).value_or(0.0);
 }
 
 void SearchEngine::evaluate(qint64 candidateId)
@@ -508,6 +646,8 @@ void SearchEngine::evaluate(qint64 candidateId)
     // Where the target times a baseline beside the candidate, every candidate is timed alternately
     // with the starting code in the same window: the ratio of the two, not the absolute time, ranks
     // candidates (see evaluationFinished), so a slow phase of the machine moves both sides.
+    if (m_halted || m_stopping || candidateId <= 0)
+        return;
     const Candidate &candidate = m_candidates[candidateId];
     QString baseline;
     if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
@@ -526,12 +666,11 @@ void SearchEngine::evaluate(qint64 candidateId)
     });
     connect(job, &EvalJob::finished, this, [this, candidateId, job](const EvalResult &result) {
         m_jobs.removeAll(job);
-        if (m_done)
+        // Cancelled by stop() or a store failure: not a verdict; the candidate is evaluated again on resume.
+        if (m_done || m_stopping || m_halted)
             return;
         // The evaluation, the candidate's outcome and whatever they start (beam selection, fix requests): one commit.
-        RunStore::Batch batch(*m_store);
-        evaluationFinished(candidateId, result);
-        checkPaused();
+        inBatch([&] { evaluationFinished(candidateId, result); });
     });
 }
 
@@ -549,9 +688,13 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     if (result.correct && ratio > 0 && m_run.baselineScore > 0 && c.origin != CandidateOrigin::Root)
         c.score = m_run.baselineScore * ratio;
     c.error = result.correct ? QString() : QStringLiteral("%1: %2").arg(result.status, result.log.trimmed());
-    if (candidateId > 0 && !m_store->addEvaluation(candidateId, result))
-        log(QStringLiteral("store error while recording an evaluation: %1").arg(m_store->lastError()));
+    if (!m_store->addEvaluation(candidateId, result)) {
+        storeFailed(QStringLiteral("recording an evaluation"));
+        return;
+    }
     updateCandidate(c);
+    if (m_halted)
+        return;
 
     if (c.origin == CandidateOrigin::Root) {
         rootEvaluated(c);
@@ -601,7 +744,10 @@ void SearchEngine::rootEvaluated(const Candidate &root)
     Candidate r = root;
     r.inBeam = true;
     updateCandidate(r);
-    m_store->setBeam(m_run.id, m_beam);
+    if (!m_store->setBeam(m_run.id, m_beam)) {
+        storeFailed(QStringLiteral("recording the beam"));
+        return;
+    }
     Q_EMIT beamChanged(m_beam);
     m_bestBeforeIteration = m_run.bestScore;
     startIteration(1, false);
@@ -609,6 +755,8 @@ void SearchEngine::rootEvaluated(const Candidate &root)
 
 void SearchEngine::startIteration(int iteration, bool adopt)
 {
+    if (m_halted)
+        return;
     m_iteration = iteration;
     m_iterationCandidates.clear();
     m_fixCounter = 0;
@@ -944,7 +1092,7 @@ void SearchEngine::requestTranslationScore(qint64 candidateId)
 void SearchEngine::workDone()
 {
     --m_outstanding;
-    if (m_outstanding > 0 || m_done)
+    if (m_outstanding > 0 || m_done || m_halted || m_stopping)
         return;
     if (!m_draining) {
         const QString reason = budgetExceeded();
@@ -1021,10 +1169,15 @@ void SearchEngine::selectBeam()
     for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it)
         it->inBeam = beam.contains(it.key());
     m_beam = beam;
-    m_store->setBeam(m_run.id, m_beam);
+    if (!m_store->setBeam(m_run.id, m_beam)) {
+        storeFailed(QStringLiteral("recording the beam"));
+        return;
+    }
     Q_EMIT beamChanged(m_beam);
     m_run.iteration = m_iteration;
     persistRun();
+    if (m_halted)
+        return;
     QStringList scores;
     for (qint64 id : std::as_const(m_beam))
         scores << QStringLiteral("#%1 %2").arg(id).arg(m_candidates.value(id).score, 0, 'g', 4);
@@ -1119,14 +1272,22 @@ void SearchEngine::cancelEvaluations()
             job->cancel();
 }
 
+void SearchEngine::cancelInFlight()
+{
+    m_stopping = true;
+    m_pendingSends.clear();
+    const auto replies = m_replies;
+    for (const QPointer<LlmReply> &reply : replies)
+        if (reply)
+            reply->abort();
+    cancelEvaluations();
+}
+
 void SearchEngine::stop(const QString &reason)
 {
     if (m_done)
         return;
-    for (const QPointer<LlmReply> &reply : std::as_const(m_replies))
-        if (reply)
-            reply->abort();
-    cancelEvaluations();
+    cancelInFlight();
     finish(RunState::Stopped, reason);
 }
 
@@ -1134,29 +1295,73 @@ void SearchEngine::suspend(const QString &reason)
 {
     if (m_done)
         return;
-    for (const QPointer<LlmReply> &reply : std::as_const(m_replies))
-        if (reply)
-            reply->abort();
-    cancelEvaluations();
+    cancelInFlight();
     finish(RunState::Paused, reason);
+}
+
+void SearchEngine::storeFailed(const QString &what)
+{
+    if (m_halted || m_done)
+        return;
+    m_halted = true;
+    m_haltReason = m_store->lastError();
+    log(QStringLiteral("store write failed while %1: %2; pausing the run (nothing that was not stored is acted on)").arg(what, m_haltReason));
+    // From the event loop: the handler that hit the failure unwinds first and its transaction is rolled back.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            if (m_done)
+                return;
+            cancelInFlight();
+            finish(RunState::Paused, m_haltReason);
+        },
+        Qt::QueuedConnection);
+}
+
+QString SearchEngine::failureOf() const
+{
+    int evaluated = 0;
+    for (const Candidate &c : m_candidates)
+        if (c.origin != CandidateOrigin::Root && !c.code.isEmpty() && isFinal(c.status))
+            ++evaluated;
+    if (evaluated > 0)
+        return {};
+    if (m_failedCalls > 0 && m_okCalls == 0)
+        return QStringLiteral("every LLM call failed (%1 calls; the last: %2)").arg(m_failedCalls).arg(m_lastLlmError);
+    if (m_failedCalls > 0)
+        return QStringLiteral("no candidate was evaluated: %1 of %2 LLM calls failed (the last: %3)")
+            .arg(m_failedCalls)
+            .arg(m_failedCalls + m_okCalls)
+            .arg(m_lastLlmError);
+    return QStringLiteral("no candidate was evaluated (no answer held usable code)");
 }
 
 void SearchEngine::finish(RunState state, const QString &reason)
 {
     if (m_done)
         return;
+    if (m_halted && state != RunState::Paused)
+        return; // only the store failure's own pause ends a halted run
     m_done = true;
     if (m_controlTimer)
         m_controlTimer->stop();
+    QString why = reason;
+    if (state == RunState::Finished) {
+        const QString failure = failureOf();
+        if (!failure.isEmpty()) {
+            state = RunState::Failed;
+            why = failure;
+        }
+    }
     m_run.state = state;
-    m_run.stopReason = reason;
+    m_run.stopReason = why;
     // Candidates that never reached a verdict are marked, so the store never shows them as in progress.
-    // A stopped run can be resumed: its unfinished candidates are then evaluated again.
+    // A stopped or paused run can be resumed: its unfinished candidates are then done again.
     if (state != RunState::Stopped && state != RunState::Paused) {
         for (auto it = m_candidates.begin(); it != m_candidates.end(); ++it) {
             if (!isFinal(it->status)) {
                 it->status = CandidateStatus::Failed;
-                it->error = QStringLiteral("not finished: %1").arg(reason);
+                it->error = QStringLiteral("not finished: %1").arg(why);
                 if (it->id > 0 && m_store)
                     m_store->updateCandidate(*it);
                 Q_EMIT candidateUpdated(*it);
@@ -1164,11 +1369,42 @@ void SearchEngine::finish(RunState state, const QString &reason)
         }
     }
     m_run.schedule = scheduleOf(m_candidates, m_run.bestCandidateId);
-    if (m_store)
-        persistRun();
+    bool stored = true;
+    if (m_store && m_run.id) {
+        // After a store failure this may fail again (the disk is still full): the run then shows as
+        // interrupted once this process has ended, and resumes all the same.
+        stored = m_store->updateRun(m_run);
+        m_store->settleInFlightCalls(m_run.id);
+        m_store->releaseLease(m_run.id);
+    }
+    if (m_store && m_store->inBatch()) {
+        // Announced once the enclosing transaction is committed (inBatch): an end that is not stored is not claimed.
+        m_endAnnouncement = [this, state, why] { announceEnd(state, why); };
+        return;
+    }
+    if (!stored && !m_halted)
+        endUnstored(m_store->lastError());
+    else
+        announceEnd(state, why);
+}
+
+void SearchEngine::announceEnd(RunState state, const QString &reason)
+{
     log(QStringLiteral("run %1 %2: %3").arg(m_run.id).arg(toString(state), reason));
     Q_EMIT runStateChanged(state, reason);
     Q_EMIT finished(m_run);
+}
+
+void SearchEngine::endUnstored(const QString &storeError)
+{
+    // The run's end could not be written: the store still says running (interrupted once this process is gone)
+    // and `resume` completes it. Say so rather than claim an end the store does not show.
+    log(QStringLiteral("the run's end (%1) could not be stored: %2").arg(toString(m_run.state), storeError));
+    m_halted = true;
+    m_haltReason = storeError;
+    m_run.state = RunState::Paused;
+    m_run.stopReason = storeError;
+    announceEnd(RunState::Paused, storeError);
 }
 
 } // namespace autocomp

@@ -8,6 +8,7 @@
 #include "model/run_config.h"
 #include "model/run_info.h"
 #include "model/target.h"
+#include "llm/price_table.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -65,7 +66,9 @@ public:
     // Pause: in-flight work finishes, nothing new starts; the state is persisted as paused.
     void pause();
     void resumeWork();
-    // Cancels in-flight requests and evaluations and ends the run as stopped.
+    // Cancels in-flight requests and evaluations and ends the run as stopped. What was in flight is left
+    // not done (never a failure of its candidate) and is redone on resume; requests cut off are kept as
+    // "unconfirmed" calls, since the provider may bill them.
     void stop(const QString &reason = QStringLiteral("stopped by the user"));
     // Like stop, but the run is left paused: the state a run keeps across an application restart.
     void suspend(const QString &reason);
@@ -121,6 +124,19 @@ private:
     void selectBeam();
     void finish(RunState state, const QString &reason);
     void cancelEvaluations();
+    void announceEnd(RunState state, const QString &reason);
+    // The run ended but its end could not be stored: it is reported paused with the store's reason.
+    void endUnstored(const QString &storeError);
+    // Cancels in-flight requests and evaluations without acting on their outcome.
+    void cancelInFlight();
+    // A write to the store failed (disk full, I/O error, read-only): nothing acts on unstored work any more,
+    // and the run ends paused with the reason; `resume` continues it once the store can be written.
+    void storeFailed(const QString &what);
+    // Runs `work` in one store transaction; requests it sends leave only once that transaction is committed.
+    void inBatch(const std::function<void()> &work);
+    // Why a finished run counts as failed (nothing was evaluated); empty when it does not.
+    QString failureOf() const;
+    double estimatedCost(const ModelSpec &spec, const QString &prompt) const;
     void pollControl();
     void checkPaused();
     // Runs `work` now, or later when the run is paused.
@@ -166,6 +182,16 @@ private:
     bool m_pausing = false;
     bool m_draining = false;
     bool m_done = false;
+    bool m_stopping = false;   // stop() is cancelling: outcomes of cancelled work are not acted on
+    bool m_halted = false;     // a store write failed: the run ends paused
+    QString m_haltReason;
+    QList<std::function<void()>> m_pendingSends; // sends waiting for their transaction's commit
+    std::function<void()> m_endAnnouncement;     // the run's end, announced once it is committed
+    int m_okCalls = 0;         // answers received in this session
+    int m_failedCalls = 0;
+    QString m_lastLlmError;
+    int m_heartbeatTick = 0;
+    std::optional<PriceTable> m_prices;
     QString m_drainReason;
     QElapsedTimer m_clock;
     double m_previousSeconds = 0; // wall time of earlier sessions of a resumed run

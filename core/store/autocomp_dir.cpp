@@ -1546,8 +1546,21 @@ struct Importer {
 
 qint64 importAutocompDir(RunStore &store, const QString &dirPath, QString *error)
 {
+    // One transaction: an import that fails or is killed halfway leaves nothing behind.
     Importer importer(store, dirPath, error);
-    return importer.run();
+    if (!store.beginBatch()) {
+        store.endBatch(false);
+        if (error)
+            *error = QStringLiteral("%1: cannot import: %2").arg(dirPath, store.lastError());
+        return 0;
+    }
+    const qint64 runId = importer.run();
+    if (!store.endBatch(runId != 0)) {
+        if (runId && error)
+            *error = QStringLiteral("%1: cannot import: %2; nothing was imported").arg(dirPath, store.lastError());
+        return 0;
+    }
+    return runId;
 }
 
 } // namespace autocomp

@@ -5,15 +5,20 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QLoggingCategory>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QSysInfo>
+#include <QUrl>
+#include <QCoreApplication>
 
+#include <cerrno>
 #include <cmath>
 
-Q_LOGGING_CATEGORY(lcStore, "autocomp.store")
+#include <signal.h>
+#include <unistd.h>
+
 
 namespace autocomp {
 
@@ -103,11 +108,81 @@ ALTER TABLE runs ADD COLUMN requested_state TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN schedule TEXT NOT NULL DEFAULT '[]';
 CREATE INDEX candidates_iteration ON candidates(run_id, iteration);
 )SQL"),
+        // The run lease (who drives a run); llm_calls.status gains in_flight and unconfirmed.
+        QStringLiteral(R"SQL(
+ALTER TABLE runs ADD COLUMN lease_pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN lease_host TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN lease_heartbeat TEXT NOT NULL DEFAULT '';
+CREATE INDEX llm_calls_status ON llm_calls(run_id, status);
+)SQL"),
+        // Why each earlier attempt of a call failed and why it was sent again (one line each).
+        QStringLiteral(R"SQL(
+ALTER TABLE llm_calls ADD COLUMN attempts TEXT NOT NULL DEFAULT '';
+)SQL"),
     };
     return s_migrations;
 }
 
+// SQLite's primary result codes (sqlite3.h) that a user can act on.
+QString classify(const QSqlError &error, const QString &path)
+{
+    const int code = error.nativeErrorCode().toInt() & 0xff;
+    const QString text = error.databaseText().isEmpty() ? error.text() : error.databaseText();
+    QString kind;
+    switch (code) {
+    case 13: kind = QStringLiteral("disk full"); break;        // SQLITE_FULL
+    case 10: kind = QStringLiteral("I/O error"); break;        // SQLITE_IOERR
+    case 8: kind = QStringLiteral("read-only"); break;         // SQLITE_READONLY
+    case 3: kind = QStringLiteral("permission denied"); break; // SQLITE_PERM
+    case 23: kind = QStringLiteral("permission denied"); break; // SQLITE_AUTH
+    case 14: kind = QStringLiteral("cannot open"); break;      // SQLITE_CANTOPEN
+    case 5: case 6: kind = QStringLiteral("busy"); break;      // SQLITE_BUSY, SQLITE_LOCKED
+    case 11: kind = QStringLiteral("corrupt"); break;          // SQLITE_CORRUPT
+    default: return text;
+    }
+    return QStringLiteral("%1: %2: %3").arg(kind, path, text);
+}
+
+QString hostName()
+{
+    static const QString s_host = QSysInfo::machineHostName();
+    return s_host;
+}
+
+qint64 ownPid()
+{
+    return QCoreApplication::applicationPid();
+}
+
+bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
+{
+    if (pid <= 0)
+        return false;
+    // The engine renews its heartbeat every 5 s. One older than this is a dead owner even if its pid exists
+    // (the pid was reused after a kill or a reboot).
+    const bool recent = heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < 120;
+    if (host == hostName()) {
+        if (pid == ownPid())
+            return true;
+        return recent && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
+    }
+    // Another machine sharing the store: only the heartbeat tells.
+    return recent;
+}
+
+bool writableByUs(const QString &path)
+{
+    return ::access(QFile::encodeName(path).constData(), W_OK) == 0;
+}
+
 } // namespace
+
+void RunStore::fail(const QSqlError &error)
+{
+    m_lastError = classify(error, m_path);
+    if (m_batchDepth > 0)
+        m_batchFailed = true;
+}
 
 QSqlQuery &RunStore::query(const QString &sql)
 {
@@ -116,7 +191,7 @@ QSqlQuery &RunStore::query(const QString &sql)
     if (it == m_queries.end()) {
         auto q = std::make_unique<QSqlQuery>(QSqlDatabase::database(m_connectionName));
         if (!q->prepare(sql))
-            m_lastError = q->lastError().text();
+            fail(q->lastError());
         it = m_queries.emplace(sql, std::move(q)).first;
     }
     return *it->second;
@@ -126,12 +201,18 @@ bool RunStore::beginBatch()
 {
     // IMMEDIATE takes the write lock now (waiting out another writer with the busy timeout) rather than at
     // the first write, where a stale read snapshot could only fail.
+    if (m_batchDepth == 0)
+        m_batchFailed = false;
     QSqlQuery &q = query(m_batchDepth == 0 ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("SAVEPOINT batch%1").arg(m_batchDepth));
-    if (!q.exec()) {
-        m_lastError = q.lastError().text();
+    const bool ok = q.exec();
+    ++m_batchDepth;
+    if (!ok) {
+        // Counted anyway, so the matching endBatch() balances; the batch is doomed and writes in it are refused.
+        fail(q.lastError());
+        m_batchFailed = true;
+        m_beginFailedDepth = m_beginFailedDepth ? m_beginFailedDepth : m_batchDepth;
         return false;
     }
-    ++m_batchDepth;
     return true;
 }
 
@@ -139,7 +220,21 @@ bool RunStore::endBatch(bool ok)
 {
     if (m_batchDepth == 0)
         return false;
+    if (m_beginFailedDepth == m_batchDepth) {
+        // Its BEGIN or SAVEPOINT never happened: nothing to end at this level.
+        m_beginFailedDepth = 0;
+        --m_batchDepth;
+        if (m_batchDepth == 0)
+            m_batchFailed = false;
+        return false;
+    }
     --m_batchDepth;
+    if (m_batchDepth == 0 && m_batchFailed) {
+        // A write of this batch failed: none of it is kept.
+        query(QStringLiteral("ROLLBACK")).exec();
+        m_batchFailed = false;
+        return false;
+    }
     QStringList statements;
     if (m_batchDepth == 0)
         statements << (ok ? QStringLiteral("COMMIT") : QStringLiteral("ROLLBACK"));
@@ -150,9 +245,11 @@ bool RunStore::endBatch(bool ok)
     for (const QString &sql : std::as_const(statements)) {
         QSqlQuery &q = query(sql);
         if (!q.exec()) {
-            m_lastError = q.lastError().text();
-            if (m_batchDepth == 0)
+            fail(q.lastError());
+            if (m_batchDepth == 0) {
                 query(QStringLiteral("ROLLBACK")).exec(); // a failed COMMIT leaves the transaction open
+                m_batchFailed = false;
+            }
             return false;
         }
     }
@@ -180,32 +277,99 @@ QString RunStore::defaultPath()
 
 std::unique_ptr<RunStore> RunStore::open(const QString &path, QString *error)
 {
+    return open(path, OpenOptions{}, error);
+}
+
+std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions &options, QString *error)
+{
+    // Reported by the caller (once): the CLI prints it, the workbench shows it.
     auto setError = [&](const QString &message) {
         if (error)
             *error = message;
-        qCWarning(lcStore).noquote() << message;
     };
     const QFileInfo info(path);
+    const QString folder = info.absolutePath();
     if (info.exists() && !info.isFile()) {
         setError(QStringLiteral("%1: not a file").arg(path));
         return nullptr;
     }
-    if (!info.exists() && !QDir().mkpath(info.absolutePath())) {
-        setError(QStringLiteral("%1: cannot create directory %2").arg(path, info.absolutePath()));
-        return nullptr;
+    bool readOnly = false;
+    QString readOnlyReason;
+    if (!info.exists()) {
+        if (!options.create) {
+            setError(QDir(folder).exists() ? QStringLiteral("%1: no such store").arg(path)
+                                           : QStringLiteral("%1: no such store (the folder %2 does not exist)").arg(path, folder));
+            return nullptr;
+        }
+        if (!QDir(folder).exists() && !options.createFolders) {
+            setError(QStringLiteral("%1: the folder %2 does not exist").arg(path, folder));
+            return nullptr;
+        }
+        if (!QDir(folder).exists()) {
+            // The nearest existing folder says whether this is a permission problem.
+            QString existing = folder;
+            while (!QFileInfo::exists(existing) && existing != QDir::rootPath())
+                existing = QFileInfo(existing).absolutePath();
+            if (!writableByUs(existing)) {
+                setError(QStringLiteral("permission denied: cannot create the folder %1 for the store (%2 is not writable)").arg(folder, existing));
+                return nullptr;
+            }
+            if (!QDir().mkpath(folder)) {
+                setError(QStringLiteral("%1: cannot create the folder %2").arg(path, folder));
+                return nullptr;
+            }
+        }
+        if (!writableByUs(folder)) {
+            setError(QStringLiteral("permission denied: cannot create the store %1 (the folder %2 is not writable)").arg(path, folder));
+            return nullptr;
+        }
+    } else if (!writableByUs(info.absoluteFilePath()) || !writableByUs(folder)) {
+        // SQLite needs to write the file, and its folder for the write-ahead log.
+        readOnlyReason = !writableByUs(info.absoluteFilePath())
+                             ? QStringLiteral("%1 is not writable (%2)").arg(path, errno == EROFS ? QStringLiteral("read-only file system") : QStringLiteral("permissions"))
+                             : QStringLiteral("its folder %1 is not writable").arg(folder);
+        if (!options.allowReadOnly) {
+            setError(QStringLiteral("permission denied: %1; this command needs to write the store").arg(readOnlyReason));
+            return nullptr;
+        }
+        readOnly = true;
     }
     std::unique_ptr<RunStore> store(new RunStore);
     store->m_path = info.absoluteFilePath();
-    store->m_connectionName = QStringLiteral("autocomp-store-%1").arg(++s_connectionCounter);
-    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), store->m_connectionName);
-    db.setDatabaseName(store->m_path);
-    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));
-    if (!db.open()) {
-        setError(QStringLiteral("%1: cannot open: %2").arg(path, db.lastError().text()));
+    store->m_readOnly = readOnly;
+    if (readOnly)
+        store->m_readOnlyNote = QStringLiteral("opened read-only: %1; runs can be browsed and exported, not changed").arg(readOnlyReason);
+    auto connect = [&](bool immutable) -> bool {
+        store->m_connectionName = QStringLiteral("autocomp-store-%1").arg(++s_connectionCounter);
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), store->m_connectionName);
+        if (immutable) {
+            // A WAL database in a folder we cannot write: no -shm can be made, so read it as immutable
+            // (nobody can change it there either).
+            db.setDatabaseName(QStringLiteral("file:%1?immutable=1").arg(QString::fromUtf8(QUrl::toPercentEncoding(store->m_path, "/"))));
+            db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_OPEN_URI"));
+        } else {
+            db.setDatabaseName(store->m_path);
+            db.setConnectOptions(readOnly ? QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000;QSQLITE_OPEN_READONLY")
+                                          : QStringLiteral("QSQLITE_BUSY_TIMEOUT=10000"));
+        }
+        if (!db.open()) {
+            setError(QStringLiteral("%1: cannot open: %2").arg(path, classify(db.lastError(), store->m_path)));
+            return false;
+        }
+        return true;
+    };
+    if (!connect(false))
         return nullptr;
-    }
     QString migrateError;
     if (!store->migrate(&migrateError)) {
+        if (readOnly) {
+            store->m_queries.clear();
+            QSqlDatabase::database(store->m_connectionName, false).close();
+            QSqlDatabase::removeDatabase(store->m_connectionName);
+            QString retryError;
+            if (connect(true) && store->migrate(&retryError))
+                return store;
+        }
         setError(QStringLiteral("%1: %2").arg(path, migrateError));
         return nullptr;
     }
@@ -216,7 +380,7 @@ bool RunStore::exec(const QString &sql)
 {
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     if (!q.exec(sql)) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return false;
     }
     return true;
@@ -229,7 +393,7 @@ bool RunStore::migrate(QString *error)
     // Reading the schema is the first access: a file that is not SQLite fails here, before we write.
     if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next()) {
         *error = QStringLiteral("not a readable SQLite database (corrupt or another kind of file): %1. The file was left untouched.")
-                     .arg(q.lastError().text());
+                     .arg(classify(q.lastError(), m_path));
         return false;
     }
     const int objectCount = q.value(0).toInt();
@@ -253,6 +417,15 @@ bool RunStore::migrate(QString *error)
                      .arg(version)
                      .arg(SchemaVersion);
         return false;
+    }
+    if (m_readOnly) {
+        if (objectCount == 0) {
+            *error = QStringLiteral("an empty file, not a store; it was left untouched");
+            return false;
+        }
+        if (version < SchemaVersion)
+            m_readOnlyNote += QStringLiteral(" (schema version %1; it is upgraded when the store is opened writable)").arg(version);
+        return true;
     }
     if (objectCount > 0) {
         if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next() || q.value(0).toString() != QLatin1String("ok")) {
@@ -417,6 +590,7 @@ LlmCall readCall(const QSqlQuery &q)
     c.usd = q.value(QStringLiteral("usd")).toDouble();
     c.latencyMs = q.value(QStringLiteral("latency_ms")).toDouble();
     c.retries = q.value(QStringLiteral("retries")).toInt();
+    c.attempts = q.value(QStringLiteral("attempts")).toString();
     c.status = q.value(QStringLiteral("status")).toString();
     c.error = q.value(QStringLiteral("error")).toString();
     c.createdAt = QDateTime::fromString(q.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
@@ -427,6 +601,8 @@ LlmCall readCall(const QSqlQuery &q)
 
 qint64 RunStore::createRun(const RunInfo &run)
 {
+    if (doomed())
+        return 0;
     QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, label, created_at, updated_at, iteration, metric, "
         "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls, schedule) VALUES (:target, :problem, "
@@ -435,7 +611,7 @@ qint64 RunStore::createRun(const RunInfo &run)
     bindRun(q, run);
     q.bindValue(QStringLiteral(":created_at"), run.createdAt.isValid() ? run.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return 0;
     }
     return q.lastInsertId().toLongLong();
@@ -443,6 +619,8 @@ qint64 RunStore::createRun(const RunInfo &run)
 
 bool RunStore::updateRun(const RunInfo &run)
 {
+    if (doomed())
+        return false;
     QSqlQuery &q = query(QStringLiteral(
         "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
         "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
@@ -451,7 +629,7 @@ bool RunStore::updateRun(const RunInfo &run)
     bindRun(q, run);
     q.bindValue(QStringLiteral(":id"), run.id);
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return false;
     }
     return true;
@@ -469,7 +647,7 @@ bool RunStore::deleteRun(qint64 runId)
         q.prepare(sql);
         q.bindValue(QStringLiteral(":id"), runId);
         if (!q.exec()) {
-            m_lastError = q.lastError().text();
+            fail(q.lastError());
             ok = false;
             break;
         }
@@ -483,6 +661,8 @@ bool RunStore::deleteRun(qint64 runId)
 
 qint64 RunStore::addCandidate(const Candidate &candidate)
 {
+    if (doomed())
+        return 0;
     QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
         "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
@@ -491,7 +671,7 @@ qint64 RunStore::addCandidate(const Candidate &candidate)
     bindCandidate(q, candidate);
     q.bindValue(QStringLiteral(":created_at"), now());
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return 0;
     }
     return q.lastInsertId().toLongLong();
@@ -499,6 +679,8 @@ qint64 RunStore::addCandidate(const Candidate &candidate)
 
 bool RunStore::updateCandidate(const Candidate &candidate)
 {
+    if (doomed())
+        return false;
     QSqlQuery &q = query(QStringLiteral(
         "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
         "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
@@ -507,7 +689,7 @@ bool RunStore::updateCandidate(const Candidate &candidate)
     bindCandidate(q, candidate);
     q.bindValue(QStringLiteral(":id"), candidate.id);
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return false;
     }
     return true;
@@ -515,6 +697,8 @@ bool RunStore::updateCandidate(const Candidate &candidate)
 
 bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 {
+    if (doomed())
+        return false;
     beginBatch();
     QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
     q.bindValue(QStringLiteral(":run"), runId);
@@ -528,7 +712,7 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
         ok = mark.exec();
     }
     if (!ok) {
-        m_lastError = q.lastError().isValid() ? q.lastError().text() : mark.lastError().text();
+        fail(q.lastError().isValid() ? q.lastError() : mark.lastError());
         endBatch(false);
         return false;
     }
@@ -537,10 +721,12 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 
 qint64 RunStore::addLlmCall(const LlmCall &call)
 {
+    if (doomed())
+        return 0;
     QSqlQuery &q = query(QStringLiteral(
         "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
-        "tokens_out, usd, latency_ms, retries, status, error, created_at) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
-        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at)"));
+        "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
+        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
     q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":phase"), nn(call.phase));
@@ -557,9 +743,10 @@ qint64 RunStore::addLlmCall(const LlmCall &call)
     q.bindValue(QStringLiteral(":retries"), call.retries);
     q.bindValue(QStringLiteral(":status"), nn(call.status));
     q.bindValue(QStringLiteral(":error"), nn(call.error));
+    q.bindValue(QStringLiteral(":attempts"), nn(call.attempts));
     q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return 0;
     }
     return q.lastInsertId().toLongLong();
@@ -567,6 +754,8 @@ qint64 RunStore::addLlmCall(const LlmCall &call)
 
 bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
 {
+    if (doomed())
+        return false;
     beginBatch();
     int index = 0;
     for (const StepResult &step : result.steps) {
@@ -584,7 +773,7 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
         q.bindValue(QStringLiteral(":log"), nn(step.log));
         q.bindValue(QStringLiteral(":created_at"), now());
         if (!q.exec()) {
-            m_lastError = q.lastError().text();
+            fail(q.lastError());
             endBatch(false);
             return false;
         }
@@ -598,7 +787,7 @@ bool RunStore::requestState(qint64 runId, const QString &request)
     q.bindValue(QStringLiteral(":request"), nn(request));
     q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return false;
     }
     return q.numRowsAffected() == 1;
@@ -622,7 +811,7 @@ QList<RunInfo> RunStore::runs()
     QList<RunInfo> out;
     QSqlQuery q(QSqlDatabase::database(m_connectionName));
     if (!q.exec(QStringLiteral("SELECT * FROM runs ORDER BY id"))) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return out;
     }
     while (q.next())
@@ -650,7 +839,7 @@ QList<Candidate> RunStore::candidates(qint64 runId)
     QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (!q.exec()) {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
         return out;
     }
     while (q.next())
@@ -697,6 +886,167 @@ QList<LlmCall> RunStore::llmCallsForCandidate(qint64 candidateId)
     return out;
 }
 
+std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash, qint64 runId)
+{
+    if (runId <= 0)
+        return cachedResponse(requestHash);
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND run_id=:run AND status='ok' ORDER BY id LIMIT 1"));
+    q.bindValue(QStringLiteral(":hash"), requestHash);
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (!q.exec() || !q.next()) {
+        q.finish();
+        return std::nullopt;
+    }
+    const LlmCall c = readCall(q);
+    q.finish();
+    return c;
+}
+
+bool RunStore::completeLlmCall(const LlmCall &call)
+{
+    if (doomed())
+        return false;
+    QSqlQuery &q = query(QStringLiteral(
+        "UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, reasoning=:reasoning, tokens_in=:tokens_in, "
+        "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, retries=:retries, status=:status, error=:error, attempts=:attempts "
+        "WHERE id=:id"));
+    q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":response"), nn(call.response));
+    q.bindValue(QStringLiteral(":reasoning"), nn(call.reasoning));
+    q.bindValue(QStringLiteral(":tokens_in"), call.tokensIn);
+    q.bindValue(QStringLiteral(":tokens_out"), call.tokensOut);
+    q.bindValue(QStringLiteral(":usd"), call.usd);
+    q.bindValue(QStringLiteral(":latency_ms"), call.latencyMs);
+    q.bindValue(QStringLiteral(":retries"), call.retries);
+    q.bindValue(QStringLiteral(":status"), nn(call.status));
+    q.bindValue(QStringLiteral(":error"), nn(call.error));
+    q.bindValue(QStringLiteral(":attempts"), nn(call.attempts));
+    q.bindValue(QStringLiteral(":id"), call.id);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return false;
+    }
+    return q.numRowsAffected() == 1;
+}
+
+QList<LlmCall> RunStore::unconfirmedCalls(qint64 runId)
+{
+    QList<LlmCall> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run AND status IN ('in_flight', 'unconfirmed') ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (q.exec())
+        while (q.next())
+            out << readCall(q);
+    q.finish();
+    return out;
+}
+
+bool RunStore::settleInFlightCalls(qint64 runId)
+{
+    if (doomed())
+        return false;
+    QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET status='unconfirmed', error='no answer recorded: the process ended while it was in flight' "
+                                        "WHERE run_id=:run AND status='in_flight'"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return false;
+    }
+    return true;
+}
+
+std::optional<RunLease> RunStore::lease(qint64 runId)
+{
+    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat FROM runs WHERE id=:id"));
+    q.bindValue(QStringLiteral(":id"), runId);
+    if (!q.exec() || !q.next()) {
+        q.finish();
+        return std::nullopt;
+    }
+    RunLease l;
+    l.pid = q.value(0).toLongLong();
+    l.host = q.value(1).toString();
+    l.heartbeat = QDateTime::fromString(q.value(2).toString(), Qt::ISODateWithMs);
+    q.finish();
+    if (!l.held())
+        return std::nullopt;
+    l.alive = leaseAlive(l.pid, l.host, l.heartbeat);
+    return l;
+}
+
+bool RunStore::acquireLease(qint64 runId, RunLease *holder)
+{
+    // One transaction that takes the write lock first: two processes cannot both see the lease free.
+    if (!beginBatch()) {
+        endBatch(false);
+        return false;
+    }
+    const auto current = lease(runId);
+    if (current && current->alive && !(current->pid == ownPid() && current->host == hostName())) {
+        if (holder)
+            *holder = *current;
+        m_lastError = QStringLiteral("run %1 is driven by another process: %2").arg(runId).arg(current->describe());
+        endBatch(false);
+        return false;
+    }
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now WHERE id=:id"));
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+    q.bindValue(QStringLiteral(":now"), now());
+    q.bindValue(QStringLiteral(":id"), runId);
+    if (!q.exec())
+        fail(q.lastError());
+    return endBatch(true);
+}
+
+bool RunStore::heartbeat(qint64 runId)
+{
+    if (doomed())
+        return false;
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_heartbeat=:now WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
+    q.bindValue(QStringLiteral(":now"), now());
+    q.bindValue(QStringLiteral(":id"), runId);
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+    if (!q.exec()) {
+        fail(q.lastError());
+        return false;
+    }
+    if (q.numRowsAffected() != 1) {
+        m_lastError = QStringLiteral("run %1: this process no longer holds the run's lease").arg(runId);
+        return false;
+    }
+    return true;
+}
+
+bool RunStore::releaseLease(qint64 runId)
+{
+    if (doomed())
+        return false;
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
+    q.bindValue(QStringLiteral(":id"), runId);
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+    if (!q.exec()) {
+        fail(q.lastError());
+        return false;
+    }
+    return true;
+}
+
+bool RunStore::isInterrupted(const RunInfo &run)
+{
+    if (run.state != RunState::Running)
+        return false;
+    const auto l = lease(run.id);
+    return !l || !l->alive;
+}
+
+QString RunStore::displayState(const RunInfo &run)
+{
+    return isInterrupted(run) ? QStringLiteral("interrupted") : toString(run.state);
+}
+
 std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
 {
     QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
@@ -715,14 +1065,14 @@ QList<RunStore::ModelUsage> RunStore::usageByModel(qint64 runId)
     QList<ModelUsage> out;
     QSqlQuery &q = query(QStringLiteral(
         "SELECT provider || '::' || model, count(*), sum(status = 'error'), sum(tokens_in), sum(tokens_out), sum(usd), sum(latency_ms) "
-        "FROM llm_calls WHERE run_id = :run AND status != 'cached' GROUP BY provider, model ORDER BY sum(usd) DESC, count(*) DESC"));
+        "FROM llm_calls WHERE run_id = :run AND status NOT IN ('cached', 'in_flight', 'unconfirmed') GROUP BY provider, model ORDER BY sum(usd) DESC, count(*) DESC"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (q.exec()) {
         while (q.next())
             out << ModelUsage{q.value(0).toString(), q.value(1).toLongLong(), q.value(2).toLongLong(), q.value(3).toLongLong(),
                               q.value(4).toLongLong(), q.value(5).toDouble(), q.value(6).toDouble()};
     } else {
-        m_lastError = q.lastError().text();
+        fail(q.lastError());
     }
     q.finish();
     return out;

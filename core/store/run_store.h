@@ -3,9 +3,11 @@
 #include "model/candidate.h"
 #include "model/eval_result.h"
 #include "model/llm_call.h"
+#include "model/run_lease.h"
 #include "model/run_info.h"
 
 #include <QList>
+#include <QSqlError>
 #include <QSqlQuery>
 #include <QString>
 
@@ -22,7 +24,7 @@ namespace autocomp {
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 2;
+    static constexpr int SchemaVersion = 4;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -31,17 +33,35 @@ public:
     // Opens or creates the database. Never overwrites a file that is not a store of ours, is corrupt,
     // or has a newer schema: returns null and a message naming the file instead.
     static std::unique_ptr<RunStore> open(const QString &path, QString *error);
+    struct OpenOptions {
+        // Create the file (and its folders) when missing; otherwise a missing store is an error.
+        bool create = true;
+        // With create: also make missing folders (otherwise a missing folder is an error).
+        bool createFolders = true;
+        // A store that cannot be written (file or folder permissions, a read-only file system) is opened
+        // read-only for browsing and export, with readOnlyNote() saying why; otherwise that is an error.
+        bool allowReadOnly = false;
+    };
+    static std::unique_ptr<RunStore> open(const QString &path, const OpenOptions &options, QString *error);
     // AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
     static QString defaultPath();
 
     QString path() const { return m_path; }
+    // The last failed write or read, classified: "disk full: PATH: ...", "read-only: ...", "I/O error: ...",
+    // "permission denied: ...", "busy: ...", or SQLite's own words.
     QString lastError() const { return m_lastError; }
+    bool isReadOnly() const { return m_readOnly; }
+    // Why the store was opened read-only; empty when it is writable.
+    QString readOnlyNote() const { return m_readOnlyNote; }
 
     // Groups the writes until the matching endBatch() into one transaction, so a burst of writes costs one
     // commit and becomes visible (and durable) at once. Batches nest (inner ones are savepoints); endBatch(false)
     // undoes only the innermost batch. Commits when the outermost batch ends.
+    // A write that fails inside a batch dooms it: the outermost endBatch() then rolls everything back and
+    // returns false, so a batch is stored whole or not at all.
     bool beginBatch();
     bool endBatch(bool ok = true);
+    bool inBatch() const { return m_batchDepth > 0; }
     class Batch
     {
     public:
@@ -76,6 +96,28 @@ public:
     QList<LlmCall> llmCallsForCandidate(qint64 candidateId);
     // A successful earlier response for the same request hash (any run), for resume and caching.
     std::optional<LlmCall> cachedResponse(const QString &requestHash);
+    // The same, restricted to one run (runId > 0): answers are reused per run and position unless a run
+    // asks for reuse across runs (llm.reuse_answers: across_runs).
+    std::optional<LlmCall> cachedResponse(const QString &requestHash, qint64 runId);
+    // Finishes a call recorded before it was sent (status "in_flight") with its outcome.
+    bool completeLlmCall(const LlmCall &call);
+    // Calls of a run that were sent but whose outcome never arrived (the process was killed or stopped while
+    // they were in flight): the provider may have billed them. Their usd is an estimate.
+    QList<LlmCall> unconfirmedCalls(qint64 runId);
+    // Marks a run's calls left "in_flight" by a process that is gone as "unconfirmed".
+    bool settleInFlightCalls(qint64 runId);
+
+    // The run lease: one process drives a run. acquireLease() takes a free lease, or one whose owner is gone,
+    // for this process; when another live process holds it, returns false with that holder in *holder.
+    bool acquireLease(qint64 runId, RunLease *holder);
+    // Renews this process's lease; false when it no longer holds it (taken over) or the write failed.
+    bool heartbeat(qint64 runId);
+    bool releaseLease(qint64 runId);
+    std::optional<RunLease> lease(qint64 runId);
+    // A run recorded as running whose driving process is gone (killed, crashed): shown as "interrupted".
+    bool isInterrupted(const RunInfo &run);
+    // The state to show: toString(run.state), or "interrupted" for a running run nobody drives.
+    QString displayState(const RunInfo &run);
     QList<StepResult> evaluationSteps(qint64 candidateId);
 
     // LLM usage of a run per provider::model (paid calls only; answers reused from the cache cost nothing).
@@ -93,6 +135,8 @@ public:
 private:
     RunStore() = default;
     bool migrate(QString *error);
+    // Records a failed statement: the classified message, and dooms the enclosing batch.
+    void fail(const QSqlError &error);
     bool exec(const QString &sql);
     QSqlQuery &query(const QString &sql);
 
@@ -101,6 +145,11 @@ private:
     QString m_lastError;
     std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_queries;
     int m_batchDepth = 0;
+    bool m_batchFailed = false;
+    int m_beginFailedDepth = 0; // the batch level whose BEGIN/SAVEPOINT failed, 0 when none
+    bool doomed() const { return m_batchDepth > 0 && m_batchFailed; }
+    bool m_readOnly = false;
+    QString m_readOnlyNote;
 };
 
 } // namespace autocomp

@@ -373,8 +373,8 @@ void TestLlmClient::oversizedAnswerIsCut()
     const LlmResponse &r = reply->response();
     QVERIFY(!r.ok);
     QVERIFY(r.text.isEmpty());
-    QVERIFY2(r.error.contains(u"exceeded"_s), qPrintable(r.error));
-    QVERIFY(r.partial.size() <= 4096);
+    QVERIFY2(r.error.contains(u"cut off"_s) || r.error.contains(u"exceeded"_s), qPrintable(r.error));
+    QVERIFY(r.partial.isEmpty());
     QCOMPARE(m_server->requestCount(), 1); // never sent again: it would grow the same way
     QCOMPARE(m_client->inFlight(), 0);
     reply->deleteLater();

@@ -43,6 +43,9 @@ void compareConfigs(const RunConfig &actual, const RunConfig &expected)
     QCOMPARE(actual.evaluation.sandbox, expected.evaluation.sandbox);
     QCOMPARE(actual.evaluation.keepWorkdirs, expected.evaluation.keepWorkdirs);
     QCOMPARE(actual.evaluation.benchIsolation, expected.evaluation.benchIsolation);
+    QCOMPARE(actual.llm.maxAnswerBytes, expected.llm.maxAnswerBytes);
+    QCOMPARE(actual.llm.maxPromptBytes, expected.llm.maxPromptBytes);
+    QCOMPARE(actual.llm.reuseAcrossRuns, expected.llm.reuseAcrossRuns);
     QCOMPARE(actual.evaluation.profile, expected.evaluation.profile);
 }
 
@@ -99,7 +102,7 @@ void TestRunConfig::defaultsMatchDesign()
 void TestRunConfig::minimalYamlGetsDefaults()
 {
     QStringList errors;
-    const auto c = RunConfig::fromYaml("problem: gemm\nmodels: {plan: [\"vllm::qwen\"]}\n", FileName, &errors);
+    const auto c = RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::qwen\"]}\n", FileName, &errors);
     QVERIFY2(c, qPrintable(errors.join(u'\n')));
     QVERIFY(errors.isEmpty());
     QCOMPARE(c->target, u"cpu"_s);
@@ -150,6 +153,9 @@ void TestRunConfig::roundTrip_data()
     full.evaluation.keepWorkdirs = true;
     full.evaluation.benchIsolation = u"exclusive"_s;
     full.evaluation.profile = true;
+    full.llm.maxAnswerBytes = 100000;
+    full.llm.maxPromptBytes = 50000;
+    full.llm.reuseAcrossRuns = true;
     QTest::newRow("every field set") << full;
 
     RunConfig quoted = minimalConfig();
@@ -218,6 +224,12 @@ void TestRunConfig::errorsNameFileAndLine_data()
     QTest::newRow("YAML syntax error") << QByteArray(head + "search: {iterations: 3\nbudget: {}\n") << 5 << u"syntax"_s;
     QTest::newRow("missing problem") << QByteArray("target: cpu\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1
                                      << u"problem"_s;
+    // A configuration without a target is an error, not a silent cpu run.
+    QTest::newRow("missing target") << QByteArray("problem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1 << u"'target'"_s;
+    QTest::newRow("negative max_llm_calls") << QByteArray(head + "budget: {max_llm_calls: -1}\n") << 4 << u"budget.max_llm_calls"_s;
+    QTest::newRow("negative max_hours") << QByteArray(head + "budget:\n  max_hours: -1\n") << 5 << u"budget.max_hours"_s;
+    QTest::newRow("unknown answer reuse") << QByteArray(head + "llm: {reuse_answers: always}\n") << 4 << u"llm.reuse_answers"_s;
+    QTest::newRow("tiny answer limit") << QByteArray(head + "llm:\n  max_answer_bytes: 10\n") << 5 << u"llm.max_answer_bytes"_s;
     QTest::newRow("dropout above 1") << QByteArray(head + "search:\n  iterations: 3\n  menu_dropout: 1.5\n") << 6
                                      << u"menu_dropout"_s;
     QTest::newRow("dropout negative") << QByteArray(head + "search: {menu_dropout: -0.1}\n") << 4 << u"menu_dropout"_s;
@@ -286,7 +298,7 @@ void TestRunConfig::slackFor()
     QFETCH(int, iteration);
     QFETCH(double, expected);
 
-    QByteArray yaml = "problem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n";
+    QByteArray yaml = "target: cpu\nproblem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n";
     if (!slackYaml.isEmpty())
         yaml += "search: {parent_slack: " + slackYaml + "}\n";
     QStringList errors;

@@ -1,0 +1,15 @@
+#include "model/run_lease.h"
+
+namespace autocomp {
+
+QString RunLease::describe() const
+{
+    if (!held())
+        return QStringLiteral("no process");
+    const qint64 age = heartbeat.isValid() ? heartbeat.secsTo(QDateTime::currentDateTimeUtc()) : -1;
+    return QStringLiteral("pid %1 on %2, heartbeat %3")
+        .arg(pid)
+        .arg(host, age < 0 ? QStringLiteral("never") : QStringLiteral("%1 s ago").arg(qMax<qint64>(0, age)));
+}
+
+} // namespace autocomp
