@@ -1,6 +1,7 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
 #include "cli_keys.h"
 #include "eval/evaluator.h"
+#include "model/metric_units.h"
 #include "model/repository.h"
 #include "model/run_config.h"
 #include "search/run_setup.h"
@@ -113,9 +114,19 @@ std::unique_ptr<RunStore> openStore(const Args &args)
     return store;
 }
 
+// The unit the run's target declares for its metric (backend.yaml `unit:`).
+QString runUnit(const RunInfo &r)
+{
+    QString error;
+    if (const auto target = Repository().target(r.target, &error); target && target->metric == r.metric)
+        return target->metricUnit;
+    return MetricUnits::declared(r.metric);
+}
+
 QJsonObject runJson(const RunInfo &r)
 {
-    return {{QStringLiteral("run_id"), r.id},
+    const QString unit = runUnit(r);
+    QJsonObject o{{QStringLiteral("run_id"), r.id},
             {QStringLiteral("target"), r.target},
             {QStringLiteral("problem"), r.problem},
             {QStringLiteral("agent"), r.agent},
@@ -126,13 +137,20 @@ QJsonObject runJson(const RunInfo &r)
             {QStringLiteral("iteration"), r.iteration},
             {QStringLiteral("metric"), r.metric},
             {QStringLiteral("best_candidate"), r.bestCandidateId},
-            {QStringLiteral("baseline_ms"), r.baselineScore},
-            {QStringLiteral("best_ms"), r.bestScore},
+            {QStringLiteral("unit"), unit},
+            {QStringLiteral("baseline_score"), r.baselineScore},
+            {QStringLiteral("best_score"), r.bestScore},
             {QStringLiteral("speedup"), r.speedup()},
             {QStringLiteral("llm_calls"), r.llmCalls},
             {QStringLiteral("tokens_in"), r.tokensIn},
             {QStringLiteral("tokens_out"), r.tokensOut},
             {QStringLiteral("usd"), r.usd}};
+    // The keys of earlier versions, kept where they are true: only for a metric in milliseconds.
+    if (unit == QLatin1String("ms")) {
+        o.insert(QStringLiteral("baseline_ms"), r.baselineScore);
+        o.insert(QStringLiteral("best_ms"), r.bestScore);
+    }
+    return o;
 }
 
 QJsonObject candidateJson(const Candidate &c, bool full)
@@ -398,7 +416,7 @@ int cmdEval(const Args &args)
         out() << "status: " << result.status << (result.correct ? " (correct)" : " (not correct)") << '\n';
         const double value = result.metricValue(target->metric);
         if (!std::isnan(value))
-            out() << target->metric << ": " << value << ' ' << target->metricUnit << '\n';
+            out() << target->metric << ": " << QString::number(value, 'g', 12) << ' ' << target->metricUnit << '\n';
         for (const QString &f : result.feedback)
             out() << "feedback: " << f << '\n';
         for (const QString &f : result.flags)
@@ -515,6 +533,9 @@ int cmdExport(const Args &args)
     auto store = openStore(args);
     if (!store)
         return ExitError;
+    // The run's target declares its metric's unit for the exports (MetricUnits).
+    if (const auto run = store->run(runId))
+        runUnit(*run);
     if (format == QLatin1String("schedule")) {
         const auto run = store->run(runId);
         if (!run || run->schedule.isEmpty()) {
@@ -577,11 +598,21 @@ int cmdList(const Args &args)
     const QString what = args.positional.at(0);
     QStringList names;
     if (what == QLatin1String("targets")) {
+        // Each target's state: available, absent (with the programs it lacks) or invalid.
         for (const QString &name : repository.targetNames()) {
             QString error;
             const auto t = repository.target(name, &error);
-            out() << name << (t ? QStringLiteral("  %1 (needs %2)").arg(t->description, t->requires_) : QStringLiteral("  invalid: ") + error)
-                  << '\n';
+            if (!t) {
+                out() << name << "  invalid: " << error << '\n';
+                continue;
+            }
+            const QStringList missing = t->missingPrograms();
+            out() << name << (missing.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  absent")) << "  " << t->description
+                  << "  [metric " << t->metric << ", " << t->metricUnit << "]\n";
+            if (!missing.isEmpty())
+                out() << "    missing: " << missing.join(QLatin1String(", ")) << '\n';
+            if (!t->requires_.isEmpty())
+                out() << "    needs: " << t->requires_ << '\n';
         }
     } else if (what == QLatin1String("problems")) {
         const QStringList targets = args.positional.size() > 1 ? QStringList{args.positional.at(1)} : repository.targetNames();
