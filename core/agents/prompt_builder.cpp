@@ -6,6 +6,8 @@
 #include <QJsonObject>
 #include <QStringList>
 
+#include <cmath>
+
 namespace autocomp {
 
 namespace {
@@ -44,6 +46,9 @@ QString unitFor(const QString &metric)
 
 QString fmt(double v)
 {
+    // Counts (instructions, cycles) are exact integers: all their digits; measurements get four.
+    if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15)
+        return QString::number(static_cast<qint64>(v));
     return QString::number(v, 'g', 4);
 }
 
