@@ -358,6 +358,11 @@ int cmdEval(const Args &args)
         err() << "autocomp: " << error << Qt::endl;
         return ExitError;
     }
+    // An absent target evaluates nothing (the evaluator would only report the same as an error).
+    if (!target->available()) {
+        err() << "autocomp: " << target->absenceReason() << Qt::endl;
+        return ExitError;
+    }
     QFile file(codePath);
     if (!file.open(QIODevice::ReadOnly)) {
         err() << "autocomp: " << codePath << ": cannot read: " << file.errorString() << Qt::endl;
