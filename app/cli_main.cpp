@@ -538,9 +538,9 @@ int cmdExport(const Args &args)
     auto store = openStore(args);
     if (!store)
         return ExitError;
-    // The run's target declares its metric's unit for the exports (MetricUnits).
+    // Loading the run's target declares its metric's unit (MetricUnits), which the exports write.
     if (const auto run = store->run(runId))
-        runUnit(*run);
+        Repository().target(run->target, nullptr);
     if (format == QLatin1String("schedule")) {
         const auto run = store->run(runId);
         if (!run || run->schedule.isEmpty()) {

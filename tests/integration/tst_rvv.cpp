@@ -317,6 +317,20 @@ private Q_SLOTS:
         QCOMPARE(correct, 1);
         QCOMPARE(incorrect, 1);
 
+        // The export carries the unit with the metric.
+        const QString exported = m_dir.filePath(QStringLiteral("run.jsonl"));
+        QProcess exporter;
+        exporter.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("export"), QString::number(runId), QStringLiteral("--format"),
+                                                              QStringLiteral("jsonl"), QStringLiteral("--out"), exported, QStringLiteral("--store"), storePath});
+        QVERIFY(exporter.waitForFinished(60000));
+        QVERIFY2(exporter.exitCode() == 0, exporter.readAllStandardError().constData());
+        QFile jsonl(exported);
+        QVERIFY(jsonl.open(QIODevice::ReadOnly));
+        const QJsonObject runLine = QJsonDocument::fromJson(jsonl.readLine()).object();
+        QCOMPARE(runLine.value(QStringLiteral("type")).toString(), QStringLiteral("run"));
+        QCOMPARE(runLine.value(QStringLiteral("metric")).toString(), QStringLiteral("instructions"));
+        QCOMPARE(runLine.value(QStringLiteral("unit")).toString(), QStringLiteral("instructions"));
+
         // The plan prompts: the rvv agent's material, how the target measures, and the parent's
         // count with its unit and the plugin's feedback.
         int planPrompts = 0;
