@@ -8,6 +8,7 @@
 //   - the count is deterministic: five evaluations of one candidate give identical counts, even for
 //     a kernel whose path depends on the data;
 //   - the lint and the object gate reject counter reads and system calls, however they are spelled;
+//   - the agent's code examples compile for the target;
 //   - a whole `autocomp run` on rvv/gemm against the local LLM server finds the faster candidate,
 //     and its prompts carry the rvv agent and the instruction-count feedback with its unit.
 #include "fake_llm_server.h"
@@ -207,6 +208,30 @@ private Q_SLOTS:
         QVERIFY2(QJsonDocument(feedback).toJson().contains(QByteArray("hot block in " + problem.toUtf8())), describe(fast).constData());
         qInfo("%s: start %.0f instructions, hand-vectorized %.0f (%.1fx fewer)", qPrintable(problem), startCount, fastCount,
               startCount / fastCount);
+    }
+
+    // The agent's code examples are real code: each compiles for the target as a candidate would.
+    void agentExamplesCompile()
+    {
+        if (!m_absent.isEmpty())
+            QSKIP(qPrintable(m_absent));
+        QFile file(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/agents/rvv/code_examples.md"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(file.readAll());
+        const QRegularExpression block(QStringLiteral("```cpp\\n(.*?)```"), QRegularExpression::DotMatchesEverythingOption);
+        int compiled = 0;
+        for (auto it = block.globalMatch(text); it.hasNext();) {
+            const QString source = writeFile(QStringLiteral("example-%1.cpp").arg(compiled), it.next().captured(1).toUtf8());
+            QVERIFY(!source.isEmpty());
+            QProcess cc;
+            cc.start(QStringLiteral("clang++-16"), {QStringLiteral("--target=riscv64-linux-gnu"), QStringLiteral("-march=rv64gcv_zvl256b"),
+                                                    QStringLiteral("-O2"), QStringLiteral("-std=c++17"), QStringLiteral("-Wall"), QStringLiteral("-Werror"),
+                                                    QStringLiteral("-c"), source, QStringLiteral("-o"), source + QStringLiteral(".o")});
+            QVERIFY(cc.waitForFinished(120000));
+            QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
+            ++compiled;
+        }
+        QVERIFY(compiled >= 3);
     }
 
     void countIsIdenticalAcrossEvaluations()
