@@ -2,6 +2,7 @@
 #include "cli_keys.h"
 #include "cli_run_control.h"
 #include "eval/evaluator.h"
+#include "model/metric_units.h"
 #include "model/repository.h"
 #include "model/run_config.h"
 #include "search/run_setup.h"
@@ -226,9 +227,19 @@ std::unique_ptr<RunStore> openStore(const Args &args, cli::StoreUse use)
     return cli::openStore(storePath(args), use, err());
 }
 
+// The unit the run's target declares for its metric (backend.yaml `unit:`).
+QString runUnit(const RunInfo &r)
+{
+    QString error;
+    if (const auto target = Repository().target(r.target, &error); target && target->metric == r.metric)
+        return target->metricUnit;
+    return MetricUnits::declared(r.metric);
+}
+
 QJsonObject runJson(const RunInfo &r)
 {
-    return {{QStringLiteral("run_id"), r.id},
+    const QString unit = runUnit(r);
+    QJsonObject o{{QStringLiteral("run_id"), r.id},
             {QStringLiteral("target"), r.target},
             {QStringLiteral("problem"), r.problem},
             {QStringLiteral("agent"), r.agent},
@@ -239,13 +250,20 @@ QJsonObject runJson(const RunInfo &r)
             {QStringLiteral("iteration"), r.iteration},
             {QStringLiteral("metric"), r.metric},
             {QStringLiteral("best_candidate"), r.bestCandidateId},
-            {QStringLiteral("baseline_ms"), r.baselineScore},
-            {QStringLiteral("best_ms"), r.bestScore},
+            {QStringLiteral("unit"), unit},
+            {QStringLiteral("baseline_score"), r.baselineScore},
+            {QStringLiteral("best_score"), r.bestScore},
             {QStringLiteral("speedup"), r.speedup()},
             {QStringLiteral("llm_calls"), r.llmCalls},
             {QStringLiteral("tokens_in"), r.tokensIn},
             {QStringLiteral("tokens_out"), r.tokensOut},
             {QStringLiteral("usd"), r.usd}};
+    // The keys of earlier versions, kept where they are true: only for a metric in milliseconds.
+    if (unit == QLatin1String("ms")) {
+        o.insert(QStringLiteral("baseline_ms"), r.baselineScore);
+        o.insert(QStringLiteral("best_ms"), r.bestScore);
+    }
+    return o;
 }
 
 QJsonObject candidateJson(const Candidate &c, bool full)
@@ -486,6 +504,11 @@ int cmdEval(const Args &args)
         err() << "autocomp: " << error << Qt::endl;
         return ExitError;
     }
+    // An absent target evaluates nothing (the evaluator would only report the same as an error).
+    if (!target->available()) {
+        err() << "autocomp: " << target->absenceReason() << Qt::endl;
+        return ExitError;
+    }
     QFile file(codePath);
     if (!file.open(QIODevice::ReadOnly)) {
         err() << "autocomp: " << codePath << ": cannot read: " << file.errorString() << Qt::endl;
@@ -544,7 +567,7 @@ int cmdEval(const Args &args)
         out() << "status: " << result.status << (result.correct ? " (correct)" : " (not correct)") << '\n';
         const double value = result.metricValue(target->metric);
         if (!std::isnan(value))
-            out() << target->metric << ": " << value << ' ' << target->metricUnit << '\n';
+            out() << target->metric << ": " << QString::number(value, 'g', 12) << ' ' << target->metricUnit << '\n';
         for (const QString &f : result.feedback)
             out() << "feedback: " << f << '\n';
         for (const QString &f : result.flags)
@@ -669,6 +692,9 @@ int cmdExport(const Args &args)
     auto store = openStore(args, cli::StoreUse::Read);
     if (!store)
         return ExitError;
+    // Loading the run's target declares its metric's unit (MetricUnits), which the exports write.
+    if (const auto run = store->run(runId))
+        Repository().target(run->target, nullptr);
     if (format == QLatin1String("schedule")) {
         const auto run = store->run(runId);
         if (!run || run->schedule.isEmpty()) {
@@ -731,11 +757,21 @@ int cmdList(const Args &args)
     const QString what = args.positional.at(0);
     QStringList names;
     if (what == QLatin1String("targets")) {
+        // Each target's state: available, absent (with the programs it lacks) or invalid.
         for (const QString &name : repository.targetNames()) {
             QString error;
             const auto t = repository.target(name, &error);
-            out() << name << (t ? QStringLiteral("  %1 (needs %2)").arg(t->description, t->requires_) : QStringLiteral("  invalid: ") + error)
-                  << '\n';
+            if (!t) {
+                out() << name << "  invalid: " << error << '\n';
+                continue;
+            }
+            const QStringList missing = t->missingPrograms();
+            out() << name << (missing.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  absent")) << "  " << t->description
+                  << "  [metric " << t->metric << ", " << t->metricUnit << "]\n";
+            if (!missing.isEmpty())
+                out() << "    missing: " << missing.join(QLatin1String(", ")) << '\n';
+            if (!t->requires_.isEmpty())
+                out() << "    needs: " << t->requires_ << '\n';
         }
     } else if (what == QLatin1String("problems")) {
         const QStringList targets = args.positional.size() > 1 ? QStringList{args.positional.at(1)} : repository.targetNames();

@@ -2,6 +2,7 @@
 #include "main_window.h"
 #include "settings.h"
 #include "theme.h"
+#include "model/repository.h"
 #include "store/run_store.h"
 
 #include <QApplication>
@@ -150,6 +151,12 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    // Every shipped target declares its metric's unit (MetricUnits) before the first run is listed.
+    {
+        const autocomp::Repository repository;
+        for (const QString &name : repository.targetNames())
+            repository.target(name, nullptr);
+    }
     autocomp::MainWindow window(std::move(store));
     window.show();
     if (candidateId != 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones; prints what it
 # installs. Idempotent and quiet when everything is present.
-#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--list]
+#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--list]
 #   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
@@ -28,6 +28,11 @@ test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick zlib1g-dev tin
 # To build the .deb and .tar.gz (dpkg-shlibdeps and file for the .deb's Depends, rsvg-convert for
 # the PNG icons) and to check them (packaging/lint-packages.sh).
 packaging_pkgs=(dpkg-dev file librsvg2-bin desktop-file-utils appstream lintian man-db)
+# Optional, for the rvv target (backends/rvv): clang 16 cross-compiles the RVV 1.0 intrinsics against
+# the riscv64 GNU sysroot and binutils of g++-riscv64-linux-gnu (GCC 12 has no <riscv_vector.h>),
+# qemu-user runs the worker (its qemu-riscv64 loads TCG plugins), gcc builds the counting plugin.
+# Without them `autocomp targets` lists rvv as absent and its tests skip.
+rvv_pkgs=(clang-16 g++-riscv64-linux-gnu qemu-user gcc)
 
 want=()
 list=0
@@ -37,6 +42,7 @@ for arg in "$@"; do
     --runtime) want+=("${runtime_pkgs[@]}") ;;
     --test) want+=("${test_pkgs[@]}") ;;
     --packaging) want+=("${packaging_pkgs[@]}") ;;
+    --rvv) want+=("${rvv_pkgs[@]}") ;;
     --list) list=1 ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;

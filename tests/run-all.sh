@@ -4,7 +4,8 @@
 # left to `ctest --preset bench`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packaging/install-deps.sh --build --runtime --test
+# --rvv: the optional rvv target's toolchain, so its tests run rather than skip.
+packaging/install-deps.sh --build --runtime --test --rvv
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 export QT_QPA_PLATFORM=offscreen

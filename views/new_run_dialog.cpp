@@ -67,6 +67,18 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_target = new QComboBox;
     m_target->setObjectName(QStringLiteral("targetCombo"));
     m_target->addItems(m_repository.targetNames());
+    m_targetState = new QLabel;
+    m_targetState->setObjectName(QStringLiteral("targetState"));
+    m_targetState->setWordWrap(true);
+    m_targetState->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // Each target's state in its tooltip, so an absent one is seen before it is picked.
+    for (int i = 0; i < m_target->count(); ++i) {
+        QString error;
+        if (const auto t = m_repository.target(m_target->itemText(i), &error))
+            m_target->setItemData(i, t->available() ? tr("available: %1").arg(t->description) : t->absenceReason(), Qt::ToolTipRole);
+        else
+            m_target->setItemData(i, tr("invalid: %1").arg(error), Qt::ToolTipRole);
+    }
     m_problem = new QComboBox;
     m_problem->setObjectName(QStringLiteral("problemCombo"));
     m_agent = new QComboBox;
@@ -127,6 +139,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     auto *what = new QGroupBox(tr("What to optimize"));
     auto *whatForm = new QFormLayout(what);
     whatForm->addRow(tr("&Target:"), m_target);
+    whatForm->addRow(QString(), m_targetState);
     whatForm->addRow(tr("&Problem:"), m_problem);
     whatForm->addRow(tr("&Agent:"), m_agent);
 
@@ -256,6 +269,19 @@ QWidget *NewRunDialog::createModelList(const QString &name, QListWidget **list, 
 void NewRunDialog::targetChanged()
 {
     const QString target = m_target->currentText();
+    {
+        QString error;
+        const auto t = m_repository.target(target, &error);
+        if (!t)
+            m_targetState->setText(tr("Invalid target: %1").arg(error));
+        else if (t->available())
+            m_targetState->setText(tr("Available · metric %1 (%2)%3")
+                                       .arg(t->metric, t->metricUnit, t->measurement.isEmpty() ? QString() : QStringLiteral(" · ") + t->measurement));
+        else
+            m_targetState->setText(tr("Absent on this machine: %1 not found%2")
+                                       .arg(t->missingPrograms().join(QLatin1String(", ")),
+                                            t->requires_.isEmpty() ? QString() : tr(" (needs %1)").arg(t->requires_)));
+    }
     const QString previous = m_problem->currentText();
     {
         const QSignalBlocker blocker(m_problem);

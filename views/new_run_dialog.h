@@ -56,6 +56,7 @@ private:
     QTimer *m_validateTimer;
 
     QComboBox *m_target;
+    QLabel *m_targetState; // available or absent (and what is missing), the metric and its unit
     QComboBox *m_problem;
     QComboBox *m_agent;
     QListWidget *m_planModels = nullptr;

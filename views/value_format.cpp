@@ -1,5 +1,7 @@
 #include "value_format.h"
 
+#include "model/metric_units.h"
+
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLocale>
@@ -11,6 +13,9 @@ namespace autocomp {
 
 QString ValueFormat::unitOfMetric(const QString &metric)
 {
+    // The unit a target declared for this metric (backend.yaml `unit:`) wins over the name's suffix.
+    if (const QString declared = MetricUnits::declared(metric); !declared.isEmpty())
+        return declared;
     const QString name = metric.toLower();
     struct Suffix {
         const char *suffix;

@@ -9,7 +9,8 @@ namespace autocomp {
 class ValueFormat
 {
 public:
-    // "latency_ms" -> "ms", "throughput_gflops" -> "GFLOP/s"; empty when the name carries no unit.
+    // The unit a loaded target declared for the metric (MetricUnits), else from its name:
+    // "latency_ms" -> "ms", "throughput_gflops" -> "GFLOP/s"; empty when neither says.
     static QString unitOfMetric(const QString &metric);
     // A metric value with its unit, e.g. "1.234 ms".
     static QString score(double value, const QString &metric);

@@ -6,6 +6,8 @@
 #include <QJsonObject>
 #include <QStringList>
 
+#include <cmath>
+
 namespace autocomp {
 
 namespace {
@@ -44,6 +46,9 @@ QString unitFor(const QString &metric)
 
 QString fmt(double v)
 {
+    // Counts (instructions, cycles) are exact integers: all their digits; measurements get four.
+    if (std::isfinite(v) && v == std::floor(v) && std::abs(v) < 1e15)
+        return QString::number(static_cast<qint64>(v));
     return QString::number(v, 'g', 4);
 }
 
@@ -61,12 +66,13 @@ QString rulesSection(const Agent &agent, bool planning)
 
 } // namespace
 
-QString PromptBuilder::describeMetrics(const QJsonObject &metrics, const QString &primaryMetric)
+QString PromptBuilder::describeMetrics(const QJsonObject &metrics, const QString &primaryMetric, const QString &primaryUnit)
 {
     QStringList parts;
     auto describe = [&](const QString &name) {
         const QJsonValue v = metrics.value(name);
-        const QString unit = unitFor(name);
+        // The target's declared unit for its metric; the others' from their names.
+        const QString unit = name == primaryMetric && !primaryUnit.isEmpty() ? primaryUnit : unitFor(name);
         if (v.isObject()) {
             const QJsonObject o = v.toObject();
             QString text = QStringLiteral("%1: median %2 %3").arg(name, fmt(o.value(QStringLiteral("median")).toDouble()), unit);
@@ -130,11 +136,23 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
     QString context = problem.description + QLatin1Char('\n');
     if (!problem.signature.isEmpty())
         context += QStringLiteral("Signature: `") + problem.signature + QStringLiteral("`\n");
+    if (!problem.shapes.isEmpty())
+        context += QStringLiteral("Shapes checked: `%1`; measured at `%2`.\n")
+                       .arg(problem.shapesArgument().replace(QLatin1Char(';'), QLatin1String("`, `")), problem.shapeArgument(problem.benchShape));
     context += problem.context;
     out += section(QStringLiteral("Problem: ") + problem.name, context);
     out += section(QStringLiteral("Current code"), codeBlock(target, in.parent->code));
 
-    QString perf = QStringLiteral("Measured on the target hardware: ") + describeMetrics(in.parent->metrics, target.metric) + QStringLiteral(".\n");
+    // The target says how it measures (e.g. instruction counts under an emulator); else hardware.
+    QString perf = target.measurement.isEmpty() ? QStringLiteral("Measured on the target hardware: ")
+                                                : target.measurement.trimmed() + QStringLiteral("\nMeasured: ");
+    perf += describeMetrics(in.parent->metrics, target.metric, target.metricUnit) + QStringLiteral(".\n");
+    if (!target.settings.isEmpty()) {
+        QStringList settings;
+        for (const auto &setting : target.settings)
+            settings << setting.first + QLatin1Char('=') + setting.second;
+        perf += QStringLiteral("Target settings: ") + settings.join(QLatin1String(", ")) + QStringLiteral(".\n");
+    }
     if (in.feedback && !in.parent->feedback.isEmpty())
         perf += QStringLiteral("\nHardware feedback:\n") + bullets(in.parent->feedback);
     out += section(QStringLiteral("Performance of the current code"), perf);
@@ -175,6 +193,9 @@ QString PromptBuilder::codePrompt(const Agent &agent, const Problem &problem, co
     QString context = problem.description + QLatin1Char('\n');
     if (!problem.signature.isEmpty())
         context += QStringLiteral("Signature: `") + problem.signature + QStringLiteral("`\n");
+    if (!problem.shapes.isEmpty())
+        context += QStringLiteral("Shapes checked: `%1`; measured at `%2`.\n")
+                       .arg(problem.shapesArgument().replace(QLatin1Char(';'), QLatin1String("`, `")), problem.shapeArgument(problem.benchShape));
     context += problem.context;
     out += section(QStringLiteral("Problem: ") + problem.name, context);
     out += section(QStringLiteral("Current code"), codeBlock(target, parentCode));

@@ -44,7 +44,8 @@ public:
                              const QString &plan, const QString &errorLog);
 
     // "latency_ms: median 1.23 ms (mean 1.25, min 1.20, p99 1.40, n=57); gflops: 88.1 GFLOP/s"
-    static QString describeMetrics(const QJsonObject &metrics, const QString &primaryMetric);
+    // `primaryUnit`: the target's declared unit for primaryMetric (backend.yaml `unit:`).
+    static QString describeMetrics(const QJsonObject &metrics, const QString &primaryMetric, const QString &primaryUnit = QString());
     // Cuts each line to `lineLimit` characters and the whole to `maxLines` lines (head and tail kept).
     static QString trimLog(const QString &log, int lineLimit = 400, int maxLines = 80);
 };

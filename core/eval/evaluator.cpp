@@ -348,13 +348,21 @@ QString Evaluator::machineId()
     return s_id;
 }
 
+QStringList Evaluator::placeholderNames()
+{
+    // Per evaluation (EvalJob::placeholders), per judged step (ProcessRunner::startJudged), then expand().
+    return {QStringLiteral("candidate"),   QStringLiteral("workdir"),     QStringLiteral("judgedir"),     QStringLiteral("baseline"),
+            QStringLiteral("seed"),        QStringLiteral("channels"),    QStringLiteral("worker_pids"),  QStringLiteral("backend_dir"),
+            QStringLiteral("problem_dir"), QStringLiteral("problem"),     QStringLiteral("entry"),        QStringLiteral("reference"),
+            QStringLiteral("shapes"),      QStringLiteral("bench_shape"), QStringLiteral("tolerance"),    QStringLiteral("allow_libraries"),
+            QStringLiteral("allow_threads"), QStringLiteral("libraries"), QStringLiteral("libraries_csv"), QStringLiteral("shape_ranges"),
+            QStringLiteral("random_shapes"), QStringLiteral("cache_dir"), QStringLiteral("machine"),      QStringLiteral("target"),
+            QStringLiteral("sources_hash"), QStringLiteral("backend_hash"), QStringLiteral("env:NAME")};
+}
+
 QString Evaluator::expand(QString out, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
 {
-    const QString benchShape = problem.shapes.isEmpty() ? QString() : [&] {
-        Problem one = problem;
-        one.shapes = {problem.shapes.value(problem.benchShape)};
-        return one.shapesArgument();
-    }();
+    const QString benchShape = problem.shapeArgument(problem.benchShape);
     for (auto it = extra.cbegin(); it != extra.cend(); ++it)
         out.replace(QLatin1Char('{') + it.key() + QLatin1Char('}'), it.value());
     out.replace(QLatin1String("{backend_dir}"), target.dir);
@@ -377,6 +385,9 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
         out.replace(QLatin1String("{sources_hash}"), sourcesHash(target, problem));
     if (out.contains(QLatin1String("{backend_hash}")))
         out.replace(QLatin1String("{backend_hash}"), sourcesHash(target, Problem{}));
+    // Target settings (backend.yaml `settings:`), e.g. {vlen}.
+    for (const auto &setting : target.settings)
+        out.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);
     // {env:NAME}: a tool location given by the environment (e.g. a compiler or a test double).
     static const QRegularExpression s_env(QStringLiteral("\\{env:([A-Za-z_][A-Za-z0-9_]*)\\}"));
     // A name that looks like a secret expands to nothing: no step ever gets one.
@@ -500,6 +511,13 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
             QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
             return job;
         }
+    }
+    if (const QString absent = target.absenceReason(); !absent.isEmpty()) {
+        // Reported as absent, never run: every step would only fail for want of its tools.
+        job->m_result.status = QStringLiteral("error");
+        job->m_result.log = absent;
+        QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+        return job;
     }
     if (!m_configError.isEmpty()) {
         job->m_result.status = QStringLiteral("error");

@@ -104,6 +104,9 @@ public:
     // The environment of every step: the target's `env:` and nothing of this process's.
     static QMap<QString, QString> stepEnvironment(const Target &target, const Problem &problem);
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+    // Every built-in placeholder of a step's arguments, without braces ("env:NAME" for {env:NAME});
+    // a target's settings add their own. docs/targets.md documents each.
+    static QStringList placeholderNames();
     // A step's argument list: each argument expanded, and an argument that is exactly "{libraries}"
     // replaced by -l<name> for each library the problem allows (none when it allows none).
     // The target as this configuration runs it: steps whose `option` is off are left out.

@@ -12,11 +12,16 @@ QString Problem::startCode() const
     return QString::fromUtf8(file.readAll());
 }
 
-static QString shapeToArgument(const QVariantMap &shape)
+// Keys in `order` first (problem.yaml's), then any others (a shape built in code).
+static QString shapeToArgument(const QVariantMap &shape, const QStringList &order)
 {
     QStringList parts;
+    for (const QString &key : order)
+        if (shape.contains(key))
+            parts << key + QLatin1Char('=') + shape.value(key).toString();
     for (auto it = shape.cbegin(); it != shape.cend(); ++it)
-        parts << it.key() + QLatin1Char('=') + it.value().toString();
+        if (!order.contains(it.key()))
+            parts << it.key() + QLatin1Char('=') + it.value().toString();
     return parts.join(QLatin1Char(','));
 }
 
@@ -24,8 +29,15 @@ QString Problem::shapesArgument() const
 {
     QStringList parts;
     for (const QVariantMap &shape : shapes)
-        parts << shapeToArgument(shape);
+        parts << shapeToArgument(shape, shapeKeys);
     return parts.join(QLatin1Char(';'));
+}
+
+QString Problem::shapeArgument(int index) const
+{
+    if (index < 0 || index >= shapes.size())
+        return {};
+    return shapeToArgument(shapes.at(index), shapeKeys);
 }
 
 QString Problem::shapeRangesArgument() const

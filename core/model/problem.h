@@ -3,6 +3,7 @@
 #include <QList>
 #include <QPair>
 #include <QString>
+#include <QStringList>
 #include <QVariantMap>
 
 namespace autocomp {
@@ -21,6 +22,7 @@ struct Problem {
     QString entry;        // the kernel's symbol (problem.yaml `entry`, default: the name)
     QString dtype = QStringLiteral("fp32");
     QList<QVariantMap> shapes; // e.g. {M: 512, N: 512, K: 512}
+    QStringList shapeKeys;     // the shapes' keys in problem.yaml's order (a QVariantMap sorts them)
     int benchShape = 0;         // index into shapes used for timing
     double rtol = 1e-4;
     double atol = 1e-5;
@@ -39,8 +41,10 @@ struct Problem {
     QString shapeRangesArgument() const;
 
     QString startCode() const;
-    // "M=512,N=512,K=512;M=1000,..." for the harness command line.
+    // "M=512,N=512,K=512;M=1000,..." for the harness command line, keys in problem.yaml's order.
     QString shapesArgument() const;
+    // One shape, "M=512,N=512,K=512"; empty for an index out of range.
+    QString shapeArgument(int index) const;
 };
 
 } // namespace autocomp

@@ -1,4 +1,5 @@
 #include "model/repository.h"
+#include "model/metric_units.h"
 #include "model/yaml_reader.h"
 
 #include <QCoreApplication>
@@ -164,6 +165,38 @@ std::optional<Agent> Repository::agent(const QString &name, QString *error) cons
     return loadAgent(dir, error);
 }
 
+QStringList Repository::backendKeys()
+{
+    return {QStringLiteral("name"),     QStringLiteral("description"), QStringLiteral("language"),     QStringLiteral("extension"),
+            QStringLiteral("metric"),   QStringLiteral("unit"),        QStringLiteral("measurement"),  QStringLiteral("requires"),
+            QStringLiteral("available_if"), QStringLiteral("settings"), QStringLiteral("env"),         QStringLiteral("setup"),
+            QStringLiteral("steps")};
+}
+
+QStringList Repository::stepKeys()
+{
+    return {QStringLiteral("name"),   QStringLiteral("run"),        QStringLiteral("timeout_s"),      QStringLiteral("parallel"),
+            QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),   QStringLiteral("option"),
+            QStringLiteral("only_if_exists"), QStringLiteral("role"), QStringLiteral("worker"),        QStringLiteral("baseline_worker"),
+            QStringLiteral("worker_writable")};
+}
+
+QStringList Repository::setupStepKeys()
+{
+    return {QStringLiteral("name"),     QStringLiteral("run"),         QStringLiteral("timeout_s"), QStringLiteral("parallel"),
+            QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"), QStringLiteral("option"),
+            QStringLiteral("only_if_exists"), QStringLiteral("creates")};
+}
+
+QStringList Repository::problemKeys()
+{
+    return {QStringLiteral("name"),       QStringLiteral("description"),   QStringLiteral("signature"),   QStringLiteral("entry"),
+            QStringLiteral("dtype"),      QStringLiteral("start"),         QStringLiteral("reference"),   QStringLiteral("context"),
+            QStringLiteral("shapes"),     QStringLiteral("bench_shape"),   QStringLiteral("shape_ranges"), QStringLiteral("random_shapes"),
+            QStringLiteral("tolerance"),  QStringLiteral("flops"),         QStringLiteral("bytes"),       QStringLiteral("allow_libraries"),
+            QStringLiteral("libraries"),  QStringLiteral("allow_threads")};
+}
+
 std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
 {
     const QString path = dir + QStringLiteral("/backend.yaml");
@@ -176,9 +209,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
     t.dir = QFileInfo(dir).absoluteFilePath();
     t.name = QFileInfo(dir).fileName();
     if (root) {
-        r.checkKeys(*root, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("language"), QStringLiteral("extension"),
-                                QStringLiteral("metric"), QStringLiteral("unit"), QStringLiteral("requires"), QStringLiteral("available_if"),
-                                QStringLiteral("steps"), QStringLiteral("setup"), QStringLiteral("env")});
+        r.checkKeys(*root, {}, backendKeys());
         const YAML::Node &n = *root;
         if (n.IsMap()) {
             if (n["name"])
@@ -195,20 +226,54 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 t.metricUnit = r.string(n["unit"], QStringLiteral("unit")).value_or(t.metricUnit);
             if (n["requires"])
                 t.requires_ = r.string(n["requires"], QStringLiteral("requires")).value_or(QString());
-            if (n["available_if"])
-                t.availabilityCheck = r.string(n["available_if"], QStringLiteral("available_if")).value_or(QString());
+            if (const YAML::Node avail = n["available_if"]) {
+                // One program or a list of them, each a bare name looked up on PATH.
+                if (avail.IsSequence())
+                    t.availableIf = r.stringList(avail, QStringLiteral("available_if")).value_or(QStringList());
+                else if (const auto program = r.string(avail, QStringLiteral("available_if")))
+                    t.availableIf << *program;
+                for (const QString &program : std::as_const(t.availableIf))
+                    if (program.trimmed().isEmpty() || program.contains(QLatin1Char(' ')))
+                        r.error(avail, QStringLiteral("'available_if' names programs to find on PATH, not '%1'").arg(program));
+            }
+            if (const YAML::Node settings = n["settings"]) {
+                static const QRegularExpression s_name(QStringLiteral("^[a-z][a-z0-9_]*$"));
+                static const QRegularExpression s_value(QStringLiteral("^[A-Za-z0-9_.+-]*$"));
+                static const QStringList s_reserved{QStringLiteral("backend_dir"), QStringLiteral("problem_dir"), QStringLiteral("problem"),
+                                                    QStringLiteral("target"), QStringLiteral("candidate"), QStringLiteral("workdir"),
+                                                    QStringLiteral("judgedir"), QStringLiteral("cache_dir"), QStringLiteral("machine"),
+                                                    QStringLiteral("seed"), QStringLiteral("baseline"), QStringLiteral("entry")};
+                if (!settings.IsMap())
+                    r.error(settings, QStringLiteral("'settings' must be a mapping such as {vlen: 256}"));
+                else
+                    for (const auto &kv : settings) {
+                        const QString name = fromStd(kv.first.as<std::string>(""));
+                        if (!s_name.match(name).hasMatch() || s_reserved.contains(name)) {
+                            r.error(kv.first, QStringLiteral("settings: '%1' is not a usable setting name (lower case, digits, '_'; not a "
+                                                             "built-in placeholder)").arg(name));
+                            continue;
+                        }
+                        QString value = r.string(kv.second, QStringLiteral("settings.") + name).value_or(QString());
+                        const QString variable = Target::settingVariable(t.name, name);
+                        if (qEnvironmentVariableIsSet(variable.toLatin1().constData()))
+                            value = qEnvironmentVariable(variable.toLatin1().constData());
+                        // Values reach argument lists and file names: a plain word only.
+                        if (!s_value.match(value).hasMatch())
+                            r.error(kv.second, QStringLiteral("settings.%1: '%2' (from %3) must be a plain word: letters, digits, '_', '.', "
+                                                              "'+', '-'").arg(name, value, qEnvironmentVariableIsSet(variable.toLatin1().constData())
+                                                                                           ? variable : QStringLiteral("backend.yaml")));
+                        t.settings.append({name, value});
+                    }
+            }
+            if (n["measurement"]) {
+                t.measurement = r.string(n["measurement"], QStringLiteral("measurement")).value_or(QString());
+                for (const auto &setting : std::as_const(t.settings))
+                    t.measurement.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);
+            }
             auto parseSteps = [&](const YAML::Node &list, const QString &key, bool setup) {
                 QList<TargetStep> out;
                 for (const auto &s : list) {
-                    QStringList keys{QStringLiteral("name"), QStringLiteral("run"), QStringLiteral("timeout_s"), QStringLiteral("parallel"),
-                                     QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),
-                                     QStringLiteral("option"), QStringLiteral("only_if_exists")};
-                    if (setup)
-                        keys << QStringLiteral("creates");
-                    else
-                        keys << QStringLiteral("role") << QStringLiteral("worker") << QStringLiteral("baseline_worker")
-                             << QStringLiteral("worker_writable");
-                    r.checkKeys(s, key + QStringLiteral("[]"), keys);
+                    r.checkKeys(s, key + QStringLiteral("[]"), setup ? setupStepKeys() : stepKeys());
                     if (!s.IsMap())
                         continue;
                     TargetStep step;
@@ -287,6 +352,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
     }
     if (fail(r, error))
         return std::nullopt;
+    MetricUnits::declare(t.metric, t.metricUnit);
     return t;
 }
 
@@ -304,12 +370,7 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
     p.target = target;
     if (root) {
         const YAML::Node &n = *root;
-        r.checkKeys(n, {}, {QStringLiteral("name"), QStringLiteral("description"), QStringLiteral("signature"), QStringLiteral("dtype"),
-                            QStringLiteral("start"), QStringLiteral("reference"), QStringLiteral("context"), QStringLiteral("shapes"),
-                            QStringLiteral("bench_shape"), QStringLiteral("tolerance"), QStringLiteral("flops"), QStringLiteral("bytes"),
-                            QStringLiteral("allow_libraries"), QStringLiteral("libraries"),
-                            QStringLiteral("shape_ranges"), QStringLiteral("random_shapes"), QStringLiteral("allow_threads"),
-                            QStringLiteral("entry")});
+        r.checkKeys(n, {}, problemKeys());
         if (n.IsMap()) {
             auto fileKey = [&](const char *key, QString &out, bool required) {
                 if (const auto v = n[key]) {
@@ -350,6 +411,8 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                             const QString key = fromStd(kv.first.as<std::string>(""));
                             if (auto v = r.integer(kv.second, QStringLiteral("shapes.") + key))
                                 map.insert(key, *v);
+                            if (!p.shapeKeys.contains(key))
+                                p.shapeKeys << key; // problem.yaml's order, for every text that names a shape
                         }
                         p.shapes << map;
                     }

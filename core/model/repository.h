@@ -34,6 +34,13 @@ public:
     std::optional<Problem> problem(const QString &target, const QString &name, QString *error) const;
     std::optional<Agent> agent(const QString &name, QString *error) const;
 
+    // The keys each file accepts (anything else is an error naming the file and the key); the
+    // reference for target authors, docs/targets.md, documents every one of them.
+    static QStringList backendKeys();   // backend.yaml, top level
+    static QStringList stepKeys();      // backend.yaml, an entry of steps:
+    static QStringList setupStepKeys(); // backend.yaml, an entry of setup:
+    static QStringList problemKeys();   // problem.yaml
+
     static std::optional<Target> loadTarget(const QString &dir, QString *error);
     static std::optional<Problem> loadProblem(const QString &dir, const QString &target, QString *error);
     static std::optional<Agent> loadAgent(const QString &dir, QString *error);

@@ -2,6 +2,7 @@
 
 #include <QList>
 #include <QMap>
+#include <QPair>
 #include <QString>
 #include <QStringList>
 
@@ -44,15 +45,32 @@ struct Target {
     QString language = QStringLiteral("cpp");
     QString fileExtension = QStringLiteral("cpp");
     QString metric = QStringLiteral("latency_ms");
-    QString metricUnit = QStringLiteral("ms");
+    QString metricUnit = QStringLiteral("ms"); // backend.yaml `unit:`, shown with every value of the metric
+    // How the metric is measured, in words, for prompts (backend.yaml `measurement:`, with {setting}
+    // placeholders expanded); empty: "Measured on the target hardware".
+    QString measurement;
     QString requires_;    // what the target needs, in words
-    QString availabilityCheck; // optional program that must be found for the target to be available
+    // Programs that must be on PATH for the target to be available (backend.yaml `available_if:`, a
+    // name or a list). A target missing one is listed as absent and refuses to evaluate.
+    QStringList availableIf;
+    // Target settings (backend.yaml `settings: {vlen: 256}`), in file order: each is a {name}
+    // placeholder in steps and in `measurement`; AUTOCOMP_<TARGET>_<NAME> in the environment
+    // overrides the value (e.g. AUTOCOMP_RVV_VLEN=512).
+    QList<QPair<QString, QString>> settings;
     QList<TargetStep> steps;
     // Run once per evaluator and problem before its first candidate, with {cache_dir} writable:
     // machine measurements (roofline, vendor library baselines) cached across runs.
     QList<TargetStep> setupSteps;
     // Environment of every step (backend.yaml `env:`), besides PATH, LANG, TMPDIR and HOME.
     QMap<QString, QString> environment;
+
+    // The programs of availableIf that are not on PATH; empty when the target is available.
+    QStringList missingPrograms() const;
+    bool available() const { return missingPrograms().isEmpty(); }
+    // "absent: needs clang++-16, qemu-riscv64 (requires: ...)" for messages; empty when available.
+    QString absenceReason() const;
+    // The environment variable that overrides a setting: AUTOCOMP_RVV_VLEN for (rvv, vlen).
+    static QString settingVariable(const QString &target, const QString &setting);
 };
 
 } // namespace autocomp

@@ -11,10 +11,14 @@ std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &co
     setup.storePath = storePath;
     QStringList problems;
     QString error;
-    if (auto target = repository.target(config.target, &error))
+    if (auto target = repository.target(config.target, &error)) {
         setup.target = *target;
-    else
+        // A target whose tools are missing is absent, never simulated: the run does not start.
+        if (!target->available())
+            problems << target->absenceReason();
+    } else {
         problems << error;
+    }
     if (problems.isEmpty()) {
         if (auto problem = repository.problem(config.target, config.problem, &error))
             setup.problem = *problem;

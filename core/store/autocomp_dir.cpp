@@ -1,4 +1,5 @@
 #include "store/autocomp_dir.h"
+#include "model/metric_units.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -909,6 +910,7 @@ bool exportAutocompDir(RunStore &store, qint64 runId, const QString &dirPath, QS
                                       {QStringLiteral("agent"), run->agent},
                                       {QStringLiteral("label"), run->label},
                                       {QStringLiteral("metric"), run->metric},
+                                      {QStringLiteral("unit"), MetricUnits::declared(run->metric)},
                                       {QStringLiteral("state"), toString(run->state)},
                                       {QStringLiteral("stop_reason"), run->stopReason},
                                       {QStringLiteral("config_yaml"), run->configYaml},

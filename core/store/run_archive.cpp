@@ -1,4 +1,5 @@
 #include "store/run_archive.h"
+#include "model/metric_units.h"
 #include "store/run_store.h"
 
 #include <QFile>
@@ -55,7 +56,8 @@ bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString 
           {QStringLiteral("problem"), run->problem}, {QStringLiteral("agent"), run->agent}, {QStringLiteral("config_yaml"), run->configYaml},
           {QStringLiteral("state"), toString(run->state)}, {QStringLiteral("stop_reason"), run->stopReason}, {QStringLiteral("label"), run->label},
           {QStringLiteral("created_at"), run->createdAt.toString(Qt::ISODateWithMs)}, {QStringLiteral("iteration"), run->iteration},
-          {QStringLiteral("metric"), run->metric}, {QStringLiteral("baseline_score"), run->baselineScore},
+          {QStringLiteral("metric"), run->metric}, {QStringLiteral("unit"), MetricUnits::declared(run->metric)},
+          {QStringLiteral("baseline_score"), run->baselineScore},
           {QStringLiteral("best_score"), run->bestScore}, {QStringLiteral("best_candidate_id"), run->bestCandidateId},
           {QStringLiteral("usd"), run->usd}, {QStringLiteral("tokens_in"), run->tokensIn}, {QStringLiteral("tokens_out"), run->tokensOut},
           {QStringLiteral("llm_calls"), run->llmCalls}, {QStringLiteral("schedule"), toArray(run->schedule)}});

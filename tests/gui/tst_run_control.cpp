@@ -17,7 +17,9 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QListWidget>
 #include <QPlainTextEdit>
@@ -76,6 +78,7 @@ private Q_SLOTS:
     void cleanup();
     void menuModelIsSound();
     void newRunDialogCarriesEvaluationOptions();
+    void newRunDialogShowsAbsentTarget();
     void startPauseResumeFinish();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
@@ -245,6 +248,39 @@ void TestRunControl::newRunDialogCarriesEvaluationOptions()
     profile->setChecked(false);
     QCOMPARE(dialog.config().evaluation.profile, false);
     QCOMPARE(dialog.config().evaluation.sandbox, QStringLiteral("required"));
+}
+
+// A target whose tools are missing is shown as absent with what it lacks, and the run cannot start.
+void TestRunControl::newRunDialogShowsAbsentTarget()
+{
+    QTemporaryDir dir;
+    auto write = [&](const QString &name, const QByteArray &text) {
+        QDir().mkpath(QFileInfo(dir.filePath(name)).absolutePath());
+        QFile file(dir.filePath(name));
+        return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
+    };
+    QVERIFY(write(QStringLiteral("backends/ghost/backend.yaml"),
+                  "description: a simulator that is not installed\nrequires: \"ghost-sim 2.0\"\n"
+                  "available_if: [ghost-sim-not-installed]\nsteps:\n  - {name: run, run: [ghost-sim-not-installed]}\n"));
+    QVERIFY(write(QStringLiteral("sols/ghost/p/problem.yaml"), "start: s.cpp\nreference: r.cpp\nshapes: [{n: 1}]\n"));
+    QVERIFY(write(QStringLiteral("sols/ghost/p/s.cpp"), "int s;\n") && write(QStringLiteral("sols/ghost/p/r.cpp"), "int r;\n"));
+    QVERIFY(write(QStringLiteral("agents/ghost/agent_config.yaml"), "name: ghost\n"));
+    QVERIFY(write(QStringLiteral("agents/ghost/optimization_menu.yaml"), "optimizations:\n  - strategy: \"unroll\"\n"));
+    NewRunDialog dialog{Repository{{dir.path()}}, dir.filePath(QStringLiteral("runs.sqlite"))};
+    RunConfig config = dialog.config();
+    config.target = QStringLiteral("ghost");
+    config.problem = QStringLiteral("p");
+    config.planModels = {QStringLiteral("vllm::m")};
+    dialog.setConfig(config);
+    auto *combo = child<QComboBox>(&dialog, "targetCombo");
+    QCOMPARE(combo->currentText(), QStringLiteral("ghost"));
+    QVERIFY(combo->itemData(combo->currentIndex(), Qt::ToolTipRole).toString().contains(QStringLiteral("ghost-sim-not-installed")));
+    const QString state = child<QLabel>(&dialog, "targetState")->text();
+    QVERIFY2(state.contains(QStringLiteral("Absent")) && state.contains(QStringLiteral("ghost-sim-not-installed")) &&
+                 state.contains(QStringLiteral("ghost-sim 2.0")),
+             qPrintable(state));
+    QTRY_VERIFY(child<QLabel>(&dialog, "validationErrors")->text().contains(QStringLiteral("absent on this machine")));
+    QVERIFY(!child<QPushButton>(&dialog, "startButton")->isEnabled());
 }
 
 void TestRunControl::menuModelIsSound()

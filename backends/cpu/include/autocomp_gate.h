@@ -67,7 +67,8 @@ inline std::string c_string(const std::string& data, std::uint64_t table_off, st
 
 // Reads the section headers, the symbol table and the COMDAT groups of a relocatable object (or,
 // for `dynamic`, the .dynsym of a shared library).
-inline Object parse(const std::string& data, bool dynamic = false) {
+// `machine`: EM_X86_64 for the CPU targets, EM_RISCV for rvv (whose judge shares this gate).
+inline Object parse(const std::string& data, bool dynamic = false, std::uint16_t machine = EM_X86_64) {
     Object o;
     if (data.size() < sizeof(Elf64_Ehdr) || std::memcmp(data.data(), ELFMAG, SELFMAG) != 0) {
         o.error = "not an ELF file";
@@ -75,8 +76,8 @@ inline Object parse(const std::string& data, bool dynamic = false) {
     }
     Elf64_Ehdr eh;
     std::memcpy(&eh, data.data(), sizeof eh);
-    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64) {
-        o.error = "not an x86-64 ELF64 object";
+    if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != machine) {
+        o.error = machine == EM_X86_64 ? "not an x86-64 ELF64 object" : "not an ELF64 object for this target's machine";
         return o;
     }
     if (!dynamic && eh.e_type != ET_REL) {
@@ -203,6 +204,7 @@ struct Options {
     std::vector<std::string> entries;            // the problem's entry points
     bool threads = false;                        // the problem allows threads
     std::set<std::string> library_symbols;       // exported by the problem's allowed libraries
+    std::uint16_t machine = EM_X86_64;           // the ELF machine the object must be built for
 };
 
 inline bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -220,7 +222,7 @@ inline void scan_code(const std::string& data, const Section& s, std::vector<Fin
 
 inline std::vector<Finding> check(const std::string& data, const Options& opt) {
     std::vector<Finding> out;
-    const Object o = parse(data);
+    const Object o = parse(data, false, opt.machine);
     if (!o.error.empty()) {
         out.push_back({"unreadable object", "the compiled candidate could not be read: " + o.error});
         return out;

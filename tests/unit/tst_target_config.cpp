@@ -1,0 +1,227 @@
+// What a target author declares in backend.yaml and problem.yaml reaches the user: available_if
+// (absent targets are named with what they lack and a run refuses to start), unit and measurement
+// (in the prompt), settings (placeholders, prompt, environment override), shapes in the file's order,
+// and every key and placeholder the loader accepts is documented in backends/README.md.
+#include "agents/prompt_builder.h"
+#include "eval/evaluator.h"
+#include "model/metric_units.h"
+#include "model/repository.h"
+#include "search/run_setup.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+using namespace autocomp;
+
+namespace {
+
+bool writeFile(const QString &path, const QByteArray &content)
+{
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QFile file(path);
+    return file.open(QIODevice::WriteOnly) && file.write(content) == content.size();
+}
+
+// A data directory with one target `t` (backend.yaml as given), one problem and one agent.
+bool writeDataDir(const QString &dir, const QByteArray &backendYaml)
+{
+    return writeFile(dir + u"/backends/t/backend.yaml"_s, backendYaml) &&
+           writeFile(dir + u"/sols/t/p/problem.yaml"_s,
+                     "name: p\nstart: p_start.cpp\nreference: p_ref.cpp\nshapes: [{rows: 3, cols: 7, K: 2}, {rows: 5, cols: 1, K: 9}]\n"
+                     "bench_shape: 1\n") &&
+           writeFile(dir + u"/sols/t/p/p_start.cpp"_s, "void p() {}\n") && writeFile(dir + u"/sols/t/p/p_ref.cpp"_s, "void p() {}\n") &&
+           writeFile(dir + u"/agents/t/agent_config.yaml"_s, "name: t\ntarget: t\n") &&
+           writeFile(dir + u"/agents/t/optimization_menu.yaml"_s, "optimizations:\n  - strategy: \"unroll\"\n");
+}
+
+const QByteArray s_steps = "steps:\n  - {name: run, run: [echo, \"{vlen}\", \"{bench_shape}\"]}\n";
+
+} // namespace
+
+class TestTargetConfig : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void absentTargetNamesWhatItLacksAndRefusesToRun()
+    {
+        QTemporaryDir dir;
+        QVERIFY(writeDataDir(dir.path(), "requires: \"a simulator\"\navailable_if: [sh, autocomp-no-such-simulator-42]\n" + s_steps));
+        const Repository repo({dir.path()});
+        QString error;
+        const auto target = repo.target(u"t"_s, &error);
+        QVERIFY2(target, qPrintable(error));
+        QCOMPARE(target->availableIf, (QStringList{u"sh"_s, u"autocomp-no-such-simulator-42"_s}));
+        QCOMPARE(target->missingPrograms(), QStringList{u"autocomp-no-such-simulator-42"_s});
+        QVERIFY(!target->available());
+        QVERIFY(target->absenceReason().contains(u"autocomp-no-such-simulator-42"_s));
+        QVERIFY(target->absenceReason().contains(u"a simulator"_s));
+
+        RunConfig config;
+        config.target = u"t"_s;
+        config.problem = u"p"_s;
+        config.planModels = {u"vllm::m"_s};
+        QStringList errors;
+        QVERIFY(!prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors));
+        QVERIFY2(errors.join(u'\n').contains(u"absent on this machine"_s) && errors.join(u'\n').contains(u"autocomp-no-such-simulator-42"_s),
+                 qPrintable(errors.join(u'\n')));
+
+        // A single program is accepted too, and a present one makes the target available.
+        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "available_if: sh\n" + s_steps));
+        const auto present = repo.target(u"t"_s, &error);
+        QVERIFY2(present, qPrintable(error));
+        QVERIFY(present->available());
+        QVERIFY(present->absenceReason().isEmpty());
+        errors.clear();
+        QVERIFY2(prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors), qPrintable(errors.join(u'\n')));
+    }
+
+    void settingsExpandEverywhereAndTheEnvironmentOverrides()
+    {
+        QTemporaryDir dir;
+        QVERIFY(writeDataDir(dir.path(), "metric: instructions\nunit: instructions\nsettings: {vlen: 256}\n"
+                                         "measurement: \"Counted under an emulator with VLEN={vlen} bits.\"\n" + s_steps));
+        const Repository repo({dir.path()});
+        QString error;
+        auto target = repo.target(u"t"_s, &error);
+        QVERIFY2(target, qPrintable(error));
+        const auto problem = repo.problem(u"t"_s, u"p"_s, &error);
+        QVERIFY2(problem, qPrintable(error));
+        QCOMPARE(target->measurement, u"Counted under an emulator with VLEN=256 bits."_s);
+        // The bench shape keeps problem.yaml's key order (rows, cols, K), not the sorted one.
+        QCOMPARE(Evaluator::expandArgs(target->steps.first().run, *target, *problem, {}),
+                 (QStringList{u"echo"_s, u"256"_s, u"rows=5,cols=1,K=9"_s}));
+        QCOMPARE(problem->shapesArgument(), u"rows=3,cols=7,K=2;rows=5,cols=1,K=9"_s);
+        QCOMPARE(MetricUnits::declared(u"instructions"_s), u"instructions"_s);
+
+        QCOMPARE(Target::settingVariable(u"t"_s, u"vlen"_s), u"AUTOCOMP_T_VLEN"_s);
+        qputenv("AUTOCOMP_T_VLEN", "512");
+        target = repo.target(u"t"_s, &error);
+        qunsetenv("AUTOCOMP_T_VLEN");
+        QVERIFY2(target, qPrintable(error));
+        QCOMPARE(Evaluator::expandArgs(target->steps.first().run, *target, *problem, {}).at(1), u"512"_s);
+        QCOMPARE(target->measurement, u"Counted under an emulator with VLEN=512 bits."_s);
+
+        // A value that is not a plain word never reaches an argument list.
+        qputenv("AUTOCOMP_T_VLEN", "256; rm -rf x");
+        QVERIFY(!repo.target(u"t"_s, &error));
+        qunsetenv("AUTOCOMP_T_VLEN");
+        QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(u"settings.vlen"_s) && error.contains(u"AUTOCOMP_T_VLEN"_s), qPrintable(error));
+    }
+
+    void badSettingsNameTheFileAndKey_data()
+    {
+        QTest::addColumn<QByteArray>("yaml");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("not a mapping") << QByteArray("settings: [256]\n") << u"'settings' must be a mapping"_s;
+        QTest::newRow("shadows a placeholder") << QByteArray("settings: {workdir: x}\n") << u"settings: 'workdir'"_s;
+        QTest::newRow("upper case") << QByteArray("settings: {VLEN: 256}\n") << u"settings: 'VLEN'"_s;
+        QTest::newRow("not a plain word") << QByteArray("settings: {vlen: \"a b\"}\n") << u"settings.vlen"_s;
+        QTest::newRow("available_if with arguments") << QByteArray("available_if: \"qemu-riscv64 --version\"\n") << u"available_if"_s;
+    }
+
+    void badSettingsNameTheFileAndKey()
+    {
+        QFETCH(QByteArray, yaml);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        QVERIFY(writeDataDir(dir.path(), yaml + s_steps));
+        QString error;
+        QVERIFY(!Repository({dir.path()}).target(u"t"_s, &error));
+        QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(expected), qPrintable(error));
+    }
+
+    // The plan prompt says how the target measures and gives the primary metric the declared unit.
+    void promptCarriesMeasurementUnitAndSettings()
+    {
+        Target target;
+        target.name = u"t"_s;
+        target.metric = u"instructions"_s;
+        target.metricUnit = u"instr"_s;
+        target.measurement = u"Counted by a TCG plugin."_s;
+        target.settings = {{u"vlen"_s, u"128"_s}};
+        Problem problem;
+        problem.name = u"p"_s;
+        problem.shapes = {QVariantMap{{u"n"_s, 7}}, QVariantMap{{u"n"_s, 9}}};
+        problem.shapeKeys = {u"n"_s};
+        problem.benchShape = 1;
+        Agent agent;
+        agent.architecture = u"a machine"_s;
+        Candidate parent;
+        parent.code = u"int x;"_s;
+        parent.metrics = QJsonObject{{u"instructions"_s, 1234.0}, {u"vector_instructions"_s, 10.0}};
+        PlanPromptInput in;
+        in.agent = &agent;
+        in.problem = &problem;
+        in.target = &target;
+        in.parent = &parent;
+        in.menu = {{1, u"unroll"_s}};
+        const QString prompt = PromptBuilder::planPrompt(in);
+        QVERIFY2(prompt.contains(u"Counted by a TCG plugin."_s), qPrintable(prompt));
+        QVERIFY2(prompt.contains(u"instructions: 1234 instr"_s), qPrintable(prompt));
+        QVERIFY(prompt.contains(u"Target settings: vlen=128."_s));
+        QVERIFY(prompt.contains(u"Shapes checked: `n=7`, `n=9`; measured at `n=9`."_s));
+        QVERIFY(!prompt.contains(u"Measured on the target hardware"_s));
+
+        target.measurement.clear();
+        QVERIFY(PromptBuilder::planPrompt(in).contains(u"Measured on the target hardware: instructions: 1234 instr"_s));
+    }
+
+    // backends/README.md, the reference for target authors, documents every key the loader accepts
+    // and every placeholder a step may use.
+    void everyKeyAndPlaceholderIsDocumented()
+    {
+        QFile file(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + u"/backends/README.md"_s);
+        QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
+        const QString doc = QString::fromUtf8(file.readAll());
+        auto documentedInTable = [&](const QString &key) {
+            // A table row that starts with the key in backquotes.
+            return QRegularExpression(u"\\n\\| `"_s + QRegularExpression::escape(key) + u"` \\|"_s).match(doc).hasMatch();
+        };
+        QStringList missing;
+        for (const QStringList &keys : {Repository::backendKeys(), Repository::stepKeys(), Repository::setupStepKeys(), Repository::problemKeys()})
+            for (const QString &key : keys)
+                if (!documentedInTable(key))
+                    missing << key;
+        for (const QString &name : Evaluator::placeholderNames())
+            if (!documentedInTable(u'{' + name + u'}'))
+                missing << u'{' + name + u'}';
+        missing.removeDuplicates();
+        QVERIFY2(missing.isEmpty(), qPrintable(u"undocumented in backends/README.md: "_s + missing.join(u", "_s)));
+        QVERIFY(doc.contains(u"AUTOCOMP_DATA_DIR"_s));
+        for (const char *section : {"## Placeholders", "### What a failing step means", "### Kinds of step", "## result.json", "## A worked example"})
+            QVERIFY2(doc.contains(QLatin1String(section)), section);
+    }
+
+    // The list the documentation test checks is the expander's: each built-in placeholder that does
+    // not come from an evaluation or a judged step is replaced.
+    void placeholderListMatchesTheExpander()
+    {
+        Target target;
+        target.name = u"t"_s;
+        target.dir = u"/b"_s;
+        Problem problem;
+        problem.name = u"p"_s;
+        problem.dir = u"/p"_s;
+        problem.shapes = {QVariantMap{{u"n"_s, 1}}};
+        problem.shapeKeys = {u"n"_s};
+        const QStringList perEvaluation{u"candidate"_s, u"workdir"_s, u"judgedir"_s, u"baseline"_s, u"seed"_s, u"channels"_s, u"worker_pids"_s};
+        for (const QString &name : Evaluator::placeholderNames()) {
+            if (perEvaluation.contains(name) || name == u"libraries"_s)
+                continue;
+            const QString arg = name == u"env:NAME"_s ? u"{env:HOME}"_s : u'{' + name + u'}';
+            QVERIFY2(Evaluator::expand(arg, target, problem, {}) != arg, qPrintable(name));
+        }
+        // {libraries} is a whole argument: dropped when the problem allows none.
+        QCOMPARE(Evaluator::expandArgs({u"{libraries}"_s}, target, problem, {}), QStringList{});
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTargetConfig)
+#include "tst_target_config.moc"
