@@ -23,6 +23,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -646,25 +648,53 @@ void MainWindow::openStoreDialog()
         QMessageBox::warning(this, tr("Open Run Store"), error);
 }
 
+QFuture<std::pair<qint64, QString>> MainWindow::importInBackground(const QString &path, const QString &title)
+{
+    // Parsing and writing a large archive is CPU and disk work: it runs on the thread pool through a
+    // connection of its own to the same store (SQLite in WAL mode; the import is one transaction), and
+    // the window shows the run once it is committed.
+    const QString storePath = m_store->path();
+    statusBar()->showMessage(tr("Importing %1…").arg(QDir::toNativeSeparators(path)));
+    auto *watcher = new QFutureWatcher<std::pair<qint64, QString>>(this);
+    connect(watcher, &QFutureWatcher<std::pair<qint64, QString>>::finished, this, [this, watcher, title, storePath] {
+        watcher->deleteLater();
+        const auto [runId, error] = watcher->result();
+        if (runId == 0) {
+            statusBar()->clearMessage();
+            QMessageBox::warning(this, title, error);
+            return;
+        }
+        if (m_store->path() != storePath)
+            return; // another store was opened meanwhile
+        statusBar()->showMessage(tr("Run %1 imported").arg(runId), 5000);
+        reloadRuns();
+        selectRun(runId);
+    });
+    const QFuture<std::pair<qint64, QString>> future = QtConcurrent::run([storePath, path] {
+        QString error;
+        std::unique_ptr<RunStore> store = RunStore::open(storePath, &error);
+        if (!store)
+            return std::make_pair(qint64(0), error);
+        const qint64 runId = QFileInfo(path).isDir() ? importAutocompDir(*store, path, &error) : importRunJsonl(*store, path, &error);
+        return std::make_pair(runId, error);
+    });
+    watcher->setFuture(future);
+    return future;
+}
+
 void MainWindow::importArchiveDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Import Run Archive"), QDir::homePath(),
                                                       tr("Run archives (*.jsonl);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (importRunArchive(path, &error) == 0)
-        QMessageBox::warning(this, tr("Import Run Archive"), error);
+    if (!path.isEmpty())
+        importInBackground(path, tr("Import Run Archive"));
 }
 
 void MainWindow::importAutocompDirDialog()
 {
     const QString path = QFileDialog::getExistingDirectory(this, tr("Import Autocomp Output Directory"), QDir::homePath());
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (importRunArchive(path, &error) == 0)
-        QMessageBox::warning(this, tr("Import Autocomp Output Directory"), error);
+    if (!path.isEmpty())
+        importInBackground(path, tr("Import Autocomp Output Directory"));
 }
 
 void MainWindow::showAbout()

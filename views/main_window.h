@@ -2,6 +2,7 @@
 
 #include "model/run_info.h"
 
+#include <QFuture>
 #include <QMainWindow>
 
 #include <memory>
@@ -47,6 +48,9 @@ public:
     // Imports a JSONL run archive, or an Autocomp output directory, into the store and shows the run.
     // Returns the new run id, or 0.
     qint64 importRunArchive(const QString &path, QString *error);
+    // The same off the GUI thread (what File > Import does): the run is shown once it is committed; a
+    // failure is reported in a message box titled `title`. The future yields the run id and the error.
+    QFuture<std::pair<qint64, QString>> importInBackground(const QString &path, const QString &title);
     // Imports the example run bundled as a resource.
     qint64 importExampleRun(QString *error);
     bool selectRun(qint64 runId);

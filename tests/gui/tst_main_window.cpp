@@ -465,6 +465,14 @@ void TestMainWindow::importsRunArchive()
     QCOMPARE(tree->currentIndex().siblingAtColumn(CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("8.41×"));
     QVERIFY(code->toPlainText().contains(QStringLiteral("constexpr std::size_t TK = 64, TN = 256;")));
 
+    // The same off the GUI thread (File > Import): the window shows the run once it is committed.
+    const QFuture<std::pair<qint64, QString>> background = window.importInBackground(archive, QStringLiteral("Import"));
+    QTRY_VERIFY_WITH_TIMEOUT(background.isFinished(), 30000);
+    const qint64 second = background.result().first;
+    QVERIFY2(second > runId, qPrintable(background.result().second));
+    QTRY_COMPARE_WITH_TIMEOUT(window.currentRunId(), second, 10000);
+    QCOMPARE(countRows(tree->model()), 7);
+
     QVERIFY(window.importRunArchive(m_dir->filePath(QStringLiteral("missing.jsonl")), &error) == 0);
     QVERIFY(!error.isEmpty());
 }
