@@ -1,5 +1,9 @@
 #include "beam_graph_view.h"
 
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+#include <numeric>
+
 #include "status_palette.h"
 #include "value_format.h"
 
@@ -214,6 +218,8 @@ QColor BeamGraphView::stateColor(NodeState state, const QPalette &palette)
 void BeamGraphView::clear()
 {
     m_relayoutTimer->stop();
+    ++m_layoutGeneration; // a full layout still running on the pool is for nodes that are gone
+    m_layoutPending = false;
     m_nodes.clear();
     m_nodeOfId.clear();
     m_columns.clear();
@@ -381,6 +387,50 @@ QPointF BeamGraphView::centerOf(const Node &node) const
     return QPointF(node.column * s_columnPitch, node.row * s_rowPitch);
 }
 
+QList<int> BeamGraphView::columnOrder(const QList<LayoutKey> &nodes)
+{
+    // Within a column, children sit in the order of their parents so that edges cross as little as a
+    // one-pass layout allows. Columns are iterations; the result lists node indexes column by column.
+    QList<int> order(nodes.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&nodes](int a, int b) {
+        const LayoutKey &x = nodes.at(a);
+        const LayoutKey &y = nodes.at(b);
+        return x.iteration != y.iteration ? x.iteration < y.iteration : x.id < y.id;
+    });
+    QHash<qint64, int> rowOfId;
+    rowOfId.reserve(nodes.size());
+    for (qsizetype begin = 0; begin < order.size();) {
+        const int iteration = nodes.at(order.at(begin)).iteration;
+        qsizetype end = begin;
+        while (end < order.size() && nodes.at(order.at(end)).iteration == iteration)
+            ++end;
+        std::stable_sort(order.begin() + begin, order.begin() + end, [&](int a, int b) {
+            return rowOfId.value(nodes.at(a).parentId, std::numeric_limits<int>::max())
+                < rowOfId.value(nodes.at(b).parentId, std::numeric_limits<int>::max());
+        });
+        for (qsizetype i = begin; i < end; ++i)
+            rowOfId.insert(nodes.at(order.at(i)).id, int(i - begin));
+        begin = end;
+    }
+    return order;
+}
+
+void BeamGraphView::applyOrder(const QList<int> &order)
+{
+    for (Node &node : m_nodes)
+        node.column = -1;
+    m_columns.clear();
+    for (int index : order) {
+        Node &node = m_nodes[index];
+        node.column = std::max(0, node.iteration);
+        if (m_columns.size() <= node.column)
+            m_columns.resize(node.column + 1);
+        node.row = int(m_columns.at(node.column).size());
+        m_columns[node.column].append(index);
+    }
+}
+
 void BeamGraphView::relayout(bool full)
 {
     m_latestBeamIteration = -1;
@@ -389,39 +439,36 @@ void BeamGraphView::relayout(bool full)
             m_latestBeamIteration = std::max(m_latestBeamIteration, node.iteration);
     updateBestPath();
 
+    if (m_layoutPending)
+        return; // the full layout on the thread pool places everything when it is done
     if (full) {
-        for (Node &node : m_nodes)
-            node.column = -1;
-        m_columns.clear();
+        QList<LayoutKey> keys;
+        keys.reserve(m_nodes.size());
+        for (const Node &node : std::as_const(m_nodes))
+            keys.append({node.id, node.parentId, node.iteration});
+        if (m_nodes.size() >= AsyncLayoutNodes) {
+            // A big run: its columns are sorted on the thread pool; until then the view stays as it is.
+            m_layoutPending = true;
+            const qint64 generation = m_layoutGeneration;
+            auto *watcher = new QFutureWatcher<QList<int>>(this);
+            connect(watcher, &QFutureWatcher<QList<int>>::finished, this, [this, watcher, generation] {
+                watcher->deleteLater();
+                if (generation != m_layoutGeneration)
+                    return; // cleared meanwhile
+                m_layoutPending = false;
+                applyOrder(watcher->result());
+                relayout(false); // nodes that arrived meanwhile go to the end of their columns
+                Q_EMIT layoutFinished();
+            });
+            watcher->setFuture(QtConcurrent::run(&BeamGraphView::columnOrder, keys));
+            return;
+        }
+        applyOrder(columnOrder(keys));
     }
     QList<int> fresh;
     for (int i = 0; i < m_nodes.size(); ++i)
         if (m_nodes.at(i).column < 0)
             fresh.append(i);
-    if (full) {
-        // Within a column, children sit in the order of their parents so that edges cross as little as a
-        // one-pass layout allows.
-        std::sort(fresh.begin(), fresh.end(), [this](int a, int b) {
-            const Node &x = m_nodes.at(a);
-            const Node &y = m_nodes.at(b);
-            return x.iteration != y.iteration ? x.iteration < y.iteration : x.id < y.id;
-        });
-        QHash<qint64, int> rowOfId;
-        rowOfId.reserve(m_nodes.size());
-        for (qsizetype begin = 0; begin < fresh.size();) {
-            const int iteration = m_nodes.at(fresh.at(begin)).iteration;
-            qsizetype end = begin;
-            while (end < fresh.size() && m_nodes.at(fresh.at(end)).iteration == iteration)
-                ++end;
-            std::stable_sort(fresh.begin() + begin, fresh.begin() + end, [&](int a, int b) {
-                return rowOfId.value(m_nodes.at(a).parentId, std::numeric_limits<int>::max())
-                    < rowOfId.value(m_nodes.at(b).parentId, std::numeric_limits<int>::max());
-            });
-            for (qsizetype i = begin; i < end; ++i)
-                rowOfId.insert(m_nodes.at(fresh.at(i)).id, int(i - begin));
-            begin = end;
-        }
-    }
     for (int index : std::as_const(fresh)) {
         Node &node = m_nodes[index];
         node.column = std::max(0, node.iteration);

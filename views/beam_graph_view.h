@@ -73,6 +73,8 @@ public Q_SLOTS:
 
 Q_SIGNALS:
     void candidateSelected(qint64 candidateId);
+    // A full layout computed on the thread pool (a big run) has been applied.
+    void layoutFinished();
 
 protected:
     void showEvent(QShowEvent *event) override;
@@ -104,6 +106,14 @@ private:
     // Full: sorts every column by parent order (a new run). Otherwise new nodes go to the end of their column,
     // so a burst of updates costs time in proportion to the burst, plus one pass to rebuild the edges.
     void relayout(bool full);
+    struct LayoutKey {
+        qint64 id = 0;
+        qint64 parentId = 0;
+        int iteration = 0;
+    };
+    // The full layout's order, node indexes column by column: pure, so big runs compute it on the thread pool.
+    static QList<int> columnOrder(const QList<LayoutKey> &nodes);
+    void applyOrder(const QList<int> &order);
     void updateBestPath();
     void paintNodes(QPainter *painter, const QRectF &exposed, double levelOfDetail, const QPalette &palette) const;
     int nodeAt(const QPointF &scenePoint) const;
@@ -132,6 +142,13 @@ private:
     int m_latestBeamIteration = -1;  // the newest iteration a beam member comes from
     bool m_autoFit = true;           // keep the whole graph in view until the user zooms
     bool m_relayoutWhenShown = false;
+    bool m_layoutPending = false;  // a full layout is running on the thread pool
+    qint64 m_layoutGeneration = 0; // bumped by clear(): a layout for nodes that are gone is dropped
+
+public:
+    // Runs from this many candidates on are laid out off the GUI thread when loaded.
+    static constexpr int AsyncLayoutNodes = 2000;
+    bool isLayoutPending() const { return m_layoutPending; }
 };
 
 } // namespace autocomp

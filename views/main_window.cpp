@@ -601,11 +601,16 @@ bool MainWindow::openStore(const QString &path, QString *error)
     std::unique_ptr<RunStore> store = RunStore::open(path, error);
     if (!store)
         return false;
+    setStore(std::move(store));
+    return true;
+}
+
+void MainWindow::setStore(std::unique_ptr<RunStore> store)
+{
     m_store = std::move(store);
     m_run = {};
     m_runFilter->clear();
     reloadRuns();
-    return true;
 }
 
 qint64 MainWindow::importRunArchive(const QString &path, QString *error)
@@ -637,15 +642,41 @@ void MainWindow::loadExampleRunClicked()
         QMessageBox::warning(this, tr("Example Run"), tr("The example run could not be imported:\n%1").arg(error));
 }
 
+QFuture<QString> MainWindow::openStoreInBackground(const QString &path)
+{
+    // Checking a big store (SQLite's quick_check, a schema upgrade) takes seconds: it runs on the thread
+    // pool through a connection of its own, which cannot cross threads; the window then opens the checked
+    // store without checking it again.
+    statusBar()->showMessage(tr("Checking %1…").arg(QDir::toNativeSeparators(path)));
+    auto *watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, path] {
+        watcher->deleteLater();
+        QString error = watcher->result();
+        if (error.isEmpty()) {
+            std::unique_ptr<RunStore> store = RunStore::open(path, {.create = false, .check = false}, &error);
+            if (store) {
+                statusBar()->clearMessage();
+                setStore(std::move(store));
+                return;
+            }
+        }
+        statusBar()->clearMessage();
+        QMessageBox::warning(this, tr("Open Run Store"), error);
+    });
+    const QFuture<QString> future = QtConcurrent::run([path] {
+        QString error;
+        return RunStore::open(path, {.create = false}, &error) ? QString() : error;
+    });
+    watcher->setFuture(future);
+    return future;
+}
+
 void MainWindow::openStoreDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open Run Store"), QFileInfo(m_store->path()).absolutePath(),
                                                       tr("Run stores (*.sqlite *.db);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    QString error;
-    if (!openStore(path, &error))
-        QMessageBox::warning(this, tr("Open Run Store"), error);
+    if (!path.isEmpty())
+        openStoreInBackground(path);
 }
 
 QFuture<std::pair<qint64, QString>> MainWindow::importInBackground(const QString &path, const QString &title)

@@ -48,6 +48,9 @@ public:
     // Imports a JSONL run archive, or an Autocomp output directory, into the store and shows the run.
     // Returns the new run id, or 0.
     qint64 importRunArchive(const QString &path, QString *error);
+    // File > Open Store: the store is checked off the GUI thread, then opened here; the future yields the
+    // error (empty when the store opened).
+    QFuture<QString> openStoreInBackground(const QString &path);
     // The same off the GUI thread (what File > Import does): the run is shown once it is committed; a
     // failure is reported in a message box titled `title`. The future yields the run id and the error.
     QFuture<std::pair<qint64, QString>> importInBackground(const QString &path, const QString &title);
@@ -71,6 +74,7 @@ protected:
     void closeEvent(QCloseEvent *event) override;
 
 private:
+    void setStore(std::unique_ptr<RunStore> store);
     QWidget *createWelcomePanel();
     QWidget *createRunsPane();
     QWidget *createCandidatesPane();

@@ -9,10 +9,10 @@ RunManager::RunManager(QObject *parent) : QObject(parent), m_llm(new LlmClient(t
 
 RunManager::~RunManager()
 {
-    // Engines first: they cancel their requests on the shared client, which must still exist.
-    for (const QPointer<SearchEngine> &engine : std::as_const(m_engines))
-        delete engine.data();
+    // Engines first, those that failed to start included: they cancel their requests on the shared
+    // client, which must still exist.
     m_engines.clear();
+    qDeleteAll(findChildren<SearchEngine *>(Qt::FindDirectChildrenOnly));
 }
 
 Evaluator *RunManager::evaluator(const EvaluationConfig &config)

@@ -337,6 +337,7 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions 
     std::unique_ptr<RunStore> store(new RunStore);
     store->m_path = info.absoluteFilePath();
     store->m_readOnly = readOnly;
+    store->m_check = options.check;
     if (readOnly)
         store->m_readOnlyNote = QStringLiteral("opened read-only: %1; runs can be browsed and exported, not changed").arg(readOnlyReason);
     auto connect = [&](bool immutable) -> bool {
@@ -427,7 +428,7 @@ bool RunStore::migrate(QString *error)
             m_readOnlyNote += QStringLiteral(" (schema version %1; it is upgraded when the store is opened writable)").arg(version);
         return true;
     }
-    if (objectCount > 0) {
+    if (objectCount > 0 && m_check) {
         if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next() || q.value(0).toString() != QLatin1String("ok")) {
             *error = QStringLiteral("integrity check failed (%1); the file was left untouched")
                          .arg(q.lastError().isValid() ? q.lastError().text() : q.value(0).toString());

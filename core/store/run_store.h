@@ -41,6 +41,9 @@ public:
         // A store that cannot be written (file or folder permissions, a read-only file system) is opened
         // read-only for browsing and export, with readOnlyNote() saying why; otherwise that is an error.
         bool allowReadOnly = false;
+        // Run SQLite's quick_check on an existing store (seconds on a big one). Off only for a store that
+        // was just checked, e.g. by a background open whose connection cannot cross threads.
+        bool check = true;
     };
     static std::unique_ptr<RunStore> open(const QString &path, const OpenOptions &options, QString *error);
     // AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.
@@ -148,6 +151,7 @@ private:
     bool m_batchFailed = false;
     int m_beginFailedDepth = 0; // the batch level whose BEGIN/SAVEPOINT failed, 0 when none
     bool doomed() const { return m_batchDepth > 0 && m_batchFailed; }
+    bool m_check = true;
     bool m_readOnly = false;
     QString m_readOnlyNote;
 };

@@ -3,11 +3,13 @@
 #include "candidate_tree_model.h"
 #include "main_window.h"
 #include "run_list_model.h"
+#include "store/run_archive.h"
 #include "store/run_store.h"
 
 #include <QAction>
 #include <QApplication>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -237,6 +239,7 @@ private Q_SLOTS:
     void showsRunLabel();
     void welcomePanelForEmptyStore();
     void importsRunArchive();
+    void opensStoreInBackground();
     void deletesRunAfterConfirming();
     void refusesCorruptStore();
     void refusesToStartWithoutDisplay();
@@ -439,6 +442,28 @@ void TestMainWindow::welcomePanelForEmptyStore()
     QVERIFY(countRows(tree->model()) > 1);
     auto *banner = widgetNamed<QLabel>(window, "runLabelBanner");
     QVERIFY(banner && banner->isVisibleTo(&window));
+}
+
+void TestMainWindow::opensStoreInBackground()
+{
+    // File > Open Store: checked on the thread pool, then shown.
+    QString error;
+    const QString otherPath = m_dir->filePath(QStringLiteral("other.sqlite"));
+    {
+        std::unique_ptr<RunStore> other = RunStore::open(otherPath, &error);
+        QVERIFY2(other, qPrintable(error));
+        QVERIFY2(importRunJsonl(*other, QFINDTESTDATA("data/sample_run.jsonl"), &error) > 0, qPrintable(error));
+    }
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("empty.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    MainWindow window(std::move(store));
+    auto *welcome = widgetNamed<QWidget>(window, "welcomePanel");
+    QVERIFY(welcome && welcome->isVisibleTo(&window));
+    const QFuture<QString> opened = window.openStoreInBackground(otherPath);
+    QTRY_VERIFY_WITH_TIMEOUT(opened.isFinished(), 30000);
+    QVERIFY2(opened.result().isEmpty(), qPrintable(opened.result()));
+    QTRY_COMPARE_WITH_TIMEOUT(QFileInfo(window.store()->path()).fileName(), QStringLiteral("other.sqlite"), 10000);
+    QVERIFY(!welcome->isVisibleTo(&window));
 }
 
 void TestMainWindow::importsRunArchive()

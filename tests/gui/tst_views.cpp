@@ -171,6 +171,7 @@ private Q_SLOTS:
     void largeDiffLeavesTheGuiThread();
     void diffComparesWithAncestorAndPlan();
     void graphBatchesLiveUpdates();
+    void bigGraphIsLaidOutOffTheGuiThread();
     void chartFindsVendorLine();
     void chartAppendsLivePointsInPlace();
 
@@ -410,6 +411,54 @@ void TestViews::diffShowsParentAndChild()
     const int same = findBlock(left, QStringLiteral("// naive gemm"));
     QCOMPARE(kindOf(left, same), DiffView::LineKind::Same);
     QCOMPARE(left->document()->findBlockByNumber(same).blockFormat().background().style(), Qt::NoBrush);
+}
+
+void TestViews::bigGraphIsLaidOutOffTheGuiThread()
+{
+    // A run of 3,000 candidates: its full layout is computed on the thread pool; a candidate that streams
+    // in meanwhile is placed once it is applied.
+    BeamGraphView view;
+    QList<Candidate> candidates;
+    Candidate root;
+    root.id = 1;
+    root.iteration = 0;
+    root.origin = CandidateOrigin::Root;
+    root.status = CandidateStatus::Correct;
+    root.score = 100;
+    candidates << root;
+    for (int i = 2; i <= 3000; ++i) {
+        Candidate c;
+        c.id = i;
+        c.parentId = i <= 9 ? 1 : 2 + (i * 7919) % 7; // iteration 1: ids 2-9, then children of those
+        c.iteration = i <= 9 ? 1 : 2;
+        c.status = CandidateStatus::Correct;
+        c.score = 50 + i % 40;
+        candidates << c;
+    }
+    view.setCandidates(candidates);
+    QVERIFY(view.isLayoutPending());
+    QSignalSpy done(&view, &BeamGraphView::layoutFinished);
+    Candidate late;
+    late.id = 3001;
+    late.parentId = 5;
+    late.iteration = 2;
+    late.status = CandidateStatus::Coding;
+    view.upsertCandidate(late);
+    QVERIFY(done.wait(60000));
+    QVERIFY(!view.isLayoutPending());
+    view.flushPendingUpdates();
+    QCOMPARE(view.nodeCount(), 3001);
+    // Columns are iterations, and every node has its own place.
+    const double column1 = view.nodePosition(2).x();
+    QVERIFY(column1 > 0);
+    QSet<std::pair<double, double>> places;
+    for (qint64 id = 2; id <= 3001; ++id) {
+        const QPointF p = view.nodePosition(id);
+        QVERIFY2(!p.isNull(), qPrintable(QString::number(id)));
+        QCOMPARE(p.x(), id <= 9 ? column1 : 2 * column1);
+        places.insert({p.x(), p.y()});
+    }
+    QCOMPARE(places.size(), 3000);
 }
 
 void TestViews::largeDiffLeavesTheGuiThread()

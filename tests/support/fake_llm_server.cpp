@@ -328,9 +328,9 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
         } else if (response.fault == FakeFault::CloseBeforeAnswer) {
             plan.closeBeforeHead = true;
         } else if (response.fault == FakeFault::Endless) {
-            // The first half of the events (the start of the answer), then its content delta again and again.
-            plan.parts = plan.parts.mid(0, std::max<qsizetype>(2, middle));
-            plan.endless = plan.parts.last();
+            // The opening event, then the first content event again and again: an answer without end.
+            plan.endless = plan.parts.at(std::min<qsizetype>(1, plan.parts.size() - 1));
+            plan.parts = plan.parts.mid(0, 1);
         }
         return plan;
     }
