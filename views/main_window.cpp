@@ -373,7 +373,14 @@ void MainWindow::createMenus()
 void MainWindow::reloadRuns()
 {
     const qint64 previous = m_run.id;
-    m_runModel->setRuns(m_store->runs());
+    const QList<RunInfo> runs = m_store->runs();
+    m_runModel->setRuns(runs);
+    // A run recorded as running whose process is gone (killed) says so, and can be resumed.
+    QHash<qint64, QString> shown;
+    for (const RunInfo &run : runs)
+        if (run.state == RunState::Running && !(m_runActions && m_runActions->isDriving(run.id)) && m_store->isInterrupted(run))
+            shown.insert(run.id, m_store->displayState(run));
+    m_runModel->setDisplayStates(shown);
     updateStoreViews();
     if (m_runModel->rowCount() == 0) {
         m_run = {};
@@ -515,7 +522,7 @@ void MainWindow::updateRunHeader()
     QString header = tr("<b>Run %1</b> · %2 on %3 · agent %4 · %5")
                          .arg(m_run.id)
                          .arg(m_run.problem.toHtmlEscaped(), m_run.target.toHtmlEscaped(), m_run.agent.toHtmlEscaped(),
-                              toString(m_run.state));
+                              m_runActions && m_runActions->isDriving(m_run.id) ? toString(m_run.state) : m_store->displayState(m_run));
     header += QStringLiteral("<br>") + tr("%n candidate(s), iteration %1", nullptr, m_candidateModel->candidateCount()).arg(m_run.iteration);
     if (m_run.bestScore > 0 && m_run.baselineScore > 0)
         header += tr(" · best %1 vs %2 (%3)")

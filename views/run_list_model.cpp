@@ -20,6 +20,13 @@ void RunListModel::setRuns(const QList<RunInfo> &runs)
     endResetModel();
 }
 
+void RunListModel::setDisplayStates(const QHash<qint64, QString> &states)
+{
+    m_displayStates = states;
+    if (!m_runs.isEmpty())
+        Q_EMIT dataChanged(index(0, StateColumn), index(int(m_runs.size()) - 1, StateColumn));
+}
+
 void RunListModel::upsertRun(const RunInfo &run)
 {
     const int row = rowOfRun(run.id);
@@ -78,7 +85,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case IdColumn: return run.id;
         case TargetColumn: return run.target;
         case ProblemColumn: return run.problem;
-        case StateColumn: return toString(run.state);
+        case StateColumn: return m_displayStates.value(run.id, toString(run.state));
         case SpeedupColumn: return hasBest ? run.speedup() : 0.0;
         case DollarsColumn: return run.usd;
         case StartedColumn: return run.createdAt;
@@ -89,7 +96,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case IdColumn: return run.id;
         case TargetColumn: return run.target;
         case ProblemColumn: return run.problem;
-        case StateColumn: return toString(run.state);
+        case StateColumn: return m_displayStates.value(run.id, toString(run.state));
         case SpeedupColumn: return hasBest ? ValueFormat::speedup(run.speedup()) : QStringLiteral("—");
         case DollarsColumn: return ValueFormat::dollars(run.usd);
         case StartedColumn:

@@ -3,6 +3,7 @@
 #include "model/run_info.h"
 
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QList>
 
 namespace autocomp {
@@ -20,6 +21,9 @@ public:
     void setRuns(const QList<RunInfo> &runs);
     // Inserts a new run or refreshes the row of a known one.
     void upsertRun(const RunInfo &run);
+    // What the state column says instead of the stored state, per run id: "interrupted" for a run recorded
+    // as running whose driving process is gone (RunStore::displayState). Set anew by each reload of the list.
+    void setDisplayStates(const QHash<qint64, QString> &states);
     void removeRun(qint64 runId);
 
     const RunInfo &run(int row) const { return m_runs.at(row); }
@@ -32,6 +36,7 @@ public:
 
 private:
     QList<RunInfo> m_runs;
+    QHash<qint64, QString> m_displayStates;
 };
 
 } // namespace autocomp

@@ -2,6 +2,7 @@
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
 #include "main_window.h"
+#include "run_actions.h"
 #include "run_list_model.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
@@ -240,6 +241,7 @@ private Q_SLOTS:
     void welcomePanelForEmptyStore();
     void importsRunArchive();
     void opensStoreInBackground();
+    void showsInterruptedRun();
     void deletesRunAfterConfirming();
     void refusesCorruptStore();
     void refusesToStartWithoutDisplay();
@@ -442,6 +444,35 @@ void TestMainWindow::welcomePanelForEmptyStore()
     QVERIFY(countRows(tree->model()) > 1);
     auto *banner = widgetNamed<QLabel>(window, "runLabelBanner");
     QVERIFY(banner && banner->isVisibleTo(&window));
+}
+
+void TestMainWindow::showsInterruptedRun()
+{
+    // A run recorded as running that no process drives (its process was killed) reads "interrupted".
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("interrupted.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    const qint64 runId = importRunJsonl(*store, QFINDTESTDATA("data/sample_run.jsonl"), &error);
+    QVERIFY2(runId > 0, qPrintable(error));
+    RunInfo run = *store->run(runId);
+    run.state = RunState::Running;
+    QVERIFY(store->updateRun(run));
+    MainWindow window(std::move(store));
+    QVERIFY(window.selectRun(runId));
+    auto *runs = widgetNamed<QTableView>(window, "runsView");
+    QVERIFY(runs);
+    QAbstractItemModel *model = runs->model();
+    bool found = false;
+    for (int row = 0; row < model->rowCount(); ++row)
+        if (model->index(row, RunListModel::IdColumn).data().toLongLong() == runId) {
+            QCOMPARE(model->index(row, RunListModel::StateColumn).data().toString(), QStringLiteral("interrupted"));
+            found = true;
+        }
+    QVERIFY(found);
+    auto *header = widgetNamed<QLabel>(window, "runHeader");
+    QVERIFY(header);
+    QVERIFY2(header->text().contains(QStringLiteral("interrupted")), qPrintable(header->text()));
+    QVERIFY(window.runActions()->resumeAction()->isEnabled());
 }
 
 void TestMainWindow::opensStoreInBackground()
