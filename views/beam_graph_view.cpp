@@ -421,7 +421,13 @@ void BeamGraphView::applyOrder(const QList<int> &order)
     for (Node &node : m_nodes)
         node.column = -1;
     m_columns.clear();
-    for (int index : order) {
+    placeAtEnds(order);
+}
+
+void BeamGraphView::placeAtEnds(const QList<int> &indexes)
+{
+    // Each node goes to the end of its iteration's column.
+    for (int index : indexes) {
         Node &node = m_nodes[index];
         node.column = std::max(0, node.iteration);
         if (m_columns.size() <= node.column)
@@ -469,14 +475,7 @@ void BeamGraphView::relayout(bool full)
     for (int i = 0; i < m_nodes.size(); ++i)
         if (m_nodes.at(i).column < 0)
             fresh.append(i);
-    for (int index : std::as_const(fresh)) {
-        Node &node = m_nodes[index];
-        node.column = std::max(0, node.iteration);
-        if (m_columns.size() <= node.column)
-            m_columns.resize(node.column + 1);
-        node.row = int(m_columns.at(node.column).size());
-        m_columns[node.column].append(index);
-    }
+    placeAtEnds(fresh);
 
     QList<QLineF> edges;
     QList<QLineF> bestEdges;

@@ -114,6 +114,7 @@ private:
     // The full layout's order, node indexes column by column: pure, so big runs compute it on the thread pool.
     static QList<int> columnOrder(const QList<LayoutKey> &nodes);
     void applyOrder(const QList<int> &order);
+    void placeAtEnds(const QList<int> &indexes);
     void updateBestPath();
     void paintNodes(QPainter *painter, const QRectF &exposed, double levelOfDetail, const QPalette &palette) const;
     int nodeAt(const QPointF &scenePoint) const;
