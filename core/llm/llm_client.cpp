@@ -540,7 +540,6 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     net.setHeader(QNetworkRequest::UserAgentHeader, userAgent());
     net.setHeader(QNetworkRequest::ContentLengthHeader, reply->m_sentBody.size());
     net.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, true);
-    net.setAttribute(QNetworkRequest::EmitAllUploadProgressSignalsAttribute, true);
     net.setAttribute(QNetworkRequest::Http2AllowedAttribute, true);
     // Redirects are followed here, not by Qt: a POST must go again as a POST with its body (307, 308), and
     // only within the origin its key was meant for.
@@ -554,6 +553,7 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     reply->m_network = network;
     reply->m_mayHaveReached = false;
     reply->m_streaming = false;
+    reply->m_status = 0;
     reply->m_rawBytes = 0;
     reply->m_cutError.clear();
     if (!reply->m_connectTimer) {
@@ -581,13 +581,8 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     touch();
     // Only a new connection is timed: a request waiting for a pooled connection is not connecting yet.
     connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
-    connect(network, &QNetworkReply::uploadProgress, reply, [reply, touch](qint64 sent, qint64) {
-        if (sent > 0) {
-            reply->m_mayHaveReached = true;
-            reply->m_connectTimer->stop();
-        }
-        touch();
-    });
+    // Qt's requestSent and metaDataChanged mark the moment a byte may have reached the provider; upload
+    // progress is not asked for (every signal of it crosses from Qt's HTTP thread).
     connect(network, &QNetworkReply::requestSent, reply, [reply, touch] {
         reply->m_mayHaveReached = true;
         reply->m_connectTimer->stop();
@@ -628,9 +623,13 @@ void LlmClient::onReadyRead(LlmReply *reply)
         cut(reply, QStringLiteral("the response exceeded %1 MiB and was cut").arg(double(m_maxBodyBytes) / (1 << 20), 0, 'g', 4));
         return;
     }
-    const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-    const bool sse = network->header(QNetworkRequest::ContentTypeHeader).toString().contains(u"event-stream");
-    reply->m_streaming = sse;
+    // The status and the kind of body are read once per attempt, with its first bytes.
+    if (reply->m_status == 0) {
+        reply->m_status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        reply->m_streaming = network->rawHeader("content-type").contains("event-stream");
+    }
+    const int status = reply->m_status;
+    const bool sse = reply->m_streaming;
     const qint64 limit = reply->m_request.maxAnswerBytes >= 0 ? reply->m_request.maxAnswerBytes : m_maxAnswerBytes;
     if (!sse || status >= 400) {
         reply->m_body += bytes;
@@ -644,7 +643,9 @@ void LlmClient::onReadyRead(LlmReply *reply)
         if (reply->m_result.error.isEmpty())
             reply->m_format->feedEvent(event, &reply->m_result);
     }
-    const qint64 answer = qint64(reply->m_result.text.toUtf8().size() + reply->m_result.reasoning.size());
+    // Characters stand for bytes here (exact for ASCII): converting the whole answer on every chunk would
+    // cost time in proportion to its square.
+    const qint64 answer = qint64(reply->m_result.text.size() + reply->m_result.reasoning.size());
     if (limit > 0 && answer > limit)
         cut(reply, QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)").arg(answer).arg(limit));
 }

@@ -106,6 +106,7 @@ private:
     QPointer<QNetworkReply> m_network;
     bool m_mayHaveReached = false; // a byte of this attempt may have reached the provider
     bool m_streaming = false;      // this attempt's answer is an event stream
+    int m_status = 0;              // this attempt's HTTP status, once its first bytes arrived
     qint64 m_rawBytes = 0;         // bytes of this attempt's response so far
     const WireFormat *m_format = nullptr;
     QByteArray m_sentBody;
