@@ -720,21 +720,13 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
     return endBatch();
 }
 
-qint64 RunStore::addLlmCall(const LlmCall &call)
+namespace {
+
+// The columns a call's answer fills: the same for a call stored whole and for one completed after it was
+// recorded in flight.
+void bindAnswer(QSqlQuery &q, const LlmCall &call)
 {
-    if (doomed())
-        return 0;
-    QSqlQuery &q = query(QStringLiteral(
-        "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
-        "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
-        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
-    q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
-    q.bindValue(QStringLiteral(":phase"), nn(call.phase));
-    q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
-    q.bindValue(QStringLiteral(":provider"), nn(call.provider));
-    q.bindValue(QStringLiteral(":model"), nn(call.model));
-    q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
     q.bindValue(QStringLiteral(":response"), nn(call.response));
     q.bindValue(QStringLiteral(":reasoning"), nn(call.reasoning));
     q.bindValue(QStringLiteral(":tokens_in"), call.tokensIn);
@@ -745,6 +737,25 @@ qint64 RunStore::addLlmCall(const LlmCall &call)
     q.bindValue(QStringLiteral(":status"), nn(call.status));
     q.bindValue(QStringLiteral(":error"), nn(call.error));
     q.bindValue(QStringLiteral(":attempts"), nn(call.attempts));
+}
+
+} // namespace
+
+qint64 RunStore::addLlmCall(const LlmCall &call)
+{
+    if (doomed())
+        return 0;
+    QSqlQuery &q = query(QStringLiteral(
+        "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
+        "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
+        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
+    q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":phase"), nn(call.phase));
+    q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
+    q.bindValue(QStringLiteral(":provider"), nn(call.provider));
+    q.bindValue(QStringLiteral(":model"), nn(call.model));
+    q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
+    bindAnswer(q, call);
     q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
     if (!q.exec()) {
         fail(q.lastError());
@@ -911,17 +922,7 @@ bool RunStore::completeLlmCall(const LlmCall &call)
         "UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, reasoning=:reasoning, tokens_in=:tokens_in, "
         "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, retries=:retries, status=:status, error=:error, attempts=:attempts "
         "WHERE id=:id"));
-    q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
-    q.bindValue(QStringLiteral(":response"), nn(call.response));
-    q.bindValue(QStringLiteral(":reasoning"), nn(call.reasoning));
-    q.bindValue(QStringLiteral(":tokens_in"), call.tokensIn);
-    q.bindValue(QStringLiteral(":tokens_out"), call.tokensOut);
-    q.bindValue(QStringLiteral(":usd"), call.usd);
-    q.bindValue(QStringLiteral(":latency_ms"), call.latencyMs);
-    q.bindValue(QStringLiteral(":retries"), call.retries);
-    q.bindValue(QStringLiteral(":status"), nn(call.status));
-    q.bindValue(QStringLiteral(":error"), nn(call.error));
-    q.bindValue(QStringLiteral(":attempts"), nn(call.attempts));
+    bindAnswer(q, call);
     q.bindValue(QStringLiteral(":id"), call.id);
     if (!q.exec()) {
         fail(q.lastError());
