@@ -162,7 +162,7 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
     connect(buttons, &QDialogButtonBox::accepted, this, [this] {
         QString proxyError;
-        if (!LlmClient().setProxy(m_proxy->text(), &proxyError)) {
+        if (!LlmClient::parseProxy(m_proxy->text(), &proxyError)) {
             m_result->setText(proxyError);
             m_proxy->setFocus();
             return;

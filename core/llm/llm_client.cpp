@@ -450,36 +450,39 @@ QByteArray LlmClient::userAgent()
     return "autocomp-workbench/" + (version.isEmpty() ? QByteArray("dev") : version) + " (Qt " + qVersion() + ')';
 }
 
-bool LlmClient::setProxy(const QString &proxy, QString *error)
+std::optional<QNetworkProxy> LlmClient::parseProxy(const QString &proxy, QString *error)
 {
     const QString text = proxy.trimmed();
-    QNetworkProxy explicitProxy;
-    if (text.isEmpty() || text == u"system") {
-        m_proxy.clear();
-    } else if (text == u"none" || text == u"direct") {
-        m_proxy = QStringLiteral("none");
-        explicitProxy = QNetworkProxy(QNetworkProxy::NoProxy);
-    } else {
-        const QUrl url(text.contains(QStringLiteral("://")) ? text : QStringLiteral("http://") + text);
-        const QString scheme = url.scheme().toLower();
-        if (!url.isValid() || url.host().isEmpty() || url.port() <= 0
-            || !(scheme == u"http" || scheme == u"socks5" || scheme == u"socks5h")) {
-            if (error)
-                *error = QStringLiteral("proxy '%1' is not http://host:port or socks5://host:port (or \"none\", or empty for the system's)")
-                             .arg(text);
-            return false;
-        }
-        m_proxy = text;
-        explicitProxy = QNetworkProxy(scheme == u"http" ? QNetworkProxy::HttpProxy : QNetworkProxy::Socks5Proxy, url.host(),
-                                      quint16(url.port()), url.userName(), url.password());
+    if (text.isEmpty() || text == u"system")
+        return QNetworkProxy(QNetworkProxy::DefaultProxy); // the system's configuration
+    if (text == u"none" || text == u"direct")
+        return QNetworkProxy(QNetworkProxy::NoProxy);
+    const QUrl url(text.contains(QStringLiteral("://")) ? text : QStringLiteral("http://") + text);
+    const QString scheme = url.scheme().toLower();
+    if (!url.isValid() || url.host().isEmpty() || url.port() <= 0 || !(scheme == u"http" || scheme == u"socks5" || scheme == u"socks5h")) {
+        if (error)
+            *error = QStringLiteral("proxy '%1' is not http://host:port or socks5://host:port (or \"none\", or empty for the system's)").arg(text);
+        return std::nullopt;
     }
+    return QNetworkProxy(scheme == u"http" ? QNetworkProxy::HttpProxy : QNetworkProxy::Socks5Proxy, url.host(), quint16(url.port()),
+                         url.userName(), url.password());
+}
+
+bool LlmClient::setProxy(const QString &proxy, QString *error)
+{
+    const std::optional<QNetworkProxy> explicitProxy = parseProxy(proxy, error);
+    if (!explicitProxy)
+        return false;
+    m_proxy = explicitProxy->type() == QNetworkProxy::DefaultProxy ? QString()
+        : explicitProxy->type() == QNetworkProxy::NoProxy          ? QStringLiteral("none")
+                                                                   : proxy.trimmed();
     for (QNetworkAccessManager *manager : std::as_const(m_managers)) {
         if (m_proxy.isEmpty())
             manager->setProxyFactory(new SystemProxies);
         else
-            manager->setProxy(explicitProxy);
+            manager->setProxy(*explicitProxy);
     }
-    m_explicitProxy = explicitProxy;
+    m_explicitProxy = *explicitProxy;
     return true;
 }
 

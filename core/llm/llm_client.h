@@ -151,6 +151,8 @@ public:
     // "none" for direct connections, or a URL (http://[user:password@]host:port, socks5://host:port).
     // False with *error set when the URL is not one of those.
     bool setProxy(const QString &proxy, QString *error = nullptr);
+    // The proxy a setting names (DefaultProxy: the system's); nullopt with *error set when it is not valid.
+    static std::optional<QNetworkProxy> parseProxy(const QString &proxy, QString *error);
     QString proxy() const { return m_proxy; }
     // An attempt that broke after its request may have reached the provider (connection lost while waiting,
     // a stream cut or garbled) may have been billed: it fails, unless this is set.

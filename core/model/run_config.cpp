@@ -145,7 +145,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                     if (const auto n = l["proxy"]) {
                         config.llm.proxy = r.string(n, QStringLiteral("llm.proxy")).value_or(QString());
                         QString proxyError;
-                        if (!LlmClient().setProxy(config.llm.proxy, &proxyError))
+                        if (!LlmClient::parseProxy(config.llm.proxy, &proxyError))
                             r.error(n, QStringLiteral("llm.proxy: ") + proxyError);
                     }
                     if (const auto n = l["reuse_answers"]) {
