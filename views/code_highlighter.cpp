@@ -150,7 +150,10 @@ QSyntaxHighlighter *CodeHighlighter::attach(QTextDocument *document, const QStri
 QString CodeHighlighter::languageForTarget(const QString &target)
 {
     const QString name = target.toLower();
-    if (name.contains(QLatin1String("cuda")) || name.contains(QLatin1String("gpumode")) || name.contains(QLatin1String("gpu-mode")))
+    // A target's backend.yaml says its language; this guess is for runs of targets not installed here.
+    if (name.contains(QLatin1String("kernelbench")) || name.contains(QLatin1String("gpumode")) || name.contains(QLatin1String("gpu-mode")))
+        return QStringLiteral("python");
+    if (name.contains(QLatin1String("cuda")))
         return QStringLiteral("cuda");
     if (name.contains(QLatin1String("nki")) || name.contains(QLatin1String("trainium")) || name.contains(QLatin1String("tpu"))
         || name.contains(QLatin1String("pallas")))

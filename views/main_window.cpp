@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "eval/kernelbench_import.h"
 
 #include "beam_graph_view.h"
 #include "candidate_inspector.h"
@@ -336,6 +337,8 @@ void MainWindow::createMenus()
     import->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_I));
     file->addAction(tr("Import A&utocomp Output Directory…"), this, &MainWindow::importAutocompDirDialog)
         ->setObjectName(QStringLiteral("importAutocompDirAction"));
+    file->addAction(tr("Import &KernelBench Problems…"), this, &MainWindow::importKernelBenchDialog)
+        ->setObjectName(QStringLiteral("importKernelBenchAction"));
     file->addSeparator();
     m_deleteRun = file->addAction(tr("&Delete Run…"), this, &MainWindow::deleteRunClicked);
     m_deleteRun->setObjectName(QStringLiteral("deleteRunAction"));
@@ -733,6 +736,55 @@ void MainWindow::importAutocompDirDialog()
     const QString path = QFileDialog::getExistingDirectory(this, tr("Import Autocomp Output Directory"), QDir::homePath());
     if (!path.isEmpty())
         importInBackground(path, tr("Import Autocomp Output Directory"));
+}
+
+void MainWindow::importKernelBenchDialog()
+{
+    const QString path = QFileDialog::getExistingDirectory(this, tr("Import KernelBench Problems (a folder such as KernelBench/level1)"),
+                                                           QDir::homePath());
+    if (!path.isEmpty())
+        importKernelBenchInBackground({path});
+}
+
+QFuture<QString> MainWindow::importKernelBenchInBackground(const QStringList &paths)
+{
+    // Each file's reference is run at several sizes to pick its scale: seconds to minutes, off the
+    // GUI thread.
+    statusBar()->showMessage(tr("Importing KernelBench problems from %1… (each reference is measured to pick its size scale)")
+                                 .arg(QDir::toNativeSeparators(paths.join(QLatin1String(", ")))));
+    auto *watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
+        watcher->deleteLater();
+        statusBar()->showMessage(tr("KernelBench import finished"), 5000);
+        // Not exec(): the window goes on updating while the report is open.
+        auto *box = new QMessageBox(QMessageBox::Information, tr("Import KernelBench Problems"), watcher->result(), QMessageBox::Ok, this);
+        box->setObjectName(QStringLiteral("kernelBenchImportReport"));
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
+    const QFuture<QString> future = QtConcurrent::run([paths] {
+        QStringList notFound;
+        const QStringList files = kernelBenchFiles(paths, &notFound);
+        if (files.isEmpty())
+            return tr("No KernelBench problem files (class Model, get_inputs, get_init_inputs) under %1.").arg(paths.join(QLatin1String(", ")));
+        QString error;
+        const QList<KernelBenchImported> imported = importKernelBench(Repository(), files, {}, {}, &error);
+        QStringList made, skipped;
+        for (const KernelBenchImported &item : imported) {
+            if (item.error.isEmpty())
+                made << tr("%1 (scale %2)").arg(item.id).arg(item.scale, 0, 'g', 4);
+            else
+                skipped << item.error;
+        }
+        QString text = made.isEmpty() ? tr("No problem was imported.") : tr("Imported for target kernelbench:\n%1").arg(made.join(u'\n'));
+        if (!skipped.isEmpty())
+            text += tr("\n\nSkipped:\n%1").arg(skipped.join(u'\n'));
+        if (!error.isEmpty())
+            text += QStringLiteral("\n\n") + error;
+        return text;
+    });
+    watcher->setFuture(future);
+    return future;
 }
 
 void MainWindow::showAbout()

@@ -54,6 +54,10 @@ public:
     // The same off the GUI thread (what File > Import does): the run is shown once it is committed; a
     // failure is reported in a message box titled `title`. The future yields the run id and the error.
     QFuture<std::pair<qint64, QString>> importInBackground(const QString &path, const QString &title);
+    // `autocomp problems import` from the window: KernelBench problem files become kernelbench
+    // problems in the user's data directory, measured on the thread pool; the result is reported in
+    // a message (the ids made, the files skipped and why). Returns the report's text.
+    QFuture<QString> importKernelBenchInBackground(const QStringList &paths);
     // Imports the example run bundled as a resource.
     qint64 importExampleRun(QString *error);
     bool selectRun(qint64 runId);
@@ -86,6 +90,7 @@ private:
     void openStoreDialog();
     void importArchiveDialog();
     void importAutocompDirDialog();
+    void importKernelBenchDialog();
     // Deletes the selected run after asking; refuses the run this window is driving.
     void deleteRunClicked();
     void runsContextMenu(const QPoint &pos);

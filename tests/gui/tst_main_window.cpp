@@ -2,6 +2,7 @@
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
 #include "main_window.h"
+#include "model/repository.h"
 #include "run_actions.h"
 #include "run_list_model.h"
 #include "store/run_archive.h"
@@ -240,6 +241,7 @@ private Q_SLOTS:
     void showsRunLabel();
     void welcomePanelForEmptyStore();
     void importsRunArchive();
+    void importsKernelBenchProblems();
     void opensStoreInBackground();
     void showsInterruptedRun();
     void deletesRunAfterConfirming();
@@ -531,6 +533,33 @@ void TestMainWindow::importsRunArchive()
 
     QVERIFY(window.importRunArchive(m_dir->filePath(QStringLiteral("missing.jsonl")), &error) == 0);
     QVERIFY(!error.isEmpty());
+}
+
+// File > Import KernelBench Problems: the files are measured off the GUI thread and become problems of
+// the kernelbench target; the report names them. Needs torch (install-deps.sh --kernelbench).
+void TestMainWindow::importsKernelBenchProblems()
+{
+    const Repository repository;
+    QString error;
+    const auto target = repository.target(QStringLiteral("kernelbench"), &error);
+    QVERIFY2(target, qPrintable(error));
+    if (!target->available())
+        QSKIP(qPrintable(target->absenceReason()));
+    const QString file = m_dir->filePath(QStringLiteral("KernelBench/level2/41_Scale_Shift_Clamp_Square.py"));
+    QDir().mkpath(QFileInfo(file).absolutePath());
+    QVERIFY(QFile::copy(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/sols/kernelbench/level2/1_ScaleShiftClampSquare/model.py"), file));
+    auto store = RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    MainWindow window(std::move(store));
+    window.show();
+    const QFuture<QString> future = window.importKernelBenchInBackground({m_dir->filePath(QStringLiteral("KernelBench"))});
+    QTRY_VERIFY_WITH_TIMEOUT(future.isFinished(), 600000);
+    QVERIFY2(future.result().contains(QStringLiteral("level2/41_Scale_Shift_Clamp_Square (scale")), qPrintable(future.result()));
+    QTRY_VERIFY(window.findChild<QMessageBox *>(QStringLiteral("kernelBenchImportReport")));
+    const auto problem = Repository().problem(QStringLiteral("kernelbench"), QStringLiteral("level2/41_Scale_Shift_Clamp_Square"), &error);
+    QVERIFY2(problem, qPrintable(error));
+    QCOMPARE(problem->referenceFile, file);
+    QDir(QFileInfo(problem->dir).absolutePath()).removeRecursively(); // the test-mode data dir is shared between runs
 }
 
 void TestMainWindow::refusesCorruptStore()

@@ -6,6 +6,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
+#include <QRegularExpression>
 #include <QTest>
 
 using namespace Qt::StringLiterals;
@@ -50,7 +51,12 @@ private Q_SLOTS:
                 const QString where = name + u"/"_s + step.name;
                 const QString all = step.run.join(u' ') + step.worker.join(u' ') + step.baselineWorker.join(u' ');
                 if (step.judge()) {
-                    QVERIFY2(step.run.first().startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
+                    // A program built into the cache, or an interpreter (a target setting such as {python}) running
+                    // a script copied into the cache.
+                    const bool interpreted = QRegularExpression(u"^\\{[a-z_]+\\}$"_s).match(step.run.first()).hasMatch()
+                                             && !step.run.first().startsWith(u"{cache_dir"_s) && step.run.size() > 1;
+                    const QString program = interpreted ? step.run.at(1) : step.run.first();
+                    QVERIFY2(program.startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
                     for (qsizetype i = 0; i + 1 < step.run.size(); ++i)
                         if (outputs.contains(step.run.at(i)))
                             QVERIFY2(step.run.at(i + 1).startsWith(u"{judgedir}/"_s), qPrintable(where + u" writes " + step.run.at(i + 1)));

@@ -392,7 +392,8 @@ def cmd_check(a):
                'scale': a.scale}
     feedback.append(f"{'reference (start)' if is_start else 'candidate'}: mean {fmt_ms(cand['mean'])}, median "
                     f"{fmt_ms(cand['median'])}, std {fmt_ms(cand['std'])} over {cand['n']} trials on {a.device} "
-                    f"({a.threads} thread{'s' if a.threads != 1 else ''}); eager reference mean {fmt_ms(ref['mean'])}, "
+                    + (f"({a.threads} thread{'s' if a.threads != 1 else ''})" if device.type == 'cpu' else '')
+                    + f"; eager reference mean {fmt_ms(ref['mean'])}, "
                     f"median {fmt_ms(ref['median'])}, timed alternately with it: {speedup:.2f}x "
                     f"({'faster' if speedup >= 1 else 'slower'})")
     feedback.append(scale_note)
