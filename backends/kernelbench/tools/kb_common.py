@@ -19,7 +19,10 @@ SIZE_FLOOR = 16
 
 
 def scaled_value(value, scale):
-    """The module-level int `value` at `scale`: a multiple of gcd(value, 16), at least min(value, 16)."""
+    """A module-level size at `scale`: an int becomes a multiple of gcd(value, 16), at least
+    min(value, 16); a tuple or list of ints (an input shape such as (3, 224, 224)) is scaled item by item."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(scaled_value(v, scale) for v in value)
     if scale >= 1 or isinstance(value, bool) or not isinstance(value, int) or value < SIZE_FLOOR:
         return value
     grain = math.gcd(value, SIZE_FLOOR)
@@ -27,10 +30,41 @@ def scaled_value(value, scale):
     return max(out, min(value, SIZE_FLOOR))
 
 
+def _is_size(value):
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= SIZE_FLOOR
+    if isinstance(value, (tuple, list)) and value and len(value) <= 8:
+        return all(isinstance(v, int) and not isinstance(v, bool) for v in value) and any(v >= SIZE_FLOOR for v in value)
+    return False
+
+
 def scaled_names(module):
-    return [name for name, value in vars(module).items()
-            if not name.startswith('_') and isinstance(value, int) and not isinstance(value, bool)
-            and value >= SIZE_FLOOR and name == name.strip()]
+    return [name for name, value in vars(module).items() if not name.startswith('_') and _is_size(value)]
+
+
+def pack_inputs(values):
+    """Splits get_inputs()'s values into tensors (sent as data) and a layout that says where each value
+    goes: ["t", k] for the k-th tensor, ["v", value] for a plain number, bool or string."""
+    import torch
+    tensors, layout = [], []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            layout.append(['t', len(tensors)])
+            tensors.append(v)
+        elif isinstance(v, (int, float, bool, str)) or v is None:
+            layout.append(['v', v])
+        else:
+            raise TypeError(f"get_inputs() returns a {type(v).__name__}; only tensors and plain values are supported")
+    return tensors, layout
+
+
+def unpack_inputs(tensors, layout):
+    out = []
+    for kind, v in layout:
+        out.append(tensors[v] if kind == 't' else v)
+    return out
 
 
 def apply_scale(module, scale, originals=None):

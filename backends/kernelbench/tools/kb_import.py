@@ -127,17 +127,40 @@ def import_file(path, a):
             if in_bytes + (params or 0) <= budget_bytes / 16:
                 break
             scale /= 2
-    # Then halve until one forward pass fits the time budget (a scale whose sizes break the model,
-    # e.g. a head count that no longer divides, is skipped).
+    # Then halve until one forward pass fits the time budget. A scale whose sizes break the model (a
+    # head count that no longer divides, a fixed layer after pooling) falls back to the last scale that
+    # worked; one that breaks it from the start is retried larger. Sizes that are not module-level
+    # (or times that stop falling) end the search.
+    fallback = None   # (scale, ms, in_bytes, params, dtype) that worked, but slower than the budget
+    tried_up = False
     last_error = None
+    flat = 0
     while True:
         try:
             ms, in_bytes, params, dtype = measure(module, originals, scale, a.device)
             last_error = None
         except Exception as e:  # noqa: BLE001
             ms, last_error = None, f"{type(e).__name__}: {e}"
-        if a.scale or a.device != 'cpu' or (ms is not None and ms <= a.budget_ms) or scale <= 1.0 / 65536:
+        if ms is None:
+            if fallback:
+                scale, ms, in_bytes, params, dtype = fallback
+                out['note'] = f"smaller sizes break the model ({last_error}); kept scale {scale:g}"
+                last_error = None
+                break
+            if scale < 1 and not a.scale and a.device == 'cpu':
+                scale = min(1.0, scale * 2)  # the memory-chosen scale broke it: try larger sizes
+                tried_up = True
+                continue
             break
+        if a.scale or a.device != 'cpu' or ms <= a.budget_ms or not originals or scale <= 1.0 / 65536:
+            break
+        if tried_up:
+            break  # the smallest working scale is slower than the budget: keep it
+        if fallback and ms > 0.9 * fallback[1]:
+            flat += 1
+            if flat >= 2:
+                break  # the time does not depend on the module-level sizes
+        fallback = (scale, ms, in_bytes, params, dtype)
         scale /= 2
     if last_error:
         out['error'] = f"{path}: the reference fails at scale {scale:g}: {last_error}"

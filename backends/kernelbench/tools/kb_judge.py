@@ -173,8 +173,14 @@ def start_reference_worker(a, candidate_pid):
             os.sched_setaffinity(process.pid, os.sched_getaffinity(candidate_pid))
         except OSError:
             pass
+    pinned = False
+    if candidate_pid:
+        try:
+            pinned = os.sched_getaffinity(process.pid) == os.sched_getaffinity(candidate_pid)
+        except OSError:
+            pinned = False
     timer = Worker(fd, process.pid, a.timeout)
-    return timer, process
+    return timer, process, pinned
 
 
 # ---- check and time -------------------------------------------------------------------------------
@@ -310,14 +316,12 @@ def cmd_check(a):
         for trial in range(a.correctness_trials):
             kb.set_seed(rng.randrange(1 << 31))
             inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref_module.get_inputs()]
-            if not all(isinstance(x, torch.Tensor) for x in inputs):
-                write_result(result, 'error', False, "get_inputs() returns something other than tensors; not supported")
-                return 2
+            tensors, layout = kb.pack_inputs(inputs)
             with torch.no_grad():
                 ref_out = outputs_of(ref_model(*inputs))
             if rtol is None:
                 rtol, atol = tolerance_for(a.tolerance, ref_out)
-            _, got = worker.request({'cmd': 'check'}, [x.cpu() for x in inputs])
+            _, got = worker.request({'cmd': 'check', 'layout': layout}, [x.cpu() for x in tensors])
             why = compare(ref_out, got, rtol, atol)
             if why:
                 write_result(result, 'incorrect', False, f"correctness trial {trial + 1} of {a.correctness_trials}: {why}",
@@ -326,10 +330,11 @@ def cmd_check(a):
 
         # Timing inputs, and the fallback check on them.
         kb.set_seed(rng.randrange(1 << 31))
-        inputs = [x.to(device) for x in ref_module.get_inputs()]
+        inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref_module.get_inputs()]
+        tensors, layout = kb.pack_inputs(inputs)
         with torch.no_grad():
             ref_out = outputs_of(ref_model(*inputs))
-        worker.request({'cmd': 'load'}, [x.cpu() for x in inputs])
+        worker.request({'cmd': 'load', 'layout': layout}, [x.cpu() for x in tensors])
         ref_ops = compute_ops(profile_ops(ref_model, inputs, device))
         cand_answer, _ = worker.request({'cmd': 'profile'})
         cand_ops = compute_ops(set(cand_answer.get('ops', [])))
@@ -345,14 +350,30 @@ def cmd_check(a):
         # The eager reference is timed the same way: the start file (the reference as ModelNew) in a
         # process of the judge's own, on the candidate's CPUs, over the same kind of channel; the two
         # alternate, so drift and the channel's round trip fall on both alike.
-        ref_worker = start_reference_worker(a, worker.pid)
+        # With a baseline (the start code, given to every evaluation that has one) the evaluator runs it
+        # as a second worker beside the candidate's, on the same CPUs: that is the eager reference. Without
+        # one the judge starts the start file itself (pinned to the candidate's CPUs where it may).
         init = {'cmd': 'init', 'init_args': init_args, 'init_seed': init_seed, 'scale': a.scale, 'device': a.device,
                 'threads': a.threads}
-        ref_timer = None
-        if ref_worker is not None:
-            ref_timer, ref_process = ref_worker
+        channels = [c for c in a.channels.split(',') if c]
+        pids = [p for p in a.worker_pids.split(',') if p]
+        ref_timer, ref_process = None, None
+        if len(channels) > 1:
+            ref_timer = Worker(int(channels[1]), int(pids[1]) if len(pids) > 1 else 0, a.timeout)
+            reference_how = "the start code (the reference as ModelNew) in a worker beside the candidate's"
+        elif is_start:
+            reference_how = "the candidate is the reference itself"
+        else:
+            started = start_reference_worker(a, worker.pid)
+            if started is not None:
+                ref_timer, ref_process, pinned = started
+                reference_how = ("the start code in a process of the judge's" + (" on the candidate's CPUs" if pinned else
+                                 ", on the judge's CPUs (the candidate's could not be shared: less comparable)"))
+            else:
+                reference_how = "the reference in the judge's process"
+        if ref_timer is not None:
             ref_timer.request(init, timeout_s=max(a.timeout, 120))
-            ref_timer.request({'cmd': 'load'}, [x.cpu() for x in inputs])
+            ref_timer.request({'cmd': 'load', 'layout': layout}, [x.cpu() for x in tensors])
         overhead = [worker.timed(noop=True) for _ in range(20)]
         for _ in range(a.warmup):
             worker.timed()
@@ -365,7 +386,8 @@ def cmd_check(a):
                 out.append(w.timed())
         if ref_timer:
             ref_timer.request({'cmd': 'exit'}, timeout_s=10)
-            ref_process.wait(timeout=10)
+            if ref_process is not None:
+                ref_process.wait(timeout=10)
         _, last = worker.request({'cmd': 'fetch'})
         why = compare(ref_out, last, rtol, atol)
         if why:
@@ -377,13 +399,21 @@ def cmd_check(a):
     except TimeoutError as e:
         write_result(result, 'timeout', False, str(e))
         return 1
+    except TypeError as e:  # inputs the channel cannot carry: a limit of this harness, not the candidate's fault
+        write_result(result, 'error', False, str(e))
+        return 2
     except WorkerError as e:
         write_result(result, 'crash', False, f"the candidate raised {e}\n{e.trace}",
                      feedback=[f"the candidate raised {e}"])
         return 1
 
     cand = stats(samples)
-    ref = stats(ref_samples if ref_samples else time_reference(ref_model, inputs, device, a.warmup, a.trials))
+    if ref_samples:
+        ref = stats(ref_samples)
+    elif is_start:
+        ref = dict(cand)  # the same program: the start's speedup over eager is 1 by definition
+    else:
+        ref = stats(time_reference(ref_model, inputs, device, a.warmup, a.trials))
     speedup = ref['mean'] / cand['mean'] if cand['mean'] > 0 else float('inf')
     metrics = {'latency_ms': {k: (round(v, 6) if isinstance(v, float) else v) for k, v in cand.items()},
                'reference_ms': {k: (round(v, 6) if isinstance(v, float) else v) for k, v in ref.items()},
@@ -397,6 +427,7 @@ def cmd_check(a):
                     f"median {fmt_ms(ref['median'])}, timed alternately with it: {speedup:.2f}x "
                     f"({'faster' if speedup >= 1 else 'slower'})")
     feedback.append(scale_note)
+    feedback.append(f"eager reference timed as {reference_how}")
     compiled = getattr(torch, 'compile', None)
     if compiled is None:
         feedback.append(f"torch.compile is not available in torch {torch.__version__}: no compiled-reference comparison")

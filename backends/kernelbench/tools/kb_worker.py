@@ -151,7 +151,7 @@ def serve(args):
             elif cmd in ('check', 'load'):
                 import torch
                 device = state['device']
-                inputs = [t.to(device) for t in tensors]
+                inputs = kb.unpack_inputs([t.to(device) for t in tensors], header.get('layout', [['t', i] for i in range(len(tensors))]))
                 if cmd == 'load':
                     state['inputs'] = inputs
                     answer(0, {'ok': True})
