@@ -20,6 +20,7 @@
 // event times against its own wall clock.
 #pragma once
 
+#include "autocomp_cuda_channel.h"
 #include "autocomp_harness.h"  // Shape, Rng, Buffer (backends/cpu/include)
 
 #include <cstdint>
