@@ -8,13 +8,12 @@
 #
 #   backends/cuda/tools/gpu_selftest.sh [--arch sm_90] [--problems "gemm softmax"] [--trials 30] [--keep DIR]
 #
-# Needs nvcc (CUDA_HOME, default /usr/local/cuda), c++ with OpenMP, nm, python3 (only to read
+# Needs nvcc (on PATH, or in $CUDA_HOME/bin, default /usr/local/cuda/bin), c++ with OpenMP, nm, python3 (only to read
 # problem.yaml and result.json). Exit status 0 when every expectation held.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
-cuda_home=${CUDA_HOME:-/usr/local/cuda}
-nvcc=$cuda_home/bin/nvcc
+export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 arch=""
 problems="gemm softmax layernorm conv2d causal_attention gemm_fp16"
 trials=30
@@ -42,7 +41,7 @@ expect() { # description, condition result (0 = held)
 
 echo "== device"
 python3 "$here/cuda_device_check.py" || { echo "no usable GPU: the run path cannot be tested here"; exit 3; }
-echo "arch: $arch; nvcc: $($nvcc --version | tail -1)"
+echo "arch: $arch; nvcc: $(command -v nvcc), $(nvcc --version | tail -1)"
 
 echo "== building the judge and the workers (setup steps)"
 t0=$(date +%s.%N)
@@ -52,8 +51,8 @@ for p in $problems; do
     d=$repo/sols/cuda/$p
     ref=$(ls "$d"/*_reference.cpp)
     ( c++ -O2 -std=c++17 -fopenmp $inc -o "$work/judge-$p" "$d/harness.cpp" "$ref" "$work/judge_core.o" &&
-      "$nvcc" -O2 -std=c++17 -x cu -DAUTOCOMP_CUDA_WORKER -arch="$arch" -cudart shared $inc -o "$work/worker-$p" "$d/harness.cpp" -ldl \
-          -Xlinker "-rpath=$cuda_home/lib64" ) > "$work/build-$p.log" 2>&1 &
+      sh "$here/nvcc_compile.sh" "$work/worker-$p.nvcc.txt" -O2 -std=c++17 -x cu -DAUTOCOMP_CUDA_WORKER -arch="$arch" -cudart shared $inc \
+          -o "$work/worker-$p" "$d/harness.cpp" -ldl ) > "$work/build-$p.log" 2>&1 &
     pids="$pids $!"
 done
 build_ok=0
@@ -125,7 +124,7 @@ evaluate() { # problem name source
     local seed=$(( (RANDOM << 30) ^ (RANDOM << 15) ^ RANDOM ))
     local t0 status=ok step=report
     t0=$(date +%s.%N)
-    if ! sh "$here/nvcc_compile.sh" "$dir/ptxas.txt" "$nvcc" -O3 -std=c++17 -arch="$arch" -Xptxas -v -shared -Xcompiler -fPIC -cudart shared \
+    if ! sh "$here/nvcc_compile.sh" "$dir/ptxas.txt" -O3 -std=c++17 -arch="$arch" -Xptxas -v -shared -Xcompiler -fPIC -cudart shared \
         -Xlinker -z,defs -o "$dir/candidate.so" "$dir/candidate.cu" 2>"$dir/compile.log"; then
         status=compile_error
         step=compile
