@@ -2,6 +2,7 @@
 #include "cli_keys.h"
 #include "cli_run_control.h"
 #include "eval/evaluator.h"
+#include "eval/kernelbench_import.h"
 #include "model/metric_units.h"
 #include "model/repository.h"
 #include "model/run_config.h"
@@ -96,11 +97,13 @@ const QList<Command> &commands()
          {store},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
         {QStringLiteral("eval"),
-         QStringLiteral("eval --target T --problem P --code FILE [--baseline FILE | --no-baseline] [--json] [--profile]"),
-         QStringLiteral("Evaluates one file and prints its result."),
+         QStringLiteral("eval --target T --problem P (--code FILE | --start) [--baseline FILE | --no-baseline] [--json] [--profile] [--compile-only]"),
+         QStringLiteral("Evaluates one file, or the problem's start code, and prints its result."),
          {valued(QStringLiteral("target"), QStringLiteral("the target (default cpu)"), QStringLiteral("T")),
           valued(QStringLiteral("problem"), QStringLiteral("the problem"), QStringLiteral("P")),
           valued(QStringLiteral("code"), QStringLiteral("the candidate source"), QStringLiteral("FILE")),
+          flagOption(QStringLiteral("start"), QStringLiteral("evaluate the problem's start code")),
+          flagOption(QStringLiteral("compile-only"), QStringLiteral("leave out the steps that need the target's hardware (evaluation.compile_only)")),
           valued(QStringLiteral("baseline"), QStringLiteral("time against this code (default: the problem's start code)"),
                  QStringLiteral("FILE")),
           flagOption(QStringLiteral("no-baseline"), QStringLiteral("time the candidate alone")), json,
@@ -120,8 +123,16 @@ const QList<Command> &commands()
          {store},
          {{QStringLiteral("PATH"), QStringLiteral("archive or directory")}}},
         {QStringLiteral("targets"), QStringLiteral("targets"), QStringLiteral("Lists the installed targets."), {}, {}},
-        {QStringLiteral("problems"), QStringLiteral("problems [TARGET]"), QStringLiteral("Lists the problems of every target, or of one."), {},
-         {{QStringLiteral("TARGET"), QStringLiteral("one target")}}},
+        {QStringLiteral("problems"), QStringLiteral("problems [TARGET] | problems import PATH... [--level N] [--scale F] [--device cpu|cuda]"),
+         QStringLiteral("Lists the problems of every target, or of one; `import` makes kernelbench problems of KernelBench problem "
+                        "files (a file or a folder of them), refers to the files as they are, and prints the problem ids."),
+         {valued(QStringLiteral("level"), QStringLiteral("import: the KernelBench level (default: from a levelN folder in the path)"), QStringLiteral("N")),
+          valued(QStringLiteral("scale"), QStringLiteral("import: the factor for the file's module-level sizes (default: picked so one "
+                                                         "reference pass takes about 50 ms here)"),
+                 QStringLiteral("F")),
+          valued(QStringLiteral("device"), QStringLiteral("import: the device the scale is picked for (default: the target's setting)"),
+                 QStringLiteral("D"))},
+         {{QStringLiteral("TARGET|import"), QStringLiteral("one target, or import")}, {QStringLiteral("PATH"), QStringLiteral("for import")}}},
         {QStringLiteral("agents"), QStringLiteral("agents"), QStringLiteral("Lists the installed agents."), {}, {}},
         {QStringLiteral("keys"), QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
          QStringLiteral("API keys in the OS keychain; `set` reads the key from stdin."), {},
@@ -492,8 +503,11 @@ int cmdEval(const Args &args)
     const QString targetName = args.option(QStringLiteral("--target"), QStringLiteral("cpu"));
     const QString problemName = args.option(QStringLiteral("--problem"));
     const QString codePath = args.option(QStringLiteral("--code"));
-    if (problemName.isEmpty() || codePath.isEmpty()) {
-        err() << "usage: autocomp eval --target T --problem P --code FILE [--baseline FILE|--no-baseline] [--json] [--profile]" << Qt::endl;
+    const bool start = args.flag(QStringLiteral("--start"));
+    if (problemName.isEmpty() || codePath.isEmpty() == !start) {
+        err() << "usage: autocomp eval --target T --problem P (--code FILE | --start) [--baseline FILE|--no-baseline] [--json] [--profile] "
+                 "[--compile-only]"
+              << Qt::endl;
         return ExitUsage;
     }
     Repository repository;
@@ -509,13 +523,24 @@ int cmdEval(const Args &args)
         err() << "autocomp: " << target->absenceReason() << Qt::endl;
         return ExitError;
     }
-    QFile file(codePath);
-    if (!file.open(QIODevice::ReadOnly)) {
-        err() << "autocomp: " << codePath << ": cannot read: " << file.errorString() << Qt::endl;
-        return ExitError;
+    QString code;
+    if (start) {
+        code = problem->startCode();
+        if (code.isEmpty()) {
+            err() << "autocomp: problem '" << problem->name << "' has no start code (" << problem->startFile << ")" << Qt::endl;
+            return ExitError;
+        }
+    } else {
+        QFile file(codePath);
+        if (!file.open(QIODevice::ReadOnly)) {
+            err() << "autocomp: " << codePath << ": cannot read: " << file.errorString() << Qt::endl;
+            return ExitError;
+        }
+        code = QString::fromUtf8(file.readAll());
     }
     EvaluationConfig config;
     config.profile = args.flag(QStringLiteral("--profile"));
+    config.compileOnly = args.flag(QStringLiteral("--compile-only"));
     Evaluator evaluator(config);
     if (!evaluator.configurationError().isEmpty()) {
         err() << "autocomp: " << evaluator.configurationError() << Qt::endl;
@@ -541,8 +566,14 @@ int cmdEval(const Args &args)
         }
     }
     EvalResult result;
-    EvalJob *job = evaluator.evaluate(*target, *problem, QString::fromUtf8(file.readAll()), baseline);
+    if (start && baseline == code)
+        baseline.clear(); // the start code timed against itself says nothing
+    EvalJob *job = evaluator.evaluate(*target, *problem, code, baseline);
     QObject::connect(job, &EvalJob::statusChanged, [](CandidateStatus status) { err() << "autocomp: " << toString(status) << Qt::endl; });
+    QObject::connect(job, &EvalJob::stepStarted, [](const QString &step, const QString &note) {
+        err() << "autocomp: step " << step << (note.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(note)) << Qt::endl;
+    });
+    QObject::connect(&evaluator, &Evaluator::logMessage, [](const QString &line) { err() << "autocomp: " << line << Qt::endl; });
     QObject::connect(job, &EvalJob::finished, [&result](const EvalResult &r) {
         result = r;
         QCoreApplication::exit(0);
@@ -577,6 +608,63 @@ int cmdEval(const Args &args)
         out().flush();
     }
     return result.correct ? ExitOk : ExitNotCorrect;
+}
+
+int cmdImportProblems(const Args &args)
+{
+    const QStringList paths = args.positional.mid(2);
+    if (paths.isEmpty()) {
+        err() << "usage: autocomp problems import PATH... [--level N] [--scale F] [--device cpu|cuda]" << Qt::endl;
+        return ExitUsage;
+    }
+    KernelBenchImportOptions options;
+    bool ok = true;
+    if (const QString level = args.option(QStringLiteral("--level")); !level.isEmpty()) {
+        options.level = level.toInt(&ok);
+        if (!ok || options.level < 0 || options.level > 9) {
+            err() << "autocomp: --level: '" << level << "' is not a level 0..9" << Qt::endl;
+            return ExitUsage;
+        }
+    }
+    if (const QString scale = args.option(QStringLiteral("--scale")); !scale.isEmpty()) {
+        options.scale = scale.toDouble(&ok);
+        if (!ok || !(options.scale > 0 && options.scale <= 1)) {
+            err() << "autocomp: --scale: '" << scale << "' is not a factor in (0, 1]" << Qt::endl;
+            return ExitUsage;
+        }
+    }
+    options.device = args.option(QStringLiteral("--device"));
+    if (!options.device.isEmpty() && options.device != QLatin1String("cpu") && options.device != QLatin1String("cuda")) {
+        err() << "autocomp: --device: '" << options.device << "' is not cpu or cuda" << Qt::endl;
+        return ExitUsage;
+    }
+    QStringList notFound;
+    const QStringList files = kernelBenchFiles(paths, &notFound);
+    for (const QString &path : notFound)
+        err() << "autocomp: " << path << ": no such file or folder" << Qt::endl;
+    if (files.isEmpty()) {
+        err() << "autocomp: no KernelBench problem files (class Model, get_inputs, get_init_inputs) under " << paths.join(QLatin1String(", ")) << Qt::endl;
+        return ExitError;
+    }
+    err() << "autocomp: importing " << files.size() << " file(s); measuring each reference to pick its scale" << Qt::endl;
+    Repository repository;
+    QString error;
+    const auto imported = importKernelBench(repository, files, options, [](const QString &line) { err() << "autocomp: " << line << Qt::endl; }, &error);
+    int done = 0;
+    for (const KernelBenchImported &item : imported) {
+        if (item.error.isEmpty()) {
+            out() << item.id << '\n';
+            ++done;
+        }
+    }
+    out().flush();
+    if (!error.isEmpty()) {
+        err() << "autocomp: " << error << Qt::endl;
+        return ExitError;
+    }
+    err() << "autocomp: imported " << done << " of " << files.size() << " problem(s) for target kernelbench"
+          << (done ? QStringLiteral("; `autocomp eval --target kernelbench --problem ID --start` evaluates one") : QString()) << Qt::endl;
+    return done == files.size() && notFound.isEmpty() ? ExitOk : ExitError;
 }
 
 int cmdRuns(const Args &args)
@@ -766,13 +854,22 @@ int cmdList(const Args &args)
                 continue;
             }
             const QStringList missing = t->missingPrograms();
-            out() << name << (missing.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  absent")) << "  " << t->description
-                  << "  [metric " << t->metric << ", " << t->metricUnit << "]\n";
+            const QString absent = t->absenceReason();
+            const QString noHardware = absent.isEmpty() ? t->hardwareAbsence() : QString();
+            out() << name << (absent.isEmpty() ? (noHardware.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  compile only"))
+                                               : QStringLiteral("  absent"))
+                  << "  " << t->description << "  [metric " << t->metric << ", " << t->metricUnit << "]\n";
             if (!missing.isEmpty())
                 out() << "    missing: " << missing.join(QLatin1String(", ")) << '\n';
+            else if (!absent.isEmpty())
+                out() << "    absent: " << absent << '\n';
+            if (!noHardware.isEmpty())
+                out() << "    no hardware: " << noHardware << " (evaluations stop after compiling, status no_hardware)\n";
             if (!t->requires_.isEmpty())
                 out() << "    needs: " << t->requires_ << '\n';
         }
+    } else if (what == QLatin1String("problems") && args.positional.value(1) == QLatin1String("import")) {
+        return cmdImportProblems(args);
     } else if (what == QLatin1String("problems")) {
         const QStringList targets = args.positional.size() > 1 ? QStringList{args.positional.at(1)} : repository.targetNames();
         for (const QString &t : targets)

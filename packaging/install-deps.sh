@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones; prints what it
 # installs. Idempotent and quiet when everything is present.
-#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--list]
+#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--kernelbench] [--list]
 #   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
@@ -33,6 +33,11 @@ packaging_pkgs=(dpkg-dev file librsvg2-bin desktop-file-utils appstream lintian 
 # qemu-user runs the worker (its qemu-riscv64 loads TCG plugins), gcc builds the counting plugin.
 # Without them `autocomp targets` lists rvv as absent and its tests skip.
 rvv_pkgs=(clang-16 g++-riscv64-linux-gnu qemu-user gcc)
+# Optional, for the kernelbench target on device cpu (backends/kernelbench): Debian's torch (1.13, CPU)
+# runs the KernelBench references; load_inline compiles candidates against torch's headers
+# (libtorch-dev), pybind11 and Python's (python3-dev) with g++ and ninja. Device cuda needs a CUDA
+# build of torch (pip) and a GPU instead. Without them kernelbench is listed absent and its tests skip.
+kernelbench_pkgs=(python3 python3-torch libtorch-dev python3-dev pybind11-dev ninja-build g++)
 
 want=()
 list=0
@@ -43,6 +48,7 @@ for arg in "$@"; do
     --test) want+=("${test_pkgs[@]}") ;;
     --packaging) want+=("${packaging_pkgs[@]}") ;;
     --rvv) want+=("${rvv_pkgs[@]}") ;;
+    --kernelbench) want+=("${kernelbench_pkgs[@]}") ;;
     --list) list=1 ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;

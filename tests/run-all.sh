@@ -4,8 +4,8 @@
 # left to `ctest --preset bench`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# --rvv: the optional rvv target's toolchain, so its tests run rather than skip.
-packaging/install-deps.sh --build --runtime --test --rvv
+# --rvv, --kernelbench: the optional rvv and kernelbench targets' tools, so their tests run rather than skip.
+packaging/install-deps.sh --build --runtime --test --rvv --kernelbench
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 export QT_QPA_PLATFORM=offscreen

@@ -331,6 +331,7 @@ BeamGraphView::NodeState BeamGraphView::stateOf(const Node &node) const
     case CandidateStatus::Testing: return NodeState::Testing;
     case CandidateStatus::Benchmarking: return NodeState::Benchmarking;
     case CandidateStatus::Incorrect: return NodeState::Incorrect;
+    case CandidateStatus::NoHardware: return NodeState::Compiling; // compiled, never run
     case CandidateStatus::CompileError:
     case CandidateStatus::Failed: return NodeState::Failed;
     case CandidateStatus::Correct:

@@ -24,6 +24,8 @@ QColor StatusPalette::foreground(CandidateStatus status, const QPalette &palette
         return dark ? QColor(0xff, 0xab, 0x70) : QColor(0xb3, 0x4a, 0x00);
     case CandidateStatus::Failed:
         return dark ? QColor(0xe5, 0x73, 0x9b) : QColor(0x9c, 0x1b, 0x4a);
+    case CandidateStatus::NoHardware: // compiled, not run: neither good nor bad
+        return dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x60, 0x60, 0x60);
     case CandidateStatus::Planning:
     case CandidateStatus::Coding:
     case CandidateStatus::Pending:

@@ -18,6 +18,7 @@
 #include <QSysInfo>
 #include <QThread>
 
+#include <algorithm>
 #include <sched.h>
 
 #include <utility>
@@ -38,6 +39,9 @@ QStringList stringList(const QJsonValue &value)
 
 QString toleranceArgument(const Problem &p)
 {
+    // A KernelBench problem without its own tolerance: the judge picks KernelBench's by the output dtype.
+    if (!p.toleranceSet && p.format == QLatin1String("kernelbench"))
+        return QStringLiteral("auto");
     return QStringLiteral("rtol=%1,atol=%2").arg(p.rtol, 0, 'g', 6).arg(p.atol, 0, 'g', 6);
 }
 
@@ -75,7 +79,74 @@ QHash<QString, QString> EvalJob::placeholders() const
             {QStringLiteral("workdir"), workdir()},
             {QStringLiteral("judgedir"), judgedir()},
             {QStringLiteral("baseline"), m_baselineFile.isEmpty() ? workdir() + QStringLiteral("/no-baseline") : m_baselineFile},
-            {QStringLiteral("seed"), m_seed}};
+            {QStringLiteral("seed"), m_seed},
+            {QStringLiteral("candidate_hash"),
+             QString::fromLatin1(QCryptographicHash::hash(m_code.toUtf8(), QCryptographicHash::Sha256).toHex().left(24))}};
+}
+
+namespace {
+
+// Copies a directory tree (files and sub-directories; links are not followed, and not copied).
+bool copyTree(const QString &from, const QString &to)
+{
+    if (!QDir().mkpath(to))
+        return false;
+    QDirIterator it(from, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString path = it.next();
+        const QFileInfo info = it.fileInfo();
+        if (info.isSymLink())
+            continue;
+        const QString target = to + QLatin1Char('/') + QDir(from).relativeFilePath(path);
+        if (info.isDir()) {
+            if (!QDir().mkpath(target))
+                return false;
+        } else if (!QFile::copy(path, target)) {
+            return false;
+        } else {
+            QFile::setPermissions(target, info.permissions());
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+bool EvalJob::reuseCachedOutput(const TargetStep &step)
+{
+    m_reuseEntry.clear();
+    if (step.reuseKey.isEmpty())
+        return false;
+    const QHash<QString, QString> vars = placeholders();
+    const QString key = Evaluator::expand(step.reuseKey, m_target, m_problem, vars);
+    const QString hash = QString::fromLatin1(QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex().left(32));
+    const QString entry = Evaluator::cacheDir() + QStringLiteral("/reuse/") + m_target.name + QLatin1Char('-') + step.name + QLatin1Char('/') + hash;
+    const QString output = Evaluator::expand(step.reuseOutput, m_target, m_problem, vars);
+    // An entry is complete once renamed into place (see storeReusableOutput).
+    if (QFileInfo(entry).isDir() && copyTree(entry, output)) {
+        StepResult result;
+        result.name = step.name;
+        result.exitCode = 0;
+        result.log = QStringLiteral("reused the output of an earlier identical '%1' (cache key %2) instead of running it again").arg(step.name, key);
+        QMetaObject::invokeMethod(this, [this, result] { stepFinished(result); }, Qt::QueuedConnection);
+        return true;
+    }
+    QDir(output).removeRecursively();
+    m_reuseEntry = entry;
+    return false;
+}
+
+void EvalJob::storeReusableOutput(const TargetStep &step)
+{
+    const QString entry = std::exchange(m_reuseEntry, QString());
+    if (entry.isEmpty() || QFileInfo::exists(entry))
+        return;
+    // Written under a temporary name and renamed, so a reader never sees half an entry; the
+    // evaluator, not the candidate, decides what is kept and under which key.
+    const QString output = Evaluator::expand(step.reuseOutput, m_target, m_problem, placeholders());
+    const QString staging = entry + QStringLiteral(".tmp-%1").arg(QRandomGenerator::global()->generate64(), 0, 16);
+    if (!QFileInfo(output).isDir() || !copyTree(output, staging) || !QDir().rename(staging, entry))
+        QDir(staging).removeRecursively();
 }
 
 void EvalJob::skipInapplicableSteps()
@@ -115,6 +186,16 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
             Q_EMIT statusChanged(CandidateStatus::Testing);
     }
 
+    if (reuseCachedOutput(step)) {
+        const EvalRuntimeCpu::Pause handlers;
+        Q_EMIT stepStarted(step.name, QStringLiteral("reused: the same file was built before on this machine"));
+        return;
+    }
+    {
+        const EvalRuntimeCpu::Pause handlers;
+        Q_EMIT stepStarted(step.name, step.reuseKey.isEmpty() ? QString()
+                                                              : QStringLiteral("building; kept in the cache by content hash, so the same file is not built twice"));
+    }
     const QHash<QString, QString> vars = placeholders();
     const QStringList command = Evaluator::expandArgs(step.run, m_target, m_problem, vars);
     ProcessLimits limits;
@@ -158,7 +239,8 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
 void EvalJob::stepFinished(const StepResult &step)
 {
     const EvalRuntimeCpu::Scope runtimeCpu;
-    m_runner->deleteLater();
+    if (m_runner)
+        m_runner->deleteLater(); // none for a step whose output was reused
     m_runner = nullptr;
     m_result.steps << step;
     const TargetStep &spec = currentStep();
@@ -216,9 +298,25 @@ void EvalJob::stepFinished(const StepResult &step)
         complete();
         return;
     }
+    if (!failed)
+        storeReusableOutput(spec);
     ++m_stepIndex;
     skipInapplicableSteps();
     if (m_stepIndex >= m_target.steps.size()) {
+        if (!m_noHardware.isEmpty()) {
+            // Compiled (and whatever else needs no hardware) but not run: not the candidate's failure.
+            // A judge step may have written its static feedback (registers, occupancy) already.
+            const bool reported = QFile::exists(resultFile);
+            if (reported)
+                parseResultFile();
+            const QString log = reported ? m_result.log : QString();
+            m_result.status = QStringLiteral("no_hardware");
+            m_result.correct = false;
+            m_result.feedback << m_optionalNotes << QStringLiteral("not run: %1").arg(m_noHardware);
+            m_result.log = QStringLiteral("not run: %1\n%2").arg(m_noHardware, log.isEmpty() && !m_result.steps.isEmpty() ? m_result.steps.last().log : log);
+            complete();
+            return;
+        }
         parseResultFile();
         m_result.feedback << m_optionalNotes;
         complete();
@@ -357,7 +455,8 @@ QStringList Evaluator::placeholderNames()
             QStringLiteral("shapes"),      QStringLiteral("bench_shape"), QStringLiteral("tolerance"),    QStringLiteral("allow_libraries"),
             QStringLiteral("allow_threads"), QStringLiteral("libraries"), QStringLiteral("libraries_csv"), QStringLiteral("shape_ranges"),
             QStringLiteral("random_shapes"), QStringLiteral("cache_dir"), QStringLiteral("machine"),      QStringLiteral("target"),
-            QStringLiteral("sources_hash"), QStringLiteral("backend_hash"), QStringLiteral("env:NAME")};
+            QStringLiteral("sources_hash"), QStringLiteral("backend_hash"), QStringLiteral("env:NAME"), QStringLiteral("candidate_hash"),
+            QStringLiteral("scale"),       QStringLiteral("level"),       QStringLiteral("problem_slug")};
 }
 
 QString Evaluator::expand(QString out, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
@@ -368,6 +467,9 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     out.replace(QLatin1String("{backend_dir}"), target.dir);
     out.replace(QLatin1String("{problem_dir}"), problem.dir);
     out.replace(QLatin1String("{problem}"), problem.name);
+    out.replace(QLatin1String("{problem_slug}"), QString(problem.name).replace(QLatin1Char('/'), QLatin1Char('-')));
+    out.replace(QLatin1String("{scale}"), QString::number(problem.scale, 'g', 10));
+    out.replace(QLatin1String("{level}"), QString::number(problem.level));
     out.replace(QLatin1String("{entry}"), problem.entry.isEmpty() ? problem.name : problem.entry);
     out.replace(QLatin1String("{reference}"), problem.referenceFile);
     out.replace(QLatin1String("{shapes}"), problem.shapesArgument());
@@ -482,8 +584,20 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
                              const EvaluationConfig *options)
 {
     const EvaluationConfig &config = options ? *options : m_config;
-    const Target target = withOptions(shipped, config);
+    Target target = withOptions(shipped, config);
+    // Steps that need the hardware (a GPU) are left out when it is absent or with compile_only: the
+    // evaluation then stops after compiling, with the status no_hardware. Never simulated.
+    QString noHardware;
+    if (std::any_of(target.steps.cbegin(), target.steps.cend(), [](const TargetStep &s) { return s.needsHardware; })) {
+        if (config.compileOnly)
+            noHardware = QStringLiteral("evaluation.compile_only is on, so the steps that need the hardware were left out");
+        else if (const QString absent = target.hardwareAbsence(); !absent.isEmpty())
+            noHardware = QStringLiteral("no hardware for target '%1' on this machine: %2").arg(target.name, absent);
+        if (!noHardware.isEmpty())
+            target.steps.removeIf([](const TargetStep &s) { return s.needsHardware; });
+    }
     auto *job = new EvalJob(this, target, problem, code, baselineCode);
+    job->m_noHardware = noHardware;
     {
         const EvalRuntimeCpu::Scope runtimeCpu;
         job->m_dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));

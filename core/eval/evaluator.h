@@ -31,6 +31,8 @@ public:
 
 Q_SIGNALS:
     void statusChanged(autocomp::CandidateStatus status);
+    // A step begins (or its output is reused from the cache): for progress lines.
+    void stepStarted(const QString &step, const QString &note);
     void finished(const autocomp::EvalResult &result);
 
 private:
@@ -66,6 +68,14 @@ private:
     bool m_done = false;
     bool m_holdsBench = false;
     QStringList m_optionalNotes; // failures of optional steps, added to the feedback
+    // Why the steps that need the hardware were left out (hardware_check failed, or compile_only):
+    // the evaluation ends after the others with the status no_hardware.
+    QString m_noHardware;
+    // The cache entry a reusable step's output is stored in after it succeeds (empty: nothing to store).
+    QString m_reuseEntry;
+    // Copies a reusable step's output from the cache instead of running it; false when there is none.
+    bool reuseCachedOutput(const TargetStep &step);
+    void storeReusableOutput(const TargetStep &step);
     int m_benchCpu = -1;
 };
 

@@ -13,7 +13,7 @@ constexpr std::array<std::pair<CandidateOrigin, const char *>, 5> s_origins{{
     {CandidateOrigin::Translate, "translate"},
     {CandidateOrigin::Human, "human"},
 }};
-constexpr std::array<std::pair<CandidateStatus, const char *>, 10> s_statuses{{
+constexpr std::array<std::pair<CandidateStatus, const char *>, 11> s_statuses{{
     {CandidateStatus::Planning, "planning"},
     {CandidateStatus::Coding, "coding"},
     {CandidateStatus::Pending, "pending"},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<CandidateStatus, const char *>, 10> s_statuses{{
     {CandidateStatus::Incorrect, "incorrect"},
     {CandidateStatus::CompileError, "compile_error"},
     {CandidateStatus::Failed, "failed"},
+    {CandidateStatus::NoHardware, "no_hardware"},
 }};
 } // namespace
 
@@ -62,7 +63,7 @@ CandidateStatus candidateStatusFromString(const QString &text)
 bool isFinal(CandidateStatus status)
 {
     return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect
-        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed;
+        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed || status == CandidateStatus::NoHardware;
 }
 
 } // namespace autocomp

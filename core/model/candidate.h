@@ -24,6 +24,7 @@ enum class CandidateStatus {
     Incorrect,    // compiled, wrong results
     CompileError,
     Failed,       // timeout, crash, rejected, evaluation error, failed LLM call, bad edit
+    NoHardware,   // compiled, but the target's hardware is absent (or compile_only): not run, no score
 };
 
 QString toString(CandidateOrigin origin);

@@ -26,6 +26,7 @@ struct Problem {
     int benchShape = 0;         // index into shapes used for timing
     double rtol = 1e-4;
     double atol = 1e-5;
+    bool toleranceSet = false; // problem.yaml names a tolerance (else a kernelbench judge picks one by dtype)
     QString flops;        // expression over shape names
     QString bytes;
     bool allowLibraries = false;
@@ -37,6 +38,12 @@ struct Problem {
     QList<QPair<QString, QPair<qint64, qint64>>> shapeRanges;
     int randomShapes = 2;
     bool allowThreads = false; // the kernel may start (and must join) threads
+    // problem.yaml `format`: "" for the shipped kinds (signature, shapes), "kernelbench" for a
+    // KernelBench file (class Model, module-level sizes, get_inputs()): no shapes; its sizes are the
+    // file's, multiplied by `scale` (chosen at import so one reference pass takes milliseconds here).
+    QString format;
+    int level = 0;        // KernelBench level (1 single ops, 2 fusions, 3 architectures, 4 models); 0: none
+    double scale = 1.0;   // {scale}: the factor applied to the reference's module-level sizes
     // "M=1:600,N=1:600" for the judge's command line.
     QString shapeRangesArgument() const;
 

@@ -9,6 +9,8 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 
+#include <algorithm>
+
 namespace autocomp {
 
 namespace {
@@ -107,9 +109,17 @@ QStringList Repository::problemNames(const QString &target) const
     QStringList names;
     for (const QString &base : m_dataDirs) {
         const QString dir = base + QStringLiteral("/sols/") + target;
-        for (const QString &name : subdirs(dir))
-            if (QFileInfo::exists(dir + QLatin1Char('/') + name + QStringLiteral("/problem.yaml")))
+        for (const QString &name : subdirs(dir)) {
+            if (QFileInfo::exists(dir + QLatin1Char('/') + name + QStringLiteral("/problem.yaml"))) {
                 names << name;
+                continue;
+            }
+            // One level of grouping, as KernelBench's levels: sols/kernelbench/level1/88_MinGPTNewGelu
+            // is the problem "level1/88_MinGPTNewGelu".
+            for (const QString &inner : subdirs(dir + QLatin1Char('/') + name))
+                if (QFileInfo::exists(dir + QLatin1Char('/') + name + QLatin1Char('/') + inner + QStringLiteral("/problem.yaml")))
+                    names << name + QLatin1Char('/') + inner;
+        }
     }
     names.removeDuplicates();
     names.sort();
@@ -141,13 +151,21 @@ std::optional<Target> Repository::target(const QString &name, QString *error) co
 
 std::optional<Problem> Repository::problem(const QString &target, const QString &name, QString *error) const
 {
-    const QString dir = findDir(QStringLiteral("sols/") + target, name);
+    // A name is a folder, or a group and a folder ("level1/88_MinGPTNewGelu"); nothing above sols/.
+    const QStringList parts = name.split(QLatin1Char('/'));
+    const bool plain = parts.size() <= 2 && std::none_of(parts.cbegin(), parts.cend(), [](const QString &part) {
+                           return part.isEmpty() || part == QLatin1String(".") || part == QLatin1String("..");
+                       });
+    const QString dir = plain ? findDir(QStringLiteral("sols/") + target, name) : QString();
     if (dir.isEmpty()) {
         if (error)
             *error = QStringLiteral("unknown problem '%1' for target '%2' (known: %3)").arg(name, target, problemNames(target).join(QLatin1String(", ")));
         return std::nullopt;
     }
-    return loadProblem(dir, target, error);
+    auto problem = loadProblem(dir, target, error);
+    if (problem && parts.size() == 2 && problem->name == parts.last())
+        problem->name = name; // the grouped name, as listed
+    return problem;
 }
 
 std::optional<Agent> Repository::agent(const QString &name, QString *error) const
@@ -169,8 +187,8 @@ QStringList Repository::backendKeys()
 {
     return {QStringLiteral("name"),     QStringLiteral("description"), QStringLiteral("language"),     QStringLiteral("extension"),
             QStringLiteral("metric"),   QStringLiteral("unit"),        QStringLiteral("measurement"),  QStringLiteral("requires"),
-            QStringLiteral("available_if"), QStringLiteral("settings"), QStringLiteral("env"),         QStringLiteral("setup"),
-            QStringLiteral("steps")};
+            QStringLiteral("available_if"), QStringLiteral("available_check"), QStringLiteral("hardware_check"), QStringLiteral("settings"),
+            QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps")};
 }
 
 QStringList Repository::stepKeys()
@@ -178,7 +196,7 @@ QStringList Repository::stepKeys()
     return {QStringLiteral("name"),   QStringLiteral("run"),        QStringLiteral("timeout_s"),      QStringLiteral("parallel"),
             QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),   QStringLiteral("option"),
             QStringLiteral("only_if_exists"), QStringLiteral("role"), QStringLiteral("worker"),        QStringLiteral("baseline_worker"),
-            QStringLiteral("worker_writable")};
+            QStringLiteral("worker_writable"), QStringLiteral("needs_hardware"), QStringLiteral("reuse")};
 }
 
 QStringList Repository::setupStepKeys()
@@ -194,7 +212,8 @@ QStringList Repository::problemKeys()
             QStringLiteral("dtype"),      QStringLiteral("start"),         QStringLiteral("reference"),   QStringLiteral("context"),
             QStringLiteral("shapes"),     QStringLiteral("bench_shape"),   QStringLiteral("shape_ranges"), QStringLiteral("random_shapes"),
             QStringLiteral("tolerance"),  QStringLiteral("flops"),         QStringLiteral("bytes"),       QStringLiteral("allow_libraries"),
-            QStringLiteral("libraries"),  QStringLiteral("allow_threads")};
+            QStringLiteral("libraries"),  QStringLiteral("allow_threads"), QStringLiteral("format"),  QStringLiteral("level"),
+            QStringLiteral("scale")};
 }
 
 std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
@@ -236,9 +255,18 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                     if (program.trimmed().isEmpty() || program.contains(QLatin1Char(' ')))
                         r.error(avail, QStringLiteral("'available_if' names programs to find on PATH, not '%1'").arg(program));
             }
+            for (const char *key : {"available_check", "hardware_check"}) {
+                if (const YAML::Node check = n[key]) {
+                    const QStringList command = r.stringList(check, QLatin1String(key)).value_or(QStringList());
+                    if (command.isEmpty())
+                        r.error(check, QStringLiteral("'%1' must be a non-empty argument list, e.g. [python3, -c, \"import torch\"]").arg(QLatin1String(key)));
+                    (qstrcmp(key, "available_check") == 0 ? t.availableCheck : t.hardwareCheck) = command;
+                }
+            }
             if (const YAML::Node settings = n["settings"]) {
                 static const QRegularExpression s_name(QStringLiteral("^[a-z][a-z0-9_]*$"));
-                static const QRegularExpression s_value(QStringLiteral("^[A-Za-z0-9_.+-]*$"));
+                // A plain word, or an absolute path of plain words (a tool, e.g. a Python with torch).
+                static const QRegularExpression s_value(QStringLiteral("^([A-Za-z0-9_.+-]*|(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)+)$"));
                 static const QStringList s_reserved{QStringLiteral("backend_dir"), QStringLiteral("problem_dir"), QStringLiteral("problem"),
                                                     QStringLiteral("target"), QStringLiteral("candidate"), QStringLiteral("workdir"),
                                                     QStringLiteral("judgedir"), QStringLiteral("cache_dir"), QStringLiteral("machine"),
@@ -259,8 +287,8 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                             value = qEnvironmentVariable(variable.toLatin1().constData());
                         // Values reach argument lists and file names: a plain word only.
                         if (!s_value.match(value).hasMatch())
-                            r.error(kv.second, QStringLiteral("settings.%1: '%2' (from %3) must be a plain word: letters, digits, '_', '.', "
-                                                              "'+', '-'").arg(name, value, qEnvironmentVariableIsSet(variable.toLatin1().constData())
+                            r.error(kv.second, QStringLiteral("settings.%1: '%2' (from %3) must be a plain word (letters, digits, '_', '.', "
+                                                              "'+', '-') or an absolute path of such words").arg(name, value, qEnvironmentVariableIsSet(variable.toLatin1().constData())
                                                                                            ? variable : QStringLiteral("backend.yaml")));
                         t.settings.append({name, value});
                     }
@@ -317,6 +345,21 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         step.baselineWorker = r.stringList(s["baseline_worker"], key + QStringLiteral("[].baseline_worker")).value_or(QStringList());
                     if (s["worker_writable"])
                         step.workerWritable = r.string(s["worker_writable"], key + QStringLiteral("[].worker_writable")).value_or(QString());
+                    if (s["needs_hardware"])
+                        step.needsHardware = r.boolean(s["needs_hardware"], key + QStringLiteral("[].needs_hardware")).value_or(false);
+                    if (const YAML::Node reuse = s["reuse"]) {
+                        r.checkKeys(reuse, key + QStringLiteral("[].reuse"), {QStringLiteral("key"), QStringLiteral("output")});
+                        if (!reuse.IsMap() || !reuse["key"] || !reuse["output"]) {
+                            r.error(reuse, QStringLiteral("step '%1': 'reuse' needs {key: ..., output: ...}").arg(step.name));
+                        } else {
+                            step.reuseKey = r.string(reuse["key"], key + QStringLiteral("[].reuse.key")).value_or(QString());
+                            step.reuseOutput = r.string(reuse["output"], key + QStringLiteral("[].reuse.output")).value_or(QString());
+                            if (!step.reuseOutput.startsWith(QLatin1String("{workdir}/")))
+                                r.error(reuse["output"], QStringLiteral("step '%1': reuse.output must be a directory under {workdir}").arg(step.name));
+                            if (step.judge())
+                                r.error(reuse, QStringLiteral("step '%1': only a candidate step's output is reused").arg(step.name));
+                        }
+                    }
                     if ((!step.worker.isEmpty() || !step.baselineWorker.isEmpty()) && !step.judge())
                         r.error(s, QStringLiteral("step '%1': only a step with role 'judge' drives workers").arg(step.name));
                     out << step;
@@ -392,6 +435,22 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 p.signature = r.string(n["signature"], QStringLiteral("signature")).value_or(QString());
             if (n["dtype"])
                 p.dtype = r.string(n["dtype"], QStringLiteral("dtype")).value_or(p.dtype);
+            if (n["format"]) {
+                p.format = r.string(n["format"], QStringLiteral("format")).value_or(QString());
+                if (p.format != QLatin1String("kernelbench"))
+                    r.error(n["format"], QStringLiteral("'format' must be kernelbench (or absent), not '%1'").arg(p.format));
+            }
+            const bool kernelBench = p.format == QLatin1String("kernelbench");
+            if (n["level"]) {
+                p.level = int(r.integer(n["level"], QStringLiteral("level")).value_or(0));
+                if (p.level < 0 || p.level > 9)
+                    r.error(n["level"], QStringLiteral("'level' must be 0..9"));
+            }
+            if (n["scale"]) {
+                p.scale = r.number(n["scale"], QStringLiteral("scale")).value_or(1.0);
+                if (!(p.scale > 0 && p.scale <= 1))
+                    r.error(n["scale"], QStringLiteral("'scale' must be in (0, 1]: the factor applied to the file's sizes"));
+            }
             fileKey("start", p.startFile, true);
             fileKey("reference", p.referenceFile, true);
             fileKey("context", p.contextFile, false);
@@ -417,7 +476,7 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                         p.shapes << map;
                     }
                 }
-            } else {
+            } else if (!kernelBench) {
                 r.error(n, QStringLiteral("missing required key 'shapes'"));
             }
             if (n["bench_shape"])
@@ -426,6 +485,7 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 r.error(n["bench_shape"], QStringLiteral("'bench_shape' must index into 'shapes' (0..%1)").arg(p.shapes.size() - 1));
             if (const auto tol = n["tolerance"]) {
                 r.checkKeys(tol, QStringLiteral("tolerance"), {QStringLiteral("rtol"), QStringLiteral("atol")});
+                p.toleranceSet = true;
                 if (tol.IsMap()) {
                     if (tol["rtol"])
                         p.rtol = r.number(tol["rtol"], QStringLiteral("tolerance.rtol")).value_or(p.rtol);

@@ -161,7 +161,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             if (const auto e = root["evaluation"]) {
                 r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
                                                             QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation"),
-                                                            QStringLiteral("profile")});
+                                                            QStringLiteral("profile"), QStringLiteral("compile_only")});
                 if (e.IsMap()) {
                     EvaluationConfig &c = config.evaluation;
                     if (const auto n = e["executor"])
@@ -189,6 +189,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
                     if (const auto n = e["profile"])
                         c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
+                    if (const auto n = e["compile_only"])
+                        c.compileOnly = r.boolean(n, QStringLiteral("evaluation.compile_only")).value_or(false);
                 }
             }
         }
@@ -355,6 +357,8 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "keep_workdirs" << YAML::Value << evaluation.keepWorkdirs;
     out << YAML::Key << "bench_isolation" << YAML::Value << toStd(evaluation.benchIsolation);
     out << YAML::Key << "profile" << YAML::Value << evaluation.profile;
+    if (evaluation.compileOnly)
+        out << YAML::Key << "compile_only" << YAML::Value << true;
     out << YAML::EndMap;
     out << YAML::EndMap;
     return QByteArray(out.c_str()) + '\n';

@@ -51,6 +51,10 @@ struct EvaluationConfig {
     // of each candidate under callgrind's cache simulation (D1/LL miss rates and the instruction
     // count in the planner's feedback). Slow: a few seconds to minutes per candidate.
     bool profile = false;
+    // Leave out the steps that need the target's hardware (a GPU): candidates are compiled (and get the
+    // compiler's static feedback) but not run, and end with the status no_hardware. A run on a target
+    // whose hardware is absent starts only with this on.
+    bool compileOnly = false;
 };
 
 // Limits and reuse of LLM answers (the `llm:` section).

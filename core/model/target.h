@@ -34,6 +34,16 @@ struct TargetStep {
     QStringList worker;
     QStringList baselineWorker;
     QString workerWritable; // a directory the workers may write (e.g. for callgrind's file)
+    // Runs the target's hardware (a GPU kernel, a timed run): not run when backend.yaml's
+    // hardware_check fails or with evaluation.compile_only; the evaluation then ends with the status
+    // no_hardware after the steps before it (compile, static feedback).
+    bool needsHardware = false;
+    // A candidate step whose output directory (under {workdir}) is kept in the per-machine cache under
+    // a key (`reuse: {key: "{candidate_hash}-{machine}", output: "{workdir}/ext"}`): the evaluator, not
+    // the candidate, stores it after the step succeeds and copies it back instead of running the step
+    // again for the same key (a 25 s torch extension build of the same file).
+    QString reuseKey;
+    QString reuseOutput;
     bool judge() const { return role == QLatin1String("judge"); }
 };
 
@@ -53,6 +63,14 @@ struct Target {
     // Programs that must be on PATH for the target to be available (backend.yaml `available_if:`, a
     // name or a list). A target missing one is listed as absent and refuses to evaluate.
     QStringList availableIf;
+    // A command (backend.yaml `available_check:`, an argument list with placeholders) that exits 0
+    // when the target can be used here, e.g. a Python probe for torch with CUDA. Non-zero: the target
+    // is absent, and the command's last line of output says why. Run once per process.
+    QStringList availableCheck;
+    // A command (backend.yaml `hardware_check:`) that exits 0 when the hardware the timed steps need is
+    // present (a GPU). Non-zero: the target is usable, but steps with needs_hardware are not run and
+    // evaluations end with the status no_hardware. Run once per process.
+    QStringList hardwareCheck;
     // Target settings (backend.yaml `settings: {vlen: 256}`), in file order: each is a {name}
     // placeholder in steps and in `measurement`; AUTOCOMP_<TARGET>_<NAME> in the environment
     // overrides the value (e.g. AUTOCOMP_RVV_VLEN=512).
@@ -66,7 +84,13 @@ struct Target {
 
     // The programs of availableIf that are not on PATH; empty when the target is available.
     QStringList missingPrograms() const;
-    bool available() const { return missingPrograms().isEmpty(); }
+    bool available() const { return absenceReason().isEmpty(); }
+    // Why the hardware_check failed ("no CUDA device: ..."); empty when there is none or it passed.
+    QString hardwareAbsence() const;
+    // A check command with the target's placeholders expanded ({backend_dir}, settings, {env:NAME}).
+    QStringList expandCheck(const QStringList &command) const;
+    // Runs a check once per process (cached by its arguments): empty when it exited 0, else the reason.
+    static QString runCheck(const QStringList &command, const QMap<QString, QString> &environment);
     // "absent: needs clang++-16, qemu-riscv64 (requires: ...)" for messages; empty when available.
     QString absenceReason() const;
     // The environment variable that overrides a setting: AUTOCOMP_RVV_VLEN for (rvv, vlen).

@@ -1,5 +1,7 @@
 #include "search/run_setup.h"
 
+#include <algorithm>
+
 namespace autocomp {
 
 std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &configYaml, const Repository &repository,
@@ -16,6 +18,13 @@ std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &co
         // A target whose tools are missing is absent, never simulated: the run does not start.
         if (!target->available())
             problems << target->absenceReason();
+        // Without its hardware a target can only compile: a run says so up front rather than failing
+        // every candidate, unless it asked for exactly that.
+        else if (const QString absent = target->hardwareAbsence(); !absent.isEmpty() && !config.evaluation.compileOnly
+                 && std::any_of(target->steps.cbegin(), target->steps.cend(), [](const TargetStep &s) { return s.needsHardware; }))
+            problems << QStringLiteral("target '%1' has no hardware on this machine (%2): its candidates could be compiled but not run; "
+                                       "set evaluation.compile_only: true to check that kernels build")
+                            .arg(target->name, absent);
     } else {
         problems << error;
     }

@@ -40,6 +40,8 @@ CandidateStatus statusFromResult(const EvalResult &result)
         return CandidateStatus::CompileError;
     if (result.status == QLatin1String("incorrect"))
         return CandidateStatus::Incorrect;
+    if (result.status == QLatin1String("no_hardware"))
+        return CandidateStatus::NoHardware;
     return CandidateStatus::Failed;
 }
 
