@@ -1006,6 +1006,8 @@ inline int mode_report(const Problem& p, const Args& a) {
                                          ", \"min\": " + json_number(tim.num("event_min")) + ", \"p99\": " + json_number(tim.num("event_p99")) +
                                          ", \"stddev\": " + json_number(tim.num("event_stddev")) + ", \"n\": " + json_number(tim.num("event_n")) + "}"});
     metrics.push_back({"judge_wall_ms", json_number(tim.num("wall_median"))});
+    for (const char* key : {"kernels", "max_registers", "spill_bytes"})
+        metrics.push_back({key, json_number(res.num(key))});
     metrics.push_back({"empty_call_ms", json_number(tim.num("empty_median"))});
     const double flops = p.flops ? p.flops(shape) : 0, bytes = p.bytes ? p.bytes(shape) : 0;
     const double tflops = flops / (ms * 1e-3) / 1e12, gbps = bytes / (ms * 1e-3) / 1e9;
