@@ -7,8 +7,9 @@
 //   judge check  --channels 3 --worker-pids P --seed S --shapes SH --shape-ranges R --random-shapes N
 //                --tolerance T --out check.txt --result F
 //   judge bench  --channels 3 --worker-pids P --seed S --shapes SH --tolerance T --trials N --out timings.txt --result F
+//   judge profile --channels 3 --worker-pids P --seed S --shapes SH --ncu-log ncu.csv --out ncu.txt  (worker under ncu)
 //   judge report --resources resources.txt --check check.txt --timings timings.txt --shapes SH --arch A --result F
-//                [--ncu ncu.csv]
+//                [--ncu ncu.txt]
 //
 // Exit status: 0 passed, 1 the candidate failed (result.json says why), 2 a fault of the harness or
 // of the machine (no device, wrong architecture).
@@ -987,6 +988,124 @@ inline int mode_bench(const Problem& p, const Args& a) {
     return 0;
 }
 
+// ---------------------------------------------------------------------------------------------
+// profile: one call under Nsight Compute (the worker runs under ncu, which writes its CSV when the
+// worker exits); the CSV is the candidate step's file, parsed as data.
+
+inline std::vector<std::string> csv_fields(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+                cur += '"';
+                ++i;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                cur += ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            out.push_back(cur);
+            cur.clear();
+        } else if (ch != '\r') {
+            cur += ch;
+        }
+    }
+    out.push_back(cur);
+    return out;
+}
+
+struct NcuMetric {
+    const char* name;
+    const char* label;
+};
+
+inline const std::vector<NcuMetric>& ncu_metrics() {
+    static const std::vector<NcuMetric> s_metrics = {
+        {"gpu__time_duration.sum", "duration"},
+        {"sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput"},
+        {"dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput"},
+        {"sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy"},
+        {"l1tex__t_sector_hit_rate.pct", "L1 hit rate"},
+        {"lts__t_sector_hit_rate.pct", "L2 hit rate"}};
+    return s_metrics;
+}
+
+// "kernel K: duration 12.3 us, SM throughput 45.1 %, ..." per kernel, in the order ncu saw them.
+inline std::vector<std::string> parse_ncu_csv(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    std::vector<std::string> header;
+    std::vector<std::string> order;
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>> values;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("\"ID\"", 0) == 0) {
+            header = csv_fields(line);
+            continue;
+        }
+        if (header.empty() || line.empty() || line[0] != '"')
+            continue;
+        const auto f = csv_fields(line);
+        const auto col = [&](const char* name) -> std::string {
+            for (std::size_t i = 0; i < header.size() && i < f.size(); ++i)
+                if (header[i] == name)
+                    return f[i];
+            return {};
+        };
+        const std::string kernel = printable(col("Kernel Name"), 100), id = col("ID");
+        const std::string key = id + " " + kernel;
+        if (!values.count(key))
+            order.push_back(key);
+        std::string value = col("Metric Value");
+        value.erase(std::remove(value.begin(), value.end(), ','), value.end());
+        for (const auto& m : ncu_metrics())
+            if (col("Metric Name") == m.name)
+                values[key].push_back({m.label, printable(value, 20) + " " + printable(col("Metric Unit"), 12)});
+    }
+    for (const auto& key : order) {
+        if (lines.size() >= 8)
+            break;
+        std::string line = "ncu, kernel " + key.substr(key.find(' ') + 1) + ":";
+        for (const auto& m : ncu_metrics())
+            for (const auto& [label, value] : values[key])
+                if (label == m.label)
+                    line += std::string(" ") + label + " " + trim(value) + ",";
+        if (!line.empty() && line.back() == ',')
+            line.pop_back();
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+inline int mode_profile(const Problem& p, const Args& a) {
+    const std::uint64_t seed = parse_seed(a.need("seed"));
+    const Shape shape = shapes_for(p, a.need("shapes")).at(0);
+    auto w = open_worker(a);
+    expect_hello(*w);
+    Rng rng(derive_seed(seed, kStreamBench, 1000));
+    const Buffers in = p.make_inputs(shape, rng);
+    const auto o = w->call(shape, in, p.input_elems, output_counts(p, shape), true, 300.0);
+    check_call(p, shape, "profiled call", o, in);
+    w->exit();
+    // ncu writes its report when the profiled process ends.
+    const auto start = clock::now();
+    while (w->alive() && std::chrono::duration<double>(clock::now() - start).count() < 300)
+        usleep(20000);
+    const auto lines = parse_ncu_csv(read_untrusted(a.need("ncu-log"), 4u << 20));
+    if (lines.empty())
+        throw HarnessError("ncu's report names no kernel of the candidate");
+    Record r;
+    for (const auto& l : lines)
+        r.set("feedback", l);
+    write_file(a.need("out"), r.text());
+    return 0;
+}
+
 inline double peak_fp32_tflops(const Record& dev, const ArchLimits& l) {
     return dev.num("sm_count") * dev.num("clock_khz") * 1e3 * l.fp32_lanes * 2 / 1e12;
 }
@@ -1077,6 +1196,8 @@ int harness_main(int argc, char** argv, const Problem& p) {
             return mode_bench(p, a);
         if (a.mode == "report")
             return mode_report(p, a);
+        if (a.mode == "profile")
+            return mode_profile(p, a);
         throw HarnessError("unknown mode " + a.mode);
     } catch (const Failure& f) {
         std::fprintf(stderr, "%s\n", f.what());

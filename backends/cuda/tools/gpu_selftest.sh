@@ -96,7 +96,7 @@ judged() { # mode problem so args... : a worker on a fresh channel and the judge
     local chan
     chan=$(mktemp /dev/shm/autocomp-channel-XXXXXX 2>/dev/null || mktemp)
     truncate -s 1G "$chan"
-    "$work/worker-$p" --channel-fd 3 --object "$so" --arch "$arch" 3<>"$chan" 2>>"$dir/worker.log" &
+    $worker_prefix "$work/worker-$p" --channel-fd 3 --object "$so" --arch "$arch" 3<>"$chan" 2>>"$dir/worker.log" &
     local wpid=$!
     "$work/judge-$p" "$mode" --channels 3 --worker-pids "$wpid" "$@" 3<>"$chan" 2>>"$dir/judge.log"
     local rc=$?
@@ -157,12 +157,14 @@ evaluate() { # problem name source
     last_latency=${latency:-0}
     if [ $status != ok ] && [ $status != compile_error ]; then
         field "$dir/judge/result.json" log | head -4 | sed 's/^/      /'
-        tail -2 "$dir/judge.log" "$dir/worker.log" 2>/dev/null | sed 's/^/      /'
+        tail -q -n 2 "$dir/judge.log" "$dir/worker.log" 2>/dev/null | sed 's/^/      /'
     fi
     if [ $status = compile_error ]; then
         grep -m2 "error" "$dir/compile.log" | sed 's/^/      /'
     fi
 }
+
+worker_prefix=""
 
 faster() { python3 -c "import sys; sys.exit(0 if 0 < float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2"; }
 
@@ -193,6 +195,19 @@ for p in $problems; do
     fi
 done
 
+if command -v ncu > /dev/null && [ -f "$work/gemm-fast/candidate.so" ]; then
+    echo "== ncu (the optional profile step) on gemm/fast"
+    dir=$work/gemm-fast
+    mkdir -p "$dir/ncu"
+    bench=$(problem_values "$repo/sols/cuda/gemm/problem.yaml" | sed -n 3p)
+    worker_prefix="ncu --csv --log-file $dir/ncu/ncu.csv --target-processes all --kernel-name-base demangled --kernel-name regex:^(?!autocomp_) --metrics gpu__time_duration.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct"
+    judged profile gemm "$dir/candidate.so" --seed 1 --shapes "$bench" --ncu-log "$dir/ncu/ncu.csv" --out "$dir/judge/ncu.txt"
+    expect "ncu: the profile step reports the candidate's kernel" $?
+    worker_prefix=""
+    sed 's/^/  /' "$dir/judge/ncu.txt" 2>/dev/null
+    head -5 "$dir/ncu/ncu.csv" 2>/dev/null | sed 's/^/  csv: /'
+fi
+
 echo "== feedback of gemm/fast"
 field "$work/gemm-fast/judge/result.json" feedback 2>/dev/null | sed 's/^/  /'
 
@@ -208,6 +223,13 @@ if (ulimit -v $((8 * 1024 * 1024)); python3 "$here/cuda_device_check.py" > "$wor
 else
     echo "  CUDA FAILS with RLIMIT_AS = 8 GiB: $(tail -1 "$work/ulimit.txt") -- the runner must lift the limit for this target's workers"
 fi
+
+echo "== gpumode: its availability probe and its judge/worker plumbing (tests/gpu/test_gpumode_tools.py)"
+gm_python=${GPUMODE_PYTHON:-python3}
+"$gm_python" "$repo/backends/gpumode/tools/gpumode_judge.py" probe
+expect "gpumode: $gm_python has PyTorch with CUDA and sees the GPU" $?
+"$gm_python" -m unittest discover -s "$repo/tests/gpu" -p test_gpumode_tools.py > "$work/gpumode-tests.log" 2>&1
+expect "gpumode: the tools' tests pass ($(tail -1 "$work/gpumode-tests.log"))" $?
 
 echo "== $failures expectation(s) failed; files in $work"
 [ $failures -eq 0 ]
