@@ -215,6 +215,16 @@ echo "== the device's limits against the target's table for $arch (backends/cuda
 chk=$(ls "$work"/*-fast/judge/check.txt 2>/dev/null | head -1)
 if [ -n "$chk" ]; then
     grep -E "^(device|cc|sm_count|clock_khz|smem_per_sm|max_threads_per_sm|max_blocks_per_sm|regs_per_sm|l2_bytes|copy_gbps) " "$chk" | sed 's/^/  /'
+    # threads, blocks, shared memory (bytes) and registers per SM in the judge's occupancy table
+    case $arch in
+    sm_80) table="2048 32 167936 65536" ;;
+    sm_89) table="1536 24 102400 65536" ;;
+    sm_90) table="2048 32 233472 65536" ;;
+    *) table="" ;;
+    esac
+    device=$(for k in max_threads_per_sm max_blocks_per_sm smem_per_sm regs_per_sm; do awk -v k="$k" '$1 == k { printf "%d ", $2 }' "$chk"; done)
+    [ "${device% }" = "$table" ]
+    expect "the device's per-SM limits ($device) are the table's for $arch ($table)" $?
 fi
 
 echo "== CUDA under the workbench's default address-space limit (ProcessLimits::addressSpaceBytes, 8 GiB)"
