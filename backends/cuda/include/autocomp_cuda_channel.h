@@ -68,8 +68,9 @@ struct alignas(64) Control {
     alignas(64) std::uint32_t command;
     std::uint32_t flush;          // flush the L2 cache before the call
     std::uint32_t n_in, n_out;
-    std::uint64_t in_offset[kMaxBuffers], in_count[kMaxBuffers];  // within the slot, bytes / elements
-    std::uint32_t in_elem[kMaxBuffers];
+    // Within the slot, bytes / elements; the values are fp32, converted by the worker to the
+    // problem's element type of each input.
+    std::uint64_t in_offset[kMaxBuffers], in_count[kMaxBuffers];
     std::uint64_t out_offset[kMaxBuffers], out_count[kMaxBuffers];
     char shape[256];
     // worker -> judge

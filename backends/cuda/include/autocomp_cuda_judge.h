@@ -455,8 +455,8 @@ public:
     };
 
     // One call: inputs as the judge made them, outputs of `out_counts` elements.
-    Outcome call(const Shape& shape, const Buffers& in, const std::vector<std::uint32_t>& elems,
-                 const std::vector<std::size_t>& out_counts, bool flush, double timeout_s, std::uint32_t command = kCall) {
+    Outcome call(const Shape& shape, const Buffers& in, const std::vector<std::size_t>& out_counts, bool flush, double timeout_s,
+                 std::uint32_t command = kCall) {
         Outcome o;
         std::size_t off = 0;
         m_c->command = command;
@@ -477,7 +477,6 @@ public:
         for (std::size_t b = 0; b < in.size(); ++b) {
             m_c->in_offset[b] = in_off[b];
             m_c->in_count[b] = in[b].size();
-            m_c->in_elem[b] = b < elems.size() ? elems[b] : kF32;
             std::memcpy(m_base + kControlBytes + in_off[b], in[b].data(), in[b].size() * 4);
         }
         for (std::size_t b = 0; b < out_counts.size(); ++b) {
@@ -900,7 +899,7 @@ inline int mode_check(const Problem& p, const Args& a) {
         for (int trial = 0; trial < kTrials; ++trial, ++index) {
             Rng rng(derive_seed(seed, kStreamCheck, index));
             const Buffers in = p.make_inputs(shape, rng);
-            const auto o = w->call(shape, in, p.input_elems, output_counts(p, shape), false, timeout);
+            const auto o = w->call(shape, in, output_counts(p, shape), false, timeout);
             const std::string which = "input set " + std::to_string(trial + 1);
             check_call(p, shape, which, o, in);
             const Buffers ref = reference(p, shape, in);
@@ -933,7 +932,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
     // The cost of a call that does nothing: the channel, a launch, the events, the snapshot.
     std::vector<double> empty_wall;
     for (int i = 0; i < 15; ++i) {
-        const auto o = w->call(shape, {}, {}, {}, true, timeout, kEmpty);
+        const auto o = w->call(shape, {}, {}, true, timeout, kEmpty);
         if (o.status != kOk)
             throw HarnessError("an empty call failed: " + o.message);
         if (i >= 3)
@@ -948,7 +947,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
         const std::size_t index = static_cast<std::size_t>(i + 3);
         Rng rng(derive_seed(seed, kStreamBench, index));
         const Buffers in = p.make_inputs(shape, rng);
-        const auto o = w->call(shape, in, p.input_elems, counts, true, timeout);
+        const auto o = w->call(shape, in, counts, true, timeout);
         check_call(p, shape, i < 0 ? "warm-up" : "timed call " + std::to_string(i + 1), o, in);
         if (i >= 0 && (static_cast<std::size_t>(i) == check_a || static_cast<std::size_t>(i) == check_b)) {
             const Buffers ref = reference(p, shape, in);
@@ -1089,7 +1088,7 @@ inline int mode_profile(const Problem& p, const Args& a) {
     expect_hello(*w);
     Rng rng(derive_seed(seed, kStreamBench, 1000));
     const Buffers in = p.make_inputs(shape, rng);
-    const auto o = w->call(shape, in, p.input_elems, output_counts(p, shape), true, 300.0);
+    const auto o = w->call(shape, in, output_counts(p, shape), true, 300.0);
     check_call(p, shape, "profiled call", o, in);
     w->exit();
     // ncu writes its report when the profiled process ends.
