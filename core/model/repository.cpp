@@ -266,7 +266,7 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
             if (const YAML::Node settings = n["settings"]) {
                 static const QRegularExpression s_name(QStringLiteral("^[a-z][a-z0-9_]*$"));
                 // A plain word, or an absolute path of plain words (a tool, e.g. a Python with torch).
-                static const QRegularExpression s_value(QStringLiteral("^([A-Za-z0-9_.+-]*|(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)+)$"));
+                static const QRegularExpression s_value(QStringLiteral("^([A-Za-z0-9_.+-]*|(/(?!\\.\\.?(/|$))[A-Za-z0-9_.+-]+)+)$"));
                 static const QStringList s_reserved{QStringLiteral("backend_dir"), QStringLiteral("problem_dir"), QStringLiteral("problem"),
                                                     QStringLiteral("target"), QStringLiteral("candidate"), QStringLiteral("workdir"),
                                                     QStringLiteral("judgedir"), QStringLiteral("cache_dir"), QStringLiteral("machine"),

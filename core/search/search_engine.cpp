@@ -666,6 +666,11 @@ void SearchEngine::evaluate(qint64 candidateId)
         it->status = status;
         Q_EMIT candidateUpdated(*it);
     });
+    // Long steps say what they are doing (a 20-30 s extension build, or its reuse from the cache).
+    connect(job, &EvalJob::stepStarted, this, [this, candidateId](const QString &step, const QString &note) {
+        if (!note.isEmpty() && !m_done)
+            log(QStringLiteral("candidate %1: %2: %3").arg(candidateId).arg(step, note));
+    });
     connect(job, &EvalJob::finished, this, [this, candidateId, job](const EvalResult &result) {
         m_jobs.removeAll(job);
         // Cancelled by stop() or a store failure: not a verdict; the candidate is evaluated again on resume.

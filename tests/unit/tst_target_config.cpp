@@ -13,6 +13,8 @@
 #include <QFileInfo>
 #include <QJsonObject>
 #include <QRegularExpression>
+#include <QSignalSpy>
+#include <QUuid>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -173,6 +175,108 @@ private Q_SLOTS:
         QVERIFY(PromptBuilder::planPrompt(in).contains(u"Measured on the target hardware: instructions: 1234 instr"_s));
     }
 
+    // available_check: a command decides whether the target is usable here, and says why not.
+    void availableCheckMakesATargetAbsentWithItsReason()
+    {
+        QTemporaryDir dir;
+        QVERIFY(writeDataDir(dir.path(), "available_check: [sh, -c, \"echo probing; echo 'no widget accelerator on this host'; exit 1\"]\n" + s_steps));
+        const Repository repo({dir.path()});
+        QString error;
+        const auto target = repo.target(u"t"_s, &error);
+        QVERIFY2(target, qPrintable(error));
+        QVERIFY(!target->available());
+        QVERIFY2(target->absenceReason().endsWith(u"absent on this machine: no widget accelerator on this host"_s), qPrintable(target->absenceReason()));
+        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "available_check: [sh, -c, \"exit 0\"]\n" + s_steps));
+        const auto present = repo.target(u"t"_s, &error);
+        QVERIFY2(present && present->available(), qPrintable(error));
+        // A check that is not an argument list is an error naming the key.
+        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "hardware_check: []\n" + s_steps));
+        QVERIFY(!repo.target(u"t"_s, &error));
+        QVERIFY2(error.contains(u"backend.yaml:1"_s) && error.contains(u"hardware_check"_s), qPrintable(error));
+    }
+
+    // hardware_check and needs_hardware: without the hardware (or with compile_only) the steps before
+    // run, the judge's static report is kept, and the evaluation ends with no_hardware; a run refuses to
+    // start without compile_only. reuse: a step's output is kept by key and not built twice.
+    void noHardwareStopsAfterCompilingAndReuseSkipsTheBuild()
+    {
+        QTemporaryDir dir;
+        // The cache is the user's (Evaluator::cacheDir): code this process alone evaluates.
+        const QString one = u"kernel one "_s + QUuid::createUuid().toString(), two = u"kernel two "_s + QUuid::createUuid().toString();
+        const QByteArray steps =
+            "steps:\n"
+            "  - {name: build, run: [sh, -c, \"mkdir -p {workdir}/out && echo built-$$ > {workdir}/out/stamp\"], fail_status: compile_error,\n"
+            "     reuse: {key: \"{candidate_hash}\", output: \"{workdir}/out\"}}\n"
+            "  - {name: report, role: judge, run: [sh, -c, \"test -s {workdir}/out/stamp && echo '{\\\"status\\\": \\\"ok\\\", "
+            "\\\"correct\\\": false, \\\"feedback\\\": [\\\"registers: 40\\\"]}' > {judgedir}/result.json\"]}\n"
+            "  - {name: run, role: judge, needs_hardware: true, run: [sh, -c, \"echo '{\\\"status\\\": \\\"ok\\\", \\\"correct\\\": true, "
+            "\\\"metrics\\\": {\\\"latency_ms\\\": 2}}' > {judgedir}/result.json\"]}\n";
+        QVERIFY(writeDataDir(dir.path(), "hardware_check: [sh, -c, \"echo 'no widget card'; exit 1\"]\n" + steps));
+        const Repository repo({dir.path()});
+        QString error;
+        const auto target = repo.target(u"t"_s, &error);
+        QVERIFY2(target, qPrintable(error));
+        const auto problem = repo.problem(u"t"_s, u"p"_s, &error);
+        QVERIFY2(problem, qPrintable(error));
+        QVERIFY(target->available());
+        QCOMPARE(target->hardwareAbsence(), u"no widget card"_s);
+        QVERIFY(target->steps.at(2).needsHardware);
+
+        RunConfig config;
+        config.target = u"t"_s;
+        config.problem = u"p"_s;
+        config.planModels = {u"vllm::m"_s};
+        QStringList errors;
+        QVERIFY(!prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors));
+        QVERIFY2(errors.join(u'\n').contains(u"no hardware"_s) && errors.join(u'\n').contains(u"compile_only"_s), qPrintable(errors.join(u'\n')));
+        config.evaluation.compileOnly = true;
+        errors.clear();
+        QVERIFY2(prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors), qPrintable(errors.join(u'\n')));
+
+        Evaluator evaluator(EvaluationConfig{});
+        auto evaluate = [&](const QString &code, const EvaluationConfig *options) {
+            EvalResult result;
+            EvalJob *job = evaluator.evaluate(*target, *problem, code, QString(), options);
+            QSignalSpy done(job, &EvalJob::finished);
+            if (!done.wait(60000))
+                return result;
+            return done.first().first().value<EvalResult>();
+        };
+        const EvalResult first = evaluate(one, nullptr);
+        QCOMPARE(first.status, u"no_hardware"_s);
+        QVERIFY(!first.correct);
+        QVERIFY2(first.feedback.contains(u"registers: 40"_s), qPrintable(first.feedback.join(u'|')));
+        QVERIFY2(first.feedback.join(u'|').contains(u"no widget card"_s), qPrintable(first.feedback.join(u'|')));
+        QCOMPARE(first.steps.size(), 2); // build, report: never the run step
+        QVERIFY(!first.steps.at(0).log.contains(u"reused"_s));
+
+        // The same code again: its build output comes from the cache; different code is built.
+        const EvalResult again = evaluate(one, nullptr);
+        QCOMPARE(again.status, u"no_hardware"_s);
+        QVERIFY2(again.steps.at(0).log.contains(u"reused the output"_s), qPrintable(again.steps.at(0).log));
+        const EvalResult other = evaluate(two, nullptr);
+        QVERIFY(!other.steps.at(0).log.contains(u"reused"_s));
+
+        // With the hardware present, the run step decides; compile_only still leaves it out.
+        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "hardware_check: [sh, -c, \"exit 0\"]\n" + steps));
+        const auto withHardware = repo.target(u"t"_s, &error);
+        QVERIFY2(withHardware, qPrintable(error));
+        EvalJob *job = evaluator.evaluate(*withHardware, *problem, one, QString());
+        QSignalSpy done(job, &EvalJob::finished);
+        QVERIFY(done.wait(60000));
+        const EvalResult ran = done.first().first().value<EvalResult>();
+        QVERIFY2(ran.correct && ran.status == u"ok"_s, qPrintable(ran.log));
+        QCOMPARE(ran.metricValue(u"latency_ms"_s), 2.0);
+        EvaluationConfig compileOnly;
+        compileOnly.compileOnly = true;
+        job = evaluator.evaluate(*withHardware, *problem, one, QString(), &compileOnly);
+        QSignalSpy done2(job, &EvalJob::finished);
+        QVERIFY(done2.wait(60000));
+        const EvalResult compiled = done2.first().first().value<EvalResult>();
+        QCOMPARE(compiled.status, u"no_hardware"_s);
+        QVERIFY(compiled.feedback.join(u'|').contains(u"compile_only"_s));
+    }
+
     // backends/README.md, the reference for target authors, documents every key the loader accepts
     // and every placeholder a step may use.
     void everyKeyAndPlaceholderIsDocumented()
@@ -211,7 +315,8 @@ private Q_SLOTS:
         problem.dir = u"/p"_s;
         problem.shapes = {QVariantMap{{u"n"_s, 1}}};
         problem.shapeKeys = {u"n"_s};
-        const QStringList perEvaluation{u"candidate"_s, u"workdir"_s, u"judgedir"_s, u"baseline"_s, u"seed"_s, u"channels"_s, u"worker_pids"_s};
+        const QStringList perEvaluation{u"candidate"_s, u"workdir"_s, u"judgedir"_s, u"baseline"_s, u"seed"_s, u"channels"_s, u"worker_pids"_s,
+                                        u"candidate_hash"_s};
         for (const QString &name : Evaluator::placeholderNames()) {
             if (perEvaluation.contains(name) || name == u"libraries"_s)
                 continue;

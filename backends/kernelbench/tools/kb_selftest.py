@@ -37,8 +37,11 @@ def main():
     p.add_argument('--trials', default='100')
     p.add_argument('--threads', default='1')
     p.add_argument('--python', default=sys.executable)
+    p.add_argument('--scale', default='', help="override the problem's scale (e.g. 1 on a GPU)")
     a = p.parse_args()
     prob = problem_settings(a.problem_dir)
+    if a.scale:
+        prob['scale'] = a.scale
     work = tempfile.mkdtemp(prefix='kb-selftest-')
     judge_dir = os.path.join(work, 'judge')
     os.makedirs(judge_dir)

@@ -47,13 +47,13 @@ def install_load_inline(ext_dir, building):
         except OSError:
             manifest = {}
 
-    def load_inline(name, cpp_sources, *args, **kwargs):
-        names = ['cuda_sources', 'functions', 'extra_cflags', 'extra_cuda_cflags', 'extra_ldflags',
-                 'extra_include_paths', 'build_directory', 'verbose', 'with_cuda', 'is_python_module',
-                 'with_pytorch_error_handling', 'keep_intermediates']
-        kw = dict(zip(names, args))
-        kw.update(kwargs)
-        kw['cpp_sources'] = cpp_sources
+    import inspect
+    signature = inspect.signature(real)
+
+    def load_inline(*args, **kwargs):
+        # Bound by this torch's own signature (it differs between versions: sycl_sources, ...).
+        kw = dict(signature.bind(*args, **kwargs).arguments)
+        name = kw.pop('name')
         key = call_key(name, kw)
         if building:
             directory = os.path.join(ext_dir, f"{name}-{key[:16]}")
