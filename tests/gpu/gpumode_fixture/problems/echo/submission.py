@@ -1,0 +1,3 @@
+# A correct submission for the echo test double.
+def custom_kernel(data):
+    return data[::-1]

@@ -1,0 +1,3 @@
+# Types of the echo test double.
+input_t = list
+output_t = list
