@@ -203,6 +203,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
     limits.sandbox = sandbox;
     limits.environment = Evaluator::stepEnvironment(m_target, m_problem);
     limits.readOnlyDirs = {Evaluator::cacheDir()};
+    limits.gpu = step.gpu;
     if (step.judge()) {
         // Trusted: reads the candidate's files, writes only its own directory, sees the workers' /proc.
         limits.writableDir = judgedir();
@@ -226,6 +227,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
     workerLimits.sandbox = sandbox;
     workerLimits.environment = limits.environment;
     workerLimits.readOnlyDirs = {Evaluator::cacheDir(), workdir()};
+    workerLimits.gpu = step.gpu;
     if (!step.workerWritable.isEmpty()) {
         workerLimits.writableDir = Evaluator::expand(step.workerWritable, m_target, m_problem, vars);
         QDir().mkpath(workerLimits.writableDir);
@@ -718,6 +720,7 @@ void Evaluator::runSetupStep(const QString &key)
     limits.timeoutS = step.timeoutS;
     limits.sandbox = m_sandbox;
     limits.writableDir = dir;
+    limits.gpu = step.gpu;
     limits.environment = stepEnvironment(setup.target, setup.problem);
     Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
                           .arg(setup.target.name, setup.problem.name, step.name, dir));

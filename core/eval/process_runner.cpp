@@ -232,7 +232,7 @@ QStringList ProcessRunner::sandboxSystemPaths()
     return paths;
 }
 
-QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids)
+QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids, bool gpu)
 {
     // Nothing of the host but what a compiler, a loader and valgrind need, the directories named,
     // and the writable one: no $HOME, no run store, no /etc beyond the loader's and the compiler's
@@ -247,6 +247,12 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
     }
     args << QStringLiteral("--dev") << QStringLiteral("/dev") << QStringLiteral("--proc") << QStringLiteral("/proc")
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
+    if (gpu) {
+        // The GPU's device files (nvidiactl, nvidia0.., nvidia-uvm, nvidia-caps/) and nothing else of /dev.
+        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList({QStringLiteral("nvidia*")}, QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
+        for (const QFileInfo &device : devices)
+            args << QStringLiteral("--dev-bind") << device.absoluteFilePath() << device.absoluteFilePath();
+    }
     for (const QString &dir : readOnlyDirs)
         if (!dir.isEmpty() && dir != writableDir && QFileInfo::exists(dir))
             args << QStringLiteral("--ro-bind") << dir << dir;
@@ -305,7 +311,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
                 readOnly << dir;
             }
         }
-        full = sandboxPrefix(writable, readOnly, limits.sharePids) + command;
+        full = sandboxPrefix(writable, readOnly, limits.sharePids, limits.gpu) + command;
     }
 
     removeCgroup();
@@ -324,7 +330,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
             nproc = rlim_t(processesOfThisUser() + limits.maxTasks);
     }
 
-    const rlim_t as = rlim_t(limits.addressSpaceBytes);
+    const rlim_t as = limits.gpu ? RLIM_INFINITY : rlim_t(limits.addressSpaceBytes);
     const rlim_t fsize = rlim_t(limits.fileSizeBytes);
     const rlim_t cpu = rlim_t(limits.cpuSeconds > 0 ? limits.cpuSeconds : limits.timeoutS + 5);
     cpu_set_t affinity;

@@ -35,6 +35,10 @@ struct ProcessLimits {
     int maxTasks = 512;
     QList<int> cpus;                     // CPUs of the command (a cpuset cgroup where one can be made, else affinity)
     bool cpuset = false;                 // put the command in a cpuset cgroup of `cpus` when possible
+    // The command may use the GPU: the NVIDIA device files are bound into the sandbox and the
+    // address-space limit is off (CUDA reserves far more address space than it uses: cuInit fails with
+    // CUDA_ERROR_OUT_OF_MEMORY under the 8 GiB limit, measured on an H100). The other limits stay.
+    bool gpu = false;
 };
 
 // CPU time the evaluation runtime spends in this process: work directories, starting, limiting and
@@ -66,7 +70,7 @@ public:
     bool isRunning() const;
 
     static bool sandboxAvailable();
-    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false);
+    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false, bool gpu = false);
     // What a sandboxed command sees of the host: the toolchain under /usr (with the merged-/usr links),
     // the loader's cache, /etc/alternatives (cc, c++), /dev and /proc; then the directories named.
     static QStringList sandboxSystemPaths();

@@ -196,14 +196,14 @@ QStringList Repository::stepKeys()
     return {QStringLiteral("name"),   QStringLiteral("run"),        QStringLiteral("timeout_s"),      QStringLiteral("parallel"),
             QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),   QStringLiteral("option"),
             QStringLiteral("only_if_exists"), QStringLiteral("role"), QStringLiteral("worker"),        QStringLiteral("baseline_worker"),
-            QStringLiteral("worker_writable"), QStringLiteral("needs_hardware"), QStringLiteral("reuse")};
+            QStringLiteral("worker_writable"), QStringLiteral("needs_hardware"), QStringLiteral("reuse"), QStringLiteral("gpu")};
 }
 
 QStringList Repository::setupStepKeys()
 {
     return {QStringLiteral("name"),     QStringLiteral("run"),         QStringLiteral("timeout_s"), QStringLiteral("parallel"),
             QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"), QStringLiteral("option"),
-            QStringLiteral("only_if_exists"), QStringLiteral("creates")};
+            QStringLiteral("only_if_exists"), QStringLiteral("creates"), QStringLiteral("gpu")};
 }
 
 QStringList Repository::problemKeys()
@@ -345,6 +345,8 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         step.baselineWorker = r.stringList(s["baseline_worker"], key + QStringLiteral("[].baseline_worker")).value_or(QStringList());
                     if (s["worker_writable"])
                         step.workerWritable = r.string(s["worker_writable"], key + QStringLiteral("[].worker_writable")).value_or(QString());
+                    if (s["gpu"])
+                        step.gpu = r.boolean(s["gpu"], key + QStringLiteral("[].gpu")).value_or(false);
                     if (s["needs_hardware"])
                         step.needsHardware = r.boolean(s["needs_hardware"], key + QStringLiteral("[].needs_hardware")).value_or(false);
                     if (const YAML::Node reuse = s["reuse"]) {
@@ -437,10 +439,11 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
                 p.dtype = r.string(n["dtype"], QStringLiteral("dtype")).value_or(p.dtype);
             if (n["format"]) {
                 p.format = r.string(n["format"], QStringLiteral("format")).value_or(QString());
-                if (p.format != QLatin1String("kernelbench"))
-                    r.error(n["format"], QStringLiteral("'format' must be kernelbench (or absent), not '%1'").arg(p.format));
+                if (p.format != QLatin1String("kernelbench") && p.format != QLatin1String("gpumode"))
+                    r.error(n["format"], QStringLiteral("'format' must be kernelbench or gpumode (or absent), not '%1'").arg(p.format));
             }
-            const bool kernelBench = p.format == QLatin1String("kernelbench");
+            // Problems in another project's format carry their own sizes: no shapes here.
+            const bool kernelBench = !p.format.isEmpty();
             if (n["level"]) {
                 p.level = int(r.integer(n["level"], QStringLiteral("level")).value_or(0));
                 if (p.level < 0 || p.level > 9)

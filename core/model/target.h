@@ -38,6 +38,9 @@ struct TargetStep {
     // hardware_check fails or with evaluation.compile_only; the evaluation then ends with the status
     // no_hardware after the steps before it (compile, static feedback).
     bool needsHardware = false;
+    // The step (and its workers) may use the GPU: NVIDIA device files in the sandbox, no address-space
+    // limit (ProcessLimits::gpu).
+    bool gpu = false;
     // A candidate step whose output directory (under {workdir}) is kept in the per-machine cache under
     // a key (`reuse: {key: "{candidate_hash}-{machine}", output: "{workdir}/ext"}`): the evaluator, not
     // the candidate, stores it after the step succeeds and copies it back instead of running the step

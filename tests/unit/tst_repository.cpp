@@ -53,7 +53,7 @@ private Q_SLOTS:
                 if (step.judge()) {
                     // A program built into the cache, or an interpreter (a target setting such as {python}) running
                     // a script copied into the cache.
-                    const bool interpreted = QRegularExpression(u"^\\{[a-z_]+\\}$"_s).match(step.run.first()).hasMatch()
+                    const bool interpreted = QRegularExpression(u"^(\\{[a-z_]+\\}|python3|sh)$"_s).match(step.run.first()).hasMatch()
                                              && !step.run.first().startsWith(u"{cache_dir"_s) && step.run.size() > 1;
                     const QString program = interpreted ? step.run.at(1) : step.run.first();
                     QVERIFY2(program.startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
