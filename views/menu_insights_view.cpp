@@ -112,14 +112,21 @@ MenuInsightsView::MenuInsightsView(QWidget *parent)
     exportButton->setObjectName(QStringLiteral("insightsExportCsv"));
     m_summary = new QLabel;
     m_summary->setObjectName(QStringLiteral("insightsSummary"));
+    // The bar must not make the middle pane wide: the combos shrink to a few characters, the summary elides.
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    for (QComboBox *combo : {m_scopeCombo, m_groupingCombo, m_measureCombo}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(8);
+    }
 
     auto *bar = new QHBoxLayout;
-    bar->addWidget(m_scopeCombo);
-    bar->addWidget(m_groupingCombo);
-    bar->addWidget(m_measureCombo);
-    bar->addWidget(m_summary, 1);
-    bar->addWidget(refreshButton);
-    bar->addWidget(exportButton);
+    bar->addWidget(m_scopeCombo, 2);
+    bar->addWidget(m_groupingCombo, 2);
+    bar->addWidget(m_measureCombo, 1);
+    auto *secondRow = new QHBoxLayout;
+    secondRow->addWidget(m_summary, 1);
+    secondRow->addWidget(refreshButton);
+    secondRow->addWidget(exportButton);
 
     m_table = new QTableView;
     m_table->setObjectName(QStringLiteral("insightsTable"));
@@ -167,6 +174,7 @@ MenuInsightsView::MenuInsightsView(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
     layout->addLayout(bar);
+    layout->addLayout(secondRow);
     layout->addWidget(split, 1);
 
     connect(m_scopeCombo, &QComboBox::currentIndexChanged, this, [this](int i) { setScope(Scope(i)); });
