@@ -291,7 +291,7 @@ DiffView::DiffView(QWidget *parent)
     m_layoutSelector->setToolTip(tr("Two panes, or one pane with removed (-) and added (+) lines"));
     for (QComboBox *combo : {m_modeSelector, m_layoutSelector}) {
         combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-        combo->setMinimumContentsLength(5);
+        combo->setMinimumContentsLength(9);
     }
     m_windowButton->setObjectName(QStringLiteral("diffOpenWindow"));
     m_windowButton->setText(tr("Open in Window"));

@@ -997,6 +997,7 @@ void MainWindow::fitRunsPane()
     width = std::min(width, total / 2);
     const int rest = total - width;
     m_splitter->setSizes({width, rest * 56 / 100, rest - rest * 56 / 100});
+    m_splitter->setStretchFactor(0, 0); // a wider window widens the middle and the inspector, not the runs
 }
 
 } // namespace autocomp

@@ -66,7 +66,7 @@ QVariant MenuInsightsModel::data(const QModelIndex &index, int role) const
             return r.candidates > 0 ? QStringLiteral("%1 (%2%)").arg(n).arg(std::lround(100.0 * n / r.candidates)) : QString::number(n);
         };
         switch (index.column()) {
-        case StrategyColumn: return PromptBuilder::shortName(r.strategy, 60);
+        case StrategyColumn: return PromptBuilder::shortName(r.strategy, 34);
         case ModelColumn: return r.model.isEmpty() ? tr("all") : r.model;
         case OfferedColumn: return r.onMenu ? QString::number(r.offered) : QStringLiteral("—");
         case ChosenColumn: return r.chosen;
@@ -98,7 +98,7 @@ QVariant MenuInsightsModel::headerData(int section, Qt::Orientation orientation,
         case OfferedColumn: return tr("Offered");
         case ChosenColumn: return tr("Chosen");
         case ChosenRateColumn: return tr("Chosen %");
-        case CandidatesColumn: return tr("Candidates");
+        case CandidatesColumn: return tr("Samples");
         case CompiledColumn: return tr("Compiled");
         case CorrectColumn: return tr("Correct");
         case BeamColumn: return tr("Beam");
@@ -108,10 +108,12 @@ QVariant MenuInsightsModel::headerData(int section, Qt::Orientation orientation,
         }
     }
     if (role == Qt::ToolTipRole) {
+        if (section == StrategyColumn)
+            return tr("The menu item (or the planner's own idea, \"new: ...\")");
         switch (section) {
         case OfferedColumn: return tr("Plan prompts whose menu (after dropout) listed it");
         case ChosenColumn: return tr("Plans that chose it");
-        case ChosenRateColumn: return tr("Chosen / offered");
+        case ChosenRateColumn: return tr("Chosen / offered (above 100% when planners chose it from outside the menu they were shown)");
         case CandidatesColumn: return tr("Code samples implementing those plans, fixes included");
         case CompiledColumn: return tr("Built and ran (correct or incorrect results); timeouts, crashes and rejections are not counted");
         case BeamColumn: return tr("Selected into a beam at least once");

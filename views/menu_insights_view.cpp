@@ -35,7 +35,7 @@ namespace autocomp {
 
 namespace {
 
-constexpr int s_chartRows = 12;
+constexpr int s_chartRows = 8; // more would not leave a label room to be read
 
 struct Computed {
     QList<StrategyRecord> records;
@@ -139,7 +139,8 @@ MenuInsightsView::MenuInsightsView(QWidget *parent)
     m_table->setWordWrap(false);
     m_table->setAlternatingRowColors(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(MenuInsightsModel::StrategyColumn, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(MenuInsightsModel::StrategyColumn, QHeaderView::Interactive);
+    m_table->setColumnWidth(MenuInsightsModel::StrategyColumn, 220);
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
 
     m_chart = new QChart;
@@ -149,7 +150,7 @@ MenuInsightsView::MenuInsightsView(QWidget *parent)
     m_chartView = new QChartView(m_chart);
     m_chartView->setObjectName(QStringLiteral("insightsChartView"));
     m_chartView->setRenderHint(QPainter::Antialiasing);
-    m_chartView->setMinimumHeight(220);
+    m_chartView->setMinimumHeight(300);
 
     m_candidates = new QTreeWidget;
     m_candidates->setObjectName(QStringLiteral("insightsCandidates"));
@@ -159,17 +160,16 @@ MenuInsightsView::MenuInsightsView(QWidget *parent)
     m_candidates->setSortingEnabled(true);
     m_candidates->setToolTip(tr("The candidates of the selected strategy; double-click one to show it"));
 
-    auto *bottom = new QSplitter(Qt::Horizontal);
-    bottom->addWidget(m_chartView);
-    bottom->addWidget(m_candidates);
-    bottom->setStretchFactor(0, 3);
-    bottom->setStretchFactor(1, 2);
+    // Table, chart and candidates one above the other, each as wide as the pane.
     auto *split = new QSplitter(Qt::Vertical);
     split->setObjectName(QStringLiteral("insightsSplitter"));
     split->addWidget(m_table);
-    split->addWidget(bottom);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    split->addWidget(m_chartView);
+    split->addWidget(m_candidates);
+    split->setStretchFactor(0, 4);
+    split->setStretchFactor(1, 4);
+    split->setStretchFactor(2, 2);
+    split->setSizes({250, 400, 150});
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(2, 2, 2, 2);
@@ -326,7 +326,7 @@ void MenuInsightsView::rebuildChart()
     // Horizontal bars are drawn bottom-up: the table's first row goes last so it is on top.
     for (int row = rows - 1; row >= 0; --row) {
         const StrategyRecord &r = m_model->record(m_proxy->mapToSource(m_proxy->index(row, 0)).row());
-        QString name = PromptBuilder::shortName(r.strategy, 30);
+        QString name = PromptBuilder::shortName(r.strategy, 26);
         if (!r.model.isEmpty())
             name += QStringLiteral(" · ") + r.model.section(QStringLiteral("::"), -1);
         // Categories must be unique; two long names may shorten alike.

@@ -152,7 +152,7 @@ void RunsComparisonView::rebuild()
     x->setTitleText(tr("iteration"));
     x->setLabelFormat(QStringLiteral("%d"));
     auto *y = new QValueAxis;
-    y->setTitleText(tr("best so far: baseline / score (×)"));
+    y->setTitleText(tr("speedup (×)"));
     m_chart->addAxis(x, Qt::AlignBottom);
     m_chart->addAxis(y, Qt::AlignLeft);
     double maxX = 1;

@@ -85,14 +85,22 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
                 beam.insert(c.parentId);
 
         if (grouping != Grouping::CodeModel) {
-            // A resumed run records a reused answer again under the same request hash: one offer.
-            QSet<QString> seen;
-            for (const LlmCall &call : store.llmCalls(runId, QStringLiteral("plan"))) {
-                if (call.status != QLatin1String("ok") && call.status != QLatin1String("cached"))
+            // A resumed run records a reused answer again ("cached") under the request hash of the answer it
+            // reuses: that is the same offer. Answers received ("ok") each count (an imported run may have no hashes).
+            const QList<LlmCall> calls = store.llmCalls(runId, QStringLiteral("plan"));
+            QSet<QString> answered;
+            for (const LlmCall &call : calls)
+                if (call.status == QLatin1String("ok"))
+                    answered.insert(call.requestHash);
+            QSet<QString> reused;
+            for (const LlmCall &call : calls) {
+                if (call.status == QLatin1String("cached")) {
+                    if (answered.contains(call.requestHash) || reused.contains(call.requestHash))
+                        continue;
+                    reused.insert(call.requestHash);
+                } else if (call.status != QLatin1String("ok")) {
                     continue;
-                if (seen.contains(call.requestHash))
-                    continue;
-                seen.insert(call.requestHash);
+                }
                 const QString model = grouping == Grouping::PlanModel
                     ? planModelOfCall.value(call.id, call.provider + QStringLiteral("::") + call.model)
                     : QString();
