@@ -1,11 +1,14 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
+#include "agents/agent_builder.h"
 #include "cli_keys.h"
 #include "cli_run_control.h"
+#include "llm/llm_client.h"
 #include "eval/evaluator.h"
 #include "eval/kernelbench_import.h"
 #include "model/metric_units.h"
 #include "model/repository.h"
 #include "model/run_config.h"
+#include "model/target_scaffold.h"
 #include "search/run_setup.h"
 #include "search/run_manager.h"
 #include "search/search_engine.h"
@@ -13,10 +16,14 @@
 #include "store/autocomp_dir.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
+#ifdef AUTOCOMP_HAVE_POPPLER
+#include "pdf/poppler_pdf_reader.h"
+#endif
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDateTime>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -48,6 +55,7 @@ QTextStream &err()
 struct Args {
     QStringList positional;
     QHash<QString, QString> options;
+    QHash<QString, QStringList> lists; // every value of an option given several times
     QSet<QString> flags;
 
     QString option(const QString &name, const QString &fallback = {}) const { return options.value(name, fallback); }
@@ -133,7 +141,24 @@ const QList<Command> &commands()
           valued(QStringLiteral("device"), QStringLiteral("import: the device the scale is picked for (default: the target's setting)"),
                  QStringLiteral("D"))},
          {{QStringLiteral("TARGET|import"), QStringLiteral("one target, or import")}, {QStringLiteral("PATH"), QStringLiteral("for import")}}},
-        {QStringLiteral("agents"), QStringLiteral("agents"), QStringLiteral("Lists the installed agents."), {}, {}},
+        {QStringLiteral("agents"),
+         QStringLiteral("agents [build NAME --docs PATH|URL ... --model MODEL [--scope TEXT] [--target T] [--budget CHARS] "
+                        "[--overwrite] [--dry-run] [--store PATH]]"),
+         QStringLiteral("Lists the installed agents, or builds one from documents (folders of text, markdown and HTML, PDFs, "
+                        "web pages under a URL) into your data directory."),
+         {store,
+          valued(QStringLiteral("docs"), QStringLiteral("a folder, file or URL to read (repeatable)"), QStringLiteral("PATH|URL")),
+          valued(QStringLiteral("model"), QStringLiteral("the model that reads them (provider::model)"), QStringLiteral("MODEL")),
+          valued(QStringLiteral("scope"), QStringLiteral("what the agent is for; documents outside it are left out"), QStringLiteral("TEXT")),
+          valued(QStringLiteral("target"), QStringLiteral("the target the agent is for (recorded in agent_config.yaml)"), QStringLiteral("T")),
+          valued(QStringLiteral("budget"), QStringLiteral("characters one file's reduce step reads (default 150000)"), QStringLiteral("CHARS")),
+          valued(QStringLiteral("scaffold-from"),
+                 QStringLiteral("also copy this target's backend.yaml and first problem as a start for the new target "
+                                "(named by --target, else NAME)"),
+                 QStringLiteral("T")),
+          flagOption(QStringLiteral("overwrite"), QStringLiteral("replace an agent of that name you built before")),
+          flagOption(QStringLiteral("dry-run"), QStringLiteral("print the plan and the cost estimate, send nothing"))},
+         {{QStringLiteral("build"), QStringLiteral("build an agent")}, {QStringLiteral("NAME"), QStringLiteral("the agent's name")}}},
         {QStringLiteral("keys"), QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
          QStringLiteral("API keys in the OS keychain; `set` reads the key from stdin."), {},
          {{QStringLiteral("set|list|delete"), QStringLiteral("what to do")}, {QStringLiteral("PROVIDER"), QStringLiteral("for set and delete")}}},
@@ -219,7 +244,10 @@ Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
         if (option.valueName().isEmpty())
             args->flags.insert(QStringLiteral("--") + optionName);
         else
+        {
             args->options.insert(QStringLiteral("--") + optionName, parser.value(option));
+            args->lists.insert(QStringLiteral("--") + optionName, parser.values(option));
+        }
     }
     return Parsed::Run;
 }
@@ -883,6 +911,95 @@ int cmdList(const Args &args)
     return ExitOk;
 }
 
+int cmdAgentsBuild(const Args &args)
+{
+    AgentBuildOptions options;
+    options.name = args.positional.value(2);
+    options.sources = args.lists.value(QStringLiteral("--docs"));
+    options.scope = args.option(QStringLiteral("--scope"));
+    options.model = args.option(QStringLiteral("--model"));
+    options.target = args.option(QStringLiteral("--target"));
+    options.overwrite = args.flag(QStringLiteral("--overwrite"));
+    if (options.name.isEmpty() || options.model.isEmpty()) {
+        err() << "autocomp agents build: give a NAME and --model MODEL\nusage: autocomp agents build NAME --docs PATH|URL ... --model MODEL\n";
+        return ExitUsage;
+    }
+    if (args.options.contains(QStringLiteral("--budget"))) {
+        bool ok = false;
+        options.budgetChars = args.option(QStringLiteral("--budget")).toInt(&ok);
+        if (!ok) {
+            err() << "autocomp agents build: --budget " << args.option(QStringLiteral("--budget")) << ": not a number of characters\n";
+            return ExitUsage;
+        }
+    }
+    // Like `run`, a build makes its store when missing: its answers are kept there for a resumed build.
+    auto store = openStore(args, cli::StoreUse::Create);
+    if (!store)
+        return ExitError;
+    QString error;
+    const std::optional<ModelSpec> spec = ModelSpec::parse(options.model, &error);
+    if (!spec) {
+        err() << "autocomp agents build: --model " << options.model << ": " << error << '\n';
+        return ExitUsage;
+    }
+    LlmClient client;
+    AgentBuilder builder(options, &client, store.get());
+    if (!builder.validate(&error)) {
+        err() << "autocomp agents build: " << error << '\n';
+        return ExitError;
+    }
+    QEventLoop loop;
+    int code = ExitOk;
+    QObject::connect(&builder, &AgentBuilder::failed, &loop, [&](const QString &why) {
+        err() << "autocomp agents build: " << why << '\n';
+        code = ExitError;
+        loop.quit();
+    });
+    QObject::connect(&builder, &AgentBuilder::planReady, &loop, [&] { loop.quit(); });
+    builder.collect();
+    if (builder.stage() == AgentBuilder::Stage::Collecting)
+        loop.exec();
+    if (code != ExitOk)
+        return code;
+    err() << builder.plan().describe(options.model);
+    err().flush();
+    if (args.flag(QStringLiteral("--dry-run")))
+        return ExitOk;
+    client.setApiKeyLookup(loadApiKeys({*spec}, err()));
+    QObject::connect(&builder, &AgentBuilder::stageChanged, &loop, [](AgentBuilder::Stage stage, int total) {
+        if (stage != AgentBuilder::Stage::Failed && stage != AgentBuilder::Stage::Done)
+            err() << "[" << AgentBuilder::stageName(stage) << "] " << total << " step(s)\n";
+        err().flush();
+    });
+    QObject::connect(&builder, &AgentBuilder::logLine, &loop, [](const QString &line) {
+        err() << "  " << line << '\n';
+        err().flush();
+    });
+    QObject::connect(&builder, &AgentBuilder::finished, &loop, [&](const QString &dir) {
+        out() << dir << '\n';
+        if (args.options.contains(QStringLiteral("--scaffold-from"))) {
+            const QString targetName = options.target.isEmpty() ? options.name : options.target;
+            QString scaffoldError;
+            const QString backend =
+                TargetScaffold::create(Repository(), targetName, args.option(QStringLiteral("--scaffold-from")), &scaffoldError);
+            if (backend.isEmpty()) {
+                err() << "autocomp agents build: the target scaffold: " << scaffoldError << '\n';
+                code = ExitError;
+            } else {
+                out() << backend << '\n';
+            }
+        }
+        loop.quit();
+    });
+    const cli::StopOnSignals stopOnSignals([&builder](const QString &) { builder.cancel(); });
+    builder.build();
+    if (builder.stage() != AgentBuilder::Stage::Failed)
+        loop.exec();
+    err() << QStringLiteral("LLM calls: %1 sent, %2 answered from the store; $%3\n").arg(builder.callsSent()).arg(builder.callsReused()).arg(builder.usd(), 0, 'f', 4);
+    out().flush();
+    return code;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -890,6 +1007,9 @@ int main(int argc, char **argv)
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("autocomp"));
     QCoreApplication::setApplicationVersion(QStringLiteral(AUTOCOMP_VERSION));
+#ifdef AUTOCOMP_HAVE_POPPLER
+    PopplerPdfReader::install();
+#endif
     Args parsed;
     int exitCode = ExitOk;
     if (parseArgs(QCoreApplication::arguments(), &parsed, &exitCode) == Parsed::Exit)
@@ -912,6 +1032,8 @@ int main(int argc, char **argv)
         return cmdImport(*args);
     if (command == QLatin1String("keys"))
         return cmdKeys(args->positional);
+    if (command == QLatin1String("agents") && args->positional.value(1) == QLatin1String("build"))
+        return cmdAgentsBuild(*args);
     if (command == QLatin1String("targets") || command == QLatin1String("problems") || command == QLatin1String("agents"))
         return cmdList(*args);
     if (command == QLatin1String("version")) {

@@ -1,5 +1,12 @@
 // autocomp-workbench: the desktop GUI. Wiring only; the window lives in autocomp_views.
+#include "diff_view.h"
 #include "main_window.h"
+#include "new_target_wizard.h"
+#include "runs_comparison_view.h"
+#include "run_actions.h"
+#ifdef AUTOCOMP_HAVE_POPPLER
+#include "pdf/poppler_pdf_reader.h"
+#endif
 #include "settings.h"
 #include "theme.h"
 #include "model/repository.h"
@@ -9,7 +16,10 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QIcon>
+#include <QLineEdit>
 #include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPointer>
 #include <QStringList>
 #include <QTimer>
 
@@ -26,12 +36,19 @@ struct Options {
                              QStringLiteral("The run store to open (default: $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)."),
                              QStringLiteral("PATH")};
     QCommandLineOption show{QStringLiteral("show"),
-                            QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, plan, code, evaluation, "
-                                           "prompts, llm, diff."),
+                            QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, menu, plan, code, "
+                                           "evaluation, prompts, llm, diff, wide-diff (the diff in the middle), unified-diff, "
+                                           "compare (every run side by side, in its own window), new-target (the wizard)."),
                             QStringLiteral("VIEW")};
     QCommandLineOption candidate{QStringLiteral("candidate"), QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
-    QCommandLineOption screenshot{QStringLiteral("screenshot"), QStringLiteral("Save the window to PATH (PNG) once shown, then exit."),
+    QCommandLineOption screenshot{QStringLiteral("screenshot"),
+                                  QStringLiteral("Save the window (or the last one --show opened) to PATH (PNG) once shown, then exit."),
                                   QStringLiteral("PATH")};
+    QCommandLineOption search{QStringLiteral("search"), QStringLiteral("Search the shown run's candidates for TEXT at start."),
+                              QStringLiteral("TEXT")};
+    QCommandLineOption newTargetDocs{QStringLiteral("new-target-docs"),
+                                     QStringLiteral("With --show new-target: these documents, and on to the plan page."),
+                                     QStringLiteral("PATH")};
 
     void addTo(QCommandLineParser *parser) const
     {
@@ -40,7 +57,7 @@ struct Options {
                            "Without a display, use the command-line tool instead:\n"
                            "  autocomp run CONFIG.yaml     start an optimization run\n"
                            "  autocomp runs list           list the runs in the store"));
-        parser->addOptions({store, show, candidate, screenshot});
+        parser->addOptions({store, show, candidate, screenshot, search, newTargetDocs});
     }
 };
 
@@ -98,6 +115,9 @@ int main(int argc, char **argv)
     }
 
     QApplication app(argc, argv);
+#ifdef AUTOCOMP_HAVE_POPPLER
+    autocomp::PopplerPdfReader::install();
+#endif
     QApplication::setOrganizationName(QStringLiteral("autocomp"));
     QApplication::setApplicationName(QStringLiteral("autocomp-workbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("Autocomp Workbench"));
@@ -161,17 +181,41 @@ int main(int argc, char **argv)
     window.show();
     if (candidateId != 0)
         window.selectCandidate(candidateId);
+    if (parser.isSet(options.search))
+        window.searchCandidates(parser.value(options.search));
+    QPointer<QWidget> shot = &window; // what --screenshot saves
     for (const QString &view : std::as_const(views)) {
-        if (!window.showView(view)) {
-            std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, plan, code, evaluation, prompts, llm, diff)\n",
+        if (view == QLatin1String("compare")) {
+            QList<qint64> ids;
+            for (const autocomp::RunInfo &run : window.store()->runs())
+                ids << run.id;
+            shot = window.openRunsComparison(ids);
+        } else if (view == QLatin1String("new-target")) {
+            autocomp::NewTargetWizard *wizard = window.runActions()->showNewTargetWizard();
+            if (parser.isSet(options.newTargetDocs)) {
+                wizard->findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))->setText(QStringLiteral("example-npu"));
+                wizard->findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))->setPlainText(QStringLiteral("int8 matrix kernels"));
+                wizard->setSources(parser.values(options.newTargetDocs));
+                wizard->next();
+            }
+            shot = wizard;
+        } else if (view == QLatin1String("wide-diff")) {
+            window.setDiffInCenter(true);
+            window.showView(QStringLiteral("diff"));
+        } else if (view == QLatin1String("unified-diff")) {
+            window.diffView()->setDiffLayout(autocomp::DiffView::Layout::Unified);
+            window.showView(QStringLiteral("diff"));
+        } else if (!window.showView(view)) {
+            std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
+                                 "diff, wide-diff, unified-diff, compare, new-target)\n",
                          qPrintable(view));
             return 2;
         }
     }
     if (!screenshotPath.isEmpty()) {
         // Long enough for the first layout and paint of every view.
-        QTimer::singleShot(1500, &window, [&window, &app, screenshotPath] {
-            const bool saved = window.grab().save(screenshotPath, "PNG");
+        QTimer::singleShot(2500, &window, [&window, &app, shot, screenshotPath] {
+            const bool saved = (shot ? shot.data() : static_cast<QWidget *>(&window))->grab().save(screenshotPath, "PNG");
             if (!saved)
                 std::fprintf(stderr, "autocomp-workbench: could not write %s\n", qPrintable(screenshotPath));
             app.exit(saved ? 0 : 1);

@@ -5,18 +5,21 @@
 #   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
-# To configure and compile: the toolchain and the headers of every library CMakeLists.txt finds.
+# To configure and compile: the toolchain and the headers of every library CMakeLists.txt finds
+# (qt6-svg-dev: SVG export of charts and graphs; libpoppler-qt6-dev: PDFs for the agent builder).
 # qt6-base-dev brings OpenGL/Vulkan headers and the platform plugins; Qt6Charts needs Qt6OpenGL,
 # which qt6-charts-dev does not pull in.
 build_pkgs=(cmake ninja-build g++ ccache pkg-config
-            qt6-base-dev qt6-charts-dev libqt6opengl6-dev qtkeychain-qt6-dev libyaml-cpp-dev libgit2-dev)
+            qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev qtkeychain-qt6-dev libyaml-cpp-dev libgit2-dev
+            libpoppler-qt6-dev)
 # To run the programs (a build, or the unpacked .tar.gz): the libraries they link; Qt's SQLite
 # driver and platform plugins, loaded at run time; the cpu target compiles candidates with the host
 # compiler, sandboxes them with bubblewrap and builds its per-machine judge against libseccomp and
 # nlohmann-json; OpenBLAS is the gemm vendor baseline and valgrind counts instructions for
 # cpu-instructions. The .deb declares the same (dpkg-shlibdeps finds the libraries; the rest is in
 # packaging/CMakeLists.txt): keep the two in step.
-runtime_pkgs=(libqt6core6 libqt6gui6 libqt6widgets6 libqt6network6 libqt6sql6 libqt6charts6
+runtime_pkgs=(libqt6core6 libqt6gui6 libqt6widgets6 libqt6network6 libqt6sql6 libqt6charts6 libqt6svg6
+              libpoppler-qt6-3
               libqt6keychain1 libgit2-1.5 libyaml-cpp0.7
               libqt6sql6-sqlite qt6-qpa-plugins g++ bubblewrap libseccomp-dev nlohmann-json3-dev
               libopenblas-dev valgrind)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Renders each main view of the workbench on a virtual X display into tests/out/*.png: the graph, the tree
-# and the chart (middle pane) and each inspector tab (plan, code, evaluation, prompts, LLM, diff), on the
-# bundled example run. Builds nothing.
+# Renders each main view of the workbench on a virtual X display into tests/out/*.png: the graph, the tree,
+# the chart and the menu insights (middle pane), each inspector tab (plan, code, evaluation, prompts, LLM, diff),
+# the diff widened and unified, a search, the runs comparison and the New Target wizard's plan, on the bundled
+# example run. Builds nothing.
 #
 #   tests/screenshots.sh [OUT_DIR]
 #
@@ -33,6 +34,15 @@ trap cleanup EXIT
 
 store="$work/example.sqlite"
 "$cli" import "$root/resources/example_run.jsonl" --store "$store" >/dev/null
+# Two runs side by side: the example run and the GUI tests' sample run (a later --store wins).
+compare="$work/compare.sqlite"
+"$cli" import "$root/resources/example_run.jsonl" --store "$compare" >/dev/null
+"$cli" import "$root/tests/gui/data/sample_run.jsonl" --store "$compare" >/dev/null
+# Documents for the New Target wizard's plan page.
+docs="$work/docs"
+mkdir -p "$docs"
+printf 'Example NPU: 4 tiles, each with a 256 KiB scratchpad and a 16x16 int8 systolic array.\n' >"$docs/architecture.txt"
+printf '<h1>Example NPU ISA</h1><h2>Data movement</h2><h3>zload</h3><pre>zload(dst, src, rows)</pre>\n' >"$docs/isa.html"
 
 display=99
 while [[ -e /tmp/.X$display-lock || -e /tmp/.X11-unix/X$display ]]; do
@@ -56,6 +66,12 @@ shots=(
     "prompts:--show tree --show prompts --candidate 2"
     "llm:--show tree --show llm --candidate 2"
     "diff:--show graph --show diff --candidate 2"
+    "menu:--show menu"
+    "wide-diff:--show wide-diff --candidate 2"
+    "unified-diff:--show wide-diff --show unified-diff --candidate 2"
+    "search:--show graph --show plan --search tile"
+    "compare:--store $compare --show compare"
+    "new-target:--show new-target --new-target-docs $docs"
 )
 for shot in "${shots[@]}"; do
     name="${shot%%:*}"

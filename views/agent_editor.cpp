@@ -4,6 +4,8 @@
 #include "code_highlighter.h"
 #include "menu_model.h"
 #include "search/search_engine.h"
+#include "store/menu_insights.h"
+#include "store/run_store.h"
 
 #include <QComboBox>
 #include <QDialogButtonBox>
@@ -12,6 +14,8 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QJsonArray>
@@ -148,8 +152,10 @@ AgentEditor::AgentEditor(Repository repository, QWidget *parent)
     m_menuView->setModel(m_menu);
     m_menuView->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_menuView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_menuView->horizontalHeader()->setStretchLastSection(true);
+    m_menuView->horizontalHeader()->setStretchLastSection(false);
     m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::EnabledColumn, QHeaderView::ResizeToContents);
+    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::TextColumn, QHeaderView::Stretch);
+    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::RecordColumn, QHeaderView::ResizeToContents);
     m_menuView->setWordWrap(false);
     menuLayout->addWidget(m_menuView, 1);
     auto *menuButtons = new QHBoxLayout;
@@ -308,11 +314,54 @@ bool AgentEditor::loadAgent(const QString &name, QString *error)
     }
     m_menu->setItems(items);
     m_menuView->resizeColumnToContents(MenuModel::EnabledColumn);
+    refreshRecords();
     m_loading = false;
     m_modified = false;
     updateSourceLabel();
     validateNow();
     return true;
+}
+
+void AgentEditor::setStorePath(const QString &path)
+{
+    if (path == m_storePath)
+        return;
+    m_storePath = path;
+    refreshRecords();
+}
+
+void AgentEditor::refreshRecords()
+{
+    const quint64 generation = ++m_recordsGeneration;
+    if (m_storePath.isEmpty() || m_name.isEmpty())
+        return;
+    using Result = std::pair<QHash<QString, StrategyRecord>, int>;
+    auto *watcher = new QFutureWatcher<Result>(this);
+    connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation] {
+        const Result result = watcher->result();
+        watcher->deleteLater();
+        if (generation != m_recordsGeneration)
+            return;
+        m_menu->setRecords(result.first, result.second);
+        m_menuView->resizeColumnToContents(MenuModel::RecordColumn);
+        Q_EMIT recordsUpdated();
+    });
+    // Its own connection, off the GUI thread: the plan prompts of many runs are read.
+    watcher->setFuture(QtConcurrent::run([path = m_storePath, agent = m_name]() -> Result {
+        RunStore::OpenOptions options;
+        options.create = false;
+        options.check = false;
+        options.allowReadOnly = true;
+        QString error;
+        const std::unique_ptr<RunStore> store = RunStore::open(path, options, &error);
+        if (!store)
+            return {};
+        const QList<qint64> runs = MenuInsights::runsOfAgent(*store, agent);
+        QHash<QString, StrategyRecord> records;
+        for (const StrategyRecord &r : MenuInsights::compute(*store, runs, MenuInsights::Grouping::Strategy))
+            records.insert(r.strategy, r);
+        return {records, int(runs.size())};
+    }));
 }
 
 void AgentEditor::updateSourceLabel()

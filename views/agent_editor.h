@@ -51,8 +51,15 @@ public:
 
     static QString userAgentDir(const QString &name);
 
+    // Opens the plan prompt preview of previewPlanPrompt() in a dialog.
+    void showPreview();
+    // The store whose runs of the loaded agent give each menu item its record (MenuModel::RecordColumn).
+    void setStorePath(const QString &path);
+
 Q_SIGNALS:
     void agentSaved(const QString &name);
+    // The menu's records were read from the store.
+    void recordsUpdated();
 
 private:
     void agentSelected(const QString &name);
@@ -62,12 +69,14 @@ private:
     bool writeAgent(const QString &dir, QString *error) const;
     // The agent exactly as the engine would load it from the edited files.
     std::optional<Agent> buildAgent(QString *error) const;
-    void showPreview();
     void updateSourceLabel();
+    void refreshRecords();
 
     Repository m_repository;
     QString m_name;
     QString m_sourceDir; // where the loaded agent came from
+    QString m_storePath;
+    quint64 m_recordsGeneration = 0;
     std::optional<Candidate> m_previewParent;
     std::optional<RunConfig> m_previewConfig;
     QStringList m_errors;

@@ -4,6 +4,8 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <numeric>
 
+#include "agents/prompt_builder.h"
+#include "image_export.h"
 #include "status_palette.h"
 #include "value_format.h"
 
@@ -142,6 +144,7 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     , m_fitButton(new QToolButton(this))
     , m_zoomInButton(new QToolButton(this))
     , m_zoomOutButton(new QToolButton(this))
+    , m_exportButton(new QToolButton(this))
 {
     setObjectName(QStringLiteral("beamGraph"));
     // Two items whose bounds change with every burst: an index would only be rebuilt.
@@ -175,6 +178,8 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     setUpButton(m_zoomInButton, QStringLiteral("graphZoomIn"), QStringLiteral("+"), tr("Zoom in (Ctrl++)"), &BeamGraphView::zoomIn);
     setUpButton(m_zoomOutButton, QStringLiteral("graphZoomOut"), QStringLiteral("−"), tr("Zoom out (Ctrl+-)"),
                 &BeamGraphView::zoomOut);
+    setUpButton(m_exportButton, QStringLiteral("graphExport"), tr("Export…"), tr("Save the whole graph as PNG or SVG"),
+                &BeamGraphView::exportClicked);
     placeButtons();
 }
 
@@ -293,7 +298,10 @@ void BeamGraphView::store(const Candidate &candidate)
     node.origin = candidate.origin;
     node.score = candidate.hasScore() ? candidate.score : 0;
     node.inBeam = candidate.inBeam;
-    node.menuItem = candidate.menuItem;
+    if (node.menuItem != candidate.menuItem) {
+        node.menuItem = candidate.menuItem;
+        node.shortName = PromptBuilder::shortName(candidate.menuItem);
+    }
     if (candidate.parentId == 0 && (m_rootId == 0 || candidate.origin == CandidateOrigin::Root)) {
         m_rootId = candidate.id;
         m_rootScore = node.score;
@@ -542,6 +550,7 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
             const QRectF box(centerOf(node) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
             const bool onBest = m_onBestPath.contains(node.id);
             const bool selected = node.id == m_selected;
+            painter->setOpacity(isDimmed(node.id) && !selected ? 0.22 : 1.0);
             if (lod < 0.2) {
                 // Far out: a colored block is all one can see; color only for what must stand out.
                 painter->fillRect(box, selected ? highlight : onBest ? best : fill);
@@ -562,9 +571,7 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
                 title += QLatin1String(" root");
             if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
                 title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
-            QString subtitle = node.menuItem;
-            if (subtitle.isEmpty() || (state != NodeState::InBeam && state != NodeState::Correct && state != NodeState::Pruned))
-                subtitle = stateName(state) + (node.menuItem.isEmpty() ? QString() : QStringLiteral(" · ") + node.menuItem);
+            const QString subtitle = subtitleOf(node);
             painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
             painter->setFont(bold);
             painter->drawText(box.adjusted(7, 3, -7, -s_nodeHeight / 2), Qt::AlignLeft | Qt::AlignVCenter, title);
@@ -573,6 +580,41 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
                               metrics.elidedText(subtitle, Qt::ElideRight, int(box.width() - 14)));
         }
     }
+    painter->setOpacity(1.0);
+}
+
+QString BeamGraphView::subtitleOf(const Node &node) const
+{
+    const NodeState state = stateOf(node);
+    if (!node.shortName.isEmpty() && (state == NodeState::InBeam || state == NodeState::Correct || state == NodeState::Pruned))
+        return node.shortName;
+    return stateName(state) + (node.shortName.isEmpty() ? QString() : QStringLiteral(" · ") + node.shortName);
+}
+
+QString BeamGraphView::nodeSubtitle(qint64 candidateId) const
+{
+    const auto it = m_nodeOfId.constFind(candidateId);
+    return it == m_nodeOfId.constEnd() ? QString() : subtitleOf(m_nodes.at(*it));
+}
+
+void BeamGraphView::setSearchMatches(const std::optional<QSet<qint64>> &matches)
+{
+    m_matches = matches;
+    m_nodeLayer->update();
+}
+
+void BeamGraphView::exportClicked()
+{
+    flushPendingUpdates();
+    ImageExport::saveWithDialog(this, scene(), scene()->itemsBoundingRect().adjusted(-16, -16, 16, 16),
+                                QStringLiteral("beam-graph.png"), palette().color(QPalette::Base));
+}
+
+bool BeamGraphView::exportImage(const QString &path, QString *error)
+{
+    flushPendingUpdates();
+    const QRectF source = scene()->itemsBoundingRect().adjusted(-16, -16, 16, 16);
+    return ImageExport::save(scene(), source, path, palette().color(QPalette::Base), error);
 }
 
 void BeamGraphView::mousePressEvent(QMouseEvent *event)
@@ -687,7 +729,7 @@ void BeamGraphView::placeButtons()
 {
     const int margin = 6;
     int x = viewport()->width() - margin + (viewport()->x());
-    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton}) {
+    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton, m_exportButton}) {
         button->adjustSize();
         x -= button->width();
         button->move(x, viewport()->y() + margin);

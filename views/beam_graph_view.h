@@ -7,6 +7,8 @@
 #include <QList>
 #include <QSet>
 
+#include <optional>
+
 class QGraphicsScene;
 class QTimer;
 class QToolButton;
@@ -63,6 +65,14 @@ public:
     // Lays out what upserts queued now rather than on the timer (tests, screenshots).
     void flushPendingUpdates();
 
+    // The node's second line as drawn: the strategy's short name, with the state while it is not correct.
+    QString nodeSubtitle(qint64 candidateId) const;
+    // Search results: nodes outside `matches` are drawn faint; nullopt: none are.
+    void setSearchMatches(const std::optional<QSet<qint64>> &matches);
+    bool isDimmed(qint64 candidateId) const { return m_matches && !m_matches->contains(candidateId); }
+    // The whole graph as a PNG or SVG file (by the suffix).
+    bool exportImage(const QString &path, QString *error);
+
     static QString stateName(NodeState state);
     static QColor stateColor(NodeState state, const QPalette &palette);
 
@@ -70,6 +80,7 @@ public Q_SLOTS:
     void zoomIn();
     void zoomOut();
     void fitAll();
+    void exportClicked();
 
 Q_SIGNALS:
     void candidateSelected(qint64 candidateId);
@@ -97,6 +108,7 @@ private:
         double score = 0;
         bool inBeam = false;
         QString menuItem;
+        QString shortName; // the strategy in a few words (PromptBuilder::shortName), drawn on the node
         int column = -1; // -1: not laid out yet
         int row = 0;
     };
@@ -123,6 +135,7 @@ private:
     void placeButtons();
     QString tooltipFor(const Node &node) const;
     NodeState stateOf(const Node &node) const;
+    QString subtitleOf(const Node &node) const;
 
     QGraphicsScene *m_scene;
     BeamGraphEdges *m_edges;
@@ -131,6 +144,8 @@ private:
     QToolButton *m_fitButton;
     QToolButton *m_zoomInButton;
     QToolButton *m_zoomOutButton;
+    QToolButton *m_exportButton;
+    std::optional<QSet<qint64>> m_matches;
     QList<Node> m_nodes;             // arrival order
     QHash<qint64, int> m_nodeOfId;   // candidate id -> position in m_nodes
     QList<QList<int>> m_columns;     // per iteration, the nodes top to bottom

@@ -259,11 +259,15 @@ DiffView::DiffView(QWidget *parent)
     : QWidget(parent)
     , m_compareSelector(new QComboBox)
     , m_modeSelector(new QComboBox)
+    , m_layoutSelector(new QComboBox)
+    , m_windowButton(new QToolButton)
+    , m_moveButton(new QToolButton)
     , m_previousButton(new QToolButton)
     , m_nextButton(new QToolButton)
     , m_summary(new QLabel)
     , m_left(new QPlainTextEdit)
     , m_right(new QPlainTextEdit)
+    , m_unified(new QPlainTextEdit)
 {
     setObjectName(QStringLiteral("diffView"));
     auto *layout = new QVBoxLayout(this);
@@ -275,12 +279,27 @@ DiffView::DiffView(QWidget *parent)
     compareLabel->setBuddy(m_compareSelector);
     m_compareSelector->setObjectName(QStringLiteral("diffCompareWith"));
     m_compareSelector->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_compareSelector->setMinimumContentsLength(24);
+    m_compareSelector->setMinimumContentsLength(12);
     m_compareSelector->setToolTip(tr("The candidate shown on the left: the parent, an ancestor or any other candidate of the run"));
     m_modeSelector->setObjectName(QStringLiteral("diffMode"));
     m_modeSelector->addItem(tr("Code"), int(Mode::Code));
     m_modeSelector->addItem(tr("Plan"), int(Mode::Plan));
     m_modeSelector->setToolTip(tr("Compare the code or the plan"));
+    m_layoutSelector->setObjectName(QStringLiteral("diffLayout"));
+    m_layoutSelector->addItem(tr("Side by side"), int(Layout::SideBySide));
+    m_layoutSelector->addItem(tr("Unified"), int(Layout::Unified));
+    m_layoutSelector->setToolTip(tr("Two panes, or one pane with removed (-) and added (+) lines"));
+    for (QComboBox *combo : {m_modeSelector, m_layoutSelector}) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(9);
+    }
+    m_windowButton->setObjectName(QStringLiteral("diffOpenWindow"));
+    m_windowButton->setText(tr("Open in Window"));
+    m_windowButton->setToolTip(tr("Shows this comparison in a window of its own, as large as you like"));
+    connect(m_windowButton, &QToolButton::clicked, this, &DiffView::openInWindowRequested);
+    m_moveButton->setObjectName(QStringLiteral("diffMove"));
+    m_moveButton->hide();
+    connect(m_moveButton, &QToolButton::clicked, this, &DiffView::moveRequested);
 
     auto *previous = new QAction(tr("Previous Change"), this);
     previous->setShortcuts({QKeySequence(Qt::SHIFT | Qt::Key_F8), QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_Up)});
@@ -303,12 +322,21 @@ DiffView::DiffView(QWidget *parent)
 
     m_summary->setObjectName(QStringLiteral("diffSummary"));
     m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true);
+    // Two rows, so the view fits the narrow inspector as well as the middle area.
     bar->addWidget(compareLabel);
     bar->addWidget(m_compareSelector, 1);
-    bar->addWidget(m_modeSelector);
-    bar->addWidget(m_previousButton);
-    bar->addWidget(m_nextButton);
     layout->addLayout(bar);
+    auto *tools = new QHBoxLayout;
+    tools->setContentsMargins(4, 0, 4, 0);
+    tools->addWidget(m_modeSelector);
+    tools->addWidget(m_layoutSelector);
+    tools->addWidget(m_previousButton);
+    tools->addWidget(m_nextButton);
+    tools->addStretch(1);
+    tools->addWidget(m_moveButton);
+    tools->addWidget(m_windowButton);
+    layout->addLayout(tools);
     m_summary->setContentsMargins(6, 0, 6, 0);
     layout->addWidget(m_summary);
 
@@ -323,7 +351,15 @@ DiffView::DiffView(QWidget *parent)
     }
     m_left->setObjectName(QStringLiteral("diffLeft"));
     m_right->setObjectName(QStringLiteral("diffRight"));
+    m_sides = splitter;
     layout->addWidget(splitter, 1);
+    m_unified->setObjectName(QStringLiteral("diffUnified"));
+    m_unified->setReadOnly(true);
+    m_unified->setLineWrapMode(QPlainTextEdit::NoWrap);
+    m_unified->setFont(fixed);
+    m_unified->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::TextSelectableByKeyboard);
+    m_unified->hide();
+    layout->addWidget(m_unified, 1);
 
     // Both sides have one block per row, so equal scroll positions show the same rows.
     const auto sync = [](QScrollBar *from, QScrollBar *to) {
@@ -346,6 +382,8 @@ DiffView::DiffView(QWidget *parent)
     });
     connect(m_modeSelector, &QComboBox::currentIndexChanged, this,
             [this](int index) { setMode(Mode(m_modeSelector->itemData(index).toInt())); });
+    connect(m_layoutSelector, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setDiffLayout(Layout(m_layoutSelector->itemData(index).toInt())); });
     clear();
 }
 
@@ -380,6 +418,9 @@ void DiffView::clear()
     m_filling = false;
     m_left->clear();
     m_right->clear();
+    m_unified->clear();
+    m_rows.clear();
+    m_unifiedChangeLines.clear();
     m_changeRows.clear();
     m_currentChange = -1;
     m_summary->setText(tr("Select a candidate to compare it with its parent."));
@@ -459,6 +500,34 @@ void DiffView::setMode(Mode mode)
     refresh();
 }
 
+void DiffView::setDiffLayout(Layout layout)
+{
+    if (layout == m_layout)
+        return;
+    m_layout = layout;
+    m_layoutSelector->setCurrentIndex(m_layoutSelector->findData(int(layout)));
+    m_sides->setVisible(layout == Layout::SideBySide);
+    m_unified->setVisible(layout == Layout::Unified);
+    render(m_rows);
+}
+
+QString DiffView::unifiedText() const
+{
+    return m_layout == Layout::Unified ? m_unified->toPlainText() : QString();
+}
+
+void DiffView::setOpenInWindowVisible(bool visible)
+{
+    m_windowButton->setVisible(visible);
+}
+
+void DiffView::setMoveButton(const QString &text, const QString &toolTip)
+{
+    m_moveButton->setText(text);
+    m_moveButton->setToolTip(toolTip);
+    m_moveButton->setVisible(!text.isEmpty());
+}
+
 void DiffView::refresh()
 {
     m_changeRows.clear();
@@ -523,6 +592,15 @@ void DiffView::showRows(const QList<Row> &rows, const std::optional<Candidate> &
 
 void DiffView::render(const QList<Row> &rows)
 {
+    m_rows = rows;
+    if (m_layout == Layout::Unified) {
+        m_left->clear();
+        m_right->clear();
+        renderUnified(rows);
+        return;
+    }
+    m_unified->clear();
+    m_unifiedChangeLines.clear();
     const bool dark = StatusPalette::isDark(palette());
     const auto fill = [&](QPlainTextEdit *editor, bool left) {
         const int scroll = editor->verticalScrollBar()->value();
@@ -564,8 +642,76 @@ void DiffView::render(const QList<Row> &rows)
     fill(m_right, false);
 }
 
+void DiffView::renderUnified(const QList<Row> &rows)
+{
+    // A change (consecutive changed rows) is shown as its removed lines, then its added lines.
+    const bool dark = StatusPalette::isDark(palette());
+    m_unifiedChangeLines.clear();
+    QTextDocument *document = m_unified->document();
+    const int scroll = m_unified->verticalScrollBar()->value();
+    document->clear();
+    QTextCursor cursor(document);
+    cursor.beginEditBlock();
+    int line = 0;
+    const auto emitLine = [&](LineKind kind, const QString &text, const QList<std::pair<int, int>> &spans) {
+        QTextBlockFormat blockFormat;
+        blockFormat.setProperty(LineKindProperty, int(kind));
+        if (kind != LineKind::Same)
+            blockFormat.setBackground(tint(kind, false, dark));
+        if (line == 0)
+            cursor.setBlockFormat(blockFormat);
+        else
+            cursor.insertBlock(blockFormat, QTextCharFormat());
+        cursor.insertText(kind == LineKind::Removed ? QStringLiteral("- ") : kind == LineKind::Added ? QStringLiteral("+ ")
+                                                                                                      : QStringLiteral("  "),
+                          QTextCharFormat());
+        int position = 0;
+        for (const auto &[start, length] : spans) {
+            cursor.insertText(text.mid(position, start - position), QTextCharFormat());
+            QTextCharFormat strong;
+            strong.setBackground(tint(kind, true, dark));
+            strong.setProperty(ChangedSpanProperty, true);
+            cursor.insertText(text.mid(start, length), strong);
+            position = start + length;
+        }
+        cursor.insertText(text.mid(position), QTextCharFormat());
+        ++line;
+    };
+    for (int i = 0; i < rows.size();) {
+        const Row &row = rows.at(i);
+        if (row.leftKind == LineKind::Same && row.rightKind == LineKind::Same) {
+            emitLine(LineKind::Same, row.right, {});
+            ++i;
+            continue;
+        }
+        int end = i;
+        while (end < rows.size() && (rows.at(end).leftKind != LineKind::Same || rows.at(end).rightKind != LineKind::Same))
+            ++end;
+        m_unifiedChangeLines.append(line);
+        for (int j = i; j < end; ++j)
+            if (rows.at(j).leftKind == LineKind::Removed)
+                emitLine(LineKind::Removed, rows.at(j).left, rows.at(j).leftSpans);
+        for (int j = i; j < end; ++j)
+            if (rows.at(j).rightKind == LineKind::Added)
+                emitLine(LineKind::Added, rows.at(j).right, rows.at(j).rightSpans);
+        i = end;
+    }
+    cursor.endEditBlock();
+    m_unified->moveCursor(QTextCursor::Start);
+    m_unified->verticalScrollBar()->setValue(scroll);
+}
+
 int DiffView::cursorRow() const
 {
+    if (m_layout == Layout::Unified) {
+        // The side-by-side row of the change at or before the cursor's line.
+        const int line = m_unified->textCursor().blockNumber();
+        int row = -1;
+        for (int i = 0; i < m_unifiedChangeLines.size() && i < m_changeRows.size(); ++i)
+            if (m_unifiedChangeLines.at(i) <= line)
+                row = m_changeRows.at(i);
+        return row;
+    }
     const QPlainTextEdit *editor = m_left->hasFocus() ? m_left : m_right;
     return editor->textCursor().blockNumber();
 }
@@ -593,6 +739,11 @@ void DiffView::previousChange()
 void DiffView::jumpTo(int change)
 {
     m_currentChange = change;
+    if (m_layout == Layout::Unified && change < m_unifiedChangeLines.size()) {
+        m_unified->setTextCursor(QTextCursor(m_unified->document()->findBlockByNumber(m_unifiedChangeLines.at(change))));
+        m_unified->centerCursor();
+        return;
+    }
     const int row = m_changeRows.at(change);
     for (QPlainTextEdit *editor : {m_left, m_right}) {
         QTextCursor cursor(editor->document()->findBlockByNumber(row));

@@ -25,6 +25,8 @@ class DiffView : public QWidget
     Q_OBJECT
 public:
     enum class Mode { Code, Plan };
+    // Two panes (left: the one compared with), or one pane of -/+ lines as `diff -u` shows them.
+    enum class Layout { SideBySide, Unified };
     enum class LineKind { Same, Removed, Added, Filler };
     // Block format property: the LineKind of a line, on both sides.
     static constexpr int LineKindProperty = QTextFormat::UserProperty + 40;
@@ -60,6 +62,14 @@ public:
     bool setCompareWith(qint64 candidateId);
     Mode mode() const { return m_mode; }
     void setMode(Mode mode);
+    Layout diffLayout() const { return m_layout; }
+    void setDiffLayout(Layout layout);
+    // The unified text as shown ("- old", "+ new", "  same" lines); empty in the side-by-side layout.
+    QString unifiedText() const;
+    // Hides the "Open in Window" button (in a window of its own it has nowhere to go).
+    void setOpenInWindowVisible(bool visible);
+    // Shows a button that asks to move the view elsewhere (moveRequested); an empty text hides it.
+    void setMoveButton(const QString &text, const QString &toolTip);
 
     // Row of the first line of each change, in order.
     QList<int> changeRows() const { return m_changeRows; }
@@ -72,6 +82,9 @@ public Q_SLOTS:
 
 Q_SIGNALS:
     void compareWithChanged(qint64 candidateId);
+    // The user asked for this comparison in a window of its own.
+    void openInWindowRequested();
+    void moveRequested();
 
 private:
     struct Link {
@@ -83,6 +96,7 @@ private:
     void fillSelector();
     void refresh();
     void render(const QList<Row> &rows);
+    void renderUnified(const QList<Row> &rows);
     void showRows(const QList<Row> &rows, const std::optional<Candidate> &other);
     void jumpTo(int change);
     int cursorRow() const;
@@ -97,16 +111,24 @@ private:
     qint64 m_compareWith = 0;
     Mode m_mode = Mode::Code;
     QList<int> m_changeRows;
+    QList<int> m_unifiedChangeLines; // per change: its first line in the unified pane
+    Layout m_layout = Layout::SideBySide;
+    QList<Row> m_rows; // what is shown, for switching layouts without diffing again
     int m_currentChange = -1;
     bool m_filling = false;
 
     QComboBox *m_compareSelector;
     QComboBox *m_modeSelector;
+    QComboBox *m_layoutSelector;
+    QToolButton *m_windowButton;
+    QToolButton *m_moveButton;
     QToolButton *m_previousButton;
     QToolButton *m_nextButton;
     QLabel *m_summary;
     QPlainTextEdit *m_left;
     QPlainTextEdit *m_right;
+    QPlainTextEdit *m_unified;
+    QWidget *m_sides = nullptr;
 };
 
 } // namespace autocomp

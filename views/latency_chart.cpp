@@ -1,9 +1,12 @@
 #include "latency_chart.h"
 
+#include "image_export.h"
+
 #include "status_palette.h"
 #include "value_format.h"
 
 #include <QCheckBox>
+#include <QToolButton>
 #include <QCursor>
 #include <QHBoxLayout>
 #include <QImage>
@@ -122,6 +125,15 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_logToggle->setToolTip(tr("Logarithmic score axis: equal steps are equal speedups"));
     bar->addWidget(m_caption, 1);
     bar->addWidget(m_logToggle);
+    auto *exportButton = new QToolButton;
+    exportButton->setObjectName(QStringLiteral("chartExport"));
+    exportButton->setText(tr("Export…"));
+    exportButton->setToolTip(tr("Save the chart as PNG or SVG"));
+    connect(exportButton, &QToolButton::clicked, this, [this] {
+        ImageExport::saveWithDialog(this, m_view->scene(), m_view->sceneRect(), QStringLiteral("latency-chart.png"),
+                                    palette().color(QPalette::Base));
+    });
+    bar->addWidget(exportButton);
     layout->addLayout(bar);
 
     m_view->setObjectName(QStringLiteral("latencyChartView"));
@@ -655,6 +667,16 @@ void LatencyChart::onClicked(const QXYSeries *series, const QPointF &point)
         return;
     selectCandidate(id);
     Q_EMIT candidateSelected(id);
+}
+
+} // namespace autocomp
+
+namespace autocomp {
+
+bool LatencyChart::exportImage(const QString &path, QString *error)
+{
+    flushPendingUpdates();
+    return ImageExport::save(m_view->scene(), m_view->sceneRect(), path, palette().color(QPalette::Base), error);
 }
 
 } // namespace autocomp

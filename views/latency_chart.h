@@ -43,6 +43,9 @@ public:
     void selectCandidate(qint64 candidateId);
     qint64 selectedCandidate() const { return m_selected; }
 
+    // The chart as shown, as a PNG or SVG file (by the suffix).
+    bool exportImage(const QString &path, QString *error);
+
     void setLogScale(bool log);
     bool logScale() const { return m_log; }
 

@@ -2,16 +2,20 @@
 #include "eval/kernelbench_import.h"
 
 #include "beam_graph_view.h"
+#include "candidate_filter_proxy.h"
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
 #include "code_highlighter.h"
 #include "diff_view.h"
 #include "eval/process_runner.h"
 #include "latency_chart.h"
+#include "menu_insights_view.h"
+#include "agents/prompt_builder.h"
 #include "model/repository.h"
 #include "run_actions.h"
 #include "run_controller.h"
 #include "run_list_model.h"
+#include "runs_comparison_view.h"
 #include "status_palette.h"
 #include "store/autocomp_dir.h"
 #include "store/run_archive.h"
@@ -19,6 +23,7 @@
 #include "value_format.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -38,7 +43,10 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollBar>
+#include <QSet>
 #include <QSettings>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -63,7 +71,7 @@ namespace {
 
 namespace SettingsKeys {
 // Bumped when the layout changes so that stale splitter or header state is not applied.
-constexpr int Version = 1;
+constexpr int Version = 2; // 2: the runs pane is as wide as its columns; a Menu tab
 QString version() { return QStringLiteral("mainWindow/version"); }
 QString geometry() { return QStringLiteral("mainWindow/geometry"); }
 QString state() { return QStringLiteral("mainWindow/state"); }
@@ -84,7 +92,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     , m_runModel(new RunListModel(this))
     , m_runProxy(new QSortFilterProxyModel(this))
     , m_candidateModel(new CandidateTreeModel(this))
-    , m_candidateProxy(new QSortFilterProxyModel(this))
+    , m_candidateProxy(new CandidateFilterProxy(this))
 {
     Q_ASSERT(m_store);
     initAutocompResources();
@@ -97,7 +105,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
 
     m_candidateProxy->setSourceModel(m_candidateModel);
     m_candidateProxy->setSortRole(CandidateTreeModel::SortRole);
-    m_candidateProxy->setRecursiveFilteringEnabled(true);
+    connect(m_candidateProxy, &CandidateFilterProxy::searchChanged, this, &MainWindow::searchChanged);
 
     m_splitter = new QSplitter(Qt::Horizontal);
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
@@ -108,6 +116,12 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     m_diffView = new DiffView;
     m_diffView->setLookup([this](qint64 id) { return m_store->candidate(id); });
     m_inspector->addTab(m_diffView, tr("Diff"));
+    connect(m_diffView, &DiffView::moveRequested, this, [this] {
+        setDiffInCenter(!diffInCenter());
+        m_diffView->setFocus();
+    });
+    connect(m_diffView, &DiffView::openInWindowRequested, this, &MainWindow::openDiffWindow);
+    setDiffInCenter(false);
     m_splitter->addWidget(m_inspector);
     m_splitter->setStretchFactor(0, 2);
     m_splitter->setStretchFactor(1, 4);
@@ -271,6 +285,90 @@ QWidget *MainWindow::createRunsPane()
     return pane;
 }
 
+QWidget *MainWindow::createSearchBar()
+{
+    auto *bar = new QWidget;
+    auto *layout = new QHBoxLayout(bar);
+    layout->setContentsMargins(2, 0, 2, 0);
+    m_searchText = new QLineEdit;
+    m_searchText->setObjectName(QStringLiteral("candidateSearch"));
+    m_searchText->setPlaceholderText(tr("Search plans and code (Ctrl+Shift+F)"));
+    m_searchText->setClearButtonEnabled(true);
+    m_searchStatus = new QComboBox;
+    m_searchStatus->setObjectName(QStringLiteral("candidateStatusFilter"));
+    m_searchStatus->addItem(tr("Any status"), QString());
+    for (CandidateStatus status : {CandidateStatus::Correct, CandidateStatus::Incorrect, CandidateStatus::CompileError,
+                                   CandidateStatus::Failed, CandidateStatus::Planning, CandidateStatus::Coding,
+                                   CandidateStatus::Pending, CandidateStatus::Compiling, CandidateStatus::Testing,
+                                   CandidateStatus::Benchmarking})
+        m_searchStatus->addItem(toString(status), toString(status));
+    m_searchStrategy = new QComboBox;
+    m_searchStrategy->setObjectName(QStringLiteral("candidateStrategyFilter"));
+    m_searchStrategy->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_searchStrategy->setMinimumContentsLength(10);
+    m_searchStatus->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_searchStatus->setMinimumContentsLength(8);
+    m_searchStrategy->addItem(tr("Any strategy"), QString());
+    m_searchCount = new QLabel;
+    m_searchCount->setObjectName(QStringLiteral("candidateSearchCount"));
+    layout->addWidget(m_searchText, 3);
+    layout->addWidget(m_searchStatus);
+    layout->addWidget(m_searchStrategy, 2);
+    layout->addWidget(m_searchCount);
+    connect(m_searchText, &QLineEdit::textChanged, m_candidateProxy, &CandidateFilterProxy::setSearchText);
+    connect(m_searchStatus, &QComboBox::currentIndexChanged, this, [this] {
+        const QString status = m_searchStatus->currentData().toString();
+        m_candidateProxy->setStatusFilter(status.isEmpty() ? std::nullopt
+                                                           : std::optional<CandidateStatus>(candidateStatusFromString(status)));
+    });
+    connect(m_searchStrategy, &QComboBox::currentIndexChanged, this,
+            [this] { m_candidateProxy->setStrategyFilter(m_searchStrategy->currentData().toString()); });
+    return bar;
+}
+
+void MainWindow::fillStrategyFilter(const QList<Candidate> &candidates)
+{
+    const QString current = m_searchStrategy->currentData().toString();
+    QStringList strategies;
+    for (const Candidate &c : candidates)
+        if (!c.menuItem.isEmpty() && !strategies.contains(c.menuItem))
+            strategies << c.menuItem;
+    strategies.sort(Qt::CaseInsensitive);
+    const QSignalBlocker blocker(m_searchStrategy);
+    while (m_searchStrategy->count() > 1)
+        m_searchStrategy->removeItem(1);
+    for (const QString &strategy : std::as_const(strategies)) {
+        m_searchStrategy->addItem(PromptBuilder::shortName(strategy, 40), strategy);
+        m_searchStrategy->setItemData(m_searchStrategy->count() - 1, strategy, Qt::ToolTipRole);
+    }
+    const int index = m_searchStrategy->findData(current);
+    m_searchStrategy->setCurrentIndex(std::max(0, index));
+    if (index < 0)
+        m_candidateProxy->setStrategyFilter(QString());
+}
+
+void MainWindow::searchCandidates(const QString &text, const QString &status, const QString &strategy)
+{
+    m_searchText->setText(text);
+    m_searchStatus->setCurrentIndex(std::max(0, m_searchStatus->findData(status)));
+    if (!strategy.isEmpty() && m_searchStrategy->findData(strategy) < 0)
+        m_searchStrategy->addItem(PromptBuilder::shortName(strategy, 40), strategy);
+    m_searchStrategy->setCurrentIndex(std::max(0, m_searchStrategy->findData(strategy)));
+}
+
+void MainWindow::searchChanged()
+{
+    if (!m_candidateProxy->isSearching()) {
+        m_searchCount->clear();
+        m_beamGraph->setSearchMatches(std::nullopt);
+        return;
+    }
+    const QList<qint64> ids = m_candidateProxy->matchingIds();
+    m_searchCount->setText(tr("%1 of %2").arg(ids.size()).arg(m_candidateModel->candidateCount()));
+    m_beamGraph->setSearchMatches(QSet<qint64>(ids.begin(), ids.end()));
+    m_candidateTree->expandAll();
+}
+
 QWidget *MainWindow::createCandidatesPane()
 {
     auto *pane = new QWidget;
@@ -297,6 +395,7 @@ QWidget *MainWindow::createCandidatesPane()
                                           dark ? QStringLiteral("#ffe9a8") : QStringLiteral("#4d3800"),
                                           dark ? QStringLiteral("#8a6d1f") : QStringLiteral("#e0c060")));
     layout->addWidget(m_labelBanner);
+    layout->addWidget(createSearchBar());
 
     m_candidateTree = new QTreeView;
     m_candidateTree->setObjectName(QStringLiteral("candidateTree"));
@@ -324,6 +423,19 @@ QWidget *MainWindow::createCandidatesPane()
     m_centerTabs->addTab(m_beamGraph, tr("Graph"));
     m_centerTabs->addTab(m_candidateTree, tr("Tree"));
     m_centerTabs->addTab(m_latencyChart, tr("Chart"));
+    m_insights = new MenuInsightsView;
+    connect(m_insights, &MenuInsightsView::candidateActivated, this, [this](qint64 runId, qint64 candidateId) {
+        if (runId != m_run.id && !selectRun(runId))
+            return;
+        selectCandidate(candidateId);
+        showView(QStringLiteral("graph"));
+    });
+    m_centerTabs->addTab(m_insights, tr("Menu"));
+    connect(m_insights, &MenuInsightsView::strategyActivated, this, [this](const QString &strategy) {
+        searchCandidates(QString(), QString(), strategy);
+        showView(QStringLiteral("tree"));
+    });
+    m_centerTabs->setTabToolTip(m_centerTabs->indexOf(m_insights), tr("What the run taught about its optimization menu"));
     layout->addWidget(m_centerTabs, 1);
     return pane;
 }
@@ -360,6 +472,15 @@ void MainWindow::createMenus()
         m_runFilter->selectAll();
     });
     filter->setShortcut(QKeySequence::Find);
+    QAction *search = view->addAction(tr("&Search Candidates"), this, [this] {
+        m_searchText->setFocus(Qt::ShortcutFocusReason);
+        m_searchText->selectAll();
+    });
+    search->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
+    view->addAction(tr("C&ompare Runs…"), this, [this] { openRunsComparison({m_run.id}); })
+        ->setObjectName(QStringLiteral("compareRunsAction"));
+    view->addAction(tr("&Diff in the Middle"), this, [this] { setDiffInCenter(!diffInCenter()); })
+        ->setObjectName(QStringLiteral("diffInCenterAction"));
     view->addSeparator();
     view->addAction(tr("&Expand Tree"), m_candidateTree, &QTreeView::expandAll);
     view->addAction(tr("&Collapse Tree"), m_candidateTree, &QTreeView::collapseAll);
@@ -391,9 +512,14 @@ void MainWindow::reloadRuns()
         m_inspector->clear();
         m_beamGraph->clear();
         m_latencyChart->clear();
+        m_insights->clear();
         m_diffView->clear();
         updateRunHeader();
         return;
+    }
+    if (!m_layoutRestored && !m_runsPaneFitted && isVisible()) {
+        m_runsPaneFitted = true;
+        fitRunsPane();
     }
     if (!(previous != 0 && selectRun(previous)))
         m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
@@ -406,6 +532,7 @@ void MainWindow::runsContextMenu(const QPoint &pos)
         return;
     m_runsView->setCurrentIndex(index);
     QMenu menu;
+    menu.addAction(tr("Compare with Other Runs…"), this, [this] { openRunsComparison({m_run.id}); });
     menu.addAction(m_deleteRun);
     menu.exec(m_runsView->viewport()->mapToGlobal(pos));
 }
@@ -453,6 +580,8 @@ void MainWindow::deleteRunClicked()
 
 void MainWindow::updateStoreViews()
 {
+    if (m_insights)
+        m_insights->setStorePath(m_store->path());
     const QString path = QDir::toNativeSeparators(m_store->path());
     m_storeLabel->setText(tr("Store: %1 · %n run(s)", nullptr, m_runModel->rowCount()).arg(path));
     m_welcomeStoreLabel->setText(tr("The run store %1 has no runs yet.").arg(path));
@@ -495,6 +624,9 @@ void MainWindow::showRun(qint64 runId)
     m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
     m_latencyChart->setCandidates(candidates, m_run.metric, m_run.baselineScore);
     m_diffView->setRunCandidates(candidates);
+    m_insights->setRun(runId, m_run.target);
+    fillStrategyFilter(candidates);
+    searchChanged();
     m_candidateTree->expandAll();
     for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
         if (column != CandidateTreeModel::MenuItemColumn)
@@ -562,7 +694,7 @@ void MainWindow::selectCandidate(qint64 candidateId)
     const QModelIndex source = m_candidateModel->indexOfCandidate(candidateId);
     QModelIndex index = m_candidateProxy->mapFromSource(source);
     if (source.isValid() && !index.isValid()) {
-        m_candidateProxy->setFilterFixedString(QString()); // a filter hid it
+        searchCandidates(QString()); // the search hid it
         index = m_candidateProxy->mapFromSource(source);
     }
     if (!index.isValid())
@@ -575,11 +707,66 @@ void MainWindow::selectCandidate(qint64 candidateId)
     m_candidateTree->scrollTo(index);
 }
 
+bool MainWindow::diffInCenter() const
+{
+    return m_centerTabs->indexOf(m_diffView) >= 0;
+}
+
+void MainWindow::setDiffInCenter(bool center)
+{
+    QTabWidget *from = center ? static_cast<QTabWidget *>(m_inspector) : m_centerTabs;
+    QTabWidget *to = center ? m_centerTabs : static_cast<QTabWidget *>(m_inspector);
+    if (const int at = from->indexOf(m_diffView); at >= 0)
+        from->removeTab(at);
+    if (to->indexOf(m_diffView) < 0)
+        to->addTab(m_diffView, tr("Diff"));
+    to->setCurrentWidget(m_diffView);
+    m_diffView->setMoveButton(center ? tr("To Inspector") : tr("Widen"),
+                              center ? tr("Moves the diff back beside the candidate inspector")
+                                     : tr("Moves the diff to the middle area, where it has room"));
+}
+
+RunsComparisonView *MainWindow::openRunsComparison(const QList<qint64> &runIds)
+{
+    auto *view = new RunsComparisonView;
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    view->setParent(this, Qt::Window);
+    view->setWindowTitle(tr("Compare Runs"));
+    view->setStore(m_store.get());
+    view->setComparedRuns(runIds);
+    view->resize(QSize(1200, 760).boundedTo(screen()->availableGeometry().size()));
+    view->show();
+    return view;
+}
+
+DiffView *MainWindow::openDiffWindow()
+{
+    auto *window = new DiffView;
+    window->setAttribute(Qt::WA_DeleteOnClose);
+    window->setWindowFlag(Qt::Window);
+    window->setObjectName(QStringLiteral("diffWindow"));
+    window->setParent(this, Qt::Window);
+    window->setOpenInWindowVisible(false);
+    window->setLookup([this](qint64 id) { return m_store->candidate(id); });
+    window->setRunCandidates(m_store->candidates(m_run.id));
+    if (const auto candidate = m_store->candidate(m_diffView->candidateId())) {
+        window->setCandidate(*candidate);
+        window->setCompareWith(m_diffView->compareWithId());
+        window->setWindowTitle(tr("Diff of #%1 — run %2").arg(candidate->id).arg(m_run.id));
+    }
+    window->setMode(m_diffView->mode());
+    window->setDiffLayout(m_diffView->diffLayout());
+    window->resize(size() * 0.8);
+    window->show();
+    return window;
+}
+
 bool MainWindow::showView(const QString &name)
 {
     const QString key = name.toLower();
     const QList<std::pair<QString, QWidget *>> center = {
-        {QStringLiteral("graph"), m_beamGraph}, {QStringLiteral("tree"), m_candidateTree}, {QStringLiteral("chart"), m_latencyChart}};
+        {QStringLiteral("graph"), m_beamGraph}, {QStringLiteral("tree"), m_candidateTree}, {QStringLiteral("chart"), m_latencyChart},
+        {QStringLiteral("menu"), m_insights}};
     for (const auto &[viewName, widget] : center)
         if (key == viewName) {
             m_centerTabs->setCurrentWidget(widget);
@@ -592,7 +779,7 @@ bool MainWindow::showView(const QString &name)
         return true;
     }
     if (key == QLatin1String("diff")) {
-        m_inspector->setCurrentWidget(m_diffView);
+        (diffInCenter() ? m_centerTabs : static_cast<QTabWidget *>(m_inspector))->setCurrentWidget(m_diffView);
         return true;
     }
     return false;
@@ -825,6 +1012,44 @@ void MainWindow::restoreSettings()
     restoreState(settings.value(SettingsKeys::state()).toByteArray(), SettingsKeys::Version);
     m_splitter->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
     m_runsView->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
+    m_layoutRestored = true;
+}
+
+void MainWindow::showEvent(QShowEvent *event)
+{
+    QMainWindow::showEvent(event);
+    // Sized once the window has its real size and fonts (a hidden splitter rescales what it was given).
+    if (!m_layoutRestored && !m_runsPaneFitted && m_runModel->rowCount() > 0) {
+        m_runsPaneFitted = true;
+        QTimer::singleShot(0, this, &MainWindow::fitRunsPane);
+    }
+}
+
+void MainWindow::fitRunsPane()
+{
+    // Every column readable without scrolling: columns sized to their contents (and headers), the pane as
+    // wide as they are together, the rest shared by the middle and the inspector.
+    QHeaderView *header = m_runsView->horizontalHeader();
+    header->setStretchLastSection(false);
+    m_runsView->resizeColumnsToContents();
+    int width = 0;
+    for (int column = 0; column < RunListModel::ColumnCount; ++column) {
+        m_runsView->setColumnWidth(column, m_runsView->columnWidth(column) + 6);
+        width += m_runsView->columnWidth(column);
+    }
+    header->setStretchLastSection(true);
+    // The frame, a vertical scroll bar once the list grows, and the pane's margins.
+    width += 2 * m_runsView->frameWidth() + m_runsView->verticalScrollBar()->sizeHint().width() + 16;
+    const QList<int> sizes = m_splitter->sizes();
+    int total = 0;
+    for (int size : sizes)
+        total += size;
+    if (total <= 0)
+        total = 1600;
+    width = std::min(width, total / 2);
+    const int rest = total - width;
+    m_splitter->setSizes({width, rest * 56 / 100, rest - rest * 56 / 100});
+    m_splitter->setStretchFactor(0, 0); // a wider window widens the middle and the inspector, not the runs
 }
 
 } // namespace autocomp

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "model/candidate.h"
 #include "model/run_info.h"
 
 #include <QFuture>
@@ -8,6 +9,7 @@
 #include <memory>
 
 class QAction;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -22,10 +24,13 @@ namespace autocomp {
 
 class BeamGraphView;
 class CandidateInspector;
+class CandidateFilterProxy;
 class CandidateTreeModel;
 class DiffView;
 class LatencyChart;
+class MenuInsightsView;
 class RunListModel;
+class RunsComparisonView;
 class RunActions;
 class RunStore;
 
@@ -63,7 +68,21 @@ public:
     bool selectRun(qint64 runId);
     // The one path by which the tree, the graph, the chart and the inspector follow a selection.
     void selectCandidate(qint64 candidateId);
-    // Brings a view to the front: graph, tree, chart (middle) or plan, code, evaluation, prompts, llm,
+    MenuInsightsView *menuInsights() const { return m_insights; }
+    DiffView *diffView() const { return m_diffView; }
+    BeamGraphView *beamGraph() const { return m_beamGraph; }
+    LatencyChart *latencyChart() const { return m_latencyChart; }
+    CandidateFilterProxy *candidateSearch() const { return m_candidateProxy; }
+    // Search in the shown run: text in plan or code, a status (empty: any), a strategy (empty: any).
+    void searchCandidates(const QString &text, const QString &status = QString(), const QString &strategy = QString());
+    // The runs side by side in a window of their own, these runs ticked.
+    RunsComparisonView *openRunsComparison(const QList<qint64> &runIds);
+    // The diff as a tab of the middle area (wide) or of the inspector (beside the candidate).
+    void setDiffInCenter(bool center);
+    bool diffInCenter() const;
+    // The shown comparison in a window of its own; returns that window's view.
+    DiffView *openDiffWindow();
+    // Brings a view to the front: graph, tree, chart, menu (middle) or plan, code, evaluation, prompts, llm,
     // diff (inspector). False for an unknown name.
     bool showView(const QString &name);
     void reloadRuns();
@@ -76,6 +95,7 @@ Q_SIGNALS:
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void showEvent(QShowEvent *event) override;
 
 private:
     void setStore(std::unique_ptr<RunStore> store);
@@ -95,9 +115,13 @@ private:
     void deleteRunClicked();
     void runsContextMenu(const QPoint &pos);
     void loadExampleRunClicked();
+    QWidget *createSearchBar();
+    void searchChanged();
+    void fillStrategyFilter(const QList<Candidate> &candidates);
     void showAbout();
     void saveSettings() const;
     void restoreSettings();
+    void fitRunsPane();
     QString languageOfTarget(const QString &target);
 
     std::unique_ptr<RunStore> m_store;
@@ -107,7 +131,7 @@ private:
     RunListModel *m_runModel;
     QSortFilterProxyModel *m_runProxy;
     CandidateTreeModel *m_candidateModel;
-    QSortFilterProxyModel *m_candidateProxy;
+    CandidateFilterProxy *m_candidateProxy;
 
     QStackedWidget *m_stack = nullptr;
     QWidget *m_welcomePanel = nullptr;
@@ -121,12 +145,19 @@ private:
     QLabel *m_labelBanner = nullptr;
     QTreeView *m_candidateTree = nullptr;
     QTabWidget *m_centerTabs = nullptr;
+    QLineEdit *m_searchText = nullptr;
+    QComboBox *m_searchStatus = nullptr;
+    QComboBox *m_searchStrategy = nullptr;
+    QLabel *m_searchCount = nullptr;
     BeamGraphView *m_beamGraph = nullptr;
     LatencyChart *m_latencyChart = nullptr;
+    MenuInsightsView *m_insights = nullptr;
     DiffView *m_diffView = nullptr;
     CandidateInspector *m_inspector = nullptr;
     QLabel *m_storeLabel = nullptr;
     RunActions *m_runActions = nullptr;
+    bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
+    bool m_runsPaneFitted = false;
 
     friend class RunActions; // drives the views of the shown run while it is live
 };

@@ -1,5 +1,9 @@
 #include "menu_model.h"
 
+#include "value_format.h"
+
+#include <cmath>
+
 namespace autocomp {
 
 MenuModel::MenuModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -48,6 +52,32 @@ bool MenuModel::moveItem(int row, int delta)
     return moveRows({}, row, 1, {}, delta > 0 ? target + 1 : target);
 }
 
+void MenuModel::setRecords(const QHash<QString, StrategyRecord> &records, int runs)
+{
+    m_records = records;
+    m_recordRuns = runs;
+    if (!m_items.isEmpty())
+        Q_EMIT dataChanged(index(0, RecordColumn), index(int(m_items.size()) - 1, RecordColumn));
+}
+
+QString MenuModel::recordText(int row) const
+{
+    if (row < 0 || row >= m_items.size() || m_recordRuns < 0)
+        return {};
+    if (m_recordRuns == 0)
+        return tr("no runs of this agent yet");
+    const auto it = m_records.constFind(m_items.at(row).text);
+    if (it == m_records.cend() || (it->offered == 0 && it->chosen == 0))
+        return tr("never offered");
+    const StrategyRecord &r = *it;
+    QString text = tr("offered %1 · chosen %2").arg(r.offered).arg(r.chosen);
+    if (r.candidates > 0)
+        text += tr(" · %1 of %2 correct · beam %3").arg(r.correct).arg(r.candidates).arg(r.enteredBeam);
+    if (!std::isnan(r.bestGain))
+        text += tr(" · best %1").arg(ValueFormat::speedup(r.bestGain));
+    return text;
+}
+
 int MenuModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : int(m_items.size());
@@ -77,6 +107,16 @@ QVariant MenuModel::data(const QModelIndex &index, int role) const
             return item.text;
         if (role == Qt::ToolTipRole)
             return item.text;
+        break;
+    case RecordColumn:
+        if (role == Qt::DisplayRole)
+            return recordText(index.row());
+        if (role == SortRole) {
+            const auto it = m_records.constFind(item.text);
+            return it == m_records.cend() ? -1 : it->chosen;
+        }
+        if (role == Qt::ToolTipRole)
+            return tr("In the %n run(s) of this agent in the store", nullptr, std::max(0, m_recordRuns));
         break;
     default:
         break;
@@ -114,7 +154,7 @@ Qt::ItemFlags MenuModel::flags(const QModelIndex &index) const
     Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
     if (index.column() == EnabledColumn)
         f |= Qt::ItemIsUserCheckable;
-    else
+    else if (index.column() == TextColumn)
         f |= Qt::ItemIsEditable;
     return f;
 }
@@ -130,6 +170,8 @@ QVariant MenuModel::headerData(int section, Qt::Orientation orientation, int rol
         return tr("On");
     case TextColumn:
         return tr("Optimization");
+    case RecordColumn:
+        return tr("Record in past runs");
     default:
         return {};
     }

@@ -1,17 +1,21 @@
 #pragma once
 
+#include "model/strategy_record.h"
+
 #include <QAbstractTableModel>
+#include <QHash>
 #include <QList>
 #include <QString>
 
 namespace autocomp {
 
-// An agent's optimization menu as an editable table: whether the item is offered, and its text.
+// An agent's optimization menu as an editable table: whether the item is offered, its text, and (read-only)
+// its record in the runs of the agent (MenuInsights), matched by text.
 class MenuModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Columns { EnabledColumn, TextColumn, ColumnCount };
+    enum Columns { EnabledColumn, TextColumn, RecordColumn, ColumnCount };
     enum Roles { SortRole = Qt::UserRole };
 
     struct Item {
@@ -24,6 +28,10 @@ public:
 
     void setItems(const QList<Item> &items);
     QList<Item> items() const { return m_items; }
+    // Each strategy's record in past runs, by menu text; `runs` is how many runs they cover.
+    void setRecords(const QHash<QString, StrategyRecord> &records, int runs);
+    // "offered 8 · chosen 3 · 2 of 5 correct · beam 1 · best 1.40×", or why there is none.
+    QString recordText(int row) const;
     QStringList enabledItems() const;
     QStringList disabledItems() const;
 
@@ -49,6 +57,8 @@ Q_SIGNALS:
 
 private:
     QList<Item> m_items;
+    QHash<QString, StrategyRecord> m_records;
+    int m_recordRuns = -1; // -1: no store was asked
 };
 
 } // namespace autocomp

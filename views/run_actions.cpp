@@ -1,8 +1,10 @@
 #include "run_actions.h"
 
 #include "agent_editor.h"
+#include "new_target_wizard.h"
 #include "beam_graph_view.h"
 #include "candidate_inspector.h"
+#include "candidate_filter_proxy.h"
 #include "candidate_tree_model.h"
 #include "diff_view.h"
 #include "latency_chart.h"
@@ -196,6 +198,9 @@ void RunActions::createActions()
     m_agentEditor->setObjectName(QStringLiteral("agentEditorAction"));
     m_agentEditor->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
     connect(m_agentEditor, &QAction::triggered, this, &RunActions::showAgentEditor);
+    auto *newTarget = new QAction(tr("&New Target from Documents…"), this);
+    newTarget->setObjectName(QStringLiteral("newTargetAction"));
+    connect(newTarget, &QAction::triggered, this, &RunActions::showNewTargetWizard);
     m_settingsAction = new QAction(tr("&Settings…"), this);
     m_settingsAction->setObjectName(QStringLiteral("settingsAction"));
     m_settingsAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
@@ -232,7 +237,7 @@ void RunActions::createActions()
     best->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
     auto *tools = new QMenu(tr("&Tools"), m_window);
     tools->setObjectName(QStringLiteral("toolsMenu"));
-    tools->addActions({m_agentEditor, m_settingsAction});
+    tools->addActions({m_agentEditor, newTarget, m_settingsAction});
     bar->insertMenu(before, run);
     bar->insertMenu(before, tools);
 
@@ -436,6 +441,7 @@ AgentEditor *RunActions::showAgentEditor()
     if (!m_agentEditorDialog)
         m_agentEditorDialog = new AgentEditor(controller()->repository(), m_window);
     AgentEditor *editor = m_agentEditorDialog;
+    editor->setStorePath(m_window->store()->path());
     // The preview starts from the selected candidate of the shown run, with that run's settings.
     const RunInfo &run = m_window->m_run;
     if (run.id != 0 && m_currentCandidate != 0) {
@@ -453,6 +459,20 @@ AgentEditor *RunActions::showAgentEditor()
     editor->raise();
     editor->activateWindow();
     return editor;
+}
+
+NewTargetWizard *RunActions::showNewTargetWizard()
+{
+    auto *wizard = new NewTargetWizard(m_window->store(), m_host->keysReady() ? m_host->keyLookup() : nullptr, m_window);
+    wizard->setAttribute(Qt::WA_DeleteOnClose);
+    connect(wizard, &NewTargetWizard::agentBuilt, this, [this](const QString &name) {
+        AgentEditor *editor = showAgentEditor();
+        QString error;
+        if (editor->loadAgent(name, &error))
+            editor->showPreview();
+    });
+    wizard->show();
+    return wizard;
 }
 
 void RunActions::goToParent()

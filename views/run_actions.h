@@ -14,6 +14,7 @@ class QSystemTrayIcon;
 namespace autocomp {
 
 class AgentEditor;
+class NewTargetWizard;
 class EngineHost;
 class MainWindow;
 class NewRunDialog;
@@ -49,6 +50,8 @@ public:
     // Opens the New Run dialog (window-modal, returns at once); the run starts when it is accepted.
     NewRunDialog *showNewRunDialog();
     AgentEditor *showAgentEditor();
+    // Tools > New Target from Documents: the agent builder's wizard; a built agent opens in the editor.
+    NewTargetWizard *showNewTargetWizard();
     HumanInputDialog *showHumanDialog(HumanInputDialog::Kind kind);
     // Stops the active runs (they stay resumable) before the window closes.
     void shutdown();

@@ -100,7 +100,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case SpeedupColumn: return hasBest ? ValueFormat::speedup(run.speedup()) : QStringLiteral("—");
         case DollarsColumn: return ValueFormat::dollars(run.usd);
         case StartedColumn:
-            return run.createdAt.isValid() ? QLocale().toString(run.createdAt.toLocalTime(), QLocale::ShortFormat) : QString();
+            // Compact, so the runs pane shows every column without being wide.
+            return run.createdAt.isValid() ? run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : QString();
         }
         break;
     case Qt::ToolTipRole: {

@@ -126,7 +126,7 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
     const Target &target = *in.target;
     QString out;
     out += section(QStringLiteral("Architecture"), agent.architecture);
-    out += section(QStringLiteral("Programming interface (ISA)"), agent.isaDocs);
+    out += section(QStringLiteral("Programming interface (ISA)"), in.isaDocs.value_or(agent.isaDocs));
     if (!in.examples.isEmpty()) {
         QString examples;
         for (const CodeExample &e : in.examples)
@@ -182,6 +182,58 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
     out += rulesSection(agent, true);
     out += QStringLiteral("Plan:");
     return out;
+}
+
+QStringList PromptBuilder::offeredMenu(const QString &planPrompt)
+{
+    // The inverse of the menu section planPrompt() writes: "## Optimization menu" (or "## Translation menu"),
+    // a blank line, "N. text" lines, a blank line. The last such section wins: the agent's own documents,
+    // which come first, could contain the same heading.
+    qsizetype headingAt = -1;
+    qsizetype start = -1;
+    for (const QLatin1String heading : {QLatin1String("## Optimization menu\n\n"), QLatin1String("## Translation menu\n\n")}) {
+        const qsizetype at = planPrompt.lastIndexOf(heading);
+        if (at > headingAt) {
+            headingAt = at;
+            start = at + heading.size();
+        }
+    }
+    if (start < 0)
+        return {};
+    qsizetype end = planPrompt.indexOf(QLatin1String("\n\n## "), start);
+    if (end < 0)
+        end = planPrompt.size();
+    static const QRegularExpression s_entry(QStringLiteral("^(\\d+)\\. (.*)$"));
+    QStringList out;
+    const QStringList lines = planPrompt.mid(start, end - start).split(QLatin1Char('\n'));
+    for (const QString &line : lines) {
+        const QRegularExpressionMatch m = s_entry.match(line);
+        if (m.hasMatch())
+            out << m.captured(2);
+        else if (!out.isEmpty()) // an entry whose text spans lines
+            out.last() += QLatin1Char('\n') + line;
+    }
+    return out;
+}
+
+QString PromptBuilder::shortName(const QString &strategy, int maxChars)
+{
+    QString text = strategy.simplified();
+    if (text.startsWith(QLatin1String("new: ")))
+        return QStringLiteral("new: ") + shortName(text.mid(5), maxChars);
+    const qsizetype colon = text.indexOf(QLatin1Char(':'));
+    if (colon > 0 && colon <= maxChars + 12)
+        text = text.left(colon);
+    else
+        for (const QLatin1String stop : {QLatin1String(" ("), QLatin1String(", "), QLatin1String("; "), QLatin1String(" so ")})
+            if (const qsizetype at = text.indexOf(stop); at > 0)
+                text = text.left(at);
+    if (text.size() <= maxChars)
+        return text;
+    qsizetype cut = text.lastIndexOf(QLatin1Char(' '), maxChars);
+    if (cut < maxChars / 2)
+        cut = maxChars;
+    return text.left(cut).trimmed() + QChar(0x2026);
 }
 
 QString PromptBuilder::codePrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &parentCode,

@@ -9,6 +9,8 @@
 #include <QPair>
 #include <QString>
 
+#include <optional>
+
 namespace autocomp {
 
 // One menu entry as shown to the planner: its 1-based number in the full menu and its text.
@@ -25,6 +27,7 @@ struct PlanPromptInput {
     bool feedback = true;           // include the parent's hardware feedback lines
     bool translation = false;       // translation phase: the menu is the translation menu
     QString forcedItem;             // schedule reuse: the step must apply this item
+    std::optional<QString> isaDocs; // the ISA after the run-time filter; nullopt: the agent's whole ISA
     int iteration = 1;
     int iterations = 1;
 };
@@ -46,6 +49,12 @@ public:
     // "latency_ms: median 1.23 ms (mean 1.25, min 1.20, p99 1.40, n=57); gflops: 88.1 GFLOP/s"
     // `primaryUnit`: the target's declared unit for primaryMetric (backend.yaml `unit:`).
     static QString describeMetrics(const QJsonObject &metrics, const QString &primaryMetric, const QString &primaryUnit = QString());
+    // The menu entries a plan prompt written by planPrompt() offered (after dropout), in order; empty when
+    // the text has no menu section (e.g. a prompt imported from another tool).
+    static QStringList offeredMenu(const QString &planPrompt);
+    // A strategy's name in a few words, for graph nodes and chart axes: the text before a leading
+    // "name:" when there is one, else its first clause, cut at a word boundary to about `maxChars`.
+    static QString shortName(const QString &strategy, int maxChars = 28);
     // Cuts each line to `lineLimit` characters and the whole to `maxLines` lines (head and tail kept).
     static QString trimLog(const QString &log, int lineLimit = 400, int maxLines = 80);
 };

@@ -69,7 +69,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                 const QStringList known{QStringLiteral("iterations"), QStringLiteral("beam_width"), QStringLiteral("plans_per_parent"),
                                         QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
                                         QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
-                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("early_stop"),
+                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("isa_filter"), QStringLiteral("early_stop"),
                                         QStringLiteral("early_stop_patience"), QStringLiteral("schedule")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
@@ -101,6 +101,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.editMode = r.boolean(n, QStringLiteral("search.edit_mode")).value_or(false);
                     if (const auto n = s["feedback"])
                         c.feedback = r.boolean(n, QStringLiteral("search.feedback")).value_or(true);
+                    if (const auto n = s["isa_filter"])
+                        c.isaFilter = r.boolean(n, QStringLiteral("search.isa_filter")).value_or(false);
                     if (const auto n = s["early_stop"]; n && !n.IsNull())
                         c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
                     if (const auto n = s["schedule"]; n && !n.IsNull())
@@ -317,6 +319,8 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "translate_threshold" << YAML::Value << search.translateThreshold;
     out << YAML::Key << "edit_mode" << YAML::Value << search.editMode;
     out << YAML::Key << "feedback" << YAML::Value << search.feedback;
+    if (search.isaFilter)
+        out << YAML::Key << "isa_filter" << YAML::Value << true;
     out << YAML::Key << "early_stop" << YAML::Value;
     if (search.earlyStop)
         out << *search.earlyStop;

@@ -23,6 +23,9 @@ struct SearchConfig {
     double translateThreshold = 9;   // 0-10 completeness a translated candidate needs to enter the beam
     bool editMode = false;
     bool feedback = true;            // the evaluator's hardware feedback lines go into plan prompts
+    // Autocomp's run-time ISA filter: before each plan prompt a model picks the relevant `##` sections of the
+    // agent's isa_docs.md, then the relevant `###` entries of those, and only they go into the prompt.
+    bool isaFilter = false;
     std::optional<double> earlyStop; // minimum improvement ratio per iteration
     int earlyStopPatience = 2;
     QString schedule;                // run id or file

@@ -1,6 +1,7 @@
 #include "search/search_engine.h"
 
 #include "agents/edit_applier.h"
+#include "agents/isa_filter.h"
 #include "agents/prompt_builder.h"
 #include "agents/response_parser.h"
 #include "eval/evaluator.h"
@@ -895,6 +896,80 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
         workDone();
         return;
     }
+    // search.isa_filter: the parent's ISA selection first (once per parent, shared by its plan requests).
+    const bool filter = m_setup.config.search.isaFilter && IsaFilter::parse(m_setup.agent.isaDocs).size() > 1;
+    if (!filter) {
+        sendPlan(parentId, parentIndex, planIndex, planSlot, std::nullopt);
+        return;
+    }
+    if (const auto it = m_isaFor.constFind(parentId); it != m_isaFor.cend()) {
+        sendPlan(parentId, parentIndex, planIndex, planSlot, *it);
+        return;
+    }
+    const bool started = m_isaWaiting.contains(parentId);
+    m_isaWaiting[parentId] << [this, parentId, parentIndex, planIndex, planSlot] {
+        sendPlan(parentId, parentIndex, planIndex, planSlot, m_isaFor.value(parentId));
+    };
+    if (!started)
+        filterIsa(parentId);
+}
+
+void SearchEngine::filterIsa(qint64 parentId)
+{
+    const QList<IsaFilter::Section> sections = IsaFilter::parse(m_setup.agent.isaDocs);
+    const Candidate parent = m_candidates.value(parentId);
+    const QString problem = m_setup.problem.name + QStringLiteral(": ") + m_setup.problem.description;
+    const ModelSpec &model = m_setup.planModels.first();
+    // Done: the selection is known (or the question failed: then the whole ISA is kept).
+    auto finish = [this, parentId](const QString &isa) {
+        m_isaFor.insert(parentId, isa);
+        const QList<std::function<void()>> waiting = m_isaWaiting.take(parentId);
+        for (const auto &send : waiting)
+            send();
+    };
+    sendLlm(QStringLiteral("isa"), model, IsaFilter::sectionPrompt(sections, problem, parent.code), 0, parentId,
+            [this, sections, problem, parent, model, finish](const LlmResponse &response, qint64) {
+                if (!response.ok) {
+                    log(QStringLiteral("ISA filter for candidate %1 failed (%2); the whole ISA is used").arg(parent.id).arg(response.error));
+                    finish(m_setup.agent.isaDocs);
+                    return;
+                }
+                QList<int> kept;
+                for (int n : IsaFilter::parseNumbers(response.text, int(sections.size())))
+                    kept << n - 1;
+                auto entries = std::make_shared<QHash<int, QList<int>>>();
+                auto pending = std::make_shared<int>(0);
+                for (int s : std::as_const(kept))
+                    if (sections.at(s).entries.size() > 1)
+                        ++*pending;
+                if (*pending == 0) {
+                    finish(IsaFilter::assemble(sections, kept, *entries));
+                    return;
+                }
+                for (int s : std::as_const(kept)) {
+                    if (sections.at(s).entries.size() <= 1)
+                        continue;
+                    sendLlm(QStringLiteral("isa"), model, IsaFilter::entryPrompt(sections.at(s), problem, parent.code), 0, parent.id,
+                            [sections, kept, entries, pending, s, finish](const LlmResponse &r, qint64) {
+                                if (r.ok) {
+                                    QList<int> chosen;
+                                    for (int n : IsaFilter::parseNumbers(r.text, int(sections.at(s).entries.size())))
+                                        chosen << n - 1;
+                                    entries->insert(s, chosen);
+                                }
+                                if (--*pending == 0)
+                                    finish(IsaFilter::assemble(sections, kept, *entries));
+                            });
+                }
+            });
+}
+
+void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const std::optional<QString> &isaDocs)
+{
+    if (m_draining) {
+        workDone();
+        return;
+    }
     const SearchConfig &s = m_setup.config.search;
     const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
     const QStringList &fullMenu = translation ? m_setup.agent.translationMenu : m_setup.agent.menu;
@@ -927,6 +1002,7 @@ void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, 
     in.examples = examples;
     in.iteration = m_iteration;
     in.iterations = s.iterations;
+    in.isaDocs = isaDocs;
     const QString prompt = PromptBuilder::planPrompt(in);
     const ModelSpec &model = m_setup.planModels.at(planSlot % m_setup.planModels.size());
     sendLlm(QStringLiteral("plan"), model, prompt, m_iteration * 100000 + planSlot, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {

@@ -111,6 +111,9 @@ private:
     void startIteration(int iteration, bool adopt);
     void adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex, int slot);
     void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot);
+    // search.isa_filter: asks which ISA sections, then entries, matter for the parent's code.
+    void filterIsa(qint64 parentId);
+    void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const std::optional<QString> &isaDocs);
     void planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId);
     void requestCode(qint64 candidateId);
     void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
@@ -165,6 +168,8 @@ private:
     RunInfo m_run;
     QHash<qint64, Candidate> m_candidates;
     QHash<qint64, int> m_fixAttempts; // candidate -> fix attempts made on its lineage
+    QHash<qint64, QString> m_isaFor;  // parent -> its filtered ISA (search.isa_filter)
+    QHash<qint64, QList<std::function<void()>>> m_isaWaiting; // plan requests waiting for that filter
     QList<qint64> m_beam;
     QList<qint64> m_iterationCandidates;
     QList<QPointer<LlmReply>> m_replies;

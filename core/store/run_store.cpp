@@ -885,6 +885,19 @@ QList<LlmCall> RunStore::llmCalls(qint64 runId)
     return out;
 }
 
+QList<LlmCall> RunStore::llmCalls(qint64 runId, const QString &phase)
+{
+    QList<LlmCall> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run AND phase=:phase ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    q.bindValue(QStringLiteral(":phase"), phase);
+    if (q.exec())
+        while (q.next())
+            out << readCall(q);
+    q.finish();
+    return out;
+}
+
 QList<LlmCall> RunStore::llmCallsForCandidate(qint64 candidateId)
 {
     QList<LlmCall> out;

@@ -96,6 +96,8 @@ public:
     QList<Candidate> candidates(qint64 runId);
     std::optional<Candidate> candidate(qint64 candidateId);
     QList<LlmCall> llmCalls(qint64 runId);
+    // One phase's calls only (plan | code | fix | translate | score).
+    QList<LlmCall> llmCalls(qint64 runId, const QString &phase);
     QList<LlmCall> llmCallsForCandidate(qint64 candidateId);
     // A successful earlier response for the same request hash (any run), for resume and caching.
     std::optional<LlmCall> cachedResponse(const QString &requestHash);

@@ -279,7 +279,7 @@ void TestViews::windowShowsRunConsistently()
     auto *chart = child<LatencyChart>(*window, "latencyChart");
     auto *inspector = window->findChild<CandidateInspector *>();
     QVERIFY(tabs && graph && chart && inspector);
-    QCOMPARE(tabs->count(), 3);
+    QCOMPARE(tabs->count(), 4); // graph, tree, chart, menu insights
     QCOMPARE(tabs->currentWidget(), graph);
 
     QCOMPARE(graph->nodeCount(), 7);
