@@ -33,7 +33,10 @@ fi
 head -c "$worksize" | tar -xf - -C "$d/work" || { echo "autocomp-remote: cannot unpack the candidate's files" >&2; exit 92; }
 AUTOCOMP_DATA_DIR="$data" TMPDIR="$d/tmp" "$@" > "$d/out.json" 2> "$d/err.txt" < /dev/null &
 pid=$!
-( cat > /dev/null; if [ -e "$d/running" ]; then kill -TERM $pid; sleep 5; [ -e "$d/running" ] && kill -KILL $pid; fi ) > /dev/null 2>&1 &
+# A background list's stdin is /dev/null: the watcher reads ours through descriptor 3.
+exec 3<&0
+( cat <&3 > /dev/null; if [ -e "$d/running" ]; then kill -TERM $pid; sleep 5; [ -e "$d/running" ] && kill -KILL $pid; fi ) > /dev/null 2>&1 &
+exec 3<&-
 wait $pid; rc=$?
 rm -f "$d/running"
 if [ -s "$d/out.json" ]; then cat "$d/out.json"; exit 0; fi
