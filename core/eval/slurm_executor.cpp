@@ -64,9 +64,14 @@ public:
 
     ~SlurmAttempt() override
     {
-        // After the result was taken (and stored by whoever asked): the job's files go.
-        if (!m_dir.isEmpty())
-            QDir(m_dir).removeRecursively();
+        // A job still under way when its evaluator goes: a keyed one is left to finish, for the
+        // process that resumes the run to take over (as after a kill); one nobody can find again is
+        // cancelled. Otherwise the result was taken (and stored by whoever asked): the files go.
+        if (!m_done && !m_task.key.isEmpty())
+            return;
+        if (!m_done)
+            scancel();
+        QDir(m_dir).removeRecursively();
     }
 
     qint64 jobId() const { return m_jobId; }

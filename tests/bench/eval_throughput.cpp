@@ -33,8 +33,10 @@ static double perMinute(EvaluationConfig config, int parallel, const Target &tar
     for (const QString &code : codes) {
         EvalJob *job = evaluator.evaluate(target, problem, code);
         QObject::connect(job, &EvalJob::finished, &loop, [&](const EvalResult &r) {
-            if (!r.correct)
-                ++*failures;
+            // Each failure says why on stderr (the figures stay on stdout).
+            if (!r.correct && ++*failures)
+                std::fprintf(stderr, "eval_throughput: a %s evaluation failed: %s: %s\n", qPrintable(config.executor), qPrintable(r.status),
+                             qPrintable(r.log.left(1500)));
             if (++done == codes.size())
                 loop.quit();
         });

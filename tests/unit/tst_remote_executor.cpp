@@ -3,6 +3,7 @@
 // shell arrive unchanged through a real sh; the remote answer is checked as strictly as result.json.
 #include "eval/remote_executor.h"
 #include "eval/tar_writer.h"
+#include "model/repository.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -118,6 +119,46 @@ private Q_SLOTS:
             QCOMPARE(r.steps.size(), 1);
             QCOMPARE(r.steps.first().log, QStringLiteral("x"));
         }
+    }
+
+    // What a host gets of a target: unpacked by tar, it is a data directory the far side's repository
+    // loads the same target and problem from.
+    void dataArchiveIsADataDirectory_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("cpu/gemm") << QStringLiteral("cpu") << QStringLiteral("gemm");
+        QTest::newRow("rvv/saxpy (uses the cpu target's files)") << QStringLiteral("rvv") << QStringLiteral("saxpy");
+    }
+
+    void dataArchiveIsADataDirectory()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, problem);
+        Repository shipped;
+        QString error;
+        RemoteTask task;
+        task.target = *shipped.target(target, &error);
+        task.problem = *shipped.problem(target, problem, &error);
+        QString hash;
+        const QByteArray archive = RemoteExecutor::dataArchive(task, &hash, &error);
+        QVERIFY2(!archive.isEmpty(), qPrintable(error));
+        QCOMPARE(hash.size(), 16);
+        QTemporaryDir dir;
+        QProcess untar;
+        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), dir.path()});
+        untar.write(archive);
+        untar.closeWriteChannel();
+        QVERIFY(untar.waitForFinished(30000));
+        QVERIFY2(untar.exitCode() == 0, untar.readAllStandardError().constData());
+        Repository remote({dir.path()});
+        const auto t = remote.target(target, &error);
+        QVERIFY2(t, qPrintable(error));
+        QVERIFY(t->dir.startsWith(dir.path()));
+        QCOMPARE(t->steps.size(), task.target.steps.size());
+        const auto p = remote.problem(target, problem, &error);
+        QVERIFY2(p, qPrintable(error));
+        QCOMPARE(p->startCode(), task.problem.startCode());
     }
 
     void configurationErrorsAreSaid()
