@@ -311,8 +311,10 @@ SlurmExecutor::SlurmExecutor(const EvaluationConfig &config, QString sharedDir)
 
 SlurmExecutor::~SlurmExecutor()
 {
-    if (m_squeue)
+    if (m_squeue) {
         m_squeue->kill();
+        m_squeue->waitForFinished(2000);
+    }
 }
 
 QString SlurmExecutor::slotName(int slot) const
