@@ -29,6 +29,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPointer>
 #include <QTextStream>
 
 #include <cstdio>
@@ -115,7 +116,9 @@ const QList<Command> &commands()
           valued(QStringLiteral("baseline"), QStringLiteral("time against this code (default: the problem's start code)"),
                  QStringLiteral("FILE")),
           flagOption(QStringLiteral("no-baseline"), QStringLiteral("time the candidate alone")), json,
-          flagOption(QStringLiteral("profile"), QStringLiteral("add the cache profile (evaluation.profile)"))},
+          flagOption(QStringLiteral("profile"), QStringLiteral("add the cache profile (evaluation.profile)")),
+          valued(QStringLiteral("from-step"), QStringLiteral("start at this step (the far side of a remote evaluation)"), QStringLiteral("STEP")),
+          valued(QStringLiteral("seed-dir"), QStringLiteral("copy this directory's files into the work directory first"), QStringLiteral("DIR"))},
          {}},
         {QStringLiteral("runs"), QStringLiteral("runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]"),
          QStringLiteral("Lists the runs of a store, or shows one run or one of its candidates."),
@@ -570,6 +573,8 @@ int cmdEval(const Args &args)
     config.profile = args.flag(QStringLiteral("--profile"));
     config.compileOnly = args.flag(QStringLiteral("--compile-only"));
     Evaluator evaluator(config);
+    // Several `autocomp eval` of remote evaluations may run on one host: their benchmarks take turns.
+    evaluator.setNodeBenchLock(true);
     if (!evaluator.configurationError().isEmpty()) {
         err() << "autocomp: " << evaluator.configurationError() << Qt::endl;
         return ExitError;
@@ -596,7 +601,15 @@ int cmdEval(const Args &args)
     EvalResult result;
     if (start && baseline == code)
         baseline.clear(); // the start code timed against itself says nothing
-    EvalJob *job = evaluator.evaluate(*target, *problem, code, baseline);
+    EvalRequest request;
+    request.fromStep = args.option(QStringLiteral("--from-step"));
+    request.seedDir = args.option(QStringLiteral("--seed-dir"));
+    EvalJob *job = evaluator.evaluate(*target, *problem, code, baseline, nullptr, request);
+    // SIGTERM (a remote evaluation cancelled, a Slurm job cancelled) kills the steps before this process ends.
+    const cli::StopOnSignals stopOnSignals([job = QPointer<EvalJob>(job)](const QString &) {
+        if (job)
+            job->cancel();
+    });
     QObject::connect(job, &EvalJob::statusChanged, [](CandidateStatus status) { err() << "autocomp: " << toString(status) << Qt::endl; });
     QObject::connect(job, &EvalJob::stepStarted, [](const QString &step, const QString &note) {
         err() << "autocomp: step " << step << (note.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(note)) << Qt::endl;
@@ -611,9 +624,13 @@ int cmdEval(const Args &args)
     QJsonArray steps;
     for (const StepResult &s : result.steps)
         steps.append(QJsonObject{{QStringLiteral("name"), s.name},
+                                 {QStringLiteral("command"), QJsonArray::fromStringList(s.command)},
                                  {QStringLiteral("exit_code"), s.exitCode},
                                  {QStringLiteral("timed_out"), s.timedOut},
-                                 {QStringLiteral("duration_ms"), s.durationMs}});
+                                 {QStringLiteral("crashed"), s.crashed},
+                                 {QStringLiteral("output_flooded"), s.outputFlooded},
+                                 {QStringLiteral("duration_ms"), s.durationMs},
+                                 {QStringLiteral("log"), s.log}});
     if (args.flag(QStringLiteral("--json"))) {
         printJson({{QStringLiteral("status"), result.status},
                    {QStringLiteral("correct"), result.correct},

@@ -26,8 +26,11 @@ runtime_pkgs=(libqt6core6 libqt6gui6 libqt6widgets6 libqt6network6 libqt6sql6 li
 # To run the tests: a private D-Bus session and gnome-keyring for the keychain tests, jq for the
 # install test's JSON; Xvfb, xauth (xvfb-run), xwininfo (x11-utils) and ImageMagick's import for
 # tests/screenshot*.sh and a workbench on a machine without a screen; zlib's headers for the fake LLM
-# server's gzip answers and tinyproxy, the real HTTP proxy LLM requests are sent through in tests.
-test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick zlib1g-dev tinyproxy)
+# server's gzip answers and tinyproxy, the real HTTP proxy LLM requests are sent through in tests;
+# the OpenSSH server and a one-node Slurm (munge, slurmctld, slurmd, the client tools) that the remote
+# evaluation tests start in temporary directories (tst_remote_eval, tst_remote_resume, eval_throughput).
+test_pkgs=(dbus gnome-keyring jq xvfb xauth x11-utils imagemagick zlib1g-dev tinyproxy
+           openssh-server openssh-client munge slurmctld slurmd slurm-client)
 # To build the .deb and .tar.gz (dpkg-shlibdeps and file for the .deb's Depends, rsvg-convert for
 # the PNG icons) and to check them (packaging/lint-packages.sh).
 packaging_pkgs=(dpkg-dev file librsvg2-bin desktop-file-utils appstream lintian man-db)

@@ -1,9 +1,13 @@
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
+#include "eval/remote_executor.h"
 
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDirIterator>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QSet>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -19,7 +23,10 @@
 #include <QThread>
 
 #include <algorithm>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <utility>
 
@@ -151,7 +158,8 @@ void EvalJob::storeReusableOutput(const TargetStep &step)
 
 void EvalJob::skipInapplicableSteps()
 {
-    while (m_stepIndex < m_target.steps.size()) {
+    // Remote steps are the far side's to skip: the files they test are there.
+    while (m_stepIndex < m_target.steps.size() && m_stepIndex < m_remoteFrom) {
         const TargetStep &step = m_target.steps.at(m_stepIndex);
         if (step.onlyIfExists.isEmpty() || QFileInfo::exists(Evaluator::expand(step.onlyIfExists, m_target, m_problem, placeholders())))
             return;
@@ -166,6 +174,8 @@ void EvalJob::cancel()
     m_cancelled = true;
     if (m_runner)
         m_runner->cancel();
+    else if (m_remote)
+        m_remote->cancel();
     else {
         m_result.status = QStringLiteral("cancelled");
         complete();
@@ -327,6 +337,93 @@ void EvalJob::stepFinished(const StepResult &step)
     m_evaluator->enqueue(this);
 }
 
+void EvalJob::runRemote(int slot)
+{
+    RemoteExecutor *executor = m_evaluator->m_remote.get();
+    {
+        const EvalRuntimeCpu::Pause handlers;
+        Q_EMIT statusChanged(m_remoteFrom == 0 ? CandidateStatus::Compiling : CandidateStatus::Testing);
+    }
+    RemoteTask task;
+    task.key = m_key;
+    task.target = m_target;
+    task.problem = m_problem;
+    task.workdir = workdir();
+    task.candidateName = QFileInfo(m_candidateFile).fileName();
+    task.baselineName = m_baselineFile.isEmpty() ? QString() : QFileInfo(m_baselineFile).fileName();
+    task.fromStep = m_remoteFrom == 0 ? QString() : m_target.steps.at(m_remoteFrom).name;
+    task.profile = m_profile;
+    // Every remote step at its limit, the setup steps once, and a margin for the transfers.
+    int limit = 120;
+    for (qsizetype i = m_remoteFrom; i < m_target.steps.size(); ++i)
+        limit += m_target.steps.at(i).timeoutS;
+    for (const TargetStep &step : std::as_const(m_target.setupSteps))
+        limit += step.timeoutS;
+    task.timeoutS = limit;
+    QElapsedTimer clock;
+    clock.start();
+    m_remote = executor->start(slot, task);
+    connect(m_remote, &RemoteAttempt::finished, this, [this, slot, clock](const QJsonObject &result, const QString &failure) {
+        StepResult note;
+        note.name = QStringLiteral("remote");
+        note.command = {m_evaluator->m_remote->name(), m_evaluator->m_remote->slotName(slot)};
+        note.durationMs = double(clock.nsecsElapsed()) / 1e6;
+        note.exitCode = failure.isEmpty() ? 0 : 1;
+        note.log = failure.isEmpty() ? QStringLiteral("evaluated on %1 (%2)").arg(m_evaluator->m_remote->slotName(slot), m_evaluator->m_remote->name())
+                                     : failure;
+        if (!m_cancelled)
+            m_result.steps << note;
+        remoteFinished(slot, result, failure);
+    });
+}
+
+void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString &failure)
+{
+    const EvalRuntimeCpu::Scope runtimeCpu;
+    m_remote = nullptr;
+    RemoteExecutor *executor = m_evaluator->m_remote.get();
+    m_evaluator->m_slotBusy[slot] = false;
+    QMetaObject::invokeMethod(m_evaluator, &Evaluator::schedule, Qt::QueuedConnection);
+    if (m_cancelled) {
+        m_result.status = QStringLiteral("cancelled");
+        complete();
+        return;
+    }
+    QString why = failure;
+    EvalResult remote;
+    if (why.isEmpty())
+        remote = RemoteExecutor::resultFromJson(result, m_target.metric, &why);
+    if (!why.isEmpty()) {
+        // The machinery failed, not the candidate: another slot (another host first) tries again.
+        m_remoteFailures << QStringLiteral("%1: %2").arg(executor->slotName(slot), why);
+        if (!m_triedGroups.contains(executor->slotGroup(slot)))
+            m_triedGroups << executor->slotGroup(slot);
+        Q_EMIT m_evaluator->logMessage(QStringLiteral("remote evaluation failed on %1, %2: %3")
+                                           .arg(executor->slotName(slot),
+                                                m_remoteFailures.size() > m_evaluator->m_config.remoteRetries ? QStringLiteral("giving up")
+                                                                                                             : QStringLiteral("trying again"),
+                                                why));
+        if (m_remoteFailures.size() > m_evaluator->m_config.remoteRetries) {
+            m_result.status = QStringLiteral("error");
+            m_result.correct = false;
+            m_result.log = QStringLiteral("the remote evaluation failed %1 times (no verdict about the candidate):\n%2")
+                               .arg(m_remoteFailures.size())
+                               .arg(m_remoteFailures.join(QLatin1Char('\n')));
+            complete();
+            return;
+        }
+        m_evaluator->enqueue(this);
+        return;
+    }
+    const QList<StepResult> steps = m_result.steps;
+    m_result = remote;
+    m_result.steps = steps + remote.steps;
+    m_result.feedback << m_optionalNotes;
+    if (!m_remoteFailures.isEmpty())
+        m_result.feedback << QStringLiteral("evaluated after %1 remote failure(s): %2").arg(m_remoteFailures.size()).arg(m_remoteFailures.last());
+    complete();
+}
+
 void EvalJob::parseResultFile()
 {
     // Only a judging step writes here; a candidate step cannot.
@@ -378,7 +475,7 @@ void EvalJob::complete()
     if (m_done)
         return;
     m_done = true;
-    if (!m_evaluator->m_sandbox && m_result.status != QLatin1String("cancelled"))
+    if (!m_evaluator->m_sandbox && m_result.status != QLatin1String("cancelled") && m_remoteFrom > 0)
         m_result.flags << QStringLiteral("unsandboxed: evaluated without the bubblewrap sandbox (%1)").arg(m_evaluator->m_sandboxNote);
     {
         const EvalRuntimeCpu::Pause handlers;
@@ -405,6 +502,14 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
         m_freeBenchCpus = allowed.mid(allowed.size() - m_benchSlots);
         m_parallelCpus = allowed.mid(0, allowed.size() - m_benchSlots);
     }
+    if (config.executor != QLatin1String("local")) {
+        QString error;
+        m_remote = RemoteExecutor::create(config, &error);
+        if (!m_remote)
+            m_configError = error;
+        else
+            m_slotBusy = QList<bool>(m_remote->slotCount(), false);
+    }
     if (config.sandbox == QLatin1String("off")) {
         m_sandboxNote = QStringLiteral("sandbox off (evaluation.sandbox: off): candidates run without bubblewrap");
     } else if (ProcessRunner::sandboxAvailable()) {
@@ -414,6 +519,21 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
     } else {
         m_sandboxNote = QStringLiteral("sandbox unavailable (bubblewrap missing or namespaces forbidden): candidates run with rlimits and process groups only");
     }
+}
+
+Evaluator::~Evaluator()
+{
+    // Jobs first (their attempts belong to the executor), then the executor (closing its connections).
+    for (EvalJob *job : findChildren<EvalJob *>(Qt::FindDirectChildrenOnly))
+        delete job;
+    m_remote.reset();
+    if (m_nodeLockFd >= 0)
+        ::close(m_nodeLockFd);
+}
+
+QString Evaluator::placement(const Target &target) const
+{
+    return m_remote ? m_config.placementFor(target.name) : QStringLiteral("local");
 }
 
 QString Evaluator::cacheDir()
@@ -583,7 +703,7 @@ Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
 }
 
 EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code, const QString &baselineCode,
-                             const EvaluationConfig *options)
+                             const EvaluationConfig *options, const EvalRequest &request)
 {
     const EvaluationConfig &config = options ? *options : m_config;
     Target target = withOptions(shipped, config);
@@ -600,6 +720,21 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
     }
     auto *job = new EvalJob(this, target, problem, code, baselineCode);
     job->m_noHardware = noHardware;
+    job->m_key = request.key;
+    job->m_profile = config.profile;
+    const QString where = placement(target);
+    job->m_remoteFrom = target.steps.size();
+    if (where == QLatin1String("remote")) {
+        job->m_remoteFrom = 0;
+    } else if (where == QLatin1String("compile_local")) {
+        // Every step up to the last compile step runs here; the rest (running, judging) over there.
+        for (qsizetype i = target.steps.size() - 1; i >= 0; --i) {
+            if (target.steps.at(i).failStatus == QLatin1String("compile_error")) {
+                job->m_remoteFrom = i + 1;
+                break;
+            }
+        }
+    }
     {
         const EvalRuntimeCpu::Scope runtimeCpu;
         job->m_dir = std::make_unique<QTemporaryDir>(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));
@@ -614,6 +749,29 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
             QFile base(job->m_baselineFile);
             ok = base.open(QIODevice::WriteOnly) && base.write(baselineCode.toUtf8()) >= 0;
         }
+        // The far side of a remote evaluation: the files the steps before `fromStep` made elsewhere.
+        if (ok && !request.seedDir.isEmpty()) {
+            const QDir seed(request.seedDir);
+            QDirIterator it(request.seedDir, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden, QDirIterator::Subdirectories);
+            while (ok && it.hasNext()) {
+                const QString path = it.next();
+                const QString copy = QDir(job->workdir()).filePath(seed.relativeFilePath(path));
+                if (QFileInfo(path).isDir())
+                    ok = QDir().mkpath(copy);
+                else if (!QFileInfo::exists(copy))
+                    ok = QFile::copy(path, copy);
+            }
+        }
+        if (ok && !request.fromStep.isEmpty()) {
+            const auto it = std::find_if(target.steps.cbegin(), target.steps.cend(), [&](const TargetStep &s) { return s.name == request.fromStep; });
+            if (it == target.steps.cend()) {
+                job->m_result.status = QStringLiteral("error");
+                job->m_result.log = QStringLiteral("target '%1' has no step '%2' to start from").arg(target.name, request.fromStep);
+                QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
+                return job;
+            }
+            job->m_stepIndex = int(it - target.steps.cbegin());
+        }
         if (!ok) {
             job->m_result.status = QStringLiteral("error");
             job->m_result.log = QStringLiteral("cannot create the work directory: %1").arg(job->m_dir->errorString());
@@ -621,14 +779,15 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
             return job;
         }
         job->skipInapplicableSteps();
-        if (job->m_stepIndex >= target.steps.size()) {
+        if (job->m_stepIndex >= target.steps.size() && job->m_remoteFrom > 0) {
             job->m_result.status = QStringLiteral("error");
             job->m_result.log = QStringLiteral("target '%1' has no step that applies to this evaluation").arg(target.name);
             QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
             return job;
         }
     }
-    if (const QString absent = target.absenceReason(); !absent.isEmpty()) {
+    // All remote: the host's tools and sandbox count, which its own evaluation checks.
+    if (const QString absent = target.absenceReason(); !absent.isEmpty() && job->m_remoteFrom > 0) {
         // Reported as absent, never run: every step would only fail for want of its tools.
         job->m_result.status = QStringLiteral("error");
         job->m_result.log = absent;
@@ -642,7 +801,7 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
         return job;
     }
     Q_EMIT job->statusChanged(CandidateStatus::Pending);
-    if (target.setupSteps.isEmpty()) {
+    if (target.setupSteps.isEmpty() || job->m_remoteFrom == 0) {
         enqueue(job);
         return job;
     }
@@ -748,8 +907,9 @@ void Evaluator::runSetupStep(const QString &key)
 
 void Evaluator::cancelAll()
 {
-    const auto waiting = m_waiting;
+    const auto waiting = m_waiting + m_remoteWaiting;
     m_waiting.clear();
+    m_remoteWaiting.clear();
     for (const QPointer<EvalJob> &job : waiting)
         if (job)
             job->cancel();
@@ -759,7 +919,10 @@ void Evaluator::cancelAll()
 
 void Evaluator::enqueue(EvalJob *job)
 {
-    m_waiting << job;
+    if (job->inRemotePhase())
+        m_remoteWaiting << job;
+    else
+        m_waiting << job;
     QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
 }
 
@@ -773,18 +936,85 @@ void Evaluator::release(EvalJob *job, bool exclusive)
         --m_runningExclusive;
     else
         --m_runningParallel;
+    if (m_runningExclusive == 0)
+        releaseNodeBench();
     QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
+}
+
+void Evaluator::scheduleRemote()
+{
+    m_remoteWaiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
+    for (qsizetype i = 0; i < m_remoteWaiting.size();) {
+        EvalJob *job = m_remoteWaiting.at(i);
+        // A free slot on a machine this job has not failed on; once it failed on all, any free slot.
+        int chosen = -1;
+        int fallback = -1;
+        QSet<int> groups;
+        for (int slot = 0; slot < m_slotBusy.size(); ++slot) {
+            groups.insert(m_remote->slotGroup(slot));
+            if (m_slotBusy.at(slot))
+                continue;
+            if (!job->m_triedGroups.contains(m_remote->slotGroup(slot))) {
+                chosen = slot;
+                break;
+            }
+            if (fallback < 0)
+                fallback = slot;
+        }
+        if (chosen < 0 && job->m_triedGroups.size() >= groups.size())
+            chosen = fallback;
+        if (chosen < 0) {
+            ++i;
+            continue;
+        }
+        m_remoteWaiting.removeAt(i);
+        m_slotBusy[chosen] = true;
+        job->runRemote(chosen);
+    }
+}
+
+bool Evaluator::acquireNodeBench()
+{
+    if (!m_nodeBenchLock || m_nodeLockFd >= 0)
+        return true;
+    const QByteArray path = QFile::encodeName(cacheDir() + QStringLiteral("/bench-node.lock"));
+    const int fd = ::open(path.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return true; // no lock file can be made: the bench slot alone keeps this process's benchmarks apart
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        m_nodeLockFd = fd;
+        return true;
+    }
+    ::close(fd);
+    if (!m_nodeLockRetry) {
+        m_nodeLockRetry = true;
+        QTimer::singleShot(50, this, [this] {
+            m_nodeLockRetry = false;
+            schedule();
+        });
+    }
+    return false;
+}
+
+void Evaluator::releaseNodeBench()
+{
+    if (m_nodeLockFd >= 0) {
+        ::close(m_nodeLockFd); // closing the descriptor drops the flock
+        m_nodeLockFd = -1;
+    }
 }
 
 void Evaluator::schedule()
 {
     const EvalRuntimeCpu::Scope runtimeCpu;
+    if (m_remote)
+        scheduleRemote();
     m_waiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
     if (m_reserveCpus) {
         for (qsizetype i = 0; i < m_waiting.size();) {
             EvalJob *job = m_waiting.at(i);
             const bool exclusive = job->currentStep().exclusive;
-            if (exclusive && !m_freeBenchCpus.isEmpty()) {
+            if (exclusive && !m_freeBenchCpus.isEmpty() && acquireNodeBench()) {
                 m_waiting.removeAt(i);
                 ++m_runningExclusive;
                 job->m_benchCpu = m_freeBenchCpus.takeFirst();
@@ -813,7 +1043,7 @@ void Evaluator::schedule()
             continue;
         }
         benchWaiting = true;
-        if (m_runningParallel == 0 && m_runningExclusive < m_benchSlots) {
+        if (m_runningParallel == 0 && m_runningExclusive < m_benchSlots && acquireNodeBench()) {
             m_waiting.removeAt(i);
             ++m_runningExclusive;
             job->runCurrentStep(m_sandbox);

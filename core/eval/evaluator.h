@@ -18,6 +18,19 @@ namespace autocomp {
 
 class ProcessRunner;
 class Evaluator;
+class RemoteAttempt;
+class RemoteExecutor;
+
+// How one evaluation is asked for beyond its code.
+struct EvalRequest {
+    // Names the candidate across restarts (e.g. store, run and candidate): a remote executor finds the
+    // job of an earlier, killed process by it instead of starting another. Empty: a fresh name.
+    QString key;
+    // The far side of a remote evaluation: start at this step, with the work directory holding the
+    // files of this directory (what the steps before it made on the other machine).
+    QString fromStep;
+    QString seedDir;
+};
 
 // One candidate's evaluation: the target's steps in order, each waiting for a slot in the evaluator.
 class EvalJob : public QObject
@@ -43,6 +56,10 @@ private:
     // `cpus`: where the step's command runs (a benchmark's workers: its reserved CPU, as a cpuset);
     // `judgeCpus`: where a judge that drives workers runs (off the benchmark's CPU).
     void runCurrentStep(bool sandbox, const QList<int> &cpus = {}, const QList<int> &judgeCpus = {});
+    // The steps from m_remoteFrom on, as one remote evaluation on the executor's slot.
+    bool inRemotePhase() const { return m_remoteFrom < m_target.steps.size() && m_stepIndex >= m_remoteFrom; }
+    void runRemote(int slot);
+    void remoteFinished(int slot, const QJsonObject &result, const QString &failure);
     // Moves past steps that do not apply (only_if_exists names no file, e.g. no baseline).
     void skipInapplicableSteps();
     QString judgedir() const;
@@ -77,6 +94,12 @@ private:
     bool reuseCachedOutput(const TargetStep &step);
     void storeReusableOutput(const TargetStep &step);
     int m_benchCpu = -1;
+    QString m_key;
+    qsizetype m_remoteFrom = 0;   // steps from here on run remotely; steps.size(): none
+    RemoteAttempt *m_remote = nullptr;
+    QList<int> m_triedGroups;     // machines a remote attempt failed on: a retry goes elsewhere first
+    QStringList m_remoteFailures;
+    bool m_profile = false;
 };
 
 // Runs evaluations of any number of candidates: steps marked parallel share `parallel` slots; an
@@ -87,6 +110,7 @@ class Evaluator : public QObject
     Q_OBJECT
 public:
     explicit Evaluator(const EvaluationConfig &config, QObject *parent = nullptr);
+    ~Evaluator() override;
 
     // The job is a child of the evaluator; it deletes itself after finished().
     // `baselineCode`: timed alternately with the candidate in the same window (the paired ratio);
@@ -94,8 +118,16 @@ public:
     // `options`: the run's own evaluation settings (profile, keep_workdirs) where several runs share this
     // evaluator's slots; by default the evaluator's.
     EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code, const QString &baselineCode = {},
-                      const EvaluationConfig *options = nullptr);
+                      const EvaluationConfig *options = nullptr, const EvalRequest &request = {});
     void cancelAll();
+    // Where the evaluation's steps run with this evaluator's executor: "local", "remote" (all of them
+    // on the executor's hosts) or "compile_local" (up to the last compile step here, the rest there).
+    QString placement(const Target &target) const;
+    // The remote executor, null for executor: local.
+    RemoteExecutor *remoteExecutor() const { return m_remote.get(); }
+    // Benchmark steps take a lock of this machine (in the cache directory) as well as a bench slot, so
+    // that evaluations of other processes (the far side of remote evaluations) never time at once.
+    void setNodeBenchLock(bool on) { m_nodeBenchLock = on; }
 
     int running() const { return m_runningParallel + m_runningExclusive; }
     int waiting() const { return int(m_waiting.size()); }
@@ -135,6 +167,9 @@ private:
     void enqueue(EvalJob *job);
     void release(EvalJob *job, bool exclusive);
     void schedule();
+    void scheduleRemote();
+    bool acquireNodeBench();
+    void releaseNodeBench();
     void runSetupStep(const QString &key);
 
     // Setup of one (target, problem) pair: its steps run one after another before any candidate.
@@ -163,6 +198,12 @@ private:
     QString m_sandboxNote;
     QString m_configError;
     QList<QPointer<EvalJob>> m_waiting;
+    std::unique_ptr<RemoteExecutor> m_remote;
+    QList<bool> m_slotBusy;
+    QList<QPointer<EvalJob>> m_remoteWaiting;
+    bool m_nodeBenchLock = false;
+    int m_nodeLockFd = -1;
+    bool m_nodeLockRetry = false;
 };
 
 } // namespace autocomp

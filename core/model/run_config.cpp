@@ -29,6 +29,144 @@ std::optional<RunConfig> RunConfig::fromFile(const QString &path, QStringList *e
     return fromYaml(file.readAll(), path, errors);
 }
 
+namespace {
+
+// "user@host:port" (user and port optional).
+std::optional<RemoteHost> parseHostString(const QString &text)
+{
+    static const QRegularExpression s_host(QStringLiteral("^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:]+\\])(?::([0-9]{1,5}))?$"));
+    const auto m = s_host.match(text);
+    if (!m.hasMatch())
+        return std::nullopt;
+    RemoteHost h;
+    h.user = m.captured(1);
+    h.host = m.captured(2);
+    if (!m.captured(3).isEmpty())
+        h.port = m.captured(3).toInt();
+    return h;
+}
+
+void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
+{
+    if (const auto hosts = e["hosts"]) {
+        if (!hosts.IsSequence()) {
+            r.error(hosts, QStringLiteral("'evaluation.hosts' must be a list of hosts (\"user@host:port\" or {host, user, port, slots})"));
+        } else {
+            for (const YAML::Node &h : hosts) {
+                std::optional<RemoteHost> host;
+                if (h.IsScalar()) {
+                    host = parseHostString(fromStd(h.Scalar()));
+                    if (!host)
+                        r.error(h, QStringLiteral("'evaluation.hosts': '%1' is not user@host:port").arg(fromStd(h.Scalar())));
+                } else if (h.IsMap()) {
+                    r.checkKeys(h, QStringLiteral("evaluation.hosts[]"), {QStringLiteral("host"), QStringLiteral("user"), QStringLiteral("port"), QStringLiteral("slots")});
+                    host = RemoteHost{};
+                    if (const auto n = h["host"]) {
+                        const auto parsed = parseHostString(r.string(n, QStringLiteral("evaluation.hosts[].host")).value_or(QString()));
+                        if (!parsed || !parsed->user.isEmpty() || parsed->port != 22)
+                            r.error(n, QStringLiteral("'evaluation.hosts[].host' must be a host name or address"));
+                        else
+                            host->host = parsed->host;
+                    } else {
+                        r.error(h, QStringLiteral("missing required key 'host' in 'evaluation.hosts'"));
+                    }
+                    if (const auto n = h["user"])
+                        host->user = r.string(n, QStringLiteral("evaluation.hosts[].user")).value_or(QString());
+                    if (const auto n = h["port"])
+                        if (const auto v = r.integer(n, QStringLiteral("evaluation.hosts[].port"))) {
+                            host->port = int(*v);
+                            if (*v < 1 || *v > 65535)
+                                r.error(n, QStringLiteral("'evaluation.hosts[].port' must be between 1 and 65535"));
+                        }
+                    if (const auto n = h["slots"])
+                        if (const auto v = r.integer(n, QStringLiteral("evaluation.hosts[].slots"))) {
+                            host->slots = int(*v);
+                            if (*v < 1 || *v > 256)
+                                r.error(n, QStringLiteral("'evaluation.hosts[].slots' must be between 1 and 256"));
+                        }
+                } else {
+                    r.error(h, QStringLiteral("'evaluation.hosts' entries are \"user@host:port\" or {host, user, port, slots}"));
+                }
+                if (host)
+                    c.hosts << *host;
+            }
+        }
+    }
+    if (const auto ssh = e["ssh"]) {
+        r.checkKeys(ssh, QStringLiteral("evaluation.ssh"), {QStringLiteral("known_hosts"), QStringLiteral("identity"), QStringLiteral("connect_timeout_s")});
+        if (ssh.IsMap()) {
+            if (const auto n = ssh["known_hosts"])
+                c.sshKnownHosts = r.string(n, QStringLiteral("evaluation.ssh.known_hosts")).value_or(QString());
+            if (const auto n = ssh["identity"])
+                c.sshIdentity = r.string(n, QStringLiteral("evaluation.ssh.identity")).value_or(QString());
+            if (const auto n = ssh["connect_timeout_s"])
+                c.sshConnectTimeoutS = int(r.integer(n, QStringLiteral("evaluation.ssh.connect_timeout_s")).value_or(c.sshConnectTimeoutS));
+        }
+    }
+    if (const auto remote = e["remote"]) {
+        r.checkKeys(remote, QStringLiteral("evaluation.remote"), {QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("retries")});
+        if (remote.IsMap()) {
+            if (const auto n = remote["command"])
+                c.remoteCommand = r.string(n, QStringLiteral("evaluation.remote.command")).value_or(c.remoteCommand);
+            if (const auto n = remote["workdir"])
+                c.remoteWorkdir = r.string(n, QStringLiteral("evaluation.remote.workdir")).value_or(c.remoteWorkdir);
+            if (const auto n = remote["retries"])
+                c.remoteRetries = int(r.integer(n, QStringLiteral("evaluation.remote.retries")).value_or(c.remoteRetries));
+        }
+    }
+    if (const auto slurm = e["slurm"]) {
+        r.checkKeys(slurm, QStringLiteral("evaluation.slurm"), {QStringLiteral("partition"), QStringLiteral("gres"), QStringLiteral("time"), QStringLiteral("mem"),
+                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms")});
+        if (slurm.IsMap()) {
+            static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
+            const auto word = [&](const char *key, QString &out) {
+                if (const auto n = slurm[key]) {
+                    out = r.string(n, QStringLiteral("evaluation.slurm.") + QLatin1String(key)).value_or(QString());
+                    if (!s_word.match(out).hasMatch())
+                        r.error(n, QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'").arg(QLatin1String(key), out));
+                }
+            };
+            word("partition", c.slurmPartition);
+            word("gres", c.slurmGres);
+            word("time", c.slurmTime);
+            word("mem", c.slurmMem);
+            if (const auto n = slurm["slots"])
+                c.slurmSlots = int(r.integer(n, QStringLiteral("evaluation.slurm.slots")).value_or(c.slurmSlots));
+            if (const auto n = slurm["shared_dir"])
+                c.slurmSharedDir = r.string(n, QStringLiteral("evaluation.slurm.shared_dir")).value_or(QString());
+            if (const auto n = slurm["poll_ms"])
+                c.slurmPollMs = int(r.integer(n, QStringLiteral("evaluation.slurm.poll_ms")).value_or(c.slurmPollMs));
+        }
+    }
+    if (const auto placement = e["placement"]) {
+        if (!placement.IsMap()) {
+            r.error(placement, QStringLiteral("'evaluation.placement' must map target names to remote, compile_local or local"));
+        } else {
+            for (auto it = placement.begin(); it != placement.end(); ++it) {
+                const QString target = fromStd(it->first.Scalar());
+                const QString where = r.string(it->second, QStringLiteral("evaluation.placement.") + target).value_or(QString());
+                if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(where))
+                    r.error(it->second, QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'").arg(target, where));
+                c.placement.insert(target, where);
+            }
+        }
+    }
+}
+
+} // namespace
+
+QString RemoteHost::label() const
+{
+    return (user.isEmpty() ? QString() : user + QLatin1Char('@')) + host + (port == 22 ? QString() : QLatin1Char(':') + QString::number(port));
+}
+
+QString EvaluationConfig::placementFor(const QString &target) const
+{
+    if (executor == QLatin1String("local"))
+        return QStringLiteral("local");
+    return placement.value(target, QStringLiteral("remote"));
+}
+
 std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QString &fileName, QStringList *errors)
 {
     YamlReader r(fileName);
@@ -163,7 +301,9 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             if (const auto e = root["evaluation"]) {
                 r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
                                                             QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation"),
-                                                            QStringLiteral("profile"), QStringLiteral("compile_only")});
+                                                            QStringLiteral("profile"), QStringLiteral("hosts"), QStringLiteral("ssh"),
+                                                            QStringLiteral("remote"), QStringLiteral("slurm"), QStringLiteral("placement"),
+                                                            QStringLiteral("compile_only")});
                 if (e.IsMap()) {
                     EvaluationConfig &c = config.evaluation;
                     if (const auto n = e["executor"])
@@ -193,6 +333,9 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
                     if (const auto n = e["compile_only"])
                         c.compileOnly = r.boolean(n, QStringLiteral("evaluation.compile_only")).value_or(false);
+                    if (const auto n = e["executor"]; n && !QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(c.executor))
+                        r.error(n, QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(c.executor));
+                    parseRemote(r, e, c);
                 }
             }
         }
@@ -263,8 +406,24 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.bench_slots' must be at least 1");
     if (evaluation.parallelCompiles < 0)
         out << QStringLiteral("'evaluation.parallel_compiles' must be 'auto' or at least 1");
-    if (evaluation.executor != QLatin1String("local") && evaluation.executor != QLatin1String("slurm"))
-        out << QStringLiteral("'evaluation.executor' must be local or slurm");
+    if (evaluation.executor == QLatin1String("ssh") && evaluation.hosts.isEmpty())
+        out << QStringLiteral("'evaluation.executor' is ssh but 'evaluation.hosts' names no host");
+    if (evaluation.executor != QLatin1String("ssh") && !evaluation.hosts.isEmpty())
+        out << QStringLiteral("'evaluation.hosts' is used only with executor: ssh");
+    if (!evaluation.remoteWorkdir.startsWith(QLatin1Char('/')))
+        out << QStringLiteral("'evaluation.remote.workdir' must be an absolute path");
+    if (evaluation.remoteCommand.isEmpty())
+        out << QStringLiteral("'evaluation.remote.command' must not be empty");
+    if (evaluation.remoteRetries < 0 || evaluation.remoteRetries > 10)
+        out << QStringLiteral("'evaluation.remote.retries' must be between 0 and 10");
+    if (evaluation.sshConnectTimeoutS < 1)
+        out << QStringLiteral("'evaluation.ssh.connect_timeout_s' must be at least 1");
+    if (evaluation.slurmSlots < 1)
+        out << QStringLiteral("'evaluation.slurm.slots' must be at least 1");
+    if (evaluation.slurmPollMs < 50)
+        out << QStringLiteral("'evaluation.slurm.poll_ms' must be at least 50");
+    if (!evaluation.slurmSharedDir.isEmpty() && !evaluation.slurmSharedDir.startsWith(QLatin1Char('/')))
+        out << QStringLiteral("'evaluation.slurm.shared_dir' must be an absolute path");
     if (budget.maxUsd && *budget.maxUsd < 0)
         out << QStringLiteral("'budget.max_usd' must not be negative");
     if (budget.maxLlmCalls && *budget.maxLlmCalls < 0)
@@ -363,6 +522,49 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "profile" << YAML::Value << evaluation.profile;
     if (evaluation.compileOnly)
         out << YAML::Key << "compile_only" << YAML::Value << true;
+    if (!evaluation.hosts.isEmpty()) {
+        out << YAML::Key << "hosts" << YAML::Value << YAML::BeginSeq;
+        for (const RemoteHost &h : evaluation.hosts) {
+            out << YAML::Flow << YAML::BeginMap << YAML::Key << "host" << YAML::Value << toStd(h.host);
+            if (!h.user.isEmpty())
+                out << YAML::Key << "user" << YAML::Value << toStd(h.user);
+            out << YAML::Key << "port" << YAML::Value << h.port << YAML::Key << "slots" << YAML::Value << h.slots << YAML::EndMap;
+        }
+        out << YAML::EndSeq;
+    }
+    if (evaluation.executor == QLatin1String("ssh")) {
+        out << YAML::Key << "ssh" << YAML::Value << YAML::BeginMap;
+        if (!evaluation.sshKnownHosts.isEmpty())
+            out << YAML::Key << "known_hosts" << YAML::Value << toStd(evaluation.sshKnownHosts);
+        if (!evaluation.sshIdentity.isEmpty())
+            out << YAML::Key << "identity" << YAML::Value << toStd(evaluation.sshIdentity);
+        out << YAML::Key << "connect_timeout_s" << YAML::Value << evaluation.sshConnectTimeoutS << YAML::EndMap;
+    }
+    if (evaluation.executor != QLatin1String("local")) {
+        out << YAML::Key << "remote" << YAML::Value << YAML::BeginMap << YAML::Key << "command" << YAML::Value << toStd(evaluation.remoteCommand)
+            << YAML::Key << "workdir" << YAML::Value << toStd(evaluation.remoteWorkdir) << YAML::Key << "retries" << YAML::Value
+            << evaluation.remoteRetries << YAML::EndMap;
+    }
+    if (evaluation.executor == QLatin1String("slurm")) {
+        out << YAML::Key << "slurm" << YAML::Value << YAML::BeginMap;
+        const auto opt = [&out](const char *key, const QString &value) {
+            if (!value.isEmpty())
+                out << YAML::Key << key << YAML::Value << toStd(value);
+        };
+        opt("partition", evaluation.slurmPartition);
+        opt("gres", evaluation.slurmGres);
+        opt("time", evaluation.slurmTime);
+        opt("mem", evaluation.slurmMem);
+        opt("shared_dir", evaluation.slurmSharedDir);
+        out << YAML::Key << "slots" << YAML::Value << evaluation.slurmSlots << YAML::Key << "poll_ms" << YAML::Value << evaluation.slurmPollMs
+            << YAML::EndMap;
+    }
+    if (!evaluation.placement.isEmpty()) {
+        out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;
+        for (auto it = evaluation.placement.cbegin(); it != evaluation.placement.cend(); ++it)
+            out << YAML::Key << toStd(it.key()) << YAML::Value << toStd(it.value());
+        out << YAML::EndMap;
+    }
     out << YAML::EndMap;
     out << YAML::EndMap;
     return QByteArray(out.c_str()) + '\n';

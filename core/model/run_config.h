@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QList>
+#include <QMap>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -39,8 +40,38 @@ struct BudgetConfig {
     std::optional<double> maxHours;
 };
 
+// One SSH host of `evaluation.hosts`: "user@host:port" or {host, user, port, slots}.
+struct RemoteHost {
+    QString host;
+    QString user;     // empty: ssh's default (the local user, or ~/.ssh/config)
+    int port = 22;
+    int slots = 1;    // evaluations it runs at once
+    QString label() const;
+};
+
 struct EvaluationConfig {
+    // Where evaluations run: local (this machine), ssh (evaluation.hosts over OpenSSH) or slurm
+    // (batch jobs of evaluation.slurm). Remote evaluations run `autocomp eval` on the far side, whose
+    // trusted judge steps give the verdict exactly as they do here.
     QString executor = QStringLiteral("local");
+    QList<RemoteHost> hosts;
+    QString sshKnownHosts;      // ssh.known_hosts: checked strictly (StrictHostKeyChecking=yes); empty: ~/.ssh/known_hosts
+    QString sshIdentity;        // ssh.identity: a key file handed to ssh -i; empty: the agent / ssh's defaults. Never read or stored by us
+    int sshConnectTimeoutS = 10;
+    QString remoteCommand = QStringLiteral("autocomp"); // remote.command: the autocomp CLI on the host or node
+    QString remoteWorkdir = QStringLiteral("/tmp");     // remote.workdir (ssh): absolute; per-candidate dirs are made and removed there
+    int remoteRetries = 2;      // remote.retries: a remote failure (host down, job lost) is retried on another slot this often
+    QString slurmPartition;     // slurm.partition
+    QString slurmGres;          // slurm.gres, e.g. gpu:1
+    QString slurmTime;          // slurm.time (sbatch --time); empty: from the target's step timeouts
+    QString slurmMem;           // slurm.mem, e.g. 4G
+    int slurmSlots = 4;         // slurm.slots: jobs in the queue at once
+    QString slurmSharedDir;     // slurm.shared_dir: a directory the nodes see at the same path; empty: the cache dir
+    int slurmPollMs = 1000;     // slurm.poll_ms: how often squeue is asked
+    // placement: {<target>: remote | compile_local | local}: with compile_local every step up to the
+    // target's last compile step runs here and the rest on the executor's host; default remote.
+    QMap<QString, QString> placement;
+    QString placementFor(const QString &target) const;
     int parallelCompiles = 0; // 0: number of cores
     int benchSlots = 1;
     // How a benchmark is kept apart from our other work: "cpu" gives it a CPU of its own while compiles go

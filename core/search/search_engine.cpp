@@ -8,6 +8,7 @@
 #include "model/yaml_reader.h"
 #include "store/run_store.h"
 
+#include <QCryptographicHash>
 #include <QFile>
 #include <QJsonObject>
 #include <QLoggingCategory>
@@ -656,7 +657,14 @@ void SearchEngine::evaluate(qint64 candidateId)
     if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
                                                                 [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
         baseline = m_setup.problem.startCode();
-    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline, &m_setup.config.evaluation);
+    // The store, run and candidate name the evaluation: a remote executor finds a job that a killed
+    // process left running (or its result) by this key instead of evaluating the candidate again.
+    EvalRequest request;
+    request.key = QStringLiteral("%1-r%2-c%3")
+                      .arg(QString::fromLatin1(QCryptographicHash::hash(m_store->path().toUtf8(), QCryptographicHash::Sha1).toHex().left(8)))
+                      .arg(m_run.id)
+                      .arg(candidateId);
+    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline, &m_setup.config.evaluation, request);
     m_jobs << job;
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
         auto it = m_candidates.find(candidateId);

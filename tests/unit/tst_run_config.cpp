@@ -47,6 +47,25 @@ void compareConfigs(const RunConfig &actual, const RunConfig &expected)
     QCOMPARE(actual.llm.maxPromptBytes, expected.llm.maxPromptBytes);
     QCOMPARE(actual.llm.reuseAcrossRuns, expected.llm.reuseAcrossRuns);
     QCOMPARE(actual.evaluation.profile, expected.evaluation.profile);
+    QCOMPARE(actual.evaluation.hosts.size(), expected.evaluation.hosts.size());
+    for (qsizetype i = 0; i < actual.evaluation.hosts.size(); ++i) {
+        QCOMPARE(actual.evaluation.hosts.at(i).label(), expected.evaluation.hosts.at(i).label());
+        QCOMPARE(actual.evaluation.hosts.at(i).slots, expected.evaluation.hosts.at(i).slots);
+    }
+    QCOMPARE(actual.evaluation.sshKnownHosts, expected.evaluation.sshKnownHosts);
+    QCOMPARE(actual.evaluation.sshIdentity, expected.evaluation.sshIdentity);
+    QCOMPARE(actual.evaluation.sshConnectTimeoutS, expected.evaluation.sshConnectTimeoutS);
+    QCOMPARE(actual.evaluation.remoteCommand, expected.evaluation.remoteCommand);
+    QCOMPARE(actual.evaluation.remoteWorkdir, expected.evaluation.remoteWorkdir);
+    QCOMPARE(actual.evaluation.remoteRetries, expected.evaluation.remoteRetries);
+    QCOMPARE(actual.evaluation.slurmPartition, expected.evaluation.slurmPartition);
+    QCOMPARE(actual.evaluation.slurmGres, expected.evaluation.slurmGres);
+    QCOMPARE(actual.evaluation.slurmTime, expected.evaluation.slurmTime);
+    QCOMPARE(actual.evaluation.slurmMem, expected.evaluation.slurmMem);
+    QCOMPARE(actual.evaluation.slurmSlots, expected.evaluation.slurmSlots);
+    QCOMPARE(actual.evaluation.slurmSharedDir, expected.evaluation.slurmSharedDir);
+    QCOMPARE(actual.evaluation.slurmPollMs, expected.evaluation.slurmPollMs);
+    QCOMPARE(actual.evaluation.placement, expected.evaluation.placement);
 }
 
 RunConfig minimalConfig()
@@ -153,10 +172,30 @@ void TestRunConfig::roundTrip_data()
     full.evaluation.keepWorkdirs = true;
     full.evaluation.benchIsolation = u"exclusive"_s;
     full.evaluation.profile = true;
+    full.evaluation.slurmPartition = u"gpu"_s;
+    full.evaluation.slurmGres = u"gpu:1"_s;
+    full.evaluation.slurmTime = u"00:30:00"_s;
+    full.evaluation.slurmMem = u"8G"_s;
+    full.evaluation.slurmSlots = 6;
+    full.evaluation.slurmSharedDir = u"/scratch/autocomp"_s;
+    full.evaluation.slurmPollMs = 500;
+    full.evaluation.remoteCommand = u"/opt/autocomp/bin/autocomp"_s;
+    full.evaluation.remoteWorkdir = u"/scratch/tmp"_s;
+    full.evaluation.remoteRetries = 3;
+    full.evaluation.placement = {{u"cpu"_s, u"compile_local"_s}, {u"cuda"_s, u"remote"_s}};
     full.llm.maxAnswerBytes = 100000;
     full.llm.maxPromptBytes = 50000;
     full.llm.reuseAcrossRuns = true;
     QTest::newRow("every field set") << full;
+
+    RunConfig ssh = minimalConfig();
+    ssh.evaluation.executor = u"ssh"_s;
+    ssh.evaluation.hosts = {autocomp::RemoteHost{u"trn1.example.org"_s, u"ubuntu"_s, 2222, 2}, autocomp::RemoteHost{u"10.0.0.7"_s, {}, 22, 1}};
+    ssh.evaluation.sshKnownHosts = u"/home/me/.ssh/known_hosts"_s;
+    ssh.evaluation.sshIdentity = u"/home/me/.ssh/id_ed25519"_s;
+    ssh.evaluation.sshConnectTimeoutS = 5;
+    ssh.evaluation.remoteWorkdir = u"/var/tmp"_s;
+    QTest::newRow("ssh hosts") << ssh;
 
     RunConfig quoted = minimalConfig();
     quoted.problem = u"gemm: \"tricky\" # not a comment"_s;
@@ -234,6 +273,16 @@ void TestRunConfig::errorsNameFileAndLine_data()
                                      << u"menu_dropout"_s;
     QTest::newRow("dropout negative") << QByteArray(head + "search: {menu_dropout: -0.1}\n") << 4 << u"menu_dropout"_s;
     QTest::newRow("sandbox invalid") << QByteArray(head + "evaluation:\n  sandbox: maybe\n") << 5 << u"maybe"_s;
+    QTest::newRow("executor invalid") << QByteArray(head + "evaluation:\n  executor: kubernetes\n") << 5 << u"kubernetes"_s;
+    QTest::newRow("ssh without hosts") << QByteArray(head + "evaluation:\n  executor: ssh\n") << 5 << u"evaluation.hosts"_s;
+    QTest::newRow("host not user@host:port") << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [\"me@@box\"]\n") << 6 << u"me@@box"_s;
+    QTest::newRow("host port out of range")
+        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts:\n    - {host: box, port: 70000}\n") << 7 << u"hosts[].port"_s;
+    QTest::newRow("placement invalid") << QByteArray(head + "evaluation:\n  executor: slurm\n  placement: {cpu: sideways}\n") << 6 << u"sideways"_s;
+    QTest::newRow("relative remote workdir")
+        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [box]\n  remote: {workdir: tmp}\n") << 7 << u"remote.workdir"_s;
+    QTest::newRow("gres with a space") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {gres: \"gpu 1\"}\n") << 6 << u"slurm.gres"_s;
+    QTest::newRow("unknown ssh key") << QByteArray(head + "evaluation:\n  ssh: {password: hunter2}\n") << 5 << u"password"_s;
     QTest::newRow("bench isolation invalid") << QByteArray(head + "evaluation:\n  bench_slots: 1\n  bench_isolation: loose\n") << 6
                                              << u"bench_isolation"_s;
 }

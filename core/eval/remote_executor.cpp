@@ -1,0 +1,139 @@
+#include "eval/remote_executor.h"
+
+#include "eval/slurm_executor.h"
+#include "eval/ssh_executor.h"
+#include "eval/tar_writer.h"
+
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFileInfo>
+#include <QHash>
+#include <QJsonArray>
+#include <QMutex>
+
+#include <cmath>
+
+namespace autocomp {
+
+std::unique_ptr<RemoteExecutor> RemoteExecutor::create(const EvaluationConfig &config, QString *error)
+{
+    if (config.executor == QLatin1String("ssh")) {
+        if (config.hosts.isEmpty()) {
+            *error = QStringLiteral("evaluation.executor is ssh but evaluation.hosts names no host");
+            return nullptr;
+        }
+        return std::make_unique<SshExecutor>(config);
+    }
+    if (config.executor == QLatin1String("slurm"))
+        return SlurmExecutor::create(config, error);
+    *error = QStringLiteral("unknown executor '%1'").arg(config.executor);
+    return nullptr;
+}
+
+QString RemoteExecutor::shellQuote(const QString &word)
+{
+    QString quoted = word;
+    quoted.replace(QLatin1Char('\''), QLatin1String("'\\''"));
+    return QLatin1Char('\'') + quoted + QLatin1Char('\'');
+}
+
+QStringList RemoteExecutor::remoteEvalCommand(const EvaluationConfig &config, const RemoteTask &task, const QString &remoteDir)
+{
+    const QString work = remoteDir + QStringLiteral("/work/");
+    QStringList command{config.remoteCommand, QStringLiteral("eval"), QStringLiteral("--target"), task.target.name, QStringLiteral("--problem"),
+                        task.problem.name, QStringLiteral("--code"), work + task.candidateName, QStringLiteral("--json")};
+    if (task.baselineName.isEmpty())
+        command << QStringLiteral("--no-baseline");
+    else
+        command << QStringLiteral("--baseline") << work + task.baselineName;
+    if (!task.fromStep.isEmpty())
+        command << QStringLiteral("--from-step") << task.fromStep << QStringLiteral("--seed-dir") << remoteDir + QStringLiteral("/work");
+    if (task.profile)
+        command << QStringLiteral("--profile");
+    return command;
+}
+
+QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QString *error)
+{
+    // Built once per process and (target, problem), like the sources hash: the far side keeps the
+    // data under its hash, so a judge built there from it is reused by every later candidate.
+    static QMutex s_mutex;
+    static QHash<QString, std::pair<QString, QByteArray>> s_archives;
+    const QString key = task.target.dir + QLatin1Char('|') + task.problem.dir;
+    QMutexLocker lock(&s_mutex);
+    if (const auto it = s_archives.constFind(key); it != s_archives.cend()) {
+        *hash = it->first;
+        return it->second;
+    }
+    const QFileInfo targetDir(task.target.dir);
+    const QFileInfo problemDir(task.problem.dir);
+    if (!targetDir.isDir() || !problemDir.isDir()) {
+        *error = QStringLiteral("the target '%1' or the problem '%2' has no directory to send").arg(task.target.name, task.problem.name);
+        return {};
+    }
+    TarWriter tar;
+    // Every target folder beside this one: a target may use another's files ({backend_dir}/../cpu/include).
+    const QDir backends = targetDir.dir();
+    for (const QString &name : backends.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        if (!tar.addDirectory(backends.filePath(name), QStringLiteral("backends/") + name)) {
+            *error = tar.error();
+            return {};
+        }
+    }
+    // The problem where the far side's repository looks for it: sols/<target folder>/<problem folder>.
+    const QString problemName = QStringLiteral("sols/%1/%2").arg(problemDir.dir().dirName(), problemDir.fileName());
+    if (!tar.addDirectory(problemDir.absoluteFilePath(), problemName)) {
+        *error = tar.error();
+        return {};
+    }
+    const QByteArray archive = tar.finish();
+    const QString h = QString::fromLatin1(QCryptographicHash::hash(archive, QCryptographicHash::Sha1).toHex().left(16));
+    s_archives.insert(key, {h, archive});
+    *hash = h;
+    return archive;
+}
+
+EvalResult RemoteExecutor::resultFromJson(const QJsonObject &o, const QString &metric, QString *error)
+{
+    static const QStringList s_statuses{QStringLiteral("ok"),    QStringLiteral("compile_error"), QStringLiteral("incorrect"), QStringLiteral("timeout"),
+                                        QStringLiteral("crash"), QStringLiteral("rejected"),      QStringLiteral("error")};
+    EvalResult r;
+    const QString status = o.value(QStringLiteral("status")).toString();
+    if (!s_statuses.contains(status)) {
+        *error = QStringLiteral("the remote evaluation answered with status '%1'").arg(status);
+        return r;
+    }
+    if (!o.value(QStringLiteral("correct")).isBool() || (o.contains(QStringLiteral("metrics")) && !o.value(QStringLiteral("metrics")).isObject())) {
+        *error = QStringLiteral("the remote evaluation's answer is malformed ('correct' or 'metrics')");
+        return r;
+    }
+    r.status = status;
+    r.correct = o.value(QStringLiteral("correct")).toBool() && status == QLatin1String("ok");
+    r.metrics = o.value(QStringLiteral("metrics")).toObject();
+    for (const QJsonValue &v : o.value(QStringLiteral("feedback")).toArray())
+        r.feedback << v.toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("flags")).toArray())
+        r.flags << v.toString();
+    r.log = o.value(QStringLiteral("log")).toString();
+    for (const QJsonValue &v : o.value(QStringLiteral("steps")).toArray()) {
+        const QJsonObject s = v.toObject();
+        StepResult step;
+        step.name = s.value(QStringLiteral("name")).toString();
+        step.exitCode = s.value(QStringLiteral("exit_code")).toInt(-1);
+        step.timedOut = s.value(QStringLiteral("timed_out")).toBool();
+        step.crashed = s.value(QStringLiteral("crashed")).toBool();
+        step.outputFlooded = s.value(QStringLiteral("output_flooded")).toBool();
+        step.durationMs = s.value(QStringLiteral("duration_ms")).toDouble();
+        step.log = s.value(QStringLiteral("log")).toString();
+        for (const QJsonValue &arg : s.value(QStringLiteral("command")).toArray())
+            step.command << arg.toString();
+        r.steps << step;
+    }
+    if (r.correct && std::isnan(r.metricValue(metric))) {
+        *error = QStringLiteral("the remote evaluation says the candidate is correct but has no '%1' metric").arg(metric);
+        return EvalResult{};
+    }
+    return r;
+}
+
+} // namespace autocomp

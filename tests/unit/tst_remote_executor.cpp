@@ -1,0 +1,175 @@
+// The pieces of remote evaluation that need no remote machine: the tar stream the executors send is
+// unpacked by the real tar (long names, empty files, executable bits); words quoted for the remote
+// shell arrive unchanged through a real sh; the remote answer is checked as strictly as result.json.
+#include "eval/remote_executor.h"
+#include "eval/tar_writer.h"
+#include "model/repository.h"
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace autocomp;
+
+class TestRemoteExecutor : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void tarIsUnpackedByTar()
+    {
+        QTemporaryDir source;
+        QTemporaryDir target;
+        QVERIFY(source.isValid() && target.isValid());
+        const QString deep = QStringLiteral("a-directory-with-a-long-name-of-sixty-characters-0123456789ab/"
+                                            "another-directory-with-a-long-name-of-fifty-chars/file-name-that-is-long.cpp");
+        QVERIFY(QDir(source.path()).mkpath(QFileInfo(source.filePath(deep)).path()));
+        const QMap<QString, QByteArray> files{{QStringLiteral("candidate.cpp"), "int main() { return 0; }\n"},
+                                              {QStringLiteral("empty.txt"), QByteArray()},
+                                              {QStringLiteral("sub/block.bin"), QByteArray(1537, '\x7f')},
+                                              {deep, "deep\n"}};
+        QVERIFY(QDir(source.path()).mkpath(QStringLiteral("sub")));
+        for (auto it = files.cbegin(); it != files.cend(); ++it) {
+            QFile f(source.filePath(it.key()));
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(it.value());
+        }
+        QFile::setPermissions(source.filePath(QStringLiteral("candidate.cpp")), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        QVERIFY(QDir(source.path()).mkpath(QStringLiteral("empty-dir")));
+        TarWriter tar;
+        QVERIFY2(tar.addDirectory(source.path(), QStringLiteral("work")), qPrintable(tar.error()));
+        const QByteArray archive = tar.finish();
+        QCOMPARE(archive.size() % 512, 0);
+        QProcess untar;
+        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), target.path()});
+        untar.write(archive);
+        untar.closeWriteChannel();
+        QVERIFY(untar.waitForFinished(30000));
+        QVERIFY2(untar.exitCode() == 0, untar.readAllStandardError().constData());
+        for (auto it = files.cbegin(); it != files.cend(); ++it) {
+            QFile f(target.filePath(QStringLiteral("work/") + it.key()));
+            QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(it.key()));
+            QCOMPARE(f.readAll(), it.value());
+        }
+        QVERIFY(QFileInfo(target.filePath(QStringLiteral("work/candidate.cpp"))).isExecutable());
+        QVERIFY(!QFileInfo(target.filePath(QStringLiteral("work/empty.txt"))).isExecutable());
+        QVERIFY(QFileInfo(target.filePath(QStringLiteral("work/empty-dir"))).isDir());
+    }
+
+    void tooLongANameIsAnError()
+    {
+        QTemporaryDir source;
+        const QString name = QString(120, QLatin1Char('x'));
+        QFile f(source.filePath(name));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        TarWriter tar;
+        QVERIFY(!tar.addDirectory(source.path(), {}));
+        QVERIFY(tar.error().contains(QLatin1String("too long")));
+    }
+
+    void quotedWordsSurviveTheShell_data()
+    {
+        QTest::addColumn<QString>("word");
+        QTest::newRow("plain") << QStringLiteral("candidate.cpp");
+        QTest::newRow("spaces") << QStringLiteral("a b  c");
+        QTest::newRow("single quotes") << QStringLiteral("it's 'quoted'");
+        QTest::newRow("shell syntax") << QStringLiteral("$(rm -rf /); `id` && echo $HOME > /dev/null | ; \\ \" *");
+        QTest::newRow("newline") << QStringLiteral("two\nlines");
+        QTest::newRow("empty") << QString();
+    }
+
+    void quotedWordsSurviveTheShell()
+    {
+        QFETCH(QString, word);
+        QProcess sh;
+        sh.start(QStringLiteral("sh"), {QStringLiteral("-c"), QStringLiteral("printf %s ") + RemoteExecutor::shellQuote(word)});
+        QVERIFY(sh.waitForFinished(10000));
+        QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()), word);
+    }
+
+    void remoteAnswersAreChecked_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("status"); // empty: refused (a remote failure)
+        QTest::addColumn<bool>("correct");
+        QTest::newRow("correct") << QByteArray(R"({"status":"ok","correct":true,"metrics":{"latency_ms":{"median":1.5}},"steps":[{"name":"bench","exit_code":0,"log":"x"}]})")
+                                 << QStringLiteral("ok") << true;
+        QTest::newRow("incorrect") << QByteArray(R"({"status":"incorrect","correct":false,"log":"wrong at M=3"})") << QStringLiteral("incorrect") << false;
+        QTest::newRow("ok but says not correct") << QByteArray(R"({"status":"ok","correct":false,"metrics":{}})") << QStringLiteral("ok") << false;
+        QTest::newRow("an error of the far side's evaluator") << QByteArray(R"({"status":"error","correct":false})") << QStringLiteral("error") << false;
+        QTest::newRow("correct without the metric") << QByteArray(R"({"status":"ok","correct":true,"metrics":{"gflops":3}})") << QString() << false;
+        QTest::newRow("cancelled over there") << QByteArray(R"({"status":"cancelled","correct":false})") << QString() << false;
+        QTest::newRow("unknown status") << QByteArray(R"({"status":"great","correct":true})") << QString() << false;
+        QTest::newRow("correct not a boolean") << QByteArray(R"({"status":"ok","correct":"yes"})") << QString() << false;
+    }
+
+    void remoteAnswersAreChecked()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, status);
+        QFETCH(bool, correct);
+        QString error;
+        const EvalResult r = RemoteExecutor::resultFromJson(QJsonDocument::fromJson(json).object(), QStringLiteral("latency_ms"), &error);
+        QCOMPARE(error.isEmpty(), !status.isEmpty());
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.correct, correct);
+        if (status == QLatin1String("ok") && correct) {
+            QCOMPARE(r.metricValue(QStringLiteral("latency_ms")), 1.5);
+            QCOMPARE(r.steps.size(), 1);
+            QCOMPARE(r.steps.first().log, QStringLiteral("x"));
+        }
+    }
+
+    // What a host gets of a target: unpacked by tar, it is a data directory the far side's repository
+    // loads the same target and problem from.
+    void dataArchiveIsADataDirectory_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("cpu/gemm") << QStringLiteral("cpu") << QStringLiteral("gemm");
+        QTest::newRow("rvv/saxpy (uses the cpu target's files)") << QStringLiteral("rvv") << QStringLiteral("saxpy");
+    }
+
+    void dataArchiveIsADataDirectory()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, problem);
+        Repository shipped;
+        QString error;
+        RemoteTask task;
+        task.target = *shipped.target(target, &error);
+        task.problem = *shipped.problem(target, problem, &error);
+        QString hash;
+        const QByteArray archive = RemoteExecutor::dataArchive(task, &hash, &error);
+        QVERIFY2(!archive.isEmpty(), qPrintable(error));
+        QCOMPARE(hash.size(), 16);
+        QTemporaryDir dir;
+        QProcess untar;
+        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), dir.path()});
+        untar.write(archive);
+        untar.closeWriteChannel();
+        QVERIFY(untar.waitForFinished(30000));
+        QVERIFY2(untar.exitCode() == 0, untar.readAllStandardError().constData());
+        Repository remote({dir.path()});
+        const auto t = remote.target(target, &error);
+        QVERIFY2(t, qPrintable(error));
+        QVERIFY(t->dir.startsWith(dir.path()));
+        QCOMPARE(t->steps.size(), task.target.steps.size());
+        const auto p = remote.problem(target, problem, &error);
+        QVERIFY2(p, qPrintable(error));
+        QCOMPARE(p->startCode(), task.problem.startCode());
+    }
+
+    void configurationErrorsAreSaid()
+    {
+        EvaluationConfig config;
+        config.executor = QStringLiteral("ssh");
+        QString error;
+        QVERIFY(!RemoteExecutor::create(config, &error));
+        QVERIFY(error.contains(QLatin1String("evaluation.hosts")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRemoteExecutor)
+#include "tst_remote_executor.moc"
