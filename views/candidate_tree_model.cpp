@@ -308,4 +308,12 @@ QVariant CandidateTreeModel::headerData(int section, Qt::Orientation orientation
     return {};
 }
 
+qint64 CandidateTreeModel::lastCandidateId() const
+{
+    qint64 last = 0;
+    for (auto it = m_nodeOfId.cbegin(); it != m_nodeOfId.cend(); ++it)
+        last = std::max(last, it.key());
+    return last;
+}
+
 } // namespace autocomp

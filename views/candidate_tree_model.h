@@ -43,6 +43,8 @@ public:
     // Null when the index is invalid.
     const Candidate *candidate(const QModelIndex &index) const;
     int candidateCount() const { return m_nodes.size(); }
+    // The highest candidate id held (0: none).
+    qint64 lastCandidateId() const;
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;
