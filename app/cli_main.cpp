@@ -18,6 +18,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QEventLoop>
+#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -598,6 +599,8 @@ QString leaseText(const std::optional<RunLease> &lease)
 // `autocomp runs watch RUN_ID`: a line per event of the run as the store shows it, whichever process drives
 // it, until it ends; the exit status is the run's (0 finished, 3 failed, 4 stopped, or paused or interrupted
 // with no process left to drive it).
+constexpr int UndrivenGraceMs = 5000;
+
 int cmdWatch(RunStore &store, const Args &args)
 {
     bool ok = false;
@@ -658,7 +661,7 @@ int cmdWatch(RunStore &store, const Args &args)
                  runEvent(r, QStringLiteral("ended"), l));
             return cli::runExitCode(r);
         }
-        if (!driven && (r.state == RunState::Paused || r.state == RunState::Running)) {
+        if (!driven) {
             line(QStringLiteral("run %1 %2 and no process drives it; `autocomp resume %1` continues it")
                      .arg(r.id)
                      .arg(r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted")),
@@ -667,13 +670,34 @@ int cmdWatch(RunStore &store, const Args &args)
         }
         return std::nullopt;
     };
-    if (const auto code = verdict(*run, lease))
-        return *code;
+    if (hasEnded(run->state))
+        return *verdict(*run, lease);
 
     StoreFollower follower(store.path());
     QEventLoop loop;
     int exitCode = ExitError;
     RunInfo last = *run;
+    // A run left without a driver (paused, interrupted) ends the watch once it stays so for a while: a
+    // `resume` started at the same time as the watch takes it over within that time.
+    QTimer undriven;
+    undriven.setSingleShot(true);
+    undriven.setInterval(UndrivenGraceMs);
+    QObject::connect(&undriven, &QTimer::timeout, &loop, [&] {
+        exitCode = *verdict(last, lease);
+        loop.quit();
+    });
+    const auto check = [&](const RunInfo &r) {
+        const bool driven = lease && lease->alive;
+        if (hasEnded(r.state)) {
+            exitCode = *verdict(r, lease);
+            loop.quit();
+        } else if (!driven && !undriven.isActive()) {
+            undriven.start();
+        } else if (driven) {
+            undriven.stop();
+        }
+    };
+    check(*run);
     QObject::connect(&follower, &StoreFollower::failed, &loop, [&](const QString &error) {
         err() << "autocomp: " << error << Qt::endl;
         exitCode = ExitError;
@@ -737,10 +761,7 @@ int cmdWatch(RunStore &store, const Args &args)
                          .arg(QString::number(r.usd, 'f', 4)),
                      runEvent(r, QStringLiteral("iteration"), lease));
             last = r;
-            if (const auto code = verdict(r, lease)) {
-                exitCode = *code;
-                loop.quit();
-            }
+            check(r);
         }
     });
     follower.follow(runId, loadedAt, lastId);

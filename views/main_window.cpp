@@ -731,6 +731,24 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
     Q_EMIT storeChanged(changes);
 }
 
+void MainWindow::applyBeam(const QList<qint64> &beam)
+{
+    QList<Candidate> changed;
+    const auto update = [&](qint64 id, bool inBeam) {
+        if (const Candidate *c = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)); c && c->inBeam != inBeam) {
+            changed << *c;
+            changed.last().inBeam = inBeam;
+        }
+    };
+    for (qint64 id : m_candidateModel->beamIds())
+        if (!beam.contains(id))
+            update(id, false);
+    for (qint64 id : beam)
+        update(id, true);
+    if (!changed.isEmpty())
+        applyCandidates(changed);
+}
+
 void MainWindow::applyCandidates(const QList<Candidate> &candidates)
 {
     const int before = m_candidateModel->candidateCount();

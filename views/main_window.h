@@ -102,6 +102,8 @@ private:
     // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
     void applyCandidates(const QList<Candidate> &candidates);
     void updateLiveState(qint64 runId);
+    // A new beam of the shown run: the candidates that enter or leave it are updated in every view.
+    void applyBeam(const QList<qint64> &beam);
     void updateStoreViews();
     void openStoreDialog();
     void importArchiveDialog();

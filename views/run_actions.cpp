@@ -101,6 +101,10 @@ RunController *RunActions::addController()
         updateActions();
     });
     connect(c, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
+    connect(c, &RunController::beamChanged, this, [this](qint64 runId, const QList<qint64> &beam) {
+        if (runId == m_window->m_run.id)
+            m_window->applyBeam(beam);
+    });
     connect(c, &RunController::stateChanged, this, [this, c](RunState state, const QString &) {
         if (c->runId() != 0 && c->runId() != m_window->m_run.id)
             m_window->m_runModel->upsertRun(m_window->store()->run(c->runId()).value_or(RunInfo{}));

@@ -96,7 +96,7 @@ private:
     int graphCount() const { return child<BeamGraphView>(m_window.get(), "beamGraph")->nodeCount(); }
     int chartCount() const { return child<LatencyChart>(m_window.get(), "latencyChart")->pointCount(); }
     // The window's views hold exactly the run's stored candidates (and the chart its evaluated correct ones).
-    bool viewsMatchStore(qint64 runId, QString *why) const;
+    bool viewsMatchStore(qint64 runId, QString *why);
 
     QTemporaryDir m_home;
     std::unique_ptr<QTemporaryDir> m_dir;
@@ -161,22 +161,32 @@ QString TestLiveFollow::cell(qint64 runId, int column) const
     return row < 0 ? QString() : model->index(row, column).data().toString();
 }
 
-bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why) const
+bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
 {
+    m_window->showView(QStringLiteral("chart")); // a hidden chart only collects
     const QList<Candidate> stored = m_window->store()->candidates(runId);
     const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return c.hasScore(); });
     auto *model = m_window->findChild<CandidateTreeModel *>();
     int sameStatus = 0;
-    for (const Candidate &c : stored)
-        if (const Candidate *shown = model->candidate(model->indexOfCandidate(c.id)); shown && shown->status == c.status && shown->inBeam == c.inBeam)
+    QStringList differing;
+    for (const Candidate &c : stored) {
+        const Candidate *shown = model->candidate(model->indexOfCandidate(c.id));
+        if (shown && shown->status == c.status && shown->inBeam == c.inBeam)
             ++sameStatus;
-    *why = QStringLiteral("store %1 candidates (%2 scored); tree %3 (%4 as stored), graph %5, chart %6")
+        else if (shown)
+            differing << QStringLiteral("#%1 shown %2%3, stored %4%5")
+                             .arg(c.id)
+                             .arg(toString(shown->status), shown->inBeam ? QStringLiteral(" in beam") : QString(), toString(c.status),
+                                  c.inBeam ? QStringLiteral(" in beam") : QString());
+    }
+    *why = QStringLiteral("store %1 candidates (%2 scored); tree %3 (%4 as stored), graph %5, chart %6; ")
                .arg(stored.size())
                .arg(evaluated)
                .arg(treeCount())
                .arg(sameStatus)
                .arg(graphCount())
-               .arg(chartCount());
+               .arg(chartCount())
+        + differing.join(QStringLiteral("; "));
     return treeCount() == stored.size() && sameStatus == stored.size() && graphCount() == stored.size() && chartCount() >= 1
         && chartCount() <= evaluated;
 }
@@ -203,11 +213,14 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QStringLiteral("driven by ") + driver), qPrintable(headerText()), 10000);
     QVERIFY(!actions->isDriving(runId));
 
-    // Candidates arrive as the CLI commits them: the tree, the graph and the chart grow while it runs.
+    // Candidates arrive as the CLI commits them: the tree, the graph and the chart (in front) grow while it runs.
+    QVERIFY(m_window->showView(QStringLiteral("chart")));
     QTRY_VERIFY_WITH_TIMEOUT(treeCount() >= 2 && chartCount() >= 1, 30000);
     const int seen = treeCount();
-    QTRY_VERIFY_WITH_TIMEOUT(treeCount() > seen, 30000);
+    const int plotted = chartCount();
+    QTRY_VERIFY_WITH_TIMEOUT(treeCount() > seen && chartCount() > plotted, 30000);
     QTRY_COMPARE_WITH_TIMEOUT(graphCount(), treeCount(), 10000);
+    QVERIFY(m_window->showView(QStringLiteral("graph")));
     QVERIFY(cli.running());
     QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("driven by ") + driver), qPrintable(statusText()), 10000);
 
