@@ -37,30 +37,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Answers after 400 ms each: the search takes long enough to watch.
+# Answers after 900 ms each: the search takes long enough to watch.
 cat >"$work/script.yaml" <<'YAML'
 rules:
   - name: code
     match: 'Optimized code:\s*$'
     cycle: true
     responses:
-      - {content: "```cpp\n// fake: status=ok latency_ms=90 bench_ms=150;\nvoid kernel() { /* 90 */ }\n```", delay_ms: 400}
-      - {content: "```cpp\n// fake: status=ok latency_ms=78 bench_ms=150;\nvoid kernel() { /* 78 */ }\n```", delay_ms: 400}
-      - {content: "```cpp\n// fake: status=compile_error latency_ms=1 bench_ms=150;\nvoid kernel() { oops }\n```", delay_ms: 400}
-      - {content: "```cpp\n// fake: status=ok latency_ms=95 bench_ms=150;\nvoid kernel() { /* 95 */ }\n```", delay_ms: 400}
-      - {content: "```cpp\n// fake: status=ok latency_ms=66 bench_ms=150;\nvoid kernel() { /* 66 */ }\n```", delay_ms: 400}
+      - {content: "```cpp\n// fake: status=ok latency_ms=90 bench_ms=150;\nvoid kernel() { /* 90 */ }\n```", delay_ms: 900}
+      - {content: "```cpp\n// fake: status=ok latency_ms=78 bench_ms=150;\nvoid kernel() { /* 78 */ }\n```", delay_ms: 900}
+      - {content: "```cpp\n// fake: status=compile_error latency_ms=1 bench_ms=150;\nvoid kernel() { oops }\n```", delay_ms: 900}
+      - {content: "```cpp\n// fake: status=ok latency_ms=95 bench_ms=150;\nvoid kernel() { /* 95 */ }\n```", delay_ms: 900}
+      - {content: "```cpp\n// fake: status=ok latency_ms=66 bench_ms=150;\nvoid kernel() { /* 66 */ }\n```", delay_ms: 900}
   - name: fix
     match: 'Fixed code:\s*$'
     cycle: true
     responses:
-      - {content: "```cpp\n// fake: status=ok latency_ms=84 bench_ms=150;\nvoid kernel() { /* fixed */ }\n```", delay_ms: 400}
+      - {content: "```cpp\n// fake: status=ok latency_ms=84 bench_ms=150;\nvoid kernel() { /* fixed */ }\n```", delay_ms: 900}
   - name: plan
     match: 'Plan:\s*$'
     cycle: true
     responses:
-      - {content: "Chosen optimization: 1. alpha: tile the loops\nTile the loops by 64.", delay_ms: 400}
-      - {content: "Chosen optimization: 2. beta: vectorize\nVectorize the inner loop.", delay_ms: 400}
-      - {content: "Chosen optimization: 3. gamma: unroll\nUnroll by 4.", delay_ms: 400}
+      - {content: "Chosen optimization: 1. alpha: tile the loops\nTile the loops by 64.", delay_ms: 900}
+      - {content: "Chosen optimization: 2. beta: vectorize\nVectorize the inner loop.", delay_ms: 900}
+      - {content: "Chosen optimization: 3. gamma: unroll\nUnroll by 4.", delay_ms: 900}
 YAML
 "$server" --script "$work/script.yaml" >"$work/server.out" 2>&1 &
 pids+=($!)
@@ -95,7 +95,6 @@ for _ in $(seq 50); do
 done
 
 # The workbench first, on an empty store: the run appears in it once the terminal's run has begun.
-"$cli" runs list --store "$store" >/dev/null
 mkdir -p "$work/config"
 DISPLAY=":$display" XDG_CONFIG_HOME="$work/config" XDG_DATA_HOME="$work/data" QT_QPA_PLATFORM=xcb \
     "$gui" --store "$store" --show graph >"$work/gui.log" 2>&1 &
@@ -115,7 +114,7 @@ sleep 4
 shot live-running-early
 sleep 6
 shot live-running
-"$cli" pause 1 --store "$store" >"$work/pause.out" 2>&1
+"$cli" pause 1 --store "$store" >"$work/pause.out" 2>&1 || { echo "$0: pause failed:" >&2; cat "$work/pause.out" "$work/run.err" >&2; exit 1; }
 wait "$run_pid" || true
 sleep 2
 shot live-paused

@@ -119,8 +119,13 @@ public:
         m_runs = std::move(now);
         if (changes.removedRuns.contains(m_followed))
             m_followed = 0;
-        if (m_followed != 0 && (committed || forced))
+        if (m_followed != 0 && (committed || forced)) {
             readFollowed(changes);
+        } else {
+            // Nothing committed: the work in flight is as last read.
+            changes.requestsInFlight = std::max(0, m_requests);
+            changes.evaluationsInFlight = std::max(0, m_evaluations);
+        }
         const bool countsChanged = m_followed != 0 && (changes.requestsInFlight != m_requests || changes.evaluationsInFlight != m_evaluations);
         if (changes.isEmpty() && !countsChanged && !forced)
             return;

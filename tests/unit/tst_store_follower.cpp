@@ -220,6 +220,11 @@ void TestStoreFollower::callsAndStepsTouchTheirCandidates()
     QTRY_VERIFY_WITH_TIMEOUT(!m_changes.isEmpty() && m_changes.last().requestsInFlight == 1, 5000);
     QVERIFY(m_changes.last().touchedCandidates.contains(child));
     QVERIFY(m_changes.last().touchedCalls.contains(call.id));
+    // Looks without a commit (the drivers' liveness is checked every 2 s) report the same work in flight.
+    QVERIFY(m_writer->acquireLease(runId, nullptr)); // a commit the follower sees, then none for a while
+    QTest::qWait(StoreFollower::LeaseCheckIntervalMs + 700);
+    for (const StoreChanges &c : std::as_const(m_changes))
+        QCOMPARE(c.requestsInFlight, 1);
 
     m_changes.clear();
     call.status = QStringLiteral("ok");
