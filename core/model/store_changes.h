@@ -40,7 +40,7 @@ struct StoreChanges {
     QSet<qint64> touchedCandidates;     // their LLM calls or evaluation steps changed (the inspector's content)
     QSet<qint64> touchedCalls;          // LLM calls of the followed run that are new or were completed
     int requestsInFlight = 0;           // of the followed run
-    int evaluationsInFlight = 0;        // of the followed run: candidates compiling, testing or benchmarking
+    int evaluationsInFlight = 0;        // of the followed run: candidates waiting for or under evaluation
 
     bool isEmpty() const
     {

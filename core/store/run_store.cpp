@@ -1217,7 +1217,7 @@ int RunStore::requestsInFlight(qint64 runId)
 
 int RunStore::evaluationsInFlight(qint64 runId)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT count(*) FROM candidates WHERE run_id=:run AND status IN ('compiling', 'testing', 'benchmarking')"));
+    QSqlQuery &q = query(QStringLiteral("SELECT count(*) FROM candidates WHERE run_id=:run AND status IN ('pending', 'compiling', 'testing', 'benchmarking')"));
     q.bindValue(QStringLiteral(":run"), runId);
     const int n = q.exec() && q.next() ? q.value(0).toInt() : 0;
     q.finish();

@@ -147,7 +147,8 @@ public:
     // Evaluation steps of a run's candidates with an id above `afterId`: (step id, candidate id).
     QList<std::pair<qint64, qint64>> evaluationStepsAfter(qint64 runId, qint64 afterId);
     qint64 lastEvaluationStepId();
-    // Work of a run in flight as the store shows it: requests sent without an answer yet, candidates being evaluated.
+    // Work of a run in flight as the store shows it: requests sent without an answer yet, candidates whose code
+    // waits for or is under evaluation (the store records pending until the verdict).
     int requestsInFlight(qint64 runId);
     int evaluationsInFlight(qint64 runId);
 
