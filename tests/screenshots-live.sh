@@ -76,7 +76,7 @@ target: fake
 problem: kernel
 agent: fake
 models: {plan: ["vllm::m1"]}
-search: {iterations: 4, beam_width: 2, plans_per_parent: 3, code_per_plan: 2, menu_dropout: 0, fix_attempts: 1, seed: 7}
+search: {iterations: 6, beam_width: 2, plans_per_parent: 3, code_per_plan: 2, menu_dropout: 0, fix_attempts: 1, seed: 7}
 evaluation: {parallel_compiles: 2}
 YAML
 export AUTOCOMP_DATA_DIR="$root/tests/support/fake_data"
@@ -120,7 +120,7 @@ sleep 2
 shot live-paused
 "$cli" resume 1 --store "$store" >"$work/resume.out" 2>"$work/resume.err" &
 resume_pid=$!
-sleep 5
+sleep 4
 shot live-resumed
 wait "$resume_pid" || { echo "$0: resume ended with $?" >&2; cat "$work/resume.err" >&2; }
 sleep 2
