@@ -19,6 +19,8 @@
 #include <QTableView>
 #include <QTreeView>
 
+#include <csignal>
+
 using namespace autocomp;
 using namespace autocomp::test;
 
@@ -84,6 +86,7 @@ private Q_SLOTS:
     void followsCliRunPausedAndResumedHere();
     void pauseAndResumeReachTheCli();
     void runsWatchFollowsWhoeverDrives();
+    void killedDriverShowsInterrupted();
 
 private:
     QString storePath() const { return m_dir->filePath(QStringLiteral("runs.sqlite")); }
@@ -355,6 +358,46 @@ void TestLiveFollow::runsWatchFollowsWhoeverDrives()
     QCOMPARE(last.value(QStringLiteral("event")).toString(), QStringLiteral("ended"));
     QCOMPARE(last.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
     QCOMPARE(last.value(QStringLiteral("run_id")).toInteger(), runId);
+}
+
+// A CLI killed while it drives a run leaves the run recorded as running: the window shows it interrupted, the
+// dead driver gone, and offers Resume and Stop (which records the run stopped, nobody being left to ask).
+void TestLiveFollow::killedDriverShowsInterrupted()
+{
+    openWindow();
+    RunActions *actions = m_window->runActions();
+    const QString config = writeConfig(QStringLiteral("run.yaml"), 3);
+    QProcess cli;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"));
+    cli.setProcessEnvironment(env);
+    cli.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("run"), config, QStringLiteral("--store"), storePath()});
+    QVERIFY(cli.waitForStarted());
+    const qint64 pid = cli.processId();
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->currentRunId() != 0, 20000);
+    const qint64 runId = m_window->currentRunId();
+    QTRY_VERIFY_WITH_TIMEOUT(treeCount() >= 2, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(actions->pauseAction()->isEnabled(), 10000);
+    QVERIFY(!actions->resumeAction()->isEnabled());
+
+    ::kill(pid_t(pid), SIGKILL);
+    QVERIFY(cli.waitForFinished());
+    QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("interrupted"), 10000);
+    QCOMPARE(cell(runId, RunListModel::DriverColumn), QStringLiteral("gone (pid %1 on this host)").arg(pid));
+    QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QLatin1String("interrupted")), qPrintable(headerText()), 5000);
+    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("Run %1: interrupted").arg(runId)), qPrintable(statusText()), 5000);
+    QVERIFY(actions->resumeAction()->isEnabled());
+    QVERIFY(!actions->pauseAction()->isEnabled());
+    QVERIFY(actions->stopAction()->isEnabled());
+    QCOMPARE(toString(m_window->store()->run(runId)->state), toString(RunState::Running));
+
+    actions->stopAction()->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("stopped"), 10000);
+    const RunInfo run = *m_window->store()->run(runId);
+    QCOMPARE(toString(run.state), toString(RunState::Stopped));
+    QVERIFY2(run.stopReason.contains(QLatin1String("no process was driving it")), qPrintable(run.stopReason));
+    QVERIFY(actions->resumeAction()->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::DriverColumn), QString(), 5000);
 }
 
 QTEST_MAIN(TestLiveFollow)
