@@ -119,6 +119,10 @@ CREATE INDEX llm_calls_status ON llm_calls(run_id, status);
         QStringLiteral(R"SQL(
 ALTER TABLE llm_calls ADD COLUMN attempts TEXT NOT NULL DEFAULT '';
 )SQL"),
+        // Views that follow a store read a run's candidates written since a moment (StoreFollower).
+        QStringLiteral(R"SQL(
+CREATE INDEX candidates_updated ON candidates(run_id, updated_at);
+)SQL"),
     };
     return s_migrations;
 }
@@ -1149,9 +1153,12 @@ QList<RunStore::RunStamp> RunStore::runStamps()
 CandidateRows RunStore::candidatesSince(qint64 runId, const QString &since, qint64 afterId)
 {
     CandidateRows out;
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run AND (updated_at >= :since OR id > :after) ORDER BY id"));
+    // Two index lookups (the run's rows by updated_at, new rows by id), not a scan of the run's rows.
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run AND updated_at >= :since "
+                                        "UNION SELECT * FROM candidates WHERE run_id=:run2 AND id > :after ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     q.bindValue(QStringLiteral(":since"), nn(since));
+    q.bindValue(QStringLiteral(":run2"), runId);
     q.bindValue(QStringLiteral(":after"), afterId);
     if (!q.exec()) {
         fail(q.lastError());
@@ -1215,13 +1222,16 @@ int RunStore::requestsInFlight(qint64 runId)
     return n;
 }
 
-int RunStore::evaluationsInFlight(qint64 runId)
+QList<qint64> RunStore::candidatesInEvaluation(qint64 runId)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT count(*) FROM candidates WHERE run_id=:run AND status IN ('pending', 'compiling', 'testing', 'benchmarking')"));
+    QList<qint64> ids;
+    QSqlQuery &q = query(QStringLiteral("SELECT id FROM candidates WHERE run_id=:run AND status IN ('pending', 'compiling', 'testing', 'benchmarking')"));
     q.bindValue(QStringLiteral(":run"), runId);
-    const int n = q.exec() && q.next() ? q.value(0).toInt() : 0;
+    if (q.exec())
+        while (q.next())
+            ids << q.value(0).toLongLong();
     q.finish();
-    return n;
+    return ids;
 }
 
 } // namespace autocomp

@@ -25,7 +25,7 @@ namespace autocomp {
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 4;
+    static constexpr int SchemaVersion = 5;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -150,7 +150,7 @@ public:
     // Work of a run in flight as the store shows it: requests sent without an answer yet, candidates whose code
     // waits for or is under evaluation (the store records pending until the verdict).
     int requestsInFlight(qint64 runId);
-    int evaluationsInFlight(qint64 runId);
+    QList<qint64> candidatesInEvaluation(qint64 runId);
 
     // LLM usage of a run per provider::model (paid calls only; answers reused from the cache cost nothing).
     struct ModelUsage {

@@ -28,6 +28,14 @@ bool sameCandidate(const Candidate &a, const Candidate &b)
         && a.error == b.error && a.metrics == b.metrics && a.feedback == b.feedback && a.flags == b.flags && a.parentId == b.parentId;
 }
 
+// Code waits for or is under evaluation: the store records pending until the verdict (the steps between are
+// not stored, but a row written meanwhile may carry them).
+bool inEvaluation(CandidateStatus status)
+{
+    return status == CandidateStatus::Pending || status == CandidateStatus::Compiling || status == CandidateStatus::Testing
+        || status == CandidateStatus::Benchmarking;
+}
+
 } // namespace
 
 class StoreFollower::Worker : public QObject
@@ -84,6 +92,9 @@ public:
                 m_openCalls.insert(call.id);
         }
         m_lastStepId = m_store->lastEvaluationStepId();
+        m_evaluating.clear();
+        for (qint64 id : m_store->candidatesInEvaluation(runId))
+            m_evaluating.insert(id);
         look(true);
     }
 
@@ -161,6 +172,10 @@ private:
             const Candidate &c = rows.candidates.at(i);
             const QString &at = rows.updatedAt.at(i);
             m_lastCandidateId = std::max(m_lastCandidateId, c.id);
+            if (inEvaluation(c.status))
+                m_evaluating.insert(c.id);
+            else
+                m_evaluating.remove(c.id);
             // Rows written in the mark's own millisecond come back each time: sent again only when they differ.
             if (at == m_mark) {
                 const auto seen = m_atMark.constFind(c.id);
@@ -200,7 +215,7 @@ private:
             changes.touchedCandidates.insert(candidate);
         }
         changes.requestsInFlight = int(m_openCalls.size());
-        changes.evaluationsInFlight = m_store->evaluationsInFlight(run);
+        changes.evaluationsInFlight = int(m_evaluating.size());
     }
 
     StoreFollower *m_owner;
@@ -219,6 +234,7 @@ private:
     qint64 m_lastCandidateId = 0;
     qint64 m_lastCallId = 0;
     QSet<qint64> m_openCalls;            // calls seen in flight, whose outcome is still to come
+    QSet<qint64> m_evaluating;           // candidates waiting for or under evaluation, kept from the rows read
     qint64 m_lastStepId = 0;
     int m_requests = -1;
     int m_evaluations = -1;
