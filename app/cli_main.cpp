@@ -19,11 +19,13 @@
 #ifdef AUTOCOMP_HAVE_POPPLER
 #include "pdf/poppler_pdf_reader.h"
 #endif
+#include "store/store_follower.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QEventLoop>
+#include <QTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -120,10 +122,11 @@ const QList<Command> &commands()
           valued(QStringLiteral("from-step"), QStringLiteral("start at this step (the far side of a remote evaluation)"), QStringLiteral("STEP")),
           valued(QStringLiteral("seed-dir"), QStringLiteral("copy this directory's files into the work directory first"), QStringLiteral("DIR"))},
          {}},
-        {QStringLiteral("runs"), QStringLiteral("runs [list | show RUN_ID [--candidate ID]] [--json] [--store PATH]"),
-         QStringLiteral("Lists the runs of a store, or shows one run or one of its candidates."),
+        {QStringLiteral("runs"), QStringLiteral("runs [list | show RUN_ID [--candidate ID] | watch RUN_ID] [--json] [--store PATH]"),
+         QStringLiteral("Lists the runs of a store, shows one run or one of its candidates, or follows a run as it goes "
+                        "(whichever process drives it) until it ends."),
          {store, json, valued(QStringLiteral("candidate"), QStringLiteral("one candidate of the run"), QStringLiteral("ID"))},
-         {{QStringLiteral("list|show"), QStringLiteral("what to print (default list)")}, {QStringLiteral("RUN_ID"), QStringLiteral("for show")}}},
+         {{QStringLiteral("list|show|watch"), QStringLiteral("what to print (default list)")}, {QStringLiteral("RUN_ID"), QStringLiteral("for show")}}},
         {QStringLiteral("export"), QStringLiteral("export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]"),
          QStringLiteral("Writes a run as a JSONL archive, a schedule for a similar problem, or an Autocomp output directory."),
          {store, valued(QStringLiteral("format"), QStringLiteral("jsonl (default), schedule or autocomp-dir"), QStringLiteral("FORMAT")),
@@ -712,6 +715,192 @@ int cmdImportProblems(const Args &args)
     return done == files.size() && notFound.isEmpty() ? ExitOk : ExitError;
 }
 
+bool hasEnded(RunState state)
+{
+    return state == RunState::Finished || state == RunState::Failed || state == RunState::Stopped;
+}
+
+QString leaseText(const std::optional<RunLease> &lease)
+{
+    if (!lease)
+        return QStringLiteral("no process");
+    const QString who = QStringLiteral("pid %1 on %2").arg(lease->pid).arg(lease->onThisHost() ? QStringLiteral("this host") : lease->host);
+    return lease->alive ? who : QStringLiteral("gone (%1)").arg(who);
+}
+
+// `autocomp runs watch RUN_ID`: a line per event of the run as the store shows it, whichever process drives
+// it, until it ends; the exit status is the run's (0 finished, 3 failed, 4 stopped, or paused or interrupted
+// with no process left to drive it).
+constexpr int UndrivenGraceMs = 5000;
+
+int cmdWatch(RunStore &store, const Args &args)
+{
+    bool ok = false;
+    const qint64 runId = args.positional.value(2).toLongLong(&ok);
+    std::optional<RunInfo> run = ok ? store.run(runId) : std::nullopt;
+    if (!run) {
+        err() << "autocomp: no run '" << args.positional.value(2) << "' in " << store.path() << Qt::endl;
+        return ExitError;
+    }
+    const bool json = args.flag(QStringLiteral("--json"));
+    const QString unit = runUnit(*run);
+    QStringList ignored;
+    const auto config = RunConfig::fromYaml(run->configYaml.toUtf8(), QStringLiteral("run %1's configuration").arg(runId), &ignored);
+    const int iterations = config ? config->search.iterations : 0;
+    const auto stamp = [] { return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")); };
+    const auto line = [&](const QString &text, const QJsonObject &o) {
+        if (json)
+            out() << QString::fromUtf8(QJsonDocument(o).toJson(QJsonDocument::Compact)) << '\n';
+        else
+            out() << stamp() << ' ' << text << '\n';
+        out().flush();
+    };
+    const auto runEvent = [&](const RunInfo &r, const QString &event, const std::optional<RunLease> &lease) {
+        QJsonObject o = runJson(r);
+        o.insert(QStringLiteral("event"), event);
+        o.insert(QStringLiteral("driver"), leaseText(lease));
+        return o;
+    };
+    const auto score = [&](double value) { return QStringLiteral("%1 %2").arg(QString::number(value, 'g', 4), unit); };
+
+    std::optional<RunLease> lease = store.lease(runId);
+    QHash<qint64, CandidateStatus> known;
+    qint64 lastId = 0;
+    const QDateTime loadedAt = QDateTime::currentDateTimeUtc();
+    for (const Candidate &c : store.candidates(runId)) {
+        known.insert(c.id, c.status);
+        lastId = std::max(lastId, c.id);
+    }
+    line(QStringLiteral("run %1: %2/%3, %4, driven by %5, iteration %6/%7, %8 candidates so far")
+             .arg(runId)
+             .arg(run->target, run->problem, store.displayState(*run), leaseText(lease))
+             .arg(run->iteration)
+             .arg(iterations)
+             .arg(known.size()),
+         runEvent(*run, QStringLiteral("watching"), lease));
+
+    // Whether the run has ended for a watcher: over, or left with nobody to drive it.
+    const auto verdict = [&](const RunInfo &r, const std::optional<RunLease> &l) -> std::optional<int> {
+        const bool driven = l && l->alive;
+        if (hasEnded(r.state)) {
+            line(QStringLiteral("run %1 %2 (%3)%4")
+                     .arg(r.id)
+                     .arg(toString(r.state), r.stopReason,
+                          r.bestCandidateId ? QStringLiteral(": best %1 vs %2, %3x, candidate %4")
+                                                  .arg(score(r.bestScore), score(r.baselineScore), QString::number(r.speedup(), 'f', 2))
+                                                  .arg(r.bestCandidateId)
+                                            : QString()),
+                 runEvent(r, QStringLiteral("ended"), l));
+            return cli::runExitCode(r);
+        }
+        if (!driven) {
+            line(QStringLiteral("run %1 %2 and no process drives it; `autocomp resume %1` continues it")
+                     .arg(r.id)
+                     .arg(r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted")),
+                 runEvent(r, r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted"), l));
+            return cli::RunExitStopped;
+        }
+        return std::nullopt;
+    };
+    if (hasEnded(run->state))
+        return *verdict(*run, lease);
+
+    StoreFollower follower(store.path());
+    QEventLoop loop;
+    int exitCode = ExitError;
+    RunInfo last = *run;
+    // A run left without a driver (paused, interrupted) ends the watch once it stays so for a while: a
+    // `resume` started at the same time as the watch takes it over within that time.
+    QTimer undriven;
+    undriven.setSingleShot(true);
+    undriven.setInterval(UndrivenGraceMs);
+    QObject::connect(&undriven, &QTimer::timeout, &loop, [&] {
+        exitCode = *verdict(last, lease);
+        loop.quit();
+    });
+    const auto check = [&](const RunInfo &r) {
+        const bool driven = lease && lease->alive;
+        if (hasEnded(r.state)) {
+            exitCode = *verdict(r, lease);
+            loop.quit();
+        } else if (!driven && !undriven.isActive()) {
+            undriven.start();
+        } else if (driven) {
+            undriven.stop();
+        }
+    };
+    check(*run);
+    QObject::connect(&follower, &StoreFollower::failed, &loop, [&](const QString &error) {
+        err() << "autocomp: " << error << Qt::endl;
+        exitCode = ExitError;
+        loop.quit();
+    });
+    QObject::connect(&follower, &StoreFollower::changed, &loop, [&](const StoreChanges &changes) {
+        if (changes.removedRuns.contains(runId)) {
+            err() << "autocomp: run " << runId << " was deleted" << Qt::endl;
+            exitCode = ExitError;
+            loop.quit();
+            return;
+        }
+        if (changes.followedRunId == runId) {
+            for (const Candidate &c : changes.candidates) {
+                const auto before = known.constFind(c.id);
+                const bool isNew = before == known.constEnd();
+                const bool verdictNow = isFinal(c.status) && (isNew || !isFinal(*before));
+                known.insert(c.id, c.status);
+                QJsonObject o = candidateJson(c, false);
+                if (isNew && !verdictNow) {
+                    o.insert(QStringLiteral("event"), QStringLiteral("candidate"));
+                    line(QStringLiteral("#%1 new: %2 of #%3, iteration %4%5")
+                             .arg(c.id)
+                             .arg(toString(c.origin))
+                             .arg(c.parentId)
+                             .arg(c.iteration)
+                             .arg(c.menuItem.isEmpty() ? QString() : QStringLiteral(", ") + c.menuItem),
+                         o);
+                } else if (verdictNow) {
+                    o.insert(QStringLiteral("event"), QStringLiteral("verdict"));
+                    QString what = toString(c.status);
+                    if (c.status == CandidateStatus::Correct && c.hasScore())
+                        what += QLatin1Char(' ') + score(c.score)
+                            + (last.baselineScore > 0 ? QStringLiteral(" (%1x)").arg(QString::number(last.baselineScore / c.score, 'f', 2)) : QString());
+                    else if (!c.error.isEmpty())
+                        what += QStringLiteral(": ") + c.error.section(QLatin1Char('\n'), 0, 0).left(160);
+                    line(QStringLiteral("#%1 %2 (%3 of #%4, iteration %5)").arg(c.id).arg(what, toString(c.origin)).arg(c.parentId).arg(c.iteration), o);
+                }
+            }
+        }
+        for (const RunSnapshot &snapshot : changes.runs) {
+            if (snapshot.run.id != runId)
+                continue;
+            const RunInfo &r = snapshot.run;
+            const bool driverChanged = leaseText(snapshot.lease) != leaseText(lease);
+            lease = snapshot.lease;
+            if (r.state != last.state && !hasEnded(r.state))
+                line(QStringLiteral("run %1 %2%3").arg(runId).arg(toString(r.state), r.stopReason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.stopReason)),
+                     runEvent(r, QStringLiteral("state"), lease));
+            if (driverChanged && lease && lease->alive)
+                line(QStringLiteral("run %1 driven by %2").arg(runId).arg(leaseText(lease)), runEvent(r, QStringLiteral("driver"), lease));
+            if (r.iteration != last.iteration)
+                line(QStringLiteral("iteration %1/%2 done: %3, %4 LLM calls, $%5")
+                         .arg(r.iteration)
+                         .arg(iterations)
+                         .arg(r.bestCandidateId ? QStringLiteral("best %1 (%2x, candidate %3)")
+                                                      .arg(score(r.bestScore), QString::number(r.speedup(), 'f', 2))
+                                                      .arg(r.bestCandidateId)
+                                                : QStringLiteral("no correct candidate yet"))
+                         .arg(r.llmCalls)
+                         .arg(QString::number(r.usd, 'f', 4)),
+                     runEvent(r, QStringLiteral("iteration"), lease));
+            last = r;
+            check(r);
+        }
+    });
+    follower.follow(runId, loadedAt, lastId);
+    loop.exec();
+    return exitCode;
+}
+
 int cmdRuns(const Args &args)
 {
     auto store = openStore(args, cli::StoreUse::Read);
@@ -804,7 +993,9 @@ int cmdRuns(const Args &args)
         }
         return ExitOk;
     }
-    err() << "usage: autocomp runs [list | show RUN_ID [--candidate ID]] [--json]" << Qt::endl;
+    if (sub == QLatin1String("watch"))
+        return cmdWatch(*store, args);
+    err() << "usage: autocomp runs [list | show RUN_ID [--candidate ID] | watch RUN_ID] [--json]" << Qt::endl;
     return ExitUsage;
 }
 

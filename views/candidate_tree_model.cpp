@@ -308,4 +308,21 @@ QVariant CandidateTreeModel::headerData(int section, Qt::Orientation orientation
     return {};
 }
 
+QList<qint64> CandidateTreeModel::beamIds() const
+{
+    QList<qint64> ids;
+    for (const Node &node : m_nodes)
+        if (node.candidate.inBeam)
+            ids << node.candidate.id;
+    return ids;
+}
+
+qint64 CandidateTreeModel::lastCandidateId() const
+{
+    qint64 last = 0;
+    for (auto it = m_nodeOfId.cbegin(); it != m_nodeOfId.cend(); ++it)
+        last = std::max(last, it.key());
+    return last;
+}
+
 } // namespace autocomp

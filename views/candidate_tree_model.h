@@ -43,6 +43,10 @@ public:
     // Null when the index is invalid.
     const Candidate *candidate(const QModelIndex &index) const;
     int candidateCount() const { return m_nodes.size(); }
+    // The candidates held that are in the beam.
+    QList<qint64> beamIds() const;
+    // The highest candidate id held (0: none).
+    qint64 lastCandidateId() const;
 
     QModelIndex index(int row, int column, const QModelIndex &parent = {}) const override;
     QModelIndex parent(const QModelIndex &child) const override;

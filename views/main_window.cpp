@@ -20,6 +20,7 @@
 #include "store/autocomp_dir.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
+#include "store/store_follower.h"
 #include "value_format.h"
 
 #include <QAction>
@@ -71,7 +72,7 @@ namespace {
 
 namespace SettingsKeys {
 // Bumped when the layout changes so that stale splitter or header state is not applied.
-constexpr int Version = 2; // 2: the runs pane is as wide as its columns; a Menu tab
+constexpr int Version = 3; // 2: the runs pane is as wide as its columns, a Menu tab; 3: the runs list gained "Driven by"
 QString version() { return QStringLiteral("mainWindow/version"); }
 QString geometry() { return QStringLiteral("mainWindow/geometry"); }
 QString state() { return QStringLiteral("mainWindow/state"); }
@@ -158,6 +159,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     resize(QSize(1600, 1000).boundedTo(screen()->availableGeometry().size()));
     restoreSettings();
     reloadRuns();
+    startFollowing();
 }
 
 MainWindow::~MainWindow() = default;
@@ -505,6 +507,10 @@ void MainWindow::reloadRuns()
         if (run.state == RunState::Running && !(m_runActions && m_runActions->isDriving(run.id)) && m_store->isInterrupted(run))
             shown.insert(run.id, m_store->displayState(run));
     m_runModel->setDisplayStates(shown);
+    for (auto it = m_live.cbegin(); it != m_live.cend(); ++it)
+        updateLiveState(it.key());
+    if (m_follower)
+        m_follower->refresh();
     updateStoreViews();
     if (m_runModel->rowCount() == 0) {
         m_run = {};
@@ -619,6 +625,11 @@ void MainWindow::showRun(qint64 runId)
     m_runModel->upsertRun(m_run);
     m_inspector->clear();
     m_candidateModel->setMetric(m_run.metric);
+    m_shownCandidate = 0;
+    m_requestsInFlight = 0;
+    m_evaluationsInFlight = 0;
+    // Rows written from here on reach the views through the follower (this read may miss them).
+    m_runLoadedAt = QDateTime::currentDateTimeUtc();
     const QList<Candidate> candidates = m_store->candidates(runId);
     m_candidateModel->setCandidates(candidates);
     m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
@@ -633,6 +644,8 @@ void MainWindow::showRun(qint64 runId)
             m_candidateTree->resizeColumnToContents(column);
     m_candidateTree->setColumnWidth(CandidateTreeModel::MenuItemColumn, 190);
     updateRunHeader();
+    if (m_follower)
+        m_follower->follow(runId, m_runLoadedAt, m_candidateModel->lastCandidateId());
 
     // Start on the best candidate so the result of the run is one glance away.
     QModelIndex start = m_candidateModel->indexOfCandidate(m_run.bestCandidateId);
@@ -658,6 +671,8 @@ void MainWindow::updateRunHeader()
                          .arg(m_run.id)
                          .arg(m_run.problem.toHtmlEscaped(), m_run.target.toHtmlEscaped(), m_run.agent.toHtmlEscaped(),
                               m_runActions && m_runActions->isDriving(m_run.id) ? toString(m_run.state) : m_store->displayState(m_run));
+    if (const QString driver = driverText(m_run.id); !driver.isEmpty() && (m_run.state == RunState::Running || m_run.state == RunState::Paused))
+        header += tr(" · driven by %1").arg(driver.toHtmlEscaped());
     header += QStringLiteral("<br>") + tr("%n candidate(s), iteration %1", nullptr, m_candidateModel->candidateCount()).arg(m_run.iteration);
     if (m_run.bestScore > 0 && m_run.baselineScore > 0)
         header += tr(" · best %1 vs %2 (%3)")
@@ -675,6 +690,7 @@ void MainWindow::updateRunHeader()
 
 void MainWindow::showCandidate(qint64 candidateId)
 {
+    m_shownCandidate = candidateId;
     const std::optional<Candidate> candidate = m_store->candidate(candidateId);
     if (!candidate) {
         m_inspector->clear();
@@ -806,8 +822,144 @@ void MainWindow::setStore(std::unique_ptr<RunStore> store)
 {
     m_store = std::move(store);
     m_run = {};
+    m_live.clear();
     m_runFilter->clear();
     reloadRuns();
+    startFollowing();
+}
+
+void MainWindow::startFollowing()
+{
+    delete m_follower;
+    m_follower = new StoreFollower(m_store->path(), this);
+    connect(m_follower, &StoreFollower::changed, this, &MainWindow::applyStoreChanges);
+    connect(m_follower, &StoreFollower::failed, this, [this](const QString &error) {
+        statusBar()->showMessage(tr("Runs of other processes are not followed: %1").arg(error), 15000);
+    });
+    if (m_run.id != 0)
+        m_follower->follow(m_run.id, m_runLoadedAt, m_candidateModel->lastCandidateId());
+}
+
+std::optional<RunLease> MainWindow::driverOf(qint64 runId) const
+{
+    const auto it = m_live.constFind(runId);
+    return it == m_live.constEnd() ? std::nullopt : it->lease;
+}
+
+QString MainWindow::driverText(qint64 runId) const
+{
+    if (m_runActions && m_runActions->isDriving(runId))
+        return tr("this workbench");
+    const std::optional<RunLease> lease = driverOf(runId);
+    if (!lease)
+        return {};
+    const QString who = lease->isThisProcess() ? tr("this workbench")
+        : lease->onThisHost()                  ? tr("pid %1 on this host").arg(lease->pid)
+                                               : tr("pid %1 on %2").arg(lease->pid).arg(lease->host);
+    return lease->alive ? who : tr("gone (%1)").arg(who);
+}
+
+void MainWindow::updateLiveState(qint64 runId)
+{
+    const auto it = m_live.constFind(runId);
+    if (it == m_live.constEnd())
+        return;
+    const bool driving = m_runActions && m_runActions->isDriving(runId);
+    const QString state = !driving && it->interrupted() ? QStringLiteral("interrupted") : QString();
+    QString driver = driverText(runId);
+    // A lease left by a process that ended cleanly is not news once the run has ended.
+    if (!driving && it->lease && !it->lease->alive && it->run.state != RunState::Running)
+        driver.clear();
+    const QString tip = it->lease ? tr("%1 (%2)").arg(driver, it->lease->describe()) : QString();
+    m_runModel->setLiveState(runId, state, driver, tip);
+}
+
+void MainWindow::applyStoreChanges(const StoreChanges &changes)
+{
+    bool newRuns = false;
+    for (const RunSnapshot &snapshot : changes.runs) {
+        const qint64 id = snapshot.run.id;
+        newRuns = newRuns || m_runModel->rowOfRun(id) < 0;
+        m_live.insert(id, snapshot);
+        m_runModel->upsertRun(snapshot.run);
+        updateLiveState(id);
+        if (id == m_run.id && !m_runActions->isDriving(id)) {
+            m_run = snapshot.run;
+            updateRunHeader();
+        }
+    }
+    bool shownRemoved = false;
+    for (qint64 id : changes.removedRuns) {
+        m_live.remove(id);
+        m_runModel->removeRun(id);
+        shownRemoved = shownRemoved || id == m_run.id;
+    }
+    if (shownRemoved) {
+        m_run = {};
+        reloadRuns();
+    } else if (newRuns || !changes.removedRuns.isEmpty()) {
+        updateStoreViews();
+        // A store that had no run shown shows the first run that appears in it.
+        if (m_run.id == 0 && m_runModel->rowCount() > 0)
+            m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
+    }
+    if (changes.followedRunId != 0 && changes.followedRunId == m_run.id && !m_runActions->isDriving(m_run.id)) {
+        m_requestsInFlight = changes.requestsInFlight;
+        m_evaluationsInFlight = changes.evaluationsInFlight;
+        if (!changes.candidates.isEmpty()) {
+            applyCandidates(changes.candidates);
+            updateRunHeader();
+        }
+        // The inspector shows the selected candidate's calls and evaluation steps: read again when they changed.
+        const bool reshown = std::any_of(changes.candidates.cbegin(), changes.candidates.cend(), [this](const Candidate &c) { return c.id == m_shownCandidate; });
+        if (m_shownCandidate != 0 && !reshown) {
+            const Candidate *shown = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(m_shownCandidate));
+            if (changes.touchedCandidates.contains(m_shownCandidate) || (shown && changes.touchedCalls.contains(shown->planCallId)))
+                showCandidate(m_shownCandidate);
+        }
+    }
+    Q_EMIT storeChanged(changes);
+}
+
+void MainWindow::applyBeam(const QList<qint64> &beam)
+{
+    QList<Candidate> changed;
+    const auto update = [&](qint64 id, bool inBeam) {
+        if (const Candidate *c = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)); c && c->inBeam != inBeam) {
+            changed << *c;
+            changed.last().inBeam = inBeam;
+        }
+    };
+    for (qint64 id : m_candidateModel->beamIds())
+        if (!beam.contains(id))
+            update(id, false);
+    for (qint64 id : beam)
+        update(id, true);
+    if (!changed.isEmpty())
+        applyCandidates(changed);
+}
+
+void MainWindow::applyCandidates(const QList<Candidate> &candidates)
+{
+    const int before = m_candidateModel->candidateCount();
+    m_candidateModel->upsertCandidates(candidates);
+    m_beamGraph->upsertCandidates(candidates);
+    m_latencyChart->upsertCandidates(candidates);
+    for (const Candidate &c : candidates)
+        m_diffView->upsertCandidate(c);
+    if (m_candidateModel->candidateCount() != before) {
+        // New children show up expanded under their parents.
+        for (const Candidate &c : candidates) {
+            const QModelIndex parent = m_candidateModel->indexOfCandidate(c.parentId);
+            if (parent.isValid())
+                m_candidateTree->expand(m_candidateProxy->mapFromSource(parent));
+        }
+    }
+    for (const Candidate &c : candidates)
+        if (c.id == m_shownCandidate) {
+            showCandidate(c.id);
+            break;
+        }
 }
 
 qint64 MainWindow::importRunArchive(const QString &path, QString *error)

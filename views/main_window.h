@@ -2,7 +2,9 @@
 
 #include "model/candidate.h"
 #include "model/run_info.h"
+#include "model/store_changes.h"
 
+#include <QDateTime>
 #include <QFuture>
 #include <QMainWindow>
 
@@ -33,6 +35,7 @@ class RunListModel;
 class RunsComparisonView;
 class RunActions;
 class RunStore;
+class StoreFollower;
 
 // The workbench window: runs on the left, the selected run's candidate tree in the middle, the selected
 // candidate on the right. A store without runs shows a welcome panel instead.
@@ -89,9 +92,21 @@ public:
 
     static QString exampleRunResource();
 
+    // Who drives run `runId` as the store last showed it (none: no process holds its lease). Runs of other
+    // processes are followed live: StoreFollower reads what they commit.
+    std::optional<RunLease> driverOf(qint64 runId) const;
+    // "this workbench", "pid 1234 on this host", "pid 1234 on HOST", "gone (pid 1234 on HOST)"; empty: nobody.
+    QString driverText(qint64 runId) const;
+    // Work of the shown run in flight as the store shows it (for a run another process drives).
+    int requestsInFlight() const { return m_requestsInFlight; }
+    int evaluationsInFlight() const { return m_evaluationsInFlight; }
+    StoreFollower *storeFollower() const { return m_follower; }
+
 Q_SIGNALS:
     void currentRunChanged(qint64 runId);
     void currentCandidateChanged(qint64 candidateId);
+    // Applied to the views: what other connections committed (runs, drivers, the shown run's candidates).
+    void storeChanged(const autocomp::StoreChanges &changes);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -106,6 +121,13 @@ private:
     void showRun(qint64 runId);
     void showCandidate(qint64 candidateId);
     void updateRunHeader();
+    void startFollowing();
+    void applyStoreChanges(const StoreChanges &changes);
+    // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
+    void applyCandidates(const QList<Candidate> &candidates);
+    void updateLiveState(qint64 runId);
+    // A new beam of the shown run: the candidates that enter or leave it are updated in every view.
+    void applyBeam(const QList<qint64> &beam);
     void updateStoreViews();
     void openStoreDialog();
     void importArchiveDialog();
@@ -158,6 +180,12 @@ private:
     RunActions *m_runActions = nullptr;
     bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
     bool m_runsPaneFitted = false;
+    StoreFollower *m_follower = nullptr;
+    QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
+    qint64 m_shownCandidate = 0;
+    QDateTime m_runLoadedAt; // when the shown run's candidates were read
+    int m_requestsInFlight = 0;
+    int m_evaluationsInFlight = 0;
 
     friend class RunActions; // drives the views of the shown run while it is live
 };

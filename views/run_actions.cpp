@@ -18,6 +18,7 @@
 #include "settings.h"
 #include "settings_dialog.h"
 #include "store/run_store.h"
+#include "store/store_follower.h"
 
 #include <QAction>
 #include <QApplication>
@@ -62,7 +63,8 @@ RunActions::RunActions(MainWindow *window)
     createActions();
     m_window->statusBar()->addPermanentWidget(m_status);
     // The status bar follows the shown run: its controller when this window drives it.
-    connect(m_window, &MainWindow::currentRunChanged, this, [this] { m_status->setController(controller()); });
+    connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateStatusWidget);
+    connect(m_window, &MainWindow::storeChanged, this, &RunActions::storeChanged);
     connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateActions);
     connect(m_window, &MainWindow::currentCandidateChanged, this, [this](qint64 id) {
         m_currentCandidate = id;
@@ -92,6 +94,7 @@ RunController *RunActions::addController()
     auto *c = new RunController(this, m_host);
     m_controllers << c;
     connect(c, &RunController::started, this, [this, c](qint64 runId) {
+        m_status->clearExternal();
         m_status->setController(c);
         runStarted(runId);
     });
@@ -100,6 +103,10 @@ RunController *RunActions::addController()
         updateActions();
     });
     connect(c, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
+    connect(c, &RunController::beamChanged, this, [this](qint64 runId, const QList<qint64> &beam) {
+        if (runId == m_window->m_run.id)
+            m_window->applyBeam(beam);
+    });
     connect(c, &RunController::stateChanged, this, [this, c](RunState state, const QString &) {
         if (c->runId() != 0 && c->runId() != m_window->m_run.id)
             m_window->m_runModel->upsertRun(m_window->store()->run(c->runId()).value_or(RunInfo{}));
@@ -168,8 +175,10 @@ void RunActions::createActions()
     m_pause->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     m_pause->setToolTip(tr("Pause: requests and evaluations in flight finish, nothing new starts"));
     connect(m_pause, &QAction::triggered, this, [this] {
-        if (RunController *c = controllerFor(m_window->m_run.id))
+        if (RunController *c = controllerFor(m_window->m_run.id); c && c->isActive())
             c->pause();
+        else if (drivenElsewhere(m_window->m_run.id))
+            requestOfDriver(m_window->m_run.id, QStringLiteral("pause"));
     });
     m_resume = new QAction(style->standardIcon(QStyle::SP_MediaPlay), tr("&Resume"), this);
     m_resume->setObjectName(QStringLiteral("resumeRunAction"));
@@ -181,8 +190,13 @@ void RunActions::createActions()
     m_stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     m_stop->setToolTip(tr("Stop: cancel the work in flight; the run can be resumed later"));
     connect(m_stop, &QAction::triggered, this, [this] {
-        if (RunController *c = controllerFor(m_window->m_run.id))
+        const qint64 id = m_window->m_run.id;
+        if (RunController *c = controllerFor(id); c && c->isActive())
             c->stop();
+        else if (drivenElsewhere(id))
+            requestOfDriver(id, QStringLiteral("stop"));
+        else
+            stopUndriven(id);
     });
 
     m_humanPlan = new QAction(tr("&Write a Plan Here…"), this);
@@ -255,19 +269,144 @@ void RunActions::updateActions()
     RunController *c = controllerFor(shown.id);
     const bool active = c && c->isActive();
     const RunController::Status s = c ? c->status() : RunController::Status{};
-    const bool shownStoredResumable = !active && shown.id != 0
+    const bool elsewhere = drivenElsewhere(shown.id);
+    const QString request = m_requests.value(shown.id);
+    const bool live = shown.state == RunState::Running || shown.state == RunState::Paused;
+    const bool shownStoredResumable = !active && !elsewhere && shown.id != 0
         && (shown.state == RunState::Stopped || shown.state == RunState::Paused || shown.state == RunState::Running);
     m_start->setEnabled(true);
-    m_pause->setEnabled(active && s.state == RunState::Running);
-    m_resume->setEnabled((active && s.state == RunState::Paused) || shownStoredResumable);
-    m_stop->setEnabled(active);
+    if (elsewhere) {
+        // Another process drives it: asked through the store, as `autocomp pause|resume|stop` do.
+        m_pause->setEnabled(shown.state == RunState::Running && request.isEmpty());
+        m_resume->setEnabled(shown.state == RunState::Paused && request.isEmpty());
+        m_stop->setEnabled(live && request != QLatin1String("stop"));
+    } else {
+        m_pause->setEnabled(active && s.state == RunState::Running);
+        m_resume->setEnabled((active && s.state == RunState::Paused) || shownStoredResumable);
+        // A paused or interrupted run nobody drives is stopped by recording it, as `autocomp stop` does.
+        m_stop->setEnabled(active || (shown.id != 0 && live));
+    }
     const bool human = active && m_currentCandidate != 0;
     m_humanPlan->setEnabled(human);
     m_humanCode->setEnabled(human);
-    const QString why = active ? tr("Select a candidate of run %1").arg(s.runId)
-                               : tr("Run %1 is not driven by this window; start or resume it").arg(shown.id);
     for (QAction *a : {m_humanPlan, m_humanCode})
-        a->setStatusTip(a->isEnabled() ? QString() : why);
+        a->setStatusTip(a->isEnabled() ? QString() : humanRefusal());
+    updateStatusWidget();
+}
+
+QString RunActions::humanRefusal() const
+{
+    const RunInfo &shown = m_window->m_run;
+    if (isDriving(shown.id))
+        return tr("Select a candidate of run %1").arg(shown.id);
+    if (drivenElsewhere(shown.id))
+        return tr("Run %1 is driven by %2, which takes no plans or edits from this window: pause it here, then "
+                  "resume it to drive it from this workbench")
+            .arg(shown.id)
+            .arg(m_window->driverText(shown.id));
+    return tr("Run %1 is not driven by this window; start or resume it").arg(shown.id);
+}
+
+bool RunActions::drivenElsewhere(qint64 runId) const
+{
+    if (runId == 0 || isDriving(runId))
+        return false;
+    const std::optional<RunLease> lease = m_window->driverOf(runId);
+    return lease && lease->alive && !lease->isThisProcess();
+}
+
+void RunActions::requestOfDriver(qint64 runId, const QString &request)
+{
+    RunStore *store = m_window->store();
+    if (!store->requestState(runId, request)) {
+        notify(tr("Run %1 was not asked to %2").arg(runId).arg(request), store->lastError(), true);
+        return;
+    }
+    m_requests.insert(runId, request);
+    const QString driver = m_window->driverText(runId);
+    QString message = request == QLatin1String("pause") ? tr("Asked %1 to pause run %2: requests and evaluations in flight finish first")
+        : request == QLatin1String("stop")              ? tr("Asked %1 to stop run %2")
+                                                        : tr("Asked %1 to resume run %2");
+    m_window->statusBar()->showMessage(message.arg(driver).arg(runId), 10000);
+    m_window->storeFollower()->refresh();
+    updateActions();
+}
+
+void RunActions::stopUndriven(qint64 runId)
+{
+    RunStore *store = m_window->store();
+    std::optional<RunInfo> run = store->run(runId);
+    if (!run || (run->state != RunState::Paused && run->state != RunState::Running))
+        return;
+    run->state = RunState::Stopped;
+    run->stopReason = tr("stopped in the workbench while no process was driving it");
+    if (!store->updateRun(*run) || !store->settleInFlightCalls(runId) || !store->requestState(runId, {})) {
+        notify(tr("Run %1 was not stopped").arg(runId), store->lastError(), true);
+        return;
+    }
+    m_window->m_run = *run;
+    m_window->m_runModel->upsertRun(*run);
+    m_window->updateRunHeader();
+    m_window->statusBar()->showMessage(tr("Run %1 stopped; Resume continues it").arg(runId), 10000);
+    m_window->storeFollower()->refresh();
+    updateActions();
+}
+
+void RunActions::storeChanged(const StoreChanges &changes)
+{
+    for (const RunSnapshot &snapshot : changes.runs) {
+        const qint64 id = snapshot.run.id;
+        const auto it = m_requests.constFind(id);
+        if (it == m_requests.constEnd())
+            continue;
+        const QString request = *it;
+        const RunState state = snapshot.run.state;
+        const bool ended = state == RunState::Finished || state == RunState::Failed || state == RunState::Stopped;
+        const bool done = ended || (request == QLatin1String("pause") && state == RunState::Paused)
+            || (request == QLatin1String("resume") && state == RunState::Running);
+        const bool driverGone = !(snapshot.lease && snapshot.lease->alive);
+        if (done) {
+            m_requests.remove(id);
+            m_window->statusBar()->showMessage(tr("Run %1 %2").arg(id).arg(toString(state)), 10000);
+        } else if (driverGone) {
+            // Its process ended before it acted on the request (a CLI ends once its runs are paused).
+            m_requests.remove(id);
+            if (request == QLatin1String("resume") && state == RunState::Paused)
+                resumeHere(snapshot.run);
+        }
+    }
+    updateActions();
+}
+
+void RunActions::updateStatusWidget()
+{
+    const RunInfo &shown = m_window->m_run;
+    const bool live = shown.state == RunState::Running || shown.state == RunState::Paused;
+    if (shown.id == 0 || isDriving(shown.id) || !live) {
+        m_status->clearExternal();
+        m_status->setController(controller());
+        return;
+    }
+    RunController::Status s;
+    s.runId = shown.id;
+    s.state = shown.state;
+    s.reason = shown.stopReason;
+    s.iteration = shown.iteration;
+    s.tokensIn = shown.tokensIn;
+    s.tokensOut = shown.tokensOut;
+    s.usd = shown.usd;
+    s.calls = shown.llmCalls;
+    s.inFlightRequests = m_window->requestsInFlight();
+    s.inFlightEvaluations = m_window->evaluationsInFlight();
+    if (!m_configs.contains(shown.id)) {
+        QStringList ignored;
+        const auto config = RunConfig::fromYaml(shown.configYaml.toUtf8(), tr("run %1's configuration").arg(shown.id), &ignored);
+        m_configs.insert(shown.id, config ? std::make_pair(config->search.iterations, config->budget.maxUsd) : std::make_pair(0, std::optional<double>{}));
+    }
+    s.iterations = m_configs.value(shown.id).first;
+    s.maxUsd = m_configs.value(shown.id).second;
+    const std::optional<RunLease> lease = m_window->driverOf(shown.id);
+    m_status->setExternal(s, lease ? m_window->driverText(shown.id) : QString(), m_requests.value(shown.id));
 }
 
 NewRunDialog *RunActions::showNewRunDialog()
@@ -307,6 +446,17 @@ void RunActions::resumeClicked()
     }
     if (run.id == 0)
         return;
+    // A paused run whose process waits (another workbench, a CLI driving other runs too) is resumed by it; a
+    // run nobody drives is driven from here.
+    if (drivenElsewhere(run.id)) {
+        requestOfDriver(run.id, QStringLiteral("resume"));
+        return;
+    }
+    resumeHere(run);
+}
+
+void RunActions::resumeHere(const RunInfo &run)
+{
     QStringList errors;
     const QByteArray yaml = run.configYaml.toUtf8();
     std::optional<RunSetup> setup;
@@ -330,26 +480,7 @@ void RunActions::candidatesChanged(qint64 runId, const QList<Candidate> &candida
 {
     if (runId != m_window->m_run.id)
         return;
-    CandidateTreeModel *model = m_window->m_candidateModel;
-    const int before = model->candidateCount();
-    model->upsertCandidates(candidates);
-    m_window->m_beamGraph->upsertCandidates(candidates);
-    m_window->m_latencyChart->upsertCandidates(candidates);
-    for (const Candidate &c : candidates)
-        m_window->m_diffView->upsertCandidate(c);
-    if (model->candidateCount() != before) {
-        // New children show up expanded under their parents.
-        for (const Candidate &c : candidates) {
-            const QModelIndex parent = model->indexOfCandidate(c.parentId);
-            if (parent.isValid())
-                m_window->m_candidateTree->expand(m_window->m_candidateProxy->mapFromSource(parent));
-        }
-    }
-    for (const Candidate &c : candidates)
-        if (c.id == m_currentCandidate) {
-            m_window->showCandidate(c.id);
-            break;
-        }
+    m_window->applyCandidates(candidates);
     refreshShownRun();
 }
 
@@ -416,8 +547,10 @@ void RunActions::candidateContextMenu(const QPoint &pos)
 HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
 {
     const qint64 parentId = m_currentCandidate;
-    if (parentId == 0 || !isDriving(m_window->m_run.id))
+    if (parentId == 0 || !isDriving(m_window->m_run.id)) {
+        m_window->statusBar()->showMessage(tr("Not added: %1").arg(humanRefusal()), 10000);
         return nullptr;
+    }
     const std::optional<Candidate> parent = m_window->store()->candidate(parentId);
     const QString text = kind == HumanInputDialog::Code && parent ? parent->code : QString();
     auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);

@@ -3,8 +3,10 @@
 #include "human_input_dialog.h"
 #include "model/candidate.h"
 #include "model/run_info.h"
+#include "model/store_changes.h"
 
 #include <QObject>
+#include <QHash>
 #include <QPointer>
 
 class QAction;
@@ -61,6 +63,18 @@ private:
     void createActions();
     void updateActions();
     void resumeClicked();
+    // Drives `run` from this window (a run nobody drives: paused, stopped, interrupted).
+    void resumeHere(const RunInfo &run);
+    // Another live process holds the run's lease.
+    bool drivenElsewhere(qint64 runId) const;
+    // Asks the process driving `runId` to pause, resume or stop it, through the store.
+    void requestOfDriver(qint64 runId, const QString &request);
+    // Records a paused or interrupted run nobody drives as stopped.
+    void stopUndriven(qint64 runId);
+    void storeChanged(const StoreChanges &changes);
+    void updateStatusWidget();
+    // Why "Write a plan here" and "Edit code and evaluate" are not offered on the shown run.
+    QString humanRefusal() const;
     void runStarted(qint64 runId);
     void candidatesChanged(qint64 runId, const QList<Candidate> &candidates);
     void refreshShownRun();
@@ -78,6 +92,8 @@ private:
     QSystemTrayIcon *m_tray = nullptr;
     QPointer<AgentEditor> m_agentEditorDialog;
     qint64 m_currentCandidate = 0;
+    QHash<qint64, QString> m_requests; // run -> pause|resume|stop asked of another process, not yet done
+    QHash<qint64, std::pair<int, std::optional<double>>> m_configs; // run -> iterations, budget (its stored configuration)
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;
     QAction *m_resume = nullptr;

@@ -27,6 +27,23 @@ void RunListModel::setDisplayStates(const QHash<qint64, QString> &states)
         Q_EMIT dataChanged(index(0, StateColumn), index(int(m_runs.size()) - 1, StateColumn));
 }
 
+void RunListModel::setLiveState(qint64 runId, const QString &displayState, const QString &driver, const QString &driverTip)
+{
+    const std::pair<QString, QString> shownDriver{driver, driverTip};
+    const bool same = m_displayStates.value(runId) == displayState && m_drivers.value(runId) == shownDriver;
+    if (displayState.isEmpty())
+        m_displayStates.remove(runId);
+    else
+        m_displayStates.insert(runId, displayState);
+    if (driver.isEmpty())
+        m_drivers.remove(runId);
+    else
+        m_drivers.insert(runId, shownDriver);
+    const int row = rowOfRun(runId);
+    if (!same && row >= 0)
+        Q_EMIT dataChanged(index(row, StateColumn), index(row, DriverColumn));
+}
+
 void RunListModel::upsertRun(const RunInfo &run)
 {
     const int row = rowOfRun(run.id);
@@ -86,6 +103,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case TargetColumn: return run.target;
         case ProblemColumn: return run.problem;
         case StateColumn: return m_displayStates.value(run.id, toString(run.state));
+        case DriverColumn: return m_drivers.value(run.id).first;
         case SpeedupColumn: return hasBest ? run.speedup() : 0.0;
         case DollarsColumn: return run.usd;
         case StartedColumn: return run.createdAt;
@@ -97,6 +115,7 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case TargetColumn: return run.target;
         case ProblemColumn: return run.problem;
         case StateColumn: return m_displayStates.value(run.id, toString(run.state));
+        case DriverColumn: return m_drivers.value(run.id).first;
         case SpeedupColumn: return hasBest ? ValueFormat::speedup(run.speedup()) : QStringLiteral("—");
         case DollarsColumn: return ValueFormat::dollars(run.usd);
         case StartedColumn:
@@ -105,6 +124,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         }
         break;
     case Qt::ToolTipRole: {
+        if (index.column() == DriverColumn && m_drivers.contains(run.id))
+            return m_drivers.value(run.id).second;
         QString tip = tr("Run %1: %2 on %3, agent %4").arg(run.id).arg(run.problem, run.target, run.agent);
         if (hasBest)
             tip += QLatin1Char('\n') + tr("Baseline %1, best %2 (candidate %3)")
@@ -145,6 +166,7 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
     case TargetColumn: return tr("Target");
     case ProblemColumn: return tr("Problem");
     case StateColumn: return tr("State");
+    case DriverColumn: return tr("Driven by");
     case SpeedupColumn: return tr("Speedup");
     case DollarsColumn: return tr("Cost");
     case StartedColumn: return tr("Started");

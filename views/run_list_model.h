@@ -13,7 +13,7 @@ class RunListModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Columns { IdColumn, TargetColumn, ProblemColumn, StateColumn, SpeedupColumn, DollarsColumn, StartedColumn, ColumnCount };
+    enum Columns { IdColumn, TargetColumn, ProblemColumn, StateColumn, DriverColumn, SpeedupColumn, DollarsColumn, StartedColumn, ColumnCount };
     enum Roles { SortRole = Qt::UserRole, RunIdRole, LabelRole };
 
     explicit RunListModel(QObject *parent = nullptr);
@@ -24,6 +24,9 @@ public:
     // What the state column says instead of the stored state, per run id: "interrupted" for a run recorded
     // as running whose driving process is gone (RunStore::displayState). Set anew by each reload of the list.
     void setDisplayStates(const QHash<qint64, QString> &states);
+    // One run's state as shown (empty: its stored state) and who drives it ("this workbench", "pid 1234 on this
+    // host", ...; empty: nobody), with a tooltip; kept across reloads of the list.
+    void setLiveState(qint64 runId, const QString &displayState, const QString &driver, const QString &driverTip);
     void removeRun(qint64 runId);
 
     const RunInfo &run(int row) const { return m_runs.at(row); }
@@ -37,6 +40,7 @@ public:
 private:
     QList<RunInfo> m_runs;
     QHash<qint64, QString> m_displayStates;
+    QHash<qint64, std::pair<QString, QString>> m_drivers; // run id -> driver, its tooltip
 };
 
 } // namespace autocomp

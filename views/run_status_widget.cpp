@@ -28,7 +28,7 @@ RunStatusWidget::RunStatusWidget(RunController *controller, QWidget *parent) : Q
     auto *ticker = new QTimer(this);
     ticker->setInterval(1000);
     connect(ticker, &QTimer::timeout, this, [this] {
-        if (m_controller->isActive())
+        if (m_controller->isActive() && !m_external)
             refresh();
     });
     ticker->start();
@@ -45,8 +45,43 @@ void RunStatusWidget::setController(RunController *controller)
     refresh();
 }
 
+void RunStatusWidget::setExternal(const RunController::Status &status, const QString &driver, const QString &request)
+{
+    m_external = External{status, driver, request};
+    refresh();
+}
+
+void RunStatusWidget::clearExternal()
+{
+    if (!m_external)
+        return;
+    m_external.reset();
+    refresh();
+}
+
 void RunStatusWidget::refresh()
 {
+    if (m_external) {
+        const RunController::Status &s = m_external->status;
+        const QLocale locale;
+        QStringList parts;
+        const bool live = !m_external->driver.isEmpty() && !m_external->driver.startsWith(tr("gone"));
+        QString state = tr("Run %1: %2").arg(s.runId).arg(s.state == RunState::Running && !live ? tr("interrupted") : toString(s.state));
+        if (!m_external->request.isEmpty())
+            state += QStringLiteral(" (%1)").arg(m_external->request == QLatin1String("pause") ? tr("pausing…")
+                                                 : m_external->request == QLatin1String("stop") ? tr("stopping…")
+                                                                                                : tr("resuming…"));
+        parts << state;
+        parts << (m_external->driver.isEmpty() ? tr("driven by no process") : tr("driven by %1").arg(m_external->driver));
+        parts << tr("iteration %1/%2").arg(s.iteration).arg(s.iterations);
+        if (live)
+            parts << tr("%1 requests, %2 evaluations in flight").arg(s.inFlightRequests).arg(s.inFlightEvaluations);
+        parts << tr("%1 tokens in, %2 out").arg(locale.toString(s.tokensIn), locale.toString(s.tokensOut));
+        parts << (s.maxUsd ? tr("%1 of %2").arg(ValueFormat::dollars(s.usd), ValueFormat::dollars(*s.maxUsd)) : ValueFormat::dollars(s.usd));
+        setText(parts.join(QStringLiteral(" · ")));
+        setToolTip(s.reason.isEmpty() ? QString() : tr("Reason: %1").arg(s.reason));
+        return;
+    }
     const RunController::Status s = m_controller->status();
     if (s.runId == 0 && !m_controller->isActive()) {
         setText(s.state == RunState::Failed ? tr("Run failed to start: %1").arg(s.reason) : tr("No active run"));

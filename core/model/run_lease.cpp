@@ -1,6 +1,19 @@
 #include "model/run_lease.h"
 
+#include <QCoreApplication>
+#include <QSysInfo>
+
 namespace autocomp {
+
+bool RunLease::onThisHost() const
+{
+    return held() && host == QSysInfo::machineHostName();
+}
+
+bool RunLease::isThisProcess() const
+{
+    return onThisHost() && pid == QCoreApplication::applicationPid();
+}
 
 QString RunLease::describe() const
 {

@@ -15,6 +15,9 @@ struct RunLease {
     bool alive = false;  // the owner still runs (same host: the pid exists; elsewhere: a recent heartbeat)
 
     bool held() const { return pid > 0; }
+    // Held by a process on this machine, or by this very process.
+    bool onThisHost() const;
+    bool isThisProcess() const;
     // "pid 1234 on host1, heartbeat 3 s ago"
     QString describe() const;
 };

@@ -69,6 +69,10 @@ SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, Evaluator *s
 
 SearchEngine::~SearchEngine()
 {
+    // A run left paused (or running) when its process ends has no driver from now on: the lease says so at
+    // once, so a workbench following the store can offer to drive it.
+    if (m_store && m_run.id && !m_done && !m_halted)
+        m_store->releaseLease(m_run.id);
     // A shared client outlives this engine: its requests for this run are cancelled and their replies,
     // whose handlers die with this object, are deleted when they finish.
     if (m_llm->parent() == this)

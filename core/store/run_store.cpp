@@ -119,6 +119,10 @@ CREATE INDEX llm_calls_status ON llm_calls(run_id, status);
         QStringLiteral(R"SQL(
 ALTER TABLE llm_calls ADD COLUMN attempts TEXT NOT NULL DEFAULT '';
 )SQL"),
+        // Views that follow a store read a run's candidates written since a moment (StoreFollower).
+        QStringLiteral(R"SQL(
+CREATE INDEX candidates_updated ON candidates(run_id, updated_at);
+)SQL"),
     };
     return s_migrations;
 }
@@ -701,15 +705,19 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
     if (doomed())
         return false;
     beginBatch();
-    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0 WHERE run_id=:run AND in_beam=1"));
+    // A beam change is a change of those rows (updated_at): views that follow the store see it.
+    const QString stamp = now();
+    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0, updated_at=:now WHERE run_id=:run AND in_beam=1"));
     q.bindValue(QStringLiteral(":run"), runId);
+    q.bindValue(QStringLiteral(":now"), stamp);
     bool ok = q.exec();
-    QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1 WHERE id=:id AND run_id=:run"));
+    QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1, updated_at=:now WHERE id=:id AND run_id=:run"));
     for (qint64 id : candidateIds) {
         if (!ok)
             break;
         mark.bindValue(QStringLiteral(":id"), id);
         mark.bindValue(QStringLiteral(":run"), runId);
+        mark.bindValue(QStringLiteral(":now"), stamp);
         ok = mark.exec();
     }
     if (!ok) {
@@ -1113,6 +1121,130 @@ QList<StepResult> RunStore::evaluationSteps(qint64 candidateId)
     }
     q.finish();
     return out;
+}
+
+std::optional<qint64> RunStore::dataVersion()
+{
+    QSqlQuery &q = query(QStringLiteral("PRAGMA data_version"));
+    if (!q.exec() || !q.next()) {
+        fail(q.lastError());
+        q.finish();
+        return std::nullopt;
+    }
+    const qint64 version = q.value(0).toLongLong();
+    q.finish();
+    return version;
+}
+
+QList<RunStore::RunStamp> RunStore::runStamps()
+{
+    QList<RunStamp> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT id, updated_at, state, lease_pid, lease_host, lease_heartbeat FROM runs ORDER BY id"));
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next()) {
+        RunStamp stamp;
+        stamp.id = q.value(0).toLongLong();
+        stamp.updatedAt = q.value(1).toString();
+        stamp.state = runStateFromString(q.value(2).toString());
+        RunLease l;
+        l.pid = q.value(3).toLongLong();
+        l.host = q.value(4).toString();
+        l.heartbeat = QDateTime::fromString(q.value(5).toString(), Qt::ISODateWithMs);
+        if (l.held()) {
+            l.alive = leaseAlive(l.pid, l.host, l.heartbeat);
+            stamp.lease = l;
+        }
+        out << stamp;
+    }
+    q.finish();
+    return out;
+}
+
+CandidateRows RunStore::candidatesSince(qint64 runId, const QString &since, qint64 afterId)
+{
+    CandidateRows out;
+    // Two index lookups (the run's rows by updated_at, new rows by id), not a scan of the run's rows.
+    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run AND updated_at >= :since "
+                                        "UNION SELECT * FROM candidates WHERE run_id=:run2 AND id > :after ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    q.bindValue(QStringLiteral(":since"), nn(since));
+    q.bindValue(QStringLiteral(":run2"), runId);
+    q.bindValue(QStringLiteral(":after"), afterId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next()) {
+        out.candidates << readCandidate(q);
+        out.updatedAt << q.value(QStringLiteral("updated_at")).toString();
+    }
+    q.finish();
+    return out;
+}
+
+QList<RunStore::CallStamp> RunStore::callStamps(qint64 runId, qint64 fromId)
+{
+    QList<CallStamp> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT id, candidate_id, status FROM llm_calls WHERE run_id=:run AND id >= :from ORDER BY id"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    q.bindValue(QStringLiteral(":from"), fromId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next())
+        out << CallStamp{q.value(0).toLongLong(), q.value(1).toLongLong(), q.value(2).toString()};
+    q.finish();
+    return out;
+}
+
+QList<std::pair<qint64, qint64>> RunStore::evaluationStepsAfter(qint64 runId, qint64 afterId)
+{
+    QList<std::pair<qint64, qint64>> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT e.id, e.candidate_id FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
+                                        "WHERE e.id > :after AND c.run_id = :run ORDER BY e.id"));
+    q.bindValue(QStringLiteral(":after"), afterId);
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next())
+        out.append({q.value(0).toLongLong(), q.value(1).toLongLong()});
+    q.finish();
+    return out;
+}
+
+qint64 RunStore::lastEvaluationStepId()
+{
+    QSqlQuery &q = query(QStringLiteral("SELECT coalesce(max(id), 0) FROM evaluations"));
+    const qint64 id = q.exec() && q.next() ? q.value(0).toLongLong() : 0;
+    q.finish();
+    return id;
+}
+
+int RunStore::requestsInFlight(qint64 runId)
+{
+    QSqlQuery &q = query(QStringLiteral("SELECT count(*) FROM llm_calls WHERE run_id=:run AND status='in_flight'"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    const int n = q.exec() && q.next() ? q.value(0).toInt() : 0;
+    q.finish();
+    return n;
+}
+
+QList<qint64> RunStore::candidatesInEvaluation(qint64 runId)
+{
+    QList<qint64> ids;
+    QSqlQuery &q = query(QStringLiteral("SELECT id FROM candidates WHERE run_id=:run AND status IN ('pending', 'compiling', 'testing', 'benchmarking')"));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (q.exec())
+        while (q.next())
+            ids << q.value(0).toLongLong();
+    q.finish();
+    return ids;
 }
 
 } // namespace autocomp

@@ -5,6 +5,7 @@
 #include "model/llm_call.h"
 #include "model/run_lease.h"
 #include "model/run_info.h"
+#include "model/store_changes.h"
 
 #include <QList>
 #include <QSqlError>
@@ -24,7 +25,7 @@ namespace autocomp {
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 4;
+    static constexpr int SchemaVersion = 5;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -124,6 +125,34 @@ public:
     // The state to show: toString(run.state), or "interrupted" for a running run nobody drives.
     QString displayState(const RunInfo &run);
     QList<StepResult> evaluationSteps(qint64 candidateId);
+
+    // For following a store that other processes write (StoreFollower, `autocomp runs watch`): cheap reads of
+    // what changed. SQLite's data_version: changes whenever another connection commits to the store.
+    std::optional<qint64> dataVersion();
+    // Every run's last write and lease, without the rest of the row.
+    struct RunStamp {
+        qint64 id = 0;
+        QString updatedAt; // as stored
+        RunState state = RunState::Created;
+        std::optional<RunLease> lease;
+    };
+    QList<RunStamp> runStamps();
+    // Candidates of a run written at or after `since` (ISO text as stored; empty: all), or with an id above `afterId`.
+    CandidateRows candidatesSince(qint64 runId, const QString &since, qint64 afterId);
+    // LLM calls of a run from id `fromId` on: id, candidate, status.
+    struct CallStamp {
+        qint64 id = 0;
+        qint64 candidateId = 0;
+        QString status;
+    };
+    QList<CallStamp> callStamps(qint64 runId, qint64 fromId);
+    // Evaluation steps of a run's candidates with an id above `afterId`: (step id, candidate id).
+    QList<std::pair<qint64, qint64>> evaluationStepsAfter(qint64 runId, qint64 afterId);
+    qint64 lastEvaluationStepId();
+    // Work of a run in flight as the store shows it: requests sent without an answer yet, candidates whose code
+    // waits for or is under evaluation (the store records pending until the verdict).
+    int requestsInFlight(qint64 runId);
+    QList<qint64> candidatesInEvaluation(qint64 runId);
 
     // LLM usage of a run per provider::model (paid calls only; answers reused from the cache cost nothing).
     struct ModelUsage {
