@@ -383,6 +383,9 @@ bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &
 
 namespace {
 
+// What Qt's HTTP thread may hold of an answer that has not been read yet (see LlmClient::post).
+constexpr qint64 ReadWindowBytes = 256 * 1024;
+
 // The request body handed to QNetworkAccessManager as a device that cannot be rewound. Qt sends a request
 // again by itself when its connection closes before the first byte of the answer, however long ago it was
 // written; a paid request could be billed twice. With a body it cannot reset, Qt reports ContentReSendError
@@ -552,6 +555,18 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     auto *body = new OneShotBody(reply->m_sentBody, nullptr);
     QNetworkReply *network = manager->post(net, body);
     body->setParent(network);
+    // Flow control. Without a read buffer limit Qt's HTTP thread reads a connection for as long as bytes keep
+    // arriving: one answer that streams faster than it is parsed (an endless or runaway stream) keeps that
+    // thread inside one channel, and every other request on the same manager waits with its bytes unread in
+    // the kernel. With a limit the thread stops once the buffer holds a window and goes back to its event
+    // loop, so the channels take turns, and a runaway answer costs bounded memory until it is cut.
+    // Qt hands the limit to its HTTP thread only once the request has been started there: set earlier (as
+    // here, right after post()) it is dropped. Qt 6.4 starts a request with a body from a queued call, so a
+    // call queued now runs just after it, and the limit reaches the HTTP thread queued behind the request's
+    // start, before any byte of the answer. requestSent and metaDataChanged set it again, which costs nothing.
+    // (Checked with two endless streams on one manager: tst_reliability's answerAndPromptLimits.)
+    const auto limitReadBuffer = [network] { network->setReadBufferSize(ReadWindowBytes); };
+    QMetaObject::invokeMethod(network, limitReadBuffer, Qt::QueuedConnection);
     m_replyOrigin.insert(network, {originKey(net.url()), index});
     reply->m_network = network;
     reply->m_mayHaveReached = false;
@@ -586,12 +601,14 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
     // Qt's requestSent and metaDataChanged mark the moment a byte may have reached the provider; upload
     // progress is not asked for (every signal of it crosses from Qt's HTTP thread).
-    connect(network, &QNetworkReply::requestSent, reply, [reply, touch] {
+    connect(network, &QNetworkReply::requestSent, reply, [reply, touch, limitReadBuffer] {
+        limitReadBuffer();
         reply->m_mayHaveReached = true;
         reply->m_connectTimer->stop();
         touch();
     });
-    connect(network, &QNetworkReply::metaDataChanged, reply, [reply, touch] {
+    connect(network, &QNetworkReply::metaDataChanged, reply, [reply, touch, limitReadBuffer] {
+        limitReadBuffer();
         reply->m_mayHaveReached = true;
         reply->m_connectTimer->stop();
         touch();
@@ -616,7 +633,7 @@ void LlmClient::onReadyRead(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
     QNetworkReply *network = reply->m_network;
-    if (!network || reply->m_aborted || !reply->m_cutError.isEmpty())
+    if (!network || reply->m_aborted || !reply->m_cutError.isEmpty() || !network->isOpen())
         return;
     const QByteArray bytes = network->readAll();
     if (bytes.isEmpty())

@@ -169,6 +169,11 @@ void FakeHttpConnection::writeRaw(const QByteArray& bytes)
         m_socket->write(bytes);
 }
 
+qint64 FakeHttpConnection::unsentBytes() const
+{
+    return m_socket && !m_closed ? m_socket->bytesToWrite() : 0;
+}
+
 void FakeHttpConnection::writeChunk(const QByteArray& bytes)
 {
     QByteArray framed;

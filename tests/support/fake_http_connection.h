@@ -23,6 +23,8 @@ public:
     // Response writing, used by the server while a request is being answered.
     void writeHead(int status, const HttpHeaders& headers);
     void writeRaw(const QByteArray& bytes);
+    // Bytes written but not yet handed to the kernel.
+    qint64 unsentBytes() const;
     void writeChunk(const QByteArray& bytes); // Transfer-Encoding: chunked framing
     static void appendChunk(QByteArray* out, const QByteArray& bytes); // the same framing, into a buffer
     void endChunked();

@@ -436,7 +436,15 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
         return; // the response stays open until the client gives up
     }
     if (!plan->endless.isEmpty()) {
-        // 64 KiB a turn of the event loop, as fast as the client reads (or chunk_delay_ms apart).
+        // 64 KiB a turn of the event loop, as fast as the client reads (or chunk_delay_ms apart): more is
+        // written only once the kernel has taken what was written before, so an endless answer costs the
+        // server bounded memory however slowly the client reads.
+        connection->writeRaw(out);
+        out.clear();
+        if (connection->unsentBytes() > (64 << 10)) {
+            QTimer::singleShot(1, connection, [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
+            return;
+        }
         while (out.size() < (64 << 10)) {
             if (plan->chunked)
                 FakeHttpConnection::appendChunk(&out, plan->endless);
