@@ -17,6 +17,7 @@
 #include <QTemporaryDir>
 #include <QSignalSpy>
 #include <QTest>
+#include <QThread>
 
 #include <algorithm>
 #include <memory>
@@ -56,6 +57,7 @@ private Q_SLOTS:
     void unreachableIsRetried();
     void oversizedAnswerIsCut_data();
     void oversizedAnswerIsCut();
+    void runawayStreamLeavesOthersAlone();
     void redirectWithinTheOrigin();
     void gzipAndUserAgent();
     void ipv6Loopback();
@@ -378,6 +380,71 @@ void TestLlmClient::oversizedAnswerIsCut()
     QCOMPARE(m_server->requestCount(), 1); // never sent again: it would grow the same way
     QCOMPARE(m_client->inFlight(), 0);
     reply->deleteLater();
+}
+
+// An answer that streams faster than Qt parses it (here: endless, 64 KiB a turn of the server's loop) must not
+// hold the HTTP thread that the other requests to the same origin share: the steady answer beside it arrives
+// whole, and the runaway one is cut at the limit. The server runs in a thread of its own here, as a provider
+// does: in the test's thread it could only write while the client is idle, and never outrun it.
+void TestLlmClient::runawayStreamLeavesOthersAlone()
+{
+    QThread serverThread;
+    serverThread.start();
+    QObject inServerThread; // the server and its sockets are made in that thread, and live there
+    inServerThread.moveToThread(&serverThread);
+    FakeLlmServer *server = nullptr;
+    const auto stopServer = qScopeGuard([&] {
+        QMetaObject::invokeMethod(&inServerThread, [&] { delete server; }, Qt::BlockingQueuedConnection);
+        serverThread.quit();
+        serverThread.wait();
+    });
+    bool listening = false;
+    QString scriptError;
+    QUrl base;
+    QMetaObject::invokeMethod(
+        &inServerThread,
+        [&] {
+            server = new FakeLlmServer;
+            listening = server->listen()
+                && server->loadScriptText("rules:\n"
+                                          "  - match: 'runaway'\n    cycle: true\n    responses:\n"
+                                          "      - {content: \"grow grow grow grow\", fault: endless}\n"
+                                          "  - match: 'steady'\n    cycle: true\n    responses:\n"
+                                          "      - {content: \"a steady answer in several pieces\", fault: drip, chunk_delay_ms: 40}\n",
+                                          QString(), &scriptError);
+            base = server->baseUrl();
+        },
+        Qt::BlockingQueuedConnection);
+    QVERIFY2(listening, qPrintable(scriptError));
+    const auto requestTo = [&](const QString &prompt) {
+        QString error;
+        const auto spec = ModelSpec::parse(u"vllm@"_s + base.toString() + u"/v1::m"_s, &error);
+        LlmRequest r;
+        r.spec = *spec;
+        r.prompt = prompt;
+        r.stream = true;
+        return r;
+    };
+    const auto requestsSeen = [&] {
+        int n = 0;
+        QMetaObject::invokeMethod(server, [&] { n = server->requestCount(); }, Qt::BlockingQueuedConnection);
+        return n;
+    };
+    m_client->setMaxAnswerBytes(200000);
+    m_client->setMaxBodyBytes(64 << 20);
+    LlmReply *runaway = m_client->send(requestTo(u"runaway"_s));
+    QTRY_VERIFY_WITH_TIMEOUT(requestsSeen() == 1, Timeout); // the runaway answer is flowing first
+    LlmReply *steady = m_client->send(requestTo(u"steady"_s));
+    QVERIFY(waitFor(steady));
+    QVERIFY2(steady->response().ok, qPrintable(steady->response().error));
+    QCOMPARE(steady->response().text, u"a steady answer in several pieces"_s);
+    QVERIFY(waitFor(runaway));
+    QVERIFY(!runaway->response().ok);
+    QVERIFY2(runaway->response().error.contains(u"cut off"_s), qPrintable(runaway->response().error));
+    QCOMPARE(requestsSeen(), 2);
+    QCOMPARE(m_client->inFlight(), 0);
+    delete runaway;
+    delete steady;
 }
 
 void TestLlmClient::redirectWithinTheOrigin()
