@@ -674,8 +674,13 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     QStringList files;
     for (const QString &dir : std::as_const(dirs)) {
         QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
-        while (it.hasNext())
-            files << QFileInfo(it.next()).canonicalFilePath();
+        while (it.hasNext()) {
+            const QString path = it.next();
+            // Python's bytecode caches are written by the tools as they run: not part of what is hashed.
+            if (path.contains(QLatin1String("/__pycache__/")) || path.endsWith(QLatin1String(".pyc")))
+                continue;
+            files << QFileInfo(path).canonicalFilePath();
+        }
     }
     files.removeDuplicates();
     files.sort();
