@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 
+# No __pycache__ beside the tools: the target's files are hashed into {backend_hash}.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nki_output  # noqa: E402
 import nki_static  # noqa: E402

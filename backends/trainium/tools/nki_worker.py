@@ -20,6 +20,8 @@ import os
 import sys
 import traceback
 
+# No __pycache__ beside the tools: the target's files are hashed into {backend_hash}.
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nki_channel  # noqa: E402
 
