@@ -519,6 +519,36 @@ private Q_SLOTS:
         QVERIFY2(r.value(u"log"_s).toString().contains(why), qPrintable(r.value(u"log"_s).toString()));
     }
 
+    // The trainium judge's NumPy side, for real where a Python with NumPy is installed: each problem's
+    // inputs and reference, the comparison (bit-exact or allclose, as the problem says) and the
+    // channel's archives. The kernel side needs a NeuronCore and is not exercised here.
+    void trainiumJudgeNumpyParts_data()
+    {
+        QTest::addColumn<QString>("problem");
+        for (const QString &p : Repository(QStringList{shipped()}).problemNames(u"trainium"_s))
+            QTest::newRow(qPrintable(p)) << p;
+    }
+
+    void trainiumJudgeNumpyParts()
+    {
+        QFETCH(QString, problem);
+        QString python;
+        for (const QString &candidate : {QStandardPaths::findExecutable(u"python3"_s), u"/usr/bin/python3"_s})
+            if (!candidate.isEmpty() && run(candidate, {u"-c"_s, u"import numpy"_s}).exitCode == 0) {
+                python = candidate;
+                break;
+            }
+        if (python.isEmpty())
+            QSKIP("no python3 with NumPy here (Debian: python3-numpy)");
+        QString error;
+        const auto p = Repository(QStringList{shipped()}).problem(u"trainium"_s, problem, &error);
+        QVERIFY2(p, qPrintable(error));
+        const Outcome o = run(python, {fixture(u"check_nki_judge.py"_s), shipped(), problem, p->shapeArgument(p->benchShape),
+                                       QString::number(p->rtol, 'g', 17), QString::number(p->atol, 'g', 17)});
+        QVERIFY2(o.exitCode == 0, describe(o).constData());
+        QVERIFY2(o.out.contains("ok: an object array is refused (no pickles)"), describe(o).constData());
+    }
+
     // The paste step: the candidate lands between the markers, compiler messages keep naming the
     // candidate's and the harness's own lines, and a harness without markers is an error.
     void pasteKeepsTheHarnessAndNamesLines()
