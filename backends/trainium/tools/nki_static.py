@@ -10,7 +10,7 @@ import ast
 ALLOWED_IMPORTS = {"neuronxcc", "neuronxcc.nki", "neuronxcc.nki.language", "neuronxcc.nki.isa", "neuronxcc.nki.typing",
                    "neuronxcc.nki.compiler", "numpy", "math", "functools"}
 FORBIDDEN_NAMES = {"open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr", "setattr", "delattr",
-                   "input", "breakpoint", "os", "sys", "subprocess", "ctypes", "time", "importlib", "builtins", "socket", "threading",
+                   "breakpoint", "os", "sys", "subprocess", "ctypes", "time", "importlib", "builtins", "socket", "threading",
                    "multiprocessing", "signal", "pickle", "shutil", "pathlib", "inspect", "gc"}
 FORBIDDEN_ATTRIBUTES = {"baremetal", "benchmark", "simulate_kernel", "profile", "__globals__", "__code__", "__builtins__",
                         "__subclasses__", "__dict__", "__class__", "__bases__", "__mro__"}
