@@ -32,6 +32,14 @@ std::unique_ptr<RemoteExecutor> RemoteExecutor::create(const EvaluationConfig &c
     return nullptr;
 }
 
+QList<RemoteAttempt *> RemoteExecutor::startBatch(int slot, const QList<RemoteTask> &tasks)
+{
+    QList<RemoteAttempt *> attempts;
+    for (const RemoteTask &task : tasks)
+        attempts << start(slot, task);
+    return attempts;
+}
+
 QString RemoteExecutor::shellQuote(const QString &word)
 {
     QString quoted = word;

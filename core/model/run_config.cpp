@@ -116,7 +116,8 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
     }
     if (const auto slurm = e["slurm"]) {
         r.checkKeys(slurm, QStringLiteral("evaluation.slurm"), {QStringLiteral("partition"), QStringLiteral("gres"), QStringLiteral("time"), QStringLiteral("mem"),
-                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms")});
+                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms"),
+                                                               QStringLiteral("batch"), QStringLiteral("batch_wait_ms"), QStringLiteral("cpus")});
         if (slurm.IsMap()) {
             static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
             const auto word = [&](const char *key, QString &out) {
@@ -136,6 +137,12 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
                 c.slurmSharedDir = r.string(n, QStringLiteral("evaluation.slurm.shared_dir")).value_or(QString());
             if (const auto n = slurm["poll_ms"])
                 c.slurmPollMs = int(r.integer(n, QStringLiteral("evaluation.slurm.poll_ms")).value_or(c.slurmPollMs));
+            if (const auto n = slurm["batch"])
+                c.slurmBatch = int(r.integer(n, QStringLiteral("evaluation.slurm.batch")).value_or(c.slurmBatch));
+            if (const auto n = slurm["batch_wait_ms"])
+                c.slurmBatchWaitMs = int(r.integer(n, QStringLiteral("evaluation.slurm.batch_wait_ms")).value_or(c.slurmBatchWaitMs));
+            if (const auto n = slurm["cpus"])
+                c.slurmCpus = int(r.integer(n, QStringLiteral("evaluation.slurm.cpus")).value_or(c.slurmCpus));
         }
     }
     if (const auto placement = e["placement"]) {
@@ -422,6 +429,12 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.slurm.slots' must be at least 1");
     if (evaluation.slurmPollMs < 50)
         out << QStringLiteral("'evaluation.slurm.poll_ms' must be at least 50");
+    if (evaluation.slurmBatch < 1 || evaluation.slurmBatch > 64)
+        out << QStringLiteral("'evaluation.slurm.batch' must be between 1 and 64");
+    if (evaluation.slurmBatchWaitMs < 0 || evaluation.slurmBatchWaitMs > 600000)
+        out << QStringLiteral("'evaluation.slurm.batch_wait_ms' must be between 0 and 600000");
+    if (evaluation.slurmCpus < 1 || evaluation.slurmCpus > 1024)
+        out << QStringLiteral("'evaluation.slurm.cpus' must be between 1 and 1024");
     if (!evaluation.slurmSharedDir.isEmpty() && !evaluation.slurmSharedDir.startsWith(QLatin1Char('/')))
         out << QStringLiteral("'evaluation.slurm.shared_dir' must be an absolute path");
     if (budget.maxUsd && *budget.maxUsd < 0)
@@ -557,7 +570,8 @@ QByteArray RunConfig::toYaml() const
         opt("mem", evaluation.slurmMem);
         opt("shared_dir", evaluation.slurmSharedDir);
         out << YAML::Key << "slots" << YAML::Value << evaluation.slurmSlots << YAML::Key << "poll_ms" << YAML::Value << evaluation.slurmPollMs
-            << YAML::EndMap;
+            << YAML::Key << "batch" << YAML::Value << evaluation.slurmBatch << YAML::Key << "batch_wait_ms" << YAML::Value << evaluation.slurmBatchWaitMs
+            << YAML::Key << "cpus" << YAML::Value << evaluation.slurmCpus << YAML::EndMap;
     }
     if (!evaluation.placement.isEmpty()) {
         out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;
