@@ -413,6 +413,26 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.bench_slots' must be at least 1");
     if (evaluation.parallelCompiles < 0)
         out << QStringLiteral("'evaluation.parallel_compiles' must be 'auto' or at least 1");
+    if (!QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(evaluation.executor))
+        out << QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(evaluation.executor);
+    for (qsizetype i = 0; i < evaluation.hosts.size(); ++i) {
+        const RemoteHost &h = evaluation.hosts.at(i);
+        if (h.host.isEmpty() || h.host.contains(QLatin1Char('@')) || h.host.contains(QLatin1Char(' ')))
+            out << QStringLiteral("'evaluation.hosts[%1].host' must be a host name or address, got '%2'").arg(i + 1).arg(h.host);
+        if (h.port < 1 || h.port > 65535)
+            out << QStringLiteral("'evaluation.hosts[%1].port' must be between 1 and 65535").arg(i + 1);
+        if (h.slots < 1 || h.slots > 256)
+            out << QStringLiteral("'evaluation.hosts[%1].slots' must be between 1 and 256").arg(i + 1);
+    }
+    // sbatch's arguments: words only (they go on its command line).
+    static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
+    for (const auto &[key, value] : {std::pair{"partition", evaluation.slurmPartition}, std::pair{"gres", evaluation.slurmGres},
+                                     std::pair{"time", evaluation.slurmTime}, std::pair{"mem", evaluation.slurmMem}})
+        if (!s_word.match(value).hasMatch())
+            out << QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'").arg(QLatin1String(key), value);
+    for (auto it = evaluation.placement.cbegin(); it != evaluation.placement.cend(); ++it)
+        if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(it.value()))
+            out << QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'").arg(it.key(), it.value());
     if (evaluation.executor == QLatin1String("ssh") && evaluation.hosts.isEmpty())
         out << QStringLiteral("'evaluation.executor' is ssh but 'evaluation.hosts' names no host");
     if (evaluation.executor != QLatin1String("ssh") && !evaluation.hosts.isEmpty())
