@@ -1,5 +1,7 @@
 #include "new_run_dialog.h"
 
+#include "executor_editor.h"
+
 #include "search/run_setup.h"
 
 #include <QCheckBox>
@@ -125,9 +127,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_maxHours->setSuffix(tr(" h"));
     m_maxHours->setSpecialValueText(tr("no limit"));
 
-    m_executor = new QComboBox;
-    m_executor->setObjectName(QStringLiteral("executorCombo"));
-    m_executor->addItems({QStringLiteral("local"), QStringLiteral("slurm")});
+    m_executor = new ExecutorEditor;
     m_sandbox = new QComboBox;
     m_sandbox->setObjectName(QStringLiteral("sandboxCombo"));
     m_sandbox->addItems({QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")});
@@ -167,7 +167,6 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     limitsForm->addRow(tr("Max &dollars:"), m_maxUsd);
     limitsForm->addRow(tr("Max LLM &calls:"), m_maxCalls);
     limitsForm->addRow(tr("Max &hours:"), m_maxHours);
-    limitsForm->addRow(tr("E&xecutor:"), m_executor);
     limitsForm->addRow(tr("&Sandbox:"), m_sandbox);
     limitsForm->addRow(tr("Profile:"), m_profile);
 
@@ -197,6 +196,11 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     });
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
+    auto *where = new QGroupBox(tr("Where evaluations run"));
+    where->setObjectName(QStringLiteral("executorGroup"));
+    auto *whereLayout = new QVBoxLayout(where);
+    whereLayout->addWidget(m_executor);
+
     auto *columns = new QHBoxLayout;
     auto *left = new QVBoxLayout;
     left->addWidget(what);
@@ -204,6 +208,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     auto *right = new QVBoxLayout;
     right->addWidget(search);
     right->addWidget(limits);
+    right->addWidget(where);
     right->addStretch(1);
     columns->addLayout(left, 1);
     columns->addLayout(right, 1);
@@ -213,7 +218,8 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     layout->addWidget(buttons);
 
     connect(m_target, &QComboBox::currentTextChanged, this, &NewRunDialog::targetChanged);
-    for (QComboBox *combo : {m_problem, m_agent, m_executor, m_sandbox})
+    connect(m_executor, &ExecutorEditor::changed, this, &NewRunDialog::scheduleValidation);
+    for (QComboBox *combo : {m_problem, m_agent, m_sandbox})
         connect(combo, &QComboBox::currentTextChanged, this, &NewRunDialog::scheduleValidation);
     for (QSpinBox *box : {m_beamWidth, m_plansPerParent, m_codePerPlan, m_iterations, m_fixAttempts, m_translateIters, m_seed, m_maxCalls})
         connect(box, &QSpinBox::valueChanged, this, &NewRunDialog::scheduleValidation);
@@ -289,6 +295,7 @@ void NewRunDialog::targetChanged()
         m_problem->addItems(m_repository.problemNames(target));
         m_problem->setCurrentIndex(qMax(0, m_problem->findText(previous)));
     }
+    m_executor->setTarget(target);
     // An agent is usually named after its target.
     if (const int agent = m_agent->findText(target); agent >= 0)
         m_agent->setCurrentIndex(agent);
@@ -328,7 +335,7 @@ void NewRunDialog::setConfig(const RunConfig &config)
     m_maxUsd->setValue(config.budget.maxUsd.value_or(0));
     m_maxCalls->setValue(int(qMin<qint64>(config.budget.maxLlmCalls.value_or(0), std::numeric_limits<int>::max())));
     m_maxHours->setValue(config.budget.maxHours.value_or(0));
-    m_executor->setCurrentText(config.evaluation.executor);
+    m_executor->setEvaluation(config.evaluation, config.target);
     m_sandbox->setCurrentText(config.evaluation.sandbox);
     m_profile->setChecked(config.evaluation.profile);
     validateNow();
@@ -360,7 +367,7 @@ RunConfig NewRunDialog::config() const
     c.budget.maxUsd = m_maxUsd->value() > 0 ? std::optional<double>(m_maxUsd->value()) : std::nullopt;
     c.budget.maxLlmCalls = m_maxCalls->value() > 0 ? std::optional<qint64>(m_maxCalls->value()) : std::nullopt;
     c.budget.maxHours = m_maxHours->value() > 0 ? std::optional<double>(m_maxHours->value()) : std::nullopt;
-    c.evaluation.executor = m_executor->currentText();
+    m_executor->apply(&c.evaluation);
     c.evaluation.sandbox = m_sandbox->currentText();
     c.evaluation.profile = m_profile->isChecked();
     return c;
@@ -375,7 +382,7 @@ void NewRunDialog::validateNow()
 {
     m_validateTimer->stop();
     const RunConfig c = config();
-    QStringList errors = c.validate();
+    QStringList errors = m_executor->errors() + c.validate();
     m_setup.reset();
     if (errors.isEmpty()) {
         const QByteArray yaml = c.toYaml();

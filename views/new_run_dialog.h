@@ -20,6 +20,8 @@ class QTimer;
 
 namespace autocomp {
 
+class ExecutorEditor;
+
 // Edits a run configuration (DESIGN.md §8) with live validation: the same checks the CLI runs
 // (RunConfig::validate and prepareRun) are shown under the form, and Start stays disabled until they
 // pass. Save YAML writes exactly what `autocomp run` reads.
@@ -75,7 +77,7 @@ private:
     QDoubleSpinBox *m_maxUsd;
     QSpinBox *m_maxCalls;
     QDoubleSpinBox *m_maxHours;
-    QComboBox *m_executor;
+    ExecutorEditor *m_executor;
     QComboBox *m_sandbox;
     QCheckBox *m_profile;
     QLabel *m_errorsLabel;

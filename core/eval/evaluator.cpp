@@ -337,13 +337,8 @@ void EvalJob::stepFinished(const StepResult &step)
     m_evaluator->enqueue(this);
 }
 
-void EvalJob::runRemote(int slot)
+RemoteTask EvalJob::remoteTask() const
 {
-    RemoteExecutor *executor = m_evaluator->m_remote.get();
-    {
-        const EvalRuntimeCpu::Pause handlers;
-        Q_EMIT statusChanged(m_remoteFrom == 0 ? CandidateStatus::Compiling : CandidateStatus::Testing);
-    }
     RemoteTask task;
     task.key = m_key;
     task.target = m_target;
@@ -360,9 +355,18 @@ void EvalJob::runRemote(int slot)
     for (const TargetStep &step : std::as_const(m_target.setupSteps))
         limit += step.timeoutS;
     task.timeoutS = limit;
+    return task;
+}
+
+void EvalJob::runRemote(int slot, RemoteAttempt *attempt)
+{
+    {
+        const EvalRuntimeCpu::Pause handlers;
+        Q_EMIT statusChanged(m_remoteFrom == 0 ? CandidateStatus::Compiling : CandidateStatus::Testing);
+    }
     QElapsedTimer clock;
     clock.start();
-    m_remote = executor->start(slot, task);
+    m_remote = attempt;
     connect(m_remote, &RemoteAttempt::finished, this, [this, slot, clock](const QJsonObject &result, const QString &failure) {
         StepResult note;
         note.name = QStringLiteral("remote");
@@ -382,7 +386,7 @@ void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString 
     const EvalRuntimeCpu::Scope runtimeCpu;
     m_remote = nullptr;
     RemoteExecutor *executor = m_evaluator->m_remote.get();
-    m_evaluator->m_slotBusy[slot] = false;
+    --m_evaluator->m_slotUse[slot];
     QMetaObject::invokeMethod(m_evaluator, &Evaluator::schedule, Qt::QueuedConnection);
     if (m_cancelled) {
         m_result.status = QStringLiteral("cancelled");
@@ -508,7 +512,7 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
         if (!m_remote)
             m_configError = error;
         else
-            m_slotBusy = QList<bool>(m_remote->slotCount(), false);
+            m_slotUse = QList<int>(m_remote->slotCount(), 0);
     }
     if (config.sandbox == QLatin1String("off")) {
         m_sandboxNote = QStringLiteral("sandbox off (evaluation.sandbox: off): candidates run without bubblewrap");
@@ -924,9 +928,10 @@ void Evaluator::cancelAll()
 
 void Evaluator::enqueue(EvalJob *job)
 {
-    if (job->inRemotePhase())
+    if (job->inRemotePhase()) {
+        job->m_remoteSince.start();
         m_remoteWaiting << job;
-    else
+    } else
         m_waiting << job;
     QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
 }
@@ -946,35 +951,71 @@ void Evaluator::release(EvalJob *job, bool exclusive)
     QMetaObject::invokeMethod(this, &Evaluator::schedule, Qt::QueuedConnection);
 }
 
+int Evaluator::remoteSlotFor(const EvalJob *job) const
+{
+    // A free slot on a machine this job has not failed on; once it failed on all, any free slot.
+    int fallback = -1;
+    QSet<int> groups;
+    for (int slot = 0; slot < m_slotUse.size(); ++slot) {
+        groups.insert(m_remote->slotGroup(slot));
+        if (m_slotUse.at(slot) > 0)
+            continue;
+        if (!job->m_triedGroups.contains(m_remote->slotGroup(slot)))
+            return slot;
+        if (fallback < 0)
+            fallback = slot;
+    }
+    return job->m_triedGroups.size() >= groups.size() ? fallback : -1;
+}
+
 void Evaluator::scheduleRemote()
 {
     m_remoteWaiting.removeIf([](const QPointer<EvalJob> &job) { return !job || job->m_done; });
+    const int batch = m_remote->batchLimit();
     for (qsizetype i = 0; i < m_remoteWaiting.size();) {
         EvalJob *job = m_remoteWaiting.at(i);
-        // A free slot on a machine this job has not failed on; once it failed on all, any free slot.
-        int chosen = -1;
-        int fallback = -1;
-        QSet<int> groups;
-        for (int slot = 0; slot < m_slotBusy.size(); ++slot) {
-            groups.insert(m_remote->slotGroup(slot));
-            if (m_slotBusy.at(slot))
-                continue;
-            if (!job->m_triedGroups.contains(m_remote->slotGroup(slot))) {
-                chosen = slot;
-                break;
-            }
-            if (fallback < 0)
-                fallback = slot;
-        }
-        if (chosen < 0 && job->m_triedGroups.size() >= groups.size())
-            chosen = fallback;
-        if (chosen < 0) {
+        const int slot = remoteSlotFor(job);
+        if (slot < 0) {
             ++i;
             continue;
         }
-        m_remoteWaiting.removeAt(i);
-        m_slotBusy[chosen] = true;
-        job->runRemote(chosen);
+        // The candidates of the same target and problem that may go with it: where more wait than
+        // slots are free, several share the slot (one Slurm job), spread evenly over the free slots.
+        QList<EvalJob *> group{job};
+        if (batch > 1) {
+            const int freeSlots = int(std::count(m_slotUse.cbegin(), m_slotUse.cend(), 0));
+            QList<EvalJob *> same;
+            for (qsizetype k = i + 1; k < m_remoteWaiting.size(); ++k) {
+                EvalJob *other = m_remoteWaiting.at(k);
+                if (other->m_target.name == job->m_target.name && other->m_problem.dir == job->m_problem.dir
+                    && !other->m_triedGroups.contains(m_remote->slotGroup(slot)))
+                    same << other;
+            }
+            const int waiting = int(same.size()) + 1;
+            if (waiting < batch && job->m_remoteSince.elapsed() < m_remote->batchWaitMs()) {
+                // Not enough for a full batch yet: the slot waits a little for more.
+                if (!m_remoteBatchTimer) {
+                    m_remoteBatchTimer = true;
+                    QTimer::singleShot(qMax<qint64>(1, m_remote->batchWaitMs() - job->m_remoteSince.elapsed()), this, [this] {
+                        m_remoteBatchTimer = false;
+                        schedule();
+                    });
+                }
+                ++i;
+                continue;
+            }
+            const int take = std::min(batch, (waiting + freeSlots - 1) / std::max(1, freeSlots));
+            group << same.mid(0, take - 1);
+        }
+        QList<RemoteTask> tasks;
+        for (EvalJob *member : std::as_const(group)) {
+            m_remoteWaiting.removeOne(member);
+            tasks << member->remoteTask();
+        }
+        m_slotUse[slot] += int(group.size());
+        const QList<RemoteAttempt *> attempts = m_remote->startBatch(slot, tasks);
+        for (qsizetype k = 0; k < group.size(); ++k)
+            group.at(k)->runRemote(slot, attempts.at(k));
     }
 }
 

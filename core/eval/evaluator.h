@@ -7,6 +7,7 @@
 #include "model/target.h"
 
 #include <QHash>
+#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -19,6 +20,7 @@ namespace autocomp {
 class ProcessRunner;
 class Evaluator;
 class RemoteAttempt;
+struct RemoteTask;
 class RemoteExecutor;
 
 // How one evaluation is asked for beyond its code.
@@ -58,7 +60,8 @@ private:
     void runCurrentStep(bool sandbox, const QList<int> &cpus = {}, const QList<int> &judgeCpus = {});
     // The steps from m_remoteFrom on, as one remote evaluation on the executor's slot.
     bool inRemotePhase() const { return m_remoteFrom < m_target.steps.size() && m_stepIndex >= m_remoteFrom; }
-    void runRemote(int slot);
+    RemoteTask remoteTask() const;
+    void runRemote(int slot, RemoteAttempt *attempt);
     void remoteFinished(int slot, const QJsonObject &result, const QString &failure);
     // Moves past steps that do not apply (only_if_exists names no file, e.g. no baseline).
     void skipInapplicableSteps();
@@ -97,6 +100,7 @@ private:
     QString m_key;
     qsizetype m_remoteFrom = 0;   // steps from here on run remotely; steps.size(): none
     RemoteAttempt *m_remote = nullptr;
+    QElapsedTimer m_remoteSince;  // since it waits for a remote slot
     QList<int> m_triedGroups;     // machines a remote attempt failed on: a retry goes elsewhere first
     QStringList m_remoteFailures;
     bool m_profile = false;
@@ -168,6 +172,8 @@ private:
     void release(EvalJob *job, bool exclusive);
     void schedule();
     void scheduleRemote();
+    // A slot for the job's next remote attempt, -1 while none suits it.
+    int remoteSlotFor(const EvalJob *job) const;
     bool acquireNodeBench();
     void releaseNodeBench();
     void runSetupStep(const QString &key);
@@ -199,7 +205,8 @@ private:
     QString m_configError;
     QList<QPointer<EvalJob>> m_waiting;
     std::unique_ptr<RemoteExecutor> m_remote;
-    QList<bool> m_slotBusy;
+    QList<int> m_slotUse; // remote attempts under way per slot (several share a slot in a batch)
+    bool m_remoteBatchTimer = false;
     QList<QPointer<EvalJob>> m_remoteWaiting;
     bool m_nodeBenchLock = false;
     int m_nodeLockFd = -1;

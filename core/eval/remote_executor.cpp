@@ -11,6 +11,8 @@
 #include <QJsonArray>
 #include <QMutex>
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
 
 namespace autocomp {
@@ -28,6 +30,14 @@ std::unique_ptr<RemoteExecutor> RemoteExecutor::create(const EvaluationConfig &c
         return SlurmExecutor::create(config, error);
     *error = QStringLiteral("unknown executor '%1'").arg(config.executor);
     return nullptr;
+}
+
+QList<RemoteAttempt *> RemoteExecutor::startBatch(int slot, const QList<RemoteTask> &tasks)
+{
+    QList<RemoteAttempt *> attempts;
+    for (const RemoteTask &task : tasks)
+        attempts << start(slot, task);
+    return attempts;
 }
 
 QString RemoteExecutor::shellQuote(const QString &word)
@@ -80,11 +90,49 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
             return {};
         }
     }
-    // The problem where the far side's repository looks for it: sols/<target folder>/<problem folder>.
-    const QString problemName = QStringLiteral("sols/%1/%2").arg(problemDir.dir().dirName(), problemDir.fileName());
-    if (!tar.addDirectory(problemDir.absoluteFilePath(), problemName)) {
+    // The problem where the far side's repository looks for it: sols/<target>/<problem name> (a grouped
+    // name such as level1/88_MinGPTNewGelu keeps its group folder).
+    const QString problemName = QStringLiteral("sols/%1/%2").arg(task.target.name, task.problem.name);
+    // Files problem.yaml names outside its folder (`autocomp problems import` points `reference:` at
+    // the user's own file) go along under _external/, and the copy of problem.yaml names them there.
+    QList<std::pair<QString, QString>> external; // yaml key, absolute path
+    for (const auto &[key, path] : {std::pair{"start", task.problem.startFile}, std::pair{"reference", task.problem.referenceFile},
+                                    std::pair{"context", task.problem.contextFile}}) {
+        if (!path.isEmpty() && QDir(problemDir.absoluteFilePath()).relativeFilePath(path).startsWith(QLatin1String("..")))
+            external << std::pair{QLatin1String(key), path};
+    }
+    const QString yamlPath = problemDir.absoluteFilePath() + QStringLiteral("/problem.yaml");
+    if (!tar.addDirectory(problemDir.absoluteFilePath(), problemName, external.isEmpty() ? QStringList() : QStringList{QStringLiteral("problem.yaml")})) {
         *error = tar.error();
         return {};
+    }
+    if (!external.isEmpty()) {
+        QFile file(yamlPath);
+        if (!file.open(QIODevice::ReadOnly)) {
+            *error = QStringLiteral("%1: cannot read: %2").arg(yamlPath, file.errorString());
+            return {};
+        }
+        YAML::Node root;
+        try {
+            root = YAML::Load(file.readAll().toStdString());
+        } catch (const YAML::Exception &e) {
+            *error = QStringLiteral("%1: %2").arg(yamlPath, QString::fromStdString(e.what()));
+            return {};
+        }
+        for (const auto &[key, path] : std::as_const(external)) {
+            const QString shipped = QStringLiteral("_external/%1-%2").arg(key, QFileInfo(path).fileName());
+            if (!tar.addFile(path, problemName + QLatin1Char('/') + shipped)) {
+                *error = QStringLiteral("%1 (named by '%2' in %3)").arg(tar.error(), key, yamlPath);
+                return {};
+            }
+            root[key.toStdString()] = shipped.toStdString();
+        }
+        YAML::Emitter out;
+        out << root;
+        if (!tar.addData(problemName + QStringLiteral("/problem.yaml"), QByteArray(out.c_str()) + '\n')) {
+            *error = tar.error();
+            return {};
+        }
     }
     const QByteArray archive = tar.finish();
     const QString h = QString::fromLatin1(QCryptographicHash::hash(archive, QCryptographicHash::Sha1).toHex().left(16));

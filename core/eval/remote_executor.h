@@ -58,6 +58,12 @@ public:
     virtual QString slotName(int slot) const = 0;
     // The attempt is a child of the executor; it deletes itself after finished().
     virtual RemoteAttempt *start(int slot, const RemoteTask &task) = 0;
+    // Candidates of one target and problem an executor takes on one slot at once (one Slurm job for
+    // several), and how long a free slot waits for that many; 1: one candidate per slot.
+    virtual int batchLimit() const { return 1; }
+    virtual int batchWaitMs() const { return 0; }
+    // Several tasks on one slot, an attempt each (in their order); each attempt ends on its own.
+    virtual QList<RemoteAttempt *> startBatch(int slot, const QList<RemoteTask> &tasks);
     // What an attempt costs beyond the evaluation, as the executor's name for logs ("ssh", "slurm").
     virtual QString name() const = 0;
 

@@ -88,7 +88,7 @@ bool TarWriter::addFile(const QString &path, const QString &name)
     return addEntry(name, '0', file.readAll(), modeOf(QFileInfo(path)));
 }
 
-bool TarWriter::addDirectory(const QString &dir, const QString &prefix)
+bool TarWriter::addDirectory(const QString &dir, const QString &prefix, const QStringList &skip)
 {
     const QDir root(dir);
     if (!root.exists()) {
@@ -100,6 +100,8 @@ bool TarWriter::addDirectory(const QString &dir, const QString &prefix)
     QDirIterator it(dir, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden, QDirIterator::Subdirectories);
     while (it.hasNext()) {
         const QString path = it.next();
+        if (skip.contains(root.relativeFilePath(path)))
+            continue;
         const QString name = (prefix.isEmpty() ? QString() : prefix + QLatin1Char('/')) + root.relativeFilePath(path);
         const QFileInfo info(path);
         if (info.isDir() ? !addEntry(name, '5', {}, 0755) : !addFile(path, name))

@@ -116,7 +116,8 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
     }
     if (const auto slurm = e["slurm"]) {
         r.checkKeys(slurm, QStringLiteral("evaluation.slurm"), {QStringLiteral("partition"), QStringLiteral("gres"), QStringLiteral("time"), QStringLiteral("mem"),
-                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms")});
+                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms"),
+                                                               QStringLiteral("batch"), QStringLiteral("batch_wait_ms"), QStringLiteral("cpus")});
         if (slurm.IsMap()) {
             static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
             const auto word = [&](const char *key, QString &out) {
@@ -136,6 +137,12 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
                 c.slurmSharedDir = r.string(n, QStringLiteral("evaluation.slurm.shared_dir")).value_or(QString());
             if (const auto n = slurm["poll_ms"])
                 c.slurmPollMs = int(r.integer(n, QStringLiteral("evaluation.slurm.poll_ms")).value_or(c.slurmPollMs));
+            if (const auto n = slurm["batch"])
+                c.slurmBatch = int(r.integer(n, QStringLiteral("evaluation.slurm.batch")).value_or(c.slurmBatch));
+            if (const auto n = slurm["batch_wait_ms"])
+                c.slurmBatchWaitMs = int(r.integer(n, QStringLiteral("evaluation.slurm.batch_wait_ms")).value_or(c.slurmBatchWaitMs));
+            if (const auto n = slurm["cpus"])
+                c.slurmCpus = int(r.integer(n, QStringLiteral("evaluation.slurm.cpus")).value_or(c.slurmCpus));
         }
     }
     if (const auto placement = e["placement"]) {
@@ -406,6 +413,26 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.bench_slots' must be at least 1");
     if (evaluation.parallelCompiles < 0)
         out << QStringLiteral("'evaluation.parallel_compiles' must be 'auto' or at least 1");
+    if (!QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(evaluation.executor))
+        out << QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(evaluation.executor);
+    for (qsizetype i = 0; i < evaluation.hosts.size(); ++i) {
+        const RemoteHost &h = evaluation.hosts.at(i);
+        if (h.host.isEmpty() || h.host.contains(QLatin1Char('@')) || h.host.contains(QLatin1Char(' ')))
+            out << QStringLiteral("'evaluation.hosts[%1].host' must be a host name or address, got '%2'").arg(i + 1).arg(h.host);
+        if (h.port < 1 || h.port > 65535)
+            out << QStringLiteral("'evaluation.hosts[%1].port' must be between 1 and 65535").arg(i + 1);
+        if (h.slots < 1 || h.slots > 256)
+            out << QStringLiteral("'evaluation.hosts[%1].slots' must be between 1 and 256").arg(i + 1);
+    }
+    // sbatch's arguments: words only (they go on its command line).
+    static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
+    for (const auto &[key, value] : {std::pair{"partition", evaluation.slurmPartition}, std::pair{"gres", evaluation.slurmGres},
+                                     std::pair{"time", evaluation.slurmTime}, std::pair{"mem", evaluation.slurmMem}})
+        if (!s_word.match(value).hasMatch())
+            out << QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'").arg(QLatin1String(key), value);
+    for (auto it = evaluation.placement.cbegin(); it != evaluation.placement.cend(); ++it)
+        if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(it.value()))
+            out << QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'").arg(it.key(), it.value());
     if (evaluation.executor == QLatin1String("ssh") && evaluation.hosts.isEmpty())
         out << QStringLiteral("'evaluation.executor' is ssh but 'evaluation.hosts' names no host");
     if (evaluation.executor != QLatin1String("ssh") && !evaluation.hosts.isEmpty())
@@ -422,6 +449,12 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.slurm.slots' must be at least 1");
     if (evaluation.slurmPollMs < 50)
         out << QStringLiteral("'evaluation.slurm.poll_ms' must be at least 50");
+    if (evaluation.slurmBatch < 1 || evaluation.slurmBatch > 64)
+        out << QStringLiteral("'evaluation.slurm.batch' must be between 1 and 64");
+    if (evaluation.slurmBatchWaitMs < 0 || evaluation.slurmBatchWaitMs > 600000)
+        out << QStringLiteral("'evaluation.slurm.batch_wait_ms' must be between 0 and 600000");
+    if (evaluation.slurmCpus < 1 || evaluation.slurmCpus > 1024)
+        out << QStringLiteral("'evaluation.slurm.cpus' must be between 1 and 1024");
     if (!evaluation.slurmSharedDir.isEmpty() && !evaluation.slurmSharedDir.startsWith(QLatin1Char('/')))
         out << QStringLiteral("'evaluation.slurm.shared_dir' must be an absolute path");
     if (budget.maxUsd && *budget.maxUsd < 0)
@@ -557,7 +590,8 @@ QByteArray RunConfig::toYaml() const
         opt("mem", evaluation.slurmMem);
         opt("shared_dir", evaluation.slurmSharedDir);
         out << YAML::Key << "slots" << YAML::Value << evaluation.slurmSlots << YAML::Key << "poll_ms" << YAML::Value << evaluation.slurmPollMs
-            << YAML::EndMap;
+            << YAML::Key << "batch" << YAML::Value << evaluation.slurmBatch << YAML::Key << "batch_wait_ms" << YAML::Value << evaluation.slurmBatchWaitMs
+            << YAML::Key << "cpus" << YAML::Value << evaluation.slurmCpus << YAML::EndMap;
     }
     if (!evaluation.placement.isEmpty()) {
         out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;

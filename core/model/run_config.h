@@ -68,6 +68,14 @@ struct EvaluationConfig {
     int slurmSlots = 4;         // slurm.slots: jobs in the queue at once
     QString slurmSharedDir;     // slurm.shared_dir: a directory the nodes see at the same path; empty: the cache dir
     int slurmPollMs = 1000;     // slurm.poll_ms: how often squeue is asked
+    // slurm.batch: up to this many candidates of one target and problem share a job when more are
+    // ready than there are free slots (one sbatch and one start-up for several evaluations);
+    // 1: a job per candidate.
+    int slurmBatch = 1;
+    // slurm.batch_wait_ms: a slot that is free waits this long for a batch to fill before it takes fewer.
+    int slurmBatchWaitMs = 0;
+    // slurm.cpus: sbatch --cpus-per-task, and how many candidates of a batch a job evaluates at once.
+    int slurmCpus = 1;
     // placement: {<target>: remote | compile_local | local}: with compile_local every step up to the
     // target's last compile step runs here and the rest on the executor's host; default remote.
     QMap<QString, QString> placement;

@@ -2,9 +2,11 @@
 // through one Evaluator: 16 distinct gemm candidates with parallel compiles (one per core) and
 // with parallel_compiles = 1. Benchmarks stay exclusive in both, as they are in a search.
 // Then the same through the remote executors, where their daemons are installed: a real sshd on
-// 127.0.0.1 (one slot per core) and a real one-node Slurm (a job per candidate, one per core at once),
-// each running `autocomp eval` on the far side; and the overhead each adds to one candidate's
-// evaluation, measured one candidate at a time beside the local evaluation of the same candidates.
+// 127.0.0.1 (one slot per core) and a real one-node Slurm (a job per candidate, one per core at once;
+// then batches of up to 8 candidates per job, as many jobs at once as cores, one candidate at a time
+// in each), each running `autocomp eval` on the far side; and the overhead each adds to one
+// candidate's evaluation, measured one candidate at a time beside the local evaluation of the same
+// candidates (batched: the four in one job, one after another, the wall time shared among them).
 #include "eval/evaluator.h"
 #include "model/repository.h"
 #include "slurm_cluster.h"
@@ -110,6 +112,12 @@ int main(int argc, char **argv)
         perMinute(c, 0, *target, *problem, codes.mid(0, 1), &failures);
         std::printf("per_min_slurm: %.2f candidates/min\n", perMinute(c, 0, *target, *problem, codes, &failures));
         std::printf("overhead_slurm_ms: %.0f ms/candidate\n", msPerCandidate(c, *target, *problem, few, &failures) - localMs);
+        c.slurmBatch = 8;
+        c.slurmCpus = 1;
+        std::printf("per_min_slurm_batched: %.2f candidates/min\n", perMinute(c, 0, *target, *problem, codes, &failures));
+        c.slurmSlots = 1;
+        const double batchedMs = 60000.0 / perMinute(c, 1, *target, *problem, few, &failures);
+        std::printf("overhead_slurm_batched_ms: %.0f ms/candidate\n", batchedMs - localMs);
     } else {
         std::fprintf(stderr, "eval_throughput: no slurm figures: %s\n", qPrintable(why));
     }

@@ -1,5 +1,6 @@
 // Run control from the real window: a run started through the New Run dialog against the local LLM
-// server and the scriptable fake target, paused, resumed and finished with the tree filled live; an
+// server and the scriptable fake target, paused, resumed and finished with the tree filled live; the
+// dialog's executor fields (local, ssh hosts, Slurm) validated and round-tripped through YAML; an
 // agent edited and saved in the agent editor reaching the next plan prompt; a human's edited code
 // evaluated inside a running search.
 #include "agent_editor.h"
@@ -21,12 +22,14 @@
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -79,6 +82,7 @@ private Q_SLOTS:
     void menuModelIsSound();
     void newRunDialogCarriesEvaluationOptions();
     void newRunDialogShowsAbsentTarget();
+    void newRunDialogEditsTheExecutor();
     void startPauseResumeFinish();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
@@ -281,6 +285,126 @@ void TestRunControl::newRunDialogShowsAbsentTarget()
              qPrintable(state));
     QTRY_VERIFY(child<QLabel>(&dialog, "validationErrors")->text().contains(QStringLiteral("absent on this machine")));
     QVERIFY(!child<QPushButton>(&dialog, "startButton")->isEnabled());
+}
+
+// Where evaluations run, edited in the New Run dialog: only the chosen executor's fields are shown,
+// a value the configuration cannot take is an error naming its key (and Start stays off), and what
+// the form holds is what Save YAML writes and Load YAML reads back.
+void TestRunControl::newRunDialogEditsTheExecutor()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    NewRunDialog dialog{Repository{}, dir.filePath(QStringLiteral("runs.sqlite"))};
+    RunConfig config = dialog.config();
+    config.planModels = {QStringLiteral("vllm::m")};
+    dialog.setConfig(config);
+    dialog.validateNow();
+    QVERIFY2(dialog.errors().isEmpty(), qPrintable(dialog.errors().join(QLatin1Char('\n'))));
+    auto *executor = child<QComboBox>(&dialog, "executorCombo");
+    QCOMPARE(executor->currentText(), QStringLiteral("local"));
+    QVERIFY(!child<QWidget>(&dialog, "slurmGroup")->isVisibleTo(&dialog));
+    QVERIFY(!child<QWidget>(&dialog, "sshGroup")->isVisibleTo(&dialog));
+    QVERIFY(!child<QWidget>(&dialog, "remoteGroup")->isVisibleTo(&dialog));
+
+    // Slurm.
+    executor->setCurrentText(QStringLiteral("slurm"));
+    QVERIFY(child<QWidget>(&dialog, "slurmGroup")->isVisibleTo(&dialog));
+    QVERIFY(child<QWidget>(&dialog, "remoteGroup")->isVisibleTo(&dialog));
+    QVERIFY(!child<QWidget>(&dialog, "sshGroup")->isVisibleTo(&dialog));
+    QTest::keyClicks(child<QLineEdit>(&dialog, "slurmPartition"), QStringLiteral("gpu"));
+    QTest::keyClicks(child<QLineEdit>(&dialog, "slurmGres"), QStringLiteral("gpu 1"));
+    child<QLineEdit>(&dialog, "slurmTime")->setText(QStringLiteral("00:30:00"));
+    child<QLineEdit>(&dialog, "slurmMem")->setText(QStringLiteral("8G"));
+    child<QSpinBox>(&dialog, "slurmSlots")->setValue(3);
+    child<QSpinBox>(&dialog, "slurmCpus")->setValue(2);
+    child<QSpinBox>(&dialog, "slurmBatch")->setValue(4);
+    child<QSpinBox>(&dialog, "slurmBatchWait")->setValue(1500);
+    child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("/shared/autocomp"));
+    child<QLineEdit>(&dialog, "remoteCommand")->setText(QStringLiteral("/opt/autocomp/bin/autocomp"));
+    child<QComboBox>(&dialog, "placementCombo")->setCurrentText(QStringLiteral("compile_local"));
+    auto *errors = child<QLabel>(&dialog, "validationErrors");
+    auto *start = child<QPushButton>(&dialog, "startButton");
+    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.gres'")) && errors->text().contains(QStringLiteral("'gpu 1'")));
+    QVERIFY(!start->isEnabled());
+    child<QLineEdit>(&dialog, "slurmGres")->setText(QStringLiteral("gpu:1"));
+    child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("relative/dir"));
+    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.shared_dir' must be an absolute path")));
+    QVERIFY(!errors->text().contains(QStringLiteral("gres")));
+    QVERIFY(!start->isEnabled());
+    child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("/shared/autocomp"));
+    dialog.validateNow();
+    QVERIFY2(dialog.errors().isEmpty(), qPrintable(dialog.errors().join(QLatin1Char('\n'))));
+    QVERIFY(start->isEnabled());
+    const QString slurmYaml = dir.filePath(QStringLiteral("slurm.yaml"));
+    QString error;
+    QVERIFY2(dialog.saveYaml(slurmYaml, &error), qPrintable(error));
+    QStringList loadErrors;
+    const auto slurm = RunConfig::fromFile(slurmYaml, &loadErrors);
+    QVERIFY2(slurm, qPrintable(loadErrors.join(QLatin1Char('\n'))));
+    const EvaluationConfig &e = slurm->evaluation;
+    QCOMPARE(e.executor, QStringLiteral("slurm"));
+    QCOMPARE(e.slurmPartition, QStringLiteral("gpu"));
+    QCOMPARE(e.slurmGres, QStringLiteral("gpu:1"));
+    QCOMPARE(e.slurmTime, QStringLiteral("00:30:00"));
+    QCOMPARE(e.slurmMem, QStringLiteral("8G"));
+    QCOMPARE(e.slurmSlots, 3);
+    QCOMPARE(e.slurmCpus, 2);
+    QCOMPARE(e.slurmBatch, 4);
+    QCOMPARE(e.slurmBatchWaitMs, 1500);
+    QCOMPARE(e.slurmSharedDir, QStringLiteral("/shared/autocomp"));
+    QCOMPARE(e.remoteCommand, QStringLiteral("/opt/autocomp/bin/autocomp"));
+    QCOMPARE(e.placementFor(QStringLiteral("cpu")), QStringLiteral("compile_local"));
+
+    // SSH: hosts with their slots, each row's fields checked.
+    executor->setCurrentText(QStringLiteral("ssh"));
+    QVERIFY(child<QWidget>(&dialog, "sshGroup")->isVisibleTo(&dialog));
+    QVERIFY(!child<QWidget>(&dialog, "slurmGroup")->isVisibleTo(&dialog));
+    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.hosts' names no host")));
+    QVERIFY(!start->isEnabled());
+    auto *hosts = child<QTableWidget>(&dialog, "sshHosts");
+    QTest::mouseClick(child<QPushButton>(&dialog, "addHostButton"), Qt::LeftButton);
+    QTest::mouseClick(child<QPushButton>(&dialog, "addHostButton"), Qt::LeftButton);
+    QCOMPARE(hosts->rowCount(), 2);
+    hosts->item(0, 0)->setText(QStringLiteral("gpu-box"));
+    hosts->item(0, 1)->setText(QStringLiteral("me"));
+    hosts->item(0, 2)->setText(QStringLiteral("22x"));
+    hosts->item(0, 3)->setText(QStringLiteral("4"));
+    hosts->item(1, 0)->setText(QStringLiteral("10.0.0.7"));
+    hosts->item(1, 3)->setText(QStringLiteral("0"));
+    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.hosts[1].port' must be a number between 1 and 65535, got '22x'")));
+    QVERIFY2(errors->text().contains(QStringLiteral("'evaluation.hosts[2].slots'")), qPrintable(errors->text()));
+    QVERIFY(!errors->text().contains(QStringLiteral("hosts[1].slots")) && !errors->text().contains(QStringLiteral("hosts[2].port")));
+    QVERIFY(!start->isEnabled());
+    hosts->item(0, 2)->setText(QStringLiteral("2222"));
+    hosts->item(1, 3)->setText(QStringLiteral("2"));
+    child<QLineEdit>(&dialog, "sshKnownHosts")->setText(QStringLiteral("/home/me/.ssh/known_hosts"));
+    child<QLineEdit>(&dialog, "sshIdentity")->setText(QStringLiteral("/home/me/.ssh/id_ed25519"));
+    child<QLineEdit>(&dialog, "remoteWorkdir")->setText(QStringLiteral("/scratch"));
+    dialog.validateNow();
+    QVERIFY2(dialog.errors().isEmpty(), qPrintable(dialog.errors().join(QLatin1Char('\n'))));
+    QVERIFY(start->isEnabled());
+    const QString sshYaml = dir.filePath(QStringLiteral("ssh.yaml"));
+    QVERIFY2(dialog.saveYaml(sshYaml, &error), qPrintable(error));
+    // Loaded into a fresh dialog, the form shows the same, and writes the same again.
+    NewRunDialog again{Repository{}, dir.filePath(QStringLiteral("runs.sqlite"))};
+    QVERIFY2(again.loadYaml(sshYaml, &loadErrors), qPrintable(loadErrors.join(QLatin1Char('\n'))));
+    QCOMPARE(child<QComboBox>(&again, "executorCombo")->currentText(), QStringLiteral("ssh"));
+    auto *loadedHosts = child<QTableWidget>(&again, "sshHosts");
+    QCOMPARE(loadedHosts->rowCount(), 2);
+    QCOMPARE(loadedHosts->item(0, 0)->text(), QStringLiteral("gpu-box"));
+    QCOMPARE(loadedHosts->item(0, 1)->text(), QStringLiteral("me"));
+    QCOMPARE(loadedHosts->item(0, 2)->text(), QStringLiteral("2222"));
+    QCOMPARE(loadedHosts->item(0, 3)->text(), QStringLiteral("4"));
+    QCOMPARE(loadedHosts->item(1, 0)->text(), QStringLiteral("10.0.0.7"));
+    QCOMPARE(loadedHosts->item(1, 2)->text(), QStringLiteral("22"));
+    QCOMPARE(loadedHosts->item(1, 3)->text(), QStringLiteral("2"));
+    QCOMPARE(child<QLineEdit>(&again, "sshIdentity")->text(), QStringLiteral("/home/me/.ssh/id_ed25519"));
+    QCOMPARE(child<QLineEdit>(&again, "remoteWorkdir")->text(), QStringLiteral("/scratch"));
+    QCOMPARE(child<QComboBox>(&again, "placementCombo")->currentText(), QStringLiteral("compile_local"));
+    QCOMPARE(again.config().toYaml(), dialog.config().toYaml());
+    QFile saved(sshYaml);
+    QVERIFY(saved.open(QIODevice::ReadOnly));
+    QCOMPARE(again.config().toYaml(), saved.readAll());
 }
 
 void TestRunControl::menuModelIsSound()

@@ -1,8 +1,11 @@
 // A run whose candidates are evaluated as Slurm jobs (a real one-node cluster started here) is killed
-// with SIGKILL at five random moments and resumed each time. At the end: the run finished, no job is
-// left in the queue, every candidate with code has exactly one evaluation in the store, and Slurm's
-// own completion log shows exactly one completed job per evaluated candidate (none ran twice, none
-// was cancelled or lost: the resumed process re-attached to the jobs the killed one had started).
+// with SIGKILL at five random moments and resumed each time, with a job per candidate and with
+// several candidates per job (slurm.batch). At the end: the run finished, no job is left in the queue,
+// every candidate with code has exactly one evaluation in the store, and Slurm's own completion log
+// shows every job ended once, COMPLETED (none was cancelled or lost: the resumed process re-attached
+// to the jobs the killed one had started), while the far side's record of which job started which
+// candidate (the remote command is a wrapper that notes it) shows every candidate started exactly
+// once, in one of those jobs.
 #include "fake_llm_server.h"
 #include "slurm_cluster.h"
 #include "store/run_store.h"
@@ -12,6 +15,7 @@
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSqlDatabase>
+#include <QSet>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -46,8 +50,6 @@ class TestRemoteResume : public QObject
 {
     Q_OBJECT
 
-    QTemporaryDir m_dir;
-
     // Runs the CLI; with killAfterMs > 0 kills it with SIGKILL then. True when it ended by itself with 0.
     bool runCli(const QStringList &args, const test::FakeLlmServer &server, int killAfterMs)
     {
@@ -72,28 +74,50 @@ class TestRemoteResume : public QObject
     }
 
 private Q_SLOTS:
+    void killedRunsLeaveNoJobAndRepeatNoEvaluation_data()
+    {
+        QTest::addColumn<QString>("slurm");
+        QTest::addColumn<bool>("batched");
+        QTest::newRow("a job per candidate") << QStringLiteral("{poll_ms: 200, slots: 4}") << false;
+        QTest::newRow("batches") << QStringLiteral("{poll_ms: 200, slots: 2, batch: 4, batch_wait_ms: 1500, cpus: 2}") << true;
+    }
+
     void killedRunsLeaveNoJobAndRepeatNoEvaluation()
     {
+        QFETCH(QString, slurm);
+        QFETCH(bool, batched);
         if (const QString absent = test::SlurmCluster::absenceReason(); !absent.isEmpty())
             QSKIP(qPrintable(absent));
         test::SlurmCluster cluster;
         QString error;
         QVERIFY2(cluster.start(&error), qPrintable(error));
-        QVERIFY(m_dir.isValid());
-        const QString config = m_dir.filePath(QStringLiteral("run.yaml"));
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        // The far side's note of each evaluation it starts: the job and the candidate's key.
+        const QString started = dir.filePath(QStringLiteral("started.log"));
+        const QString wrapper = dir.filePath(QStringLiteral("autocomp-remote.sh"));
+        QFile wrapperFile(wrapper);
+        QVERIFY(wrapperFile.open(QIODevice::WriteOnly));
+        wrapperFile.write(QStringLiteral("#!/bin/sh\nprev=\nfor a in \"$@\"; do [ \"$prev\" = --code ] && code=$a; prev=$a; done\n"
+                                         "echo \"$SLURM_JOB_ID $(cat \"$(dirname \"$code\")/../key\")\" >> '%1'\nexec '%2' \"$@\"\n")
+                         .arg(started, qEnvironmentVariable("AUTOCOMP_CLI"))
+                         .toUtf8());
+        wrapperFile.close();
+        QVERIFY(wrapperFile.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        const QString config = dir.filePath(QStringLiteral("run.yaml"));
         QFile file(config);
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write(QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"vllm::m1\"]}\n"
                                   "search: {iterations: 3, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, menu_dropout: 0.5, fix_attempts: 1, seed: 7}\n"
-                                  "evaluation: {executor: slurm, slurm: {shared_dir: \"%1\", poll_ms: 200, slots: 4}, remote: {command: \"%2\"}}\n")
-                       .arg(cluster.dir() + QStringLiteral("/shared"), qEnvironmentVariable("AUTOCOMP_CLI"))
+                                  "evaluation: {executor: slurm, slurm: %1, remote: {command: \"%2\"}}\n")
+                       .arg(QString(slurm).replace(QLatin1String("{"), QStringLiteral("{shared_dir: \"%1/shared\", ").arg(cluster.dir())), wrapper)
                        .toUtf8());
         file.close();
 
         test::FakeLlmServer server;
         QVERIFY(server.listen());
-        QVERIFY2(server.loadScriptText(script(), m_dir.path(), &error), qPrintable(error));
-        const QString storePath = m_dir.filePath(QStringLiteral("store.sqlite"));
+        QVERIFY2(server.loadScriptText(script(), dir.path(), &error), qPrintable(error));
+        const QString storePath = dir.filePath(QStringLiteral("store.sqlite"));
         QRandomGenerator random(QRandomGenerator::system()->generate());
         int kills = 0;
         bool done = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, int(random.bounded(2000, 6000)));
@@ -144,18 +168,37 @@ private Q_SLOTS:
                      qPrintable(QStringLiteral("candidate %1 has %2 evaluations").arg(c.id).arg(q.value(0).toInt())));
             evaluated += q.value(0).toInt();
         }
-        // 0 repeated on the cluster: exactly one job per evaluated candidate ran to its end, none other
-        // ended in any way (a job cancelled or failed would mean work redone).
+        // 0 repeated on the cluster: every job ended once, COMPLETED (a job cancelled or failed would
+        // mean work redone), and every evaluated candidate started exactly once, in one of those jobs.
         QHash<QString, QStringList> endings;
-        static const QRegularExpression s_job(QStringLiteral("Name=(\\S+) JobState=(\\S+)"));
+        static const QRegularExpression s_job(QStringLiteral("JobId=(\\d+) .*Name=(\\S+) JobState=(\\S+)"));
         for (const QString &line : cluster.completedJobs()) {
             const auto m = s_job.match(line);
             QVERIFY2(m.hasMatch(), qPrintable(line));
-            endings[m.captured(1)] << m.captured(2);
+            endings[m.captured(1)] << m.captured(3);
         }
-        QCOMPARE(int(endings.size()), evaluated);
         for (auto it = endings.cbegin(); it != endings.cend(); ++it)
             QVERIFY2(it.value() == QStringList{QStringLiteral("COMPLETED")}, qPrintable(it.key() + QStringLiteral(": ") + it.value().join(QLatin1Char(','))));
+        QFile log(started);
+        QVERIFY(log.open(QIODevice::ReadOnly));
+        QHash<QString, QString> jobOf;
+        QSet<QString> jobs;
+        for (const QString &line : QString::fromUtf8(log.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
+            const QString job = line.section(QLatin1Char(' '), 0, 0);
+            const QString key = line.section(QLatin1Char(' '), 1);
+            QVERIFY2(!jobOf.contains(key), qPrintable(QStringLiteral("%1 started in job %2 and again in job %3").arg(key, jobOf.value(key), job)));
+            QVERIFY2(endings.contains(job), qPrintable(QStringLiteral("%1 started in job %2, which is not in the completion log").arg(key, job)));
+            jobOf.insert(key, job);
+            jobs.insert(job);
+        }
+        QCOMPARE(int(jobOf.size()), evaluated);
+        QCOMPARE(int(jobs.size()), int(endings.size()));
+        qInfo() << "candidates evaluated:" << evaluated << "jobs:" << jobs.size();
+        // With batches, some job evaluated several candidates; without, each its own.
+        if (batched)
+            QVERIFY2(jobs.size() < evaluated, "no job evaluated more than one candidate");
+        else
+            QCOMPARE(int(jobs.size()), evaluated);
     }
 };
 

@@ -161,6 +161,86 @@ private Q_SLOTS:
         QCOMPARE(p->startCode(), task.problem.startCode());
     }
 
+    // A problem whose problem.yaml names files outside its folder (what `autocomp problems import`
+    // makes: `reference:` is the user's own file): the files go along, and the far side's copy of
+    // problem.yaml names the copies, so nothing there reads a path of this machine.
+    void dataArchiveCarriesFilesOutsideTheProblem_data()
+    {
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QString>("problem");
+        QTest::addColumn<QString>("from");
+        QTest::newRow("cpu, reference and context outside") << QStringLiteral("cpu") << QStringLiteral("transpose_ext") << QStringLiteral("cpu/transpose");
+        QTest::newRow("kernelbench, imported (grouped name)") << QStringLiteral("kernelbench") << QStringLiteral("level1/9_Imported")
+                                                               << QStringLiteral("kernelbench/level1/1_NewGELU");
+    }
+
+    void dataArchiveCarriesFilesOutsideTheProblem()
+    {
+        QFETCH(QString, target);
+        QFETCH(QString, problem);
+        QFETCH(QString, from);
+        QTemporaryDir data;
+        QTemporaryDir user; // the user's own files, outside every data directory
+        QVERIFY(data.isValid() && user.isValid());
+        Repository shipped;
+        QString error;
+        const auto source = shipped.problem(target, from.section(QLatin1Char('/'), 1, -1), &error);
+        QVERIFY2(source, qPrintable(error));
+        const QString dir = data.filePath(QStringLiteral("sols/%1/%2").arg(target, problem));
+        QVERIFY(QDir().mkpath(dir));
+        QFile yaml(source->dir + QStringLiteral("/problem.yaml"));
+        QVERIFY(yaml.open(QIODevice::ReadOnly));
+        QByteArray text = yaml.readAll();
+        for (const auto &[key, file] : {std::pair{"reference", source->referenceFile}, std::pair{"context", source->contextFile}}) {
+            if (file.isEmpty())
+                continue;
+            const QString outside = user.filePath(QFileInfo(file).fileName());
+            QVERIFY(QFile::copy(file, outside));
+            const QByteArray line = QByteArray(key) + ": " + QFileInfo(file).fileName().toUtf8();
+            QVERIFY2(text.contains(line), line.constData());
+            text.replace(line, QByteArray(QByteArray(key) + ": " + outside.toUtf8()));
+        }
+        QVERIFY(QFile::copy(source->startFile, dir + QLatin1Char('/') + QFileInfo(source->startFile).fileName()));
+        QFile copy(dir + QStringLiteral("/problem.yaml"));
+        QVERIFY(copy.open(QIODevice::WriteOnly));
+        copy.write(text.replace(QByteArray("name: " + from.section(QLatin1Char('/'), -1).toUtf8()), QByteArray("name: " + problem.section(QLatin1Char('/'), -1).toUtf8())));
+        copy.close();
+
+        Repository local({data.path()});
+        RemoteTask task;
+        task.target = *shipped.target(target, &error);
+        const auto loaded = local.problem(target, problem, &error);
+        QVERIFY2(loaded, qPrintable(error));
+        QVERIFY(loaded->referenceFile.startsWith(user.path()));
+        task.problem = *loaded;
+        QString hash;
+        const QByteArray archive = RemoteExecutor::dataArchive(task, &hash, &error);
+        QVERIFY2(!archive.isEmpty(), qPrintable(error));
+        // The far side: the user's files are not there.
+        QVERIFY(user.remove());
+        QTemporaryDir remoteDir;
+        QProcess untar;
+        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), remoteDir.path()});
+        untar.write(archive);
+        untar.closeWriteChannel();
+        QVERIFY(untar.waitForFinished(30000));
+        QVERIFY2(untar.exitCode() == 0, untar.readAllStandardError().constData());
+        Repository remote({remoteDir.path()});
+        const auto p = remote.problem(target, problem, &error);
+        QVERIFY2(p, qPrintable(error));
+        QCOMPARE(p->name, problem);
+        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/")), qPrintable(p->referenceFile));
+        QFile shippedReference(p->referenceFile);
+        QVERIFY(shippedReference.open(QIODevice::ReadOnly));
+        QFile original(source->referenceFile);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        QCOMPARE(shippedReference.readAll(), original.readAll());
+        QCOMPARE(p->context, source->context);
+        QCOMPARE(p->startCode(), source->startCode());
+        QCOMPARE(p->format, source->format);
+        QCOMPARE(p->scale, source->scale);
+    }
+
     void configurationErrorsAreSaid()
     {
         EvaluationConfig config;

@@ -65,6 +65,9 @@ void compareConfigs(const RunConfig &actual, const RunConfig &expected)
     QCOMPARE(actual.evaluation.slurmSlots, expected.evaluation.slurmSlots);
     QCOMPARE(actual.evaluation.slurmSharedDir, expected.evaluation.slurmSharedDir);
     QCOMPARE(actual.evaluation.slurmPollMs, expected.evaluation.slurmPollMs);
+    QCOMPARE(actual.evaluation.slurmBatch, expected.evaluation.slurmBatch);
+    QCOMPARE(actual.evaluation.slurmBatchWaitMs, expected.evaluation.slurmBatchWaitMs);
+    QCOMPARE(actual.evaluation.slurmCpus, expected.evaluation.slurmCpus);
     QCOMPARE(actual.evaluation.placement, expected.evaluation.placement);
 }
 
@@ -179,6 +182,9 @@ void TestRunConfig::roundTrip_data()
     full.evaluation.slurmSlots = 6;
     full.evaluation.slurmSharedDir = u"/scratch/autocomp"_s;
     full.evaluation.slurmPollMs = 500;
+    full.evaluation.slurmBatch = 8;
+    full.evaluation.slurmBatchWaitMs = 2500;
+    full.evaluation.slurmCpus = 4;
     full.evaluation.remoteCommand = u"/opt/autocomp/bin/autocomp"_s;
     full.evaluation.remoteWorkdir = u"/scratch/tmp"_s;
     full.evaluation.remoteRetries = 3;
@@ -282,6 +288,10 @@ void TestRunConfig::errorsNameFileAndLine_data()
     QTest::newRow("relative remote workdir")
         << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [box]\n  remote: {workdir: tmp}\n") << 7 << u"remote.workdir"_s;
     QTest::newRow("gres with a space") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {gres: \"gpu 1\"}\n") << 6 << u"slurm.gres"_s;
+    QTest::newRow("slurm batch of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 0}\n") << 6 << u"'evaluation.slurm.batch'"_s;
+    QTest::newRow("slurm cpus of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm:\n    cpus: 0\n") << 7 << u"'evaluation.slurm.cpus'"_s;
+    QTest::newRow("slurm batch wait negative")
+        << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 4, batch_wait_ms: -1}\n") << 6 << u"batch_wait_ms"_s;
     QTest::newRow("unknown ssh key") << QByteArray(head + "evaluation:\n  ssh: {password: hunter2}\n") << 5 << u"password"_s;
     QTest::newRow("bench isolation invalid") << QByteArray(head + "evaluation:\n  bench_slots: 1\n  bench_isolation: loose\n") << 6
                                              << u"bench_isolation"_s;
