@@ -248,8 +248,11 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
     args << QStringLiteral("--dev") << QStringLiteral("/dev") << QStringLiteral("--proc") << QStringLiteral("/proc")
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     if (gpu) {
-        // The GPU's device files (nvidiactl, nvidia0.., nvidia-uvm, nvidia-caps/) and nothing else of /dev.
-        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList({QStringLiteral("nvidia*")}, QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
+        // The accelerators' device files and nothing else of /dev: NVIDIA's (nvidiactl, nvidia0.., nvidia-uvm,
+        // nvidia-caps/), AWS Neuron's (neuron0..), TPU VMs' (accel0.. on v4 and later, vfio/ before).
+        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList(
+            {QStringLiteral("nvidia*"), QStringLiteral("neuron*"), QStringLiteral("accel*"), QStringLiteral("vfio")},
+            QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
         for (const QFileInfo &device : devices)
             args << QStringLiteral("--dev-bind") << device.absoluteFilePath() << device.absoluteFilePath();
     }

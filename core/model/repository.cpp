@@ -196,14 +196,14 @@ QStringList Repository::stepKeys()
     return {QStringLiteral("name"),   QStringLiteral("run"),        QStringLiteral("timeout_s"),      QStringLiteral("parallel"),
             QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"),   QStringLiteral("option"),
             QStringLiteral("only_if_exists"), QStringLiteral("role"), QStringLiteral("worker"),        QStringLiteral("baseline_worker"),
-            QStringLiteral("worker_writable"), QStringLiteral("needs_hardware"), QStringLiteral("reuse"), QStringLiteral("gpu")};
+            QStringLiteral("worker_writable"), QStringLiteral("needs_hardware"), QStringLiteral("reuse"), QStringLiteral("gpu"), QStringLiteral("accelerator")};
 }
 
 QStringList Repository::setupStepKeys()
 {
     return {QStringLiteral("name"),     QStringLiteral("run"),         QStringLiteral("timeout_s"), QStringLiteral("parallel"),
             QStringLiteral("exclusive"), QStringLiteral("fail_status"), QStringLiteral("optional"), QStringLiteral("option"),
-            QStringLiteral("only_if_exists"), QStringLiteral("creates"), QStringLiteral("gpu")};
+            QStringLiteral("only_if_exists"), QStringLiteral("creates"), QStringLiteral("gpu"), QStringLiteral("accelerator")};
 }
 
 QStringList Repository::problemKeys()
@@ -345,8 +345,10 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         step.baselineWorker = r.stringList(s["baseline_worker"], key + QStringLiteral("[].baseline_worker")).value_or(QStringList());
                     if (s["worker_writable"])
                         step.workerWritable = r.string(s["worker_writable"], key + QStringLiteral("[].worker_writable")).value_or(QString());
-                    if (s["gpu"])
-                        step.gpu = r.boolean(s["gpu"], key + QStringLiteral("[].gpu")).value_or(false);
+                    // `accelerator` is the general name (GPUs, NeuronCores, TPUs); `gpu` is kept as its first name.
+                    for (const char *name : {"gpu", "accelerator"})
+                        if (s[name])
+                            step.gpu = step.gpu || r.boolean(s[name], key + QStringLiteral("[].") + QLatin1String(name)).value_or(false);
                     if (s["needs_hardware"])
                         step.needsHardware = r.boolean(s["needs_hardware"], key + QStringLiteral("[].needs_hardware")).value_or(false);
                     if (const YAML::Node reuse = s["reuse"]) {
