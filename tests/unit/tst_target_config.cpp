@@ -139,6 +139,25 @@ private Q_SLOTS:
         QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(expected), qPrintable(error));
     }
 
+    // `accelerator: true` (or its first name `gpu`) marks the steps that reach the device; a value that is not
+    // a boolean is an error naming the step's key.
+    void acceleratorStepsAreMarked()
+    {
+        QTemporaryDir dir;
+        QVERIFY(writeDataDir(dir.path(), "steps:\n  - {name: build, run: [echo]}\n  - {name: check, run: [echo], accelerator: true}\n"
+                                         "  - {name: time, run: [echo], gpu: true}\n"));
+        QString error;
+        const auto target = Repository({dir.path()}).target(u"t"_s, &error);
+        QVERIFY2(target, qPrintable(error));
+        QCOMPARE(target->steps.size(), 3);
+        QVERIFY(!target->steps.at(0).gpu);
+        QVERIFY(target->steps.at(1).gpu);
+        QVERIFY(target->steps.at(2).gpu);
+        QVERIFY(writeDataDir(dir.path(), "steps:\n  - {name: check, run: [echo], accelerator: maybe}\n"));
+        QVERIFY(!Repository({dir.path()}).target(u"t"_s, &error));
+        QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(u"accelerator"_s), qPrintable(error));
+    }
+
     // The plan prompt says how the target measures and gives the primary metric the declared unit.
     void promptCarriesMeasurementUnitAndSettings()
     {
