@@ -48,8 +48,11 @@ TRIVIAL_PRIMITIVES = {'reshape', 'broadcast_in_dim', 'convert_element_type', 'tr
 
 
 def write_result(path, status, correct, log, metrics=None, feedback=None, flags=None):
+    # A failure's verdict is also the step's output: the fix prompt quotes the failing step's output.
     if status == 'error':
         print(log, file=sys.stderr)
+    elif status != 'ok':
+        print(log)
     with open(path, 'w') as f:
         json.dump({'status': status, 'correct': correct, 'log': log, 'metrics': metrics or {},
                    'feedback': feedback or [], 'flags': flags or []}, f, indent=1)
