@@ -248,8 +248,10 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
     args << QStringLiteral("--dev") << QStringLiteral("/dev") << QStringLiteral("--proc") << QStringLiteral("/proc")
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     if (gpu) {
-        // The GPU's device files (nvidiactl, nvidia0.., nvidia-uvm, nvidia-caps/) and nothing else of /dev.
-        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList({QStringLiteral("nvidia*")}, QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
+        // The accelerator's device files and nothing else of /dev: an NVIDIA GPU's (nvidiactl, nvidia0..,
+        // nvidia-uvm, nvidia-caps/), a TPU VM's (accel0.. on v4/v5e, vfio/ on v5p/v6e).
+        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList({QStringLiteral("nvidia*"), QStringLiteral("accel*"), QStringLiteral("vfio")},
+                                                                                 QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
         for (const QFileInfo &device : devices)
             args << QStringLiteral("--dev-bind") << device.absoluteFilePath() << device.absoluteFilePath();
     }
