@@ -1100,7 +1100,7 @@ int cmdList(const Args &args)
             else if (!absent.isEmpty())
                 out() << "    absent: " << absent << '\n';
             if (!noHardware.isEmpty())
-                out() << "    no hardware: " << noHardware << " (evaluations stop after compiling, status no_hardware)\n";
+                out() << "    no hardware: " << noHardware << " (the steps that need it are left out: evaluations end with the status no_hardware)\n";
             if (!t->requires_.isEmpty())
                 out() << "    needs: " << t->requires_ << '\n';
         }

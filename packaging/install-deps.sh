@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones; prints what it
 # installs. Idempotent and quiet when everything is present.
-#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--kernelbench] [--list]
+#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--kernelbench] [--tpu] [--list]
 #   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
@@ -44,6 +44,11 @@ rvv_pkgs=(clang-16 g++-riscv64-linux-gnu qemu-user gcc)
 # (libtorch-dev), pybind11 and Python's (python3-dev) with g++ and ninja. Device cuda needs a CUDA
 # build of torch (pip) and a GPU instead. Without them kernelbench is listed absent and its tests skip.
 kernelbench_pkgs=(python3 python3-torch libtorch-dev python3-dev pybind11-dev ninja-build g++)
+# Optional, for the tpu target (backends/tpu): python3 and its venv module, in which
+# packaging/setup-python-env.sh tpu installs pinned jax/jaxlib from PyPI (Pallas kernels run in
+# interpret mode on the CPU: correctness only; a TPU VM adds --tpu-runtime for jax[tpu]). Without the
+# environment tpu is listed absent and its tests skip.
+tpu_pkgs=(python3 python3-venv)
 
 want=()
 list=0
@@ -55,6 +60,7 @@ for arg in "$@"; do
     --packaging) want+=("${packaging_pkgs[@]}") ;;
     --rvv) want+=("${rvv_pkgs[@]}") ;;
     --kernelbench) want+=("${kernelbench_pkgs[@]}") ;;
+    --tpu) want+=("${tpu_pkgs[@]}") ;;
     --list) list=1 ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;

@@ -4,8 +4,11 @@
 # left to `ctest --preset bench`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# --rvv, --kernelbench: the optional rvv and kernelbench targets' tools, so their tests run rather than skip.
-packaging/install-deps.sh --build --runtime --test --rvv --kernelbench
+# --rvv, --kernelbench, --tpu: the optional rvv, kernelbench and tpu targets' tools, so their tests run
+# rather than skip; the tpu target's jax comes from PyPI into its virtual environment (the default place,
+# ~/.local/share/autocomp-workbench/venvs/tpu, where its `python` setting looks).
+packaging/install-deps.sh --build --runtime --test --rvv --kernelbench --tpu
+packaging/setup-python-env.sh tpu
 cmake --preset dev >/dev/null
 cmake --build --preset dev
 export QT_QPA_PLATFORM=offscreen

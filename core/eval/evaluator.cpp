@@ -317,10 +317,11 @@ void EvalJob::stepFinished(const StepResult &step)
     if (m_stepIndex >= m_target.steps.size()) {
         if (!m_noHardware.isEmpty()) {
             // Compiled (and whatever else needs no hardware) but not run: not the candidate's failure.
-            // A judge step may have written its static feedback (registers, occupancy) already.
+            // A judge step may have written its static feedback (registers, occupancy) or its verdict on
+            // what could run here (tpu: correctness in an interpreter) already; it has no metric.
             const bool reported = QFile::exists(resultFile);
             if (reported)
-                parseResultFile();
+                parseResultFile(false);
             const QString log = reported ? m_result.log : QString();
             m_result.status = QStringLiteral("no_hardware");
             m_result.correct = false;
@@ -428,7 +429,7 @@ void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString 
     complete();
 }
 
-void EvalJob::parseResultFile()
+void EvalJob::parseResultFile(bool requireMetric)
 {
     // Only a judging step writes here; a candidate step cannot.
     const QString path = QDir(judgedir()).filePath(QStringLiteral("result.json"));
@@ -470,7 +471,7 @@ void EvalJob::parseResultFile()
     m_result.feedback = stringList(o.value(QStringLiteral("feedback")));
     m_result.flags = stringList(o.value(QStringLiteral("flags")));
     m_result.log = o.value(QStringLiteral("log")).toString();
-    if (m_result.correct && std::isnan(m_result.metricValue(m_target.metric)))
+    if (requireMetric && m_result.correct && std::isnan(m_result.metricValue(m_target.metric)))
         fail(QStringLiteral("result.json says the candidate is correct but has no '%1' metric").arg(m_target.metric));
 }
 

@@ -68,7 +68,8 @@ private:
     QString judgedir() const;
     void stepFinished(const StepResult &step);
     void complete();
-    void parseResultFile();
+    // requireMetric: a correct result must carry the target's metric (not when the timed steps were left out).
+    void parseResultFile(bool requireMetric = true);
     // The job's own placeholders: {candidate} {workdir} {judgedir} {baseline} {seed}.
     QHash<QString, QString> placeholders() const;
 

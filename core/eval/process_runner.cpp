@@ -249,7 +249,7 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
          << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
     if (gpu) {
         // The accelerators' device files and nothing else of /dev: NVIDIA's (nvidiactl, nvidia0.., nvidia-uvm,
-        // nvidia-caps/), AWS Neuron's (neuron0..), TPU VMs' (accel0.. on v4 and later, vfio/ before).
+        // nvidia-caps/), AWS Neuron's (neuron0..), a TPU VM's (accel0.. or vfio/, by generation).
         const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList(
             {QStringLiteral("nvidia*"), QStringLiteral("neuron*"), QStringLiteral("accel*"), QStringLiteral("vfio")},
             QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);

@@ -285,6 +285,10 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         const QString variable = Target::settingVariable(t.name, name);
                         if (qEnvironmentVariableIsSet(variable.toLatin1().constData()))
                             value = qEnvironmentVariable(variable.toLatin1().constData());
+                        // A tool installed per user (a target's Python environment) lives under the user's
+                        // data directory, which differs between users and machines (an ssh executor's far host).
+                        if (value.startsWith(QLatin1String("{data_home}/")))
+                            value.replace(0, int(qstrlen("{data_home}")), userDataDir());
                         // Values reach argument lists and file names: a plain word only.
                         if (!s_value.match(value).hasMatch())
                             r.error(kv.second, QStringLiteral("settings.%1: '%2' (from %3) must be a plain word (letters, digits, '_', '.', "

@@ -301,11 +301,12 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         startWork([this, id = root.id] { evaluate(id); });
         return true;
     }
-    if (root.status != CandidateStatus::Correct) {
+    if (root.status != CandidateStatus::Correct && !unmeasuredRun(root)) {
         finish(RunState::Failed, QStringLiteral("the starting code does not pass its own harness"));
         return true;
     }
-    m_run.baselineScore = root.score;
+    if (root.hasScore())
+        m_run.baselineScore = root.score;
     // The beam as of the last finished selection (in_beam is written at selection time only).
     QList<Candidate> beam;
     for (const Candidate &c : std::as_const(m_candidates))
@@ -747,19 +748,32 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     workDone();
 }
 
+bool SearchEngine::unmeasuredRun(const Candidate &root) const
+{
+    // With evaluation.compile_only the steps that need the hardware are left out: the start passing
+    // everything else (compiling; on tpu, correctness in Pallas' interpreter) ends with no_hardware. The
+    // search still plans, writes, checks and fixes candidates; with no score none of them is ranked.
+    return m_setup.config.evaluation.compileOnly && root.status == CandidateStatus::NoHardware;
+}
+
 void SearchEngine::rootEvaluated(const Candidate &root)
 {
     --m_outstanding;
-    if (root.status != CandidateStatus::Correct || !root.hasScore()) {
+    if (!unmeasuredRun(root) && (root.status != CandidateStatus::Correct || !root.hasScore())) {
         finish(RunState::Failed, QStringLiteral("the starting code does not pass its own harness (%1): %2")
                                      .arg(toString(root.status), root.error.left(2000)));
         return;
     }
-    m_run.baselineScore = root.score;
-    m_run.bestScore = root.score;
     m_run.bestCandidateId = root.id;
+    if (root.hasScore()) {
+        m_run.baselineScore = root.score;
+        m_run.bestScore = root.score;
+        log(QStringLiteral("starting code: %1 %2").arg(root.score, 0, 'g', 4).arg(m_setup.target.metricUnit));
+    } else {
+        log(QStringLiteral("starting code: passes every step that runs without the hardware, not measured "
+                           "(evaluation.compile_only): candidates are checked, none is ranked, the beam stays the start"));
+    }
     persistRun();
-    log(QStringLiteral("starting code: %1 %2").arg(root.score, 0, 'g', 4).arg(m_setup.target.metricUnit));
     m_beam = {root.id};
     Candidate r = root;
     r.inBeam = true;

@@ -123,6 +123,7 @@ private:
     void sendFixRequest(qint64 fixId);
     void requestTranslationScore(qint64 candidateId);
     void rootEvaluated(const Candidate &root);
+    bool unmeasuredRun(const Candidate &root) const;
     void workDone();
     void selectBeam();
     void finish(RunState state, const QString &reason);

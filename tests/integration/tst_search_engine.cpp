@@ -276,6 +276,28 @@ private Q_SLOTS:
         QCOMPARE(fixes, 1);
     }
 
+    // Without the hardware and with evaluation.compile_only the start only compiles (no_hardware): the
+    // search still plans, writes and fixes candidates, ranks none, and the beam stays the start.
+    void compileOnlyRunFixesWithoutRanking()
+    {
+        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=5"))}},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("status=compile_error"))}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"), {QStringLiteral("m1")},
+                             QStringLiteral("evaluation: {compile_only: true}\n"), QStringLiteral("fake-nohw"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), toString(RunState::Finished));
+        QCOMPARE(run.bestScore, 0.0); // nothing measured: no score, no made-up one
+        QMap<QString, int> statuses;
+        for (const Candidate &c : candidates(*h)) {
+            QVERIFY(!c.hasScore());
+            ++statuses[(c.origin == CandidateOrigin::Root ? QStringLiteral("root ") : c.origin == CandidateOrigin::Fix ? QStringLiteral("fix ") : QString())
+                       + toString(c.status)];
+        }
+        QCOMPARE(statuses, (QMap<QString, int>{{QStringLiteral("root no_hardware"), 1}, {QStringLiteral("compile_error"), 1}, {QStringLiteral("fix no_hardware"), 1}}));
+    }
+
     void feedbackAndUnitsReachThePlanPrompt()
     {
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))}, true},

@@ -1,0 +1,170 @@
+"""The candidate's side of a tpu evaluation (a candidate process: sandboxed, no network, writes nothing).
+
+  tpu_worker.py serve CANDIDATE --channel-fd 3 [--venv DIR]
+
+Imports the candidate and answers the judge's requests over the shared memory (tpu_common's channel):
+it runs `solution(*inputs)` on the inputs the judge sends and sends the outputs back; for a timed call
+it gets ready, waits for the judge's word, runs once and blocks until the result is ready, and the
+judge's clock measures the time between the two words.
+
+Where JAX sees no TPU (a CPU-only jaxlib, or a machine without one), every pl.pallas_call of the
+candidate runs in Pallas' TPU interpret mode (`pltpu.set_tpu_interpret_mode(pltpu.InterpretParams())`): the kernel body
+runs on the CPU with TPU semantics (block specs, grid order, VMEM scratch, DMA and semaphores;
+uninitialized memory reads as NaN and out-of-bounds reads raise), which checks correctness but says
+nothing about speed. The worker sets this itself, before the candidate is imported; candidates do not
+pass `interpret=` (the static check refuses it). On a TPU the kernels compile with Mosaic as written.
+"""
+import argparse
+import importlib.util
+import os
+import sys
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tpu_common as tc  # noqa: E402
+
+
+def install_interpret_mode():
+    """Makes every pallas_call the candidate makes run in Pallas' TPU interpreter (JAX's own switch)."""
+    from jax.experimental.pallas import tpu as pltpu
+    pltpu.set_tpu_interpret_mode(pltpu.InterpretParams())
+
+
+def load_candidate(path):
+    spec = importlib.util.spec_from_file_location('candidate', path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules['candidate'] = module
+    spec.loader.exec_module(module)
+    solution = getattr(module, 'solution', None)
+    if not callable(solution):
+        raise RuntimeError("the candidate defines no function solution(*inputs)")
+    return solution
+
+
+def host_copy(x):
+    import numpy as np
+    return np.asarray(x)
+
+
+def outputs_of(value):
+    import jax
+    import numpy as np
+    values = list(value) if isinstance(value, (tuple, list)) else [value]
+    out = []
+    for v in values:
+        if not isinstance(v, (jax.Array, np.ndarray)):
+            raise TypeError(f"solution returned {type(v).__name__}, not an array or a tuple of arrays")
+        out.append(np.asarray(v))
+    return out
+
+
+# Parameters that hold sub-programs of a primitive (pjit, cond, while, scan, custom_jvp, ...).
+def sub_jaxprs(params):
+    for value in params.values():
+        items = value if isinstance(value, (tuple, list)) else [value]
+        for item in items:
+            if hasattr(item, 'eqns'):
+                yield item
+            elif hasattr(item, 'jaxpr') and hasattr(item.jaxpr, 'eqns'):
+                yield item.jaxpr
+
+
+def primitives_outside_kernels(jaxpr, found, kernels):
+    """The primitives the candidate runs outside its Pallas kernels, and how many kernels it launches."""
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == 'pallas_call':
+            kernels[0] += 1
+            continue
+        found.add(name)
+        for sub in sub_jaxprs(eqn.params):
+            primitives_outside_kernels(sub, found, kernels)
+
+
+def serve(args):
+    mem = tc.open_channel(args.channel_fd)
+    seq = 0
+    state = {'calls': 0}
+
+    def answer(status, header, arrays=()):
+        try:
+            tc.write_area(mem, tc.ANS_AREA, header, arrays)
+        except Exception as e:  # noqa: BLE001 - outputs the channel cannot carry
+            tc.write_area(mem, tc.ANS_AREA, {'error': f"{type(e).__name__}: {e}", 'phase': 'call'})
+            status = 2
+        tc.put_u32(mem, tc.OFF_STATUS, status)
+        tc.put_u32(mem, tc.OFF_DONE, seq)
+
+    while True:
+        if not tc.wait_word(mem, tc.OFF_REQ, (seq + 1) & 0xFFFFFFFF, timeout_s=900):
+            return 3
+        seq = (seq + 1) & 0xFFFFFFFF
+        phase = 'call'
+        try:
+            header, arrays = tc.read_area(mem, tc.REQ_AREA)
+            cmd = header.get('cmd')
+            if cmd == 'exit':
+                answer(0, {})
+                return 0
+            if cmd == 'init':
+                phase = 'import'
+                import jax
+                backend = jax.default_backend()
+                interpret = backend != 'tpu'
+                if interpret:
+                    install_interpret_mode()
+                state['solution'] = load_candidate(args.candidate)
+                device = jax.devices()[0]
+                answer(0, {'backend': backend, 'device_kind': getattr(device, 'device_kind', backend),
+                           'interpret': interpret, 'jax': jax.__version__})
+            elif cmd in ('check', 'load', 'jaxpr'):
+                import jax
+                phase = 'first call' if state['calls'] == 0 else 'call'
+                inputs = [jax.device_put(a) for a in arrays]
+                if cmd == 'load':
+                    state['inputs'] = inputs
+                    answer(0, {'ok': True})
+                elif cmd == 'jaxpr':
+                    found, kernels = set(), [0]
+                    primitives_outside_kernels(jax.make_jaxpr(state['solution'])(*inputs).jaxpr, found, kernels)
+                    answer(0, {'primitives': sorted(found), 'kernels': kernels[0]})
+                else:
+                    out = state['solution'](*inputs)
+                    jax.block_until_ready(out)
+                    state['calls'] += 1
+                    # The inputs as they are after the call: a kernel must not write them.
+                    answer(0, {'outputs': len(outputs_of(out))}, outputs_of(out) + [host_copy(x) for x in inputs])
+            elif cmd == 'timed':
+                import jax
+                solution, inputs = state['solution'], state['inputs']
+                tc.put_u32(mem, tc.OFF_READY, seq)
+                while tc.get_u32(mem, tc.OFF_GO) != seq:
+                    pass
+                out = solution(*inputs)
+                jax.block_until_ready(out)
+                state['last'] = out
+                tc.put_u32(mem, tc.OFF_STATUS, 0)
+                tc.put_u32(mem, tc.OFF_DONE, seq)
+            elif cmd == 'fetch':
+                answer(0, {'ok': True}, outputs_of(state['last']))
+            else:
+                answer(1, {'error': f"unknown command {cmd!r}"})
+        except Exception as e:  # noqa: BLE001 - the candidate's failure, reported to the judge
+            answer(2, {'error': f"{type(e).__name__}: {e}", 'phase': phase, 'trace': traceback.format_exc()[-6000:]})
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('mode', choices=['serve'])
+    p.add_argument('candidate')
+    p.add_argument('--channel-fd', type=int, default=3)
+    # The virtual environment's folder, named so that the sandbox shows it (its site-packages).
+    p.add_argument('--venv', default='')
+    args = p.parse_args()
+    return serve(args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
