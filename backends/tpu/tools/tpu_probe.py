@@ -6,7 +6,7 @@
 import os
 import sys
 
-SETUP = "run packaging/setup-python-env.sh tpu (jax from PyPI), or point AUTOCOMP_TPU_PYTHON at a Python that has jax"
+SETUP = "run setup-python-env.sh tpu (jax from PyPI; packaging/ in a source tree, share/autocomp-workbench/ when installed), or point AUTOCOMP_TPU_PYTHON at a Python that has jax"
 
 if len(sys.argv) != 2 or sys.argv[1] not in ('tools', 'hardware'):
     print("usage: tpu_probe.py tools|hardware")
