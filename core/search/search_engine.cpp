@@ -1162,12 +1162,17 @@ void SearchEngine::sendFixRequest(qint64 fixId)
 {
     const Candidate c = m_candidates.value(fixId);
     const Candidate failed = m_candidates.value(c.fixOf);
+    // The failing steps' output, and the judge's verdict where they do not already carry it: a judge may
+    // write its verdict only to its result file and exit quietly, and a fix prompt without it says nothing.
     QString errorLog;
     for (const StepResult &s : m_store->evaluationSteps(failed.id))
-        if (s.exitCode != 0 || s.timedOut || s.crashed)
+        if ((s.exitCode != 0 || s.timedOut || s.crashed) && !s.log.trimmed().isEmpty())
             errorLog += QStringLiteral("[%1]\n%2\n").arg(s.name, s.log);
+    const QString verdict = failed.error.trimmed();
     if (errorLog.isEmpty())
         errorLog = failed.error;
+    else if (!verdict.isEmpty() && !errorLog.contains(verdict))
+        errorLog = QStringLiteral("[verdict]\n%1\n").arg(verdict) + errorLog;
     const QString prompt = PromptBuilder::fixPrompt(m_setup.agent, m_setup.problem, m_setup.target, failed.code, failed.plan, errorLog);
     ModelSpec model = m_setup.codeModels.first();
     for (const ModelSpec &spec : std::as_const(m_setup.codeModels))
