@@ -11,6 +11,7 @@
 // The run path (correctness, timing, work left on another stream) needs an NVIDIA GPU: those rows
 // skip with the reason where there is none (backends/cuda/tools/gpu_selftest.sh runs the same
 // judge and worker without Qt on a GPU machine).
+#include "cli_outcome.h"
 #include "agents/prompt_builder.h"
 #include "model/repository.h"
 
@@ -32,15 +33,8 @@ class TestCuda : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
-        int exitCode = -1;
-        QByteArray out;
-        QByteArray err;
-        QJsonObject json;
-        QString status() const { return json.value(QStringLiteral("status")).toString(); }
-        QString feedback() const { return QString::fromUtf8(QJsonDocument(json.value(QStringLiteral("feedback")).toArray()).toJson()); }
-        QByteArray describe() const { return "exit " + QByteArray::number(exitCode) + "\nstdout:\n" + out.left(6000) + "\nstderr:\n" + err.right(3000); }
-    };
+    using Outcome = autocomp::test::CliOutcome;
+    static QString feedback(const Outcome &o) { return QString::fromUtf8(QJsonDocument(o.json.value(QStringLiteral("feedback")).toArray()).toJson()); }
 
     static QString data(const QString &name)
     {
@@ -58,32 +52,13 @@ private:
 
     static Outcome finish(QProcess &process)
     {
-        Outcome o;
-        if (!process.waitForFinished(900000)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        o.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-        o.out = process.readAllStandardOutput();
-        o.err = process.readAllStandardError();
-        o.json = QJsonDocument::fromJson(o.out).object();
-        return o;
+        return autocomp::test::finishCli(process);
     }
 
     // Two evaluations at a time: the machines that run the tests have few cores.
     static QList<Outcome> evaluate(const QList<QPair<QString, QStringList>> &jobs)
     {
-        QList<Outcome> outcomes;
-        for (qsizetype i = 0; i < jobs.size(); i += 2) {
-            auto a = startEval(jobs.at(i).first, jobs.at(i).second);
-            std::unique_ptr<QProcess> b;
-            if (i + 1 < jobs.size())
-                b = startEval(jobs.at(i + 1).first, jobs.at(i + 1).second);
-            outcomes << finish(*a);
-            if (b)
-                outcomes << finish(*b);
-        }
-        return outcomes;
+        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
     }
 
     static QStringList code(const QString &file) { return {QStringLiteral("--code"), data(file)}; }
@@ -148,13 +123,13 @@ private Q_SLOTS:
         const Outcome &good = o.at(0), &syntax = o.at(1), &spills = o.at(2), &events = o.at(3);
 
         QVERIFY2(good.status() == compiledStatus(), good.describe().constData());
-        const QString feedback = good.feedback();
-        QVERIFY2(feedback.contains(QRegularExpression(QStringLiteral(
+        const QString goodFeedback = feedback(good);
+        QVERIFY2(goodFeedback.contains(QRegularExpression(QStringLiteral(
                      "kernel .*gemm_tiled\\(int, int, int, float const\\*, float const\\*, float\\*\\): \\d+ registers/thread, 8704 B static shared "
                      "memory.*spills 0 B stored / 0 B loaded; theoretical occupancy on sm_90 at 128/256/512/1024 threads per block: \\d+%/\\d+%/\\d+%/\\d+%"))),
                  good.describe().constData());
         if (!m_noGpu.isEmpty())
-            QVERIFY2(feedback.contains(QStringLiteral("not run: no hardware for target 'cuda'")), good.describe().constData());
+            QVERIFY2(goodFeedback.contains(QStringLiteral("not run: no hardware for target 'cuda'")), good.describe().constData());
 
         // The feedback of this evaluation, as the parent of the next step, is in the plan prompt.
         Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
@@ -187,7 +162,7 @@ private Q_SLOTS:
                  syntax.describe().constData());
 
         QVERIFY2(spills.status() == compiledStatus(), spills.describe().constData());
-        QVERIFY2(spills.feedback().contains(QRegularExpression(QStringLiteral("REGISTER SPILLS in gemm_big_tile\\(int, int, int, float const\\*, "
+        QVERIFY2(feedback(spills).contains(QRegularExpression(QStringLiteral("REGISTER SPILLS in gemm_big_tile\\(int, int, int, float const\\*, "
                                                                               "float const\\*, float\\*\\): [1-9]\\d* B stored"))),
                  spills.describe().constData());
         QVERIFY2(spills.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("spill_bytes")).toDouble() > 0, spills.describe().constData());
@@ -230,7 +205,7 @@ private Q_SLOTS:
                          r.describe().constData());
             else
                 QVERIFY2(r.status() == compiledStatus(), r.describe().constData());
-            QVERIFY2(r.feedback().contains(QStringLiteral(" registers/thread")), r.describe().constData());
+            QVERIFY2(feedback(r).contains(QStringLiteral(" registers/thread")), r.describe().constData());
         }
     }
 
@@ -260,7 +235,7 @@ private Q_SLOTS:
             return r.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(-1);
         };
         QVERIFY2(median(o.at(1)) > 0 && median(o.at(1)) < median(o.at(0)), o.at(1).describe().constData());
-        QVERIFY2(o.at(1).feedback().contains(QStringLiteral("TFLOP/s")), o.at(1).describe().constData());
+        QVERIFY2(feedback(o.at(1)).contains(QStringLiteral("TFLOP/s")), o.at(1).describe().constData());
     }
 
     // With a GPU: work left on another stream and a kernel that writes its input are rejected.

@@ -11,6 +11,7 @@
 //     errors are compile errors with the message; the same file's build is reused from the cache;
 //   - device cuda without CUDA torch: the target is listed absent with the reason, never simulated;
 //   - a whole `autocomp run` against the local LLM server finishes with the fused candidate as best.
+#include "cli_outcome.h"
 #include "fake_llm_server.h"
 #include "model/repository.h"
 #include "store/run_store.h"
@@ -35,12 +36,7 @@ class TestKernelBench : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
-        int exitCode = -1;
-        QByteArray out;
-        QByteArray err;
-        QJsonObject json;
-    };
+    using Outcome = autocomp::test::CliOutcome;
 
     static QString data(const QString &name)
     {
@@ -67,16 +63,7 @@ private:
 
     static Outcome finish(QProcess &process, int timeoutMs = 900000)
     {
-        Outcome o;
-        if (!process.waitForFinished(timeoutMs)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        o.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-        o.out = process.readAllStandardOutput();
-        o.err = process.readAllStandardError();
-        o.json = QJsonDocument::fromJson(o.out).object();
-        return o;
+        return autocomp::test::finishCli(process, timeoutMs);
     }
 
     Outcome cli(const QStringList &arguments, QProcessEnvironment env = {}) const
@@ -95,22 +82,12 @@ private:
     // Two evaluations at a time (the machines that run the tests have two cores).
     QList<Outcome> evaluate(const QString &problem, const QStringList &files) const
     {
-        QList<Outcome> outcomes;
-        for (qsizetype i = 0; i < files.size(); i += 2) {
-            auto a = startEval(problem, files.at(i));
-            std::unique_ptr<QProcess> b;
-            if (i + 1 < files.size())
-                b = startEval(problem, files.at(i + 1));
-            outcomes << finish(*a);
-            if (b)
-                outcomes << finish(*b);
-        }
-        return outcomes;
+        return autocomp::test::runTwoAtATime(files.size(), [&](qsizetype i) { return startEval(problem, files.at(i)); });
     }
 
     static QByteArray describe(const Outcome &o)
     {
-        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(6000) + "\nstderr:\n" + o.err.right(3000);
+        return o.describe();
     }
 
     static QString status(const Outcome &o) { return o.json.value(QStringLiteral("status")).toString(); }

@@ -11,6 +11,7 @@
 //   - the agent's code examples compile for the target;
 //   - a whole `autocomp run` on rvv/gemm against the local LLM server finds the faster candidate,
 //     and its prompts carry the rvv agent and the instruction-count feedback with its unit.
+#include "cli_outcome.h"
 #include "fake_llm_server.h"
 #include "model/repository.h"
 #include "store/run_store.h"
@@ -34,12 +35,7 @@ class TestRvv : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
-        int exitCode = -1;
-        QByteArray out;
-        QByteArray err;
-        QJsonObject json;
-    };
+    using Outcome = autocomp::test::CliOutcome;
 
     static QStringList problems()
     {
@@ -64,37 +60,18 @@ private:
 
     static Outcome finish(QProcess &process)
     {
-        Outcome o;
-        if (!process.waitForFinished(600000)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        o.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-        o.out = process.readAllStandardOutput();
-        o.err = process.readAllStandardError();
-        o.json = QJsonDocument::fromJson(o.out).object();
-        return o;
+        return autocomp::test::finishCli(process, 600000);
     }
 
     // Evaluations run two at a time (the machines that run the tests have few cores).
     static QList<Outcome> evaluate(const QList<QPair<QString, QString>> &jobs)
     {
-        QList<Outcome> outcomes;
-        for (qsizetype i = 0; i < jobs.size(); i += 2) {
-            auto a = startEval(jobs.at(i).first, jobs.at(i).second);
-            std::unique_ptr<QProcess> b;
-            if (i + 1 < jobs.size())
-                b = startEval(jobs.at(i + 1).first, jobs.at(i + 1).second);
-            outcomes << finish(*a);
-            if (b)
-                outcomes << finish(*b);
-        }
-        return outcomes;
+        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); }, 600000);
     }
 
     static QByteArray describe(const Outcome &o)
     {
-        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n" + o.err.right(2000);
+        return o.describe(4000, 2000);
     }
 
     static double count(const Outcome &o, const char *metric = "instructions")

@@ -12,6 +12,7 @@
 //   - a target whose Python has no jax is listed absent with what it needs;
 //   - a compile-only search against the local LLM server: a wrong first attempt goes through the fix
 //     loop and the fixed kernel passes the check.
+#include "cli_outcome.h"
 #include "fake_llm_server.h"
 #include "model/repository.h"
 #include "store/run_store.h"
@@ -37,12 +38,7 @@ class TestTpu : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
-        int exitCode = -1;
-        QByteArray out;
-        QByteArray err;
-        QJsonObject json;
-    };
+    using Outcome = autocomp::test::CliOutcome;
 
     static QString data(const QString &name) { return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/tpu/") + name; }
 
@@ -66,16 +62,7 @@ private:
 
     static Outcome finish(QProcess &process, int timeoutMs = 900000)
     {
-        Outcome o;
-        if (!process.waitForFinished(timeoutMs)) {
-            process.kill();
-            process.waitForFinished();
-        }
-        o.exitCode = process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
-        o.out = process.readAllStandardOutput();
-        o.err = process.readAllStandardError();
-        o.json = QJsonDocument::fromJson(o.out).object();
-        return o;
+        return autocomp::test::finishCli(process, timeoutMs);
     }
 
     Outcome cli(const QStringList &arguments, QProcessEnvironment env = {}) const
@@ -98,22 +85,12 @@ private:
     // Two evaluations at a time (the machines that run the tests have two cores).
     QList<Outcome> evaluate(const QList<QPair<QString, QString>> &jobs) const
     {
-        QList<Outcome> outcomes;
-        for (qsizetype i = 0; i < jobs.size(); i += 2) {
-            auto a = startEval(jobs.at(i).first, jobs.at(i).second);
-            std::unique_ptr<QProcess> b;
-            if (i + 1 < jobs.size())
-                b = startEval(jobs.at(i + 1).first, jobs.at(i + 1).second);
-            outcomes << finish(*a);
-            if (b)
-                outcomes << finish(*b);
-        }
-        return outcomes;
+        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
     }
 
     static QByteArray describe(const Outcome &o)
     {
-        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(6000) + "\nstderr:\n" + o.err.right(3000);
+        return o.describe();
     }
     static QString status(const Outcome &o) { return o.json.value(QStringLiteral("status")).toString(); }
     static QString log(const Outcome &o) { return o.json.value(QStringLiteral("log")).toString(); }
