@@ -377,6 +377,10 @@ QWidget *MainWindow::createCandidatesPane()
     auto *layout = new QVBoxLayout(pane);
     layout->setContentsMargins(0, 0, 0, 0);
 
+    m_headerTimer = new QTimer(this);
+    m_headerTimer->setSingleShot(true);
+    m_headerTimer->setInterval(HeaderUpdateMs);
+    connect(m_headerTimer, &QTimer::timeout, this, &MainWindow::updateRunHeader);
     m_runHeader = new QLabel;
     m_runHeader->setObjectName(QStringLiteral("runHeader"));
     m_runHeader->setWordWrap(true);
@@ -659,8 +663,17 @@ void MainWindow::showRun(qint64 runId)
     Q_EMIT currentRunChanged(runId);
 }
 
+void MainWindow::scheduleRunHeader()
+{
+    // The header is word-wrapped rich text: each new text lays out the pane again. A followed run commits many
+    // times a second; the header catches up a few times a second.
+    if (!m_headerTimer->isActive())
+        m_headerTimer->start();
+}
+
 void MainWindow::updateRunHeader()
 {
+    m_headerTimer->stop();
     m_deleteRun->setEnabled(m_run.id != 0);
     if (m_run.id == 0) {
         m_runHeader->clear();
@@ -681,7 +694,8 @@ void MainWindow::updateRunHeader()
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
     if (!m_run.stopReason.isEmpty())
         header += QStringLiteral("<br>") + tr("Reason: %1").arg(m_run.stopReason.toHtmlEscaped());
-    m_runHeader->setText(header);
+    if (m_runHeader->text() != header)
+        m_runHeader->setText(header);
 
     m_labelBanner->setVisible(!m_run.label.isEmpty());
     m_labelBanner->setText(capitalized(m_run.label));
@@ -885,7 +899,7 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         updateLiveState(id);
         if (id == m_run.id && !m_runActions->isDriving(id)) {
             m_run = snapshot.run;
-            updateRunHeader();
+            scheduleRunHeader();
         }
     }
     bool shownRemoved = false;
@@ -908,7 +922,7 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         m_evaluationsInFlight = changes.evaluationsInFlight;
         if (!changes.candidates.isEmpty()) {
             applyCandidates(changes.candidates);
-            updateRunHeader();
+            scheduleRunHeader();
         }
         // The inspector shows the selected candidate's calls and evaluation steps: read again when they changed.
         const bool reshown = std::any_of(changes.candidates.cbegin(), changes.candidates.cend(), [this](const Candidate &c) { return c.id == m_shownCandidate; });

@@ -20,6 +20,7 @@ class QSplitter;
 class QStackedWidget;
 class QTabWidget;
 class QTableView;
+class QTimer;
 class QTreeView;
 
 namespace autocomp {
@@ -43,6 +44,9 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
+    // The run header follows a run another process drives at most this often.
+    static constexpr int HeaderUpdateMs = 250;
+
     explicit MainWindow(std::unique_ptr<RunStore> store, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -121,6 +125,8 @@ private:
     void showRun(qint64 runId);
     void showCandidate(qint64 candidateId);
     void updateRunHeader();
+    // Updates the header soon, once for a burst of changes.
+    void scheduleRunHeader();
     void startFollowing();
     void applyStoreChanges(const StoreChanges &changes);
     // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
@@ -164,6 +170,7 @@ private:
     QTableView *m_runsView = nullptr;
     QAction *m_deleteRun = nullptr;
     QLabel *m_runHeader = nullptr;
+    QTimer *m_headerTimer = nullptr;
     QLabel *m_labelBanner = nullptr;
     QTreeView *m_candidateTree = nullptr;
     QTabWidget *m_centerTabs = nullptr;
