@@ -518,6 +518,7 @@ void MainWindow::reloadRuns()
     updateStoreViews();
     if (m_runModel->rowCount() == 0) {
         m_run = {};
+        m_candidateBacklog.clear();
         m_candidateModel->clear();
         m_inspector->clear();
         m_beamGraph->clear();
@@ -630,6 +631,7 @@ void MainWindow::showRun(qint64 runId)
     m_inspector->clear();
     m_candidateModel->setMetric(m_run.metric);
     m_shownCandidate = 0;
+    m_candidateBacklog.clear(); // of the run shown before
     m_requestsInFlight = 0;
     m_evaluationsInFlight = 0;
     // Rows written from here on reach the views through the follower (this read may miss them).
@@ -921,8 +923,18 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         m_requestsInFlight = changes.requestsInFlight;
         m_evaluationsInFlight = changes.evaluationsInFlight;
         if (!changes.candidates.isEmpty()) {
-            applyCandidates(changes.candidates);
-            scheduleRunHeader();
+            // Applied in slices, one per turn of the event loop: a big burst (a long-unfollowed run catching
+            // up) never holds the window for long.
+            const bool idle = m_candidateBacklog.isEmpty();
+            for (const Candidate &c : changes.candidates) {
+                // The follower sends again the rows written just before the run was read: those shown as they are are
+                // not news (while a backlog waits, a row is compared with nothing: an older version may be queued).
+                const Candidate *shown = idle ? m_candidateModel->candidate(m_candidateModel->indexOfCandidate(c.id)) : nullptr;
+                if (!(shown && shown->sameContent(c)))
+                    m_candidateBacklog << c;
+            }
+            if (idle && !m_candidateBacklog.isEmpty())
+                QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
         }
         // The inspector shows the selected candidate's calls and evaluation steps: read again when they changed.
         const bool reshown = std::any_of(changes.candidates.cbegin(), changes.candidates.cend(), [this](const Candidate &c) { return c.id == m_shownCandidate; });
@@ -933,6 +945,18 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         }
     }
     Q_EMIT storeChanged(changes);
+}
+
+void MainWindow::applyCandidateBacklog()
+{
+    if (m_candidateBacklog.isEmpty())
+        return;
+    const qsizetype n = std::min<qsizetype>(m_candidateBacklog.size(), CandidatesPerTurn);
+    applyCandidates(m_candidateBacklog.first(n));
+    m_candidateBacklog.remove(0, n);
+    scheduleRunHeader();
+    if (!m_candidateBacklog.isEmpty())
+        QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
 }
 
 void MainWindow::applyBeam(const QList<qint64> &beam)

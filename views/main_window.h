@@ -46,6 +46,8 @@ class MainWindow : public QMainWindow
 public:
     // The run header follows a run another process drives at most this often.
     static constexpr int HeaderUpdateMs = 250;
+    // Candidates another process committed are applied to the views this many per turn of the event loop.
+    static constexpr int CandidatesPerTurn = 100;
 
     explicit MainWindow(std::unique_ptr<RunStore> store, QWidget *parent = nullptr);
     ~MainWindow() override;
@@ -131,6 +133,7 @@ private:
     void applyStoreChanges(const StoreChanges &changes);
     // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
     void applyCandidates(const QList<Candidate> &candidates);
+    void applyCandidateBacklog();
     void updateLiveState(qint64 runId);
     // A new beam of the shown run: the candidates that enter or leave it are updated in every view.
     void applyBeam(const QList<qint64> &beam);
@@ -190,6 +193,7 @@ private:
     StoreFollower *m_follower = nullptr;
     QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
     qint64 m_shownCandidate = 0;
+    QList<Candidate> m_candidateBacklog; // of the shown run, committed by another process, not applied yet
     QDateTime m_runLoadedAt; // when the shown run's candidates were read
     int m_requestsInFlight = 0;
     int m_evaluationsInFlight = 0;

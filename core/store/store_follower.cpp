@@ -20,14 +20,6 @@ bool sameLease(const std::optional<RunLease> &a, const std::optional<RunLease> &
     return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive);
 }
 
-// What a view shows of a candidate: rows written twice within one millisecond are told apart by these.
-bool sameCandidate(const Candidate &a, const Candidate &b)
-{
-    const bool sameScore = (a.hasScore() == b.hasScore()) && (!a.hasScore() || a.score == b.score);
-    return a.status == b.status && sameScore && a.inBeam == b.inBeam && a.code == b.code && a.plan == b.plan && a.menuItem == b.menuItem
-        && a.error == b.error && a.metrics == b.metrics && a.feedback == b.feedback && a.flags == b.flags && a.parentId == b.parentId;
-}
-
 // Code waits for or is under evaluation: the store records pending until the verdict (the steps between are
 // not stored, but a row written meanwhile may carry them).
 bool inEvaluation(CandidateStatus status)
@@ -179,7 +171,7 @@ private:
             // Rows written in the mark's own millisecond come back each time: sent again only when they differ.
             if (at == m_mark) {
                 const auto seen = m_atMark.constFind(c.id);
-                if (seen != m_atMark.constEnd() && sameCandidate(*seen, c))
+                if (seen != m_atMark.constEnd() && seen->sameContent(c))
                     continue;
             }
             changes.candidates << c;
