@@ -17,7 +17,7 @@ bool sameLease(const std::optional<RunLease> &a, const std::optional<RunLease> &
 {
     if (a.has_value() != b.has_value())
         return false;
-    return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive);
+    return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive && a->takesRequests == b->takesRequests);
 }
 
 // Code waits for or is under evaluation: the store records pending until the verdict (the steps between are
@@ -129,6 +129,8 @@ public:
             changes.requestsInFlight = std::max(0, m_requests);
             changes.evaluationsInFlight = std::max(0, m_evaluations);
         }
+        if (committed || forced)
+            readRequests(changes);
         const bool countsChanged = m_followed != 0 && (changes.requestsInFlight != m_requests || changes.evaluationsInFlight != m_evaluations);
         if (changes.isEmpty() && !countsChanged && !forced)
             return;
@@ -153,6 +155,26 @@ private:
         for (const QString &file : QStringList{m_path, m_path + QStringLiteral("-wal")})
             if (!m_watcher->files().contains(file) && QFileInfo::exists(file))
                 m_watcher->addPath(file);
+    }
+
+    // Plans and edits handed to drivers: new ones, and those that were pending and have been taken or refused.
+    // The first read only notes which are pending.
+    void readRequests(StoreChanges &changes)
+    {
+        const qint64 from = m_openRequests.isEmpty() ? m_lastRequestId + 1
+                                                     : std::min(m_lastRequestId + 1, *std::min_element(m_openRequests.cbegin(), m_openRequests.cend()));
+        for (const RunRequest &request : m_store->runRequests(from)) {
+            const bool isNew = request.id > m_lastRequestId;
+            const bool settled = !isNew && m_openRequests.contains(request.id) && !request.isPending();
+            m_lastRequestId = std::max(m_lastRequestId, request.id);
+            if (request.isPending())
+                m_openRequests.insert(request.id);
+            else
+                m_openRequests.remove(request.id);
+            if ((isNew || settled) && m_requestsRead)
+                changes.requests << request;
+        }
+        m_requestsRead = true;
     }
 
     void readFollowed(StoreChanges &changes)
@@ -230,6 +252,9 @@ private:
     qint64 m_lastStepId = 0;
     int m_requests = -1;
     int m_evaluations = -1;
+    qint64 m_lastRequestId = 0;
+    QSet<qint64> m_openRequests;         // run requests seen pending
+    bool m_requestsRead = false;
 };
 
 StoreFollower::StoreFollower(const QString &path, QObject *parent)
