@@ -886,8 +886,16 @@ void MainWindow::updateLiveState(qint64 runId)
     // A lease left by a process that ended cleanly is not news once the run has ended.
     if (!driving && it->lease && !it->lease->alive && it->run.state != RunState::Running)
         driver.clear();
-    const QString tip = it->lease ? tr("%1 (%2)").arg(driver, it->lease->describe()) : QString();
-    m_runModel->setLiveState(runId, state, driver, tip);
+    const QString tip = it->lease && !driver.isEmpty() ? tr("Driven by %1 (%2)").arg(driver, it->lease->describe()) : QString();
+    // The runs pane is narrow: the column says who in a few characters, the tooltip says the rest.
+    QString compact;
+    if (driving || (it->lease && it->lease->isThisProcess()))
+        compact = tr("this workbench");
+    else if (it->lease && !driver.isEmpty())
+        compact = it->lease->onThisHost() ? tr("pid %1").arg(it->lease->pid) : tr("pid %1 @ %2").arg(it->lease->pid).arg(it->lease->host);
+    if (!compact.isEmpty() && it->lease && !it->lease->alive && !driving)
+        compact = tr("gone: %1").arg(compact);
+    m_runModel->setLiveState(runId, state, driver.isEmpty() ? QString() : compact, tip);
 }
 
 void MainWindow::applyStoreChanges(const StoreChanges &changes)
