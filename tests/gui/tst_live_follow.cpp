@@ -102,7 +102,7 @@ private:
     int treeCount() const { return m_window->findChild<CandidateTreeModel *>()->candidateCount(); }
     int graphCount() const { return child<BeamGraphView>(m_window.get(), "beamGraph")->nodeCount(); }
     int chartCount() const { return child<LatencyChart>(m_window.get(), "latencyChart")->pointCount(); }
-    // The window's views hold exactly the run's stored candidates (and the chart its evaluated correct ones).
+    // The window's views hold exactly the run's stored candidates (and the chart at most its judged ones).
     bool viewsMatchStore(qint64 runId, QString *why);
 
     QTemporaryDir m_home;
@@ -172,7 +172,8 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
 {
     m_window->showView(QStringLiteral("chart")); // a hidden chart only collects
     const QList<Candidate> stored = m_window->store()->candidates(runId);
-    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return c.hasScore(); });
+    // The chart plots judged candidates: correct ones by score, failed ones apart.
+    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return isFinal(c.status); });
     auto *model = m_window->findChild<CandidateTreeModel *>();
     int sameStatus = 0;
     QStringList differing;
@@ -186,7 +187,7 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
                              .arg(toString(shown->status), shown->inBeam ? QStringLiteral(" in beam") : QString(), toString(c.status),
                                   c.inBeam ? QStringLiteral(" in beam") : QString());
     }
-    *why = QStringLiteral("store %1 candidates (%2 scored); tree %3 (%4 as stored), graph %5, chart %6; ")
+    *why = QStringLiteral("store %1 candidates (%2 judged); tree %3 (%4 as stored), graph %5, chart %6; ")
                .arg(stored.size())
                .arg(evaluated)
                .arg(treeCount())
