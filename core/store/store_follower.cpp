@@ -180,7 +180,14 @@ private:
     void readFollowed(StoreChanges &changes)
     {
         const qint64 run = m_followed;
-        const CandidateRows rows = m_store->candidatesSince(run, m_mark, m_lastCandidateId);
+        // Rows written in the mark's own millisecond are read again (a row may be rewritten within it) only while a
+        // writer may still be in that millisecond; an import or a bulk write leaves thousands of rows with one
+        // timestamp, read again on every commit to the store otherwise.
+        QString since = m_mark;
+        if (const QDateTime at = QDateTime::fromString(m_mark, Qt::ISODateWithMs);
+            at.isValid() && at.msecsTo(QDateTime::currentDateTimeUtc()) > SettledMarkMs)
+            since = at.addMSecs(1).toUTC().toString(Qt::ISODateWithMs);
+        const CandidateRows rows = m_store->candidatesSince(run, since, m_lastCandidateId);
         QString mark = m_mark;
         for (qsizetype i = 0; i < rows.candidates.size(); ++i) {
             const Candidate &c = rows.candidates.at(i);
