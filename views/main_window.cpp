@@ -923,6 +923,11 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         reloadRuns();
     } else if (newRuns || !changes.removedRuns.isEmpty()) {
         updateStoreViews();
+        // The first runs of a store opened empty: the pane is sized to them, as for a store opened with runs.
+        if (newRuns && !m_layoutRestored && !m_runsPaneFitted && isVisible()) {
+            m_runsPaneFitted = true;
+            fitRunsPane();
+        }
         // A store that had no run shown shows the first run that appears in it.
         if (m_run.id == 0 && m_runModel->rowCount() > 0)
             m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
