@@ -870,6 +870,30 @@ int cmdWatch(RunStore &store, const Args &args)
                 }
             }
         }
+        // Plans and edits handed to the driver from a workbench that does not drive the run.
+        for (const RunRequest &request : changes.requests) {
+            if (request.runId != runId)
+                continue;
+            QJsonObject o{{QStringLiteral("event"), QStringLiteral("request")}, {QStringLiteral("request_id"), request.id},
+                          {QStringLiteral("kind"), RunRequest::kindName(request.kind)}, {QStringLiteral("parent_id"), request.parentId},
+                          {QStringLiteral("state"), RunRequest::stateName(request.state)}, {QStringLiteral("from_pid"), request.fromPid},
+                          {QStringLiteral("from_host"), request.fromHost}};
+            QString text = QStringLiteral("%1 for #%2 from pid %3 on %4: ")
+                               .arg(RunRequest::kindName(request.kind))
+                               .arg(request.parentId)
+                               .arg(request.fromPid)
+                               .arg(request.fromHost);
+            if (request.state == RunRequest::State::Taken) {
+                o.insert(QStringLiteral("candidate_id"), request.candidateId);
+                text += QStringLiteral("taken (candidate #%1)").arg(request.candidateId);
+            } else if (request.state == RunRequest::State::Refused) {
+                o.insert(QStringLiteral("reason"), request.reason);
+                text += QStringLiteral("refused: %1").arg(request.reason);
+            } else {
+                text += QStringLiteral("sent to the driver");
+            }
+            line(text, o);
+        }
         for (const RunSnapshot &snapshot : changes.runs) {
             if (snapshot.run.id != runId)
                 continue;

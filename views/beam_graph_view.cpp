@@ -13,6 +13,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QHelpEvent>
+#include <QImage>
 #include <QKeyEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -24,6 +25,7 @@
 #include <QWheelEvent>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace autocomp {
@@ -37,6 +39,8 @@ constexpr double s_rowPitch = 52;
 // Above this many edges they are straight lines: curves cost too much to stroke when all are visible.
 constexpr int s_maxCurvedEdges = 1500;
 constexpr int s_relayoutDelayMs = 50;
+// The zoomed-out edge image is kept up to this size (about the area of two 4K screens, 64 MB).
+constexpr qint64 s_maxEdgeImagePixels = 16'000'000;
 
 bool isDarkPalette(const QPalette &palette)
 {
@@ -77,21 +81,79 @@ private:
     QRectF m_bounds;
 };
 
+// The edges of a big graph seen zoomed out, drawn into an image: `drawn` edges of list `generation`, at `transform`.
+struct EdgeImage {
+    QImage image;
+    QTransform transform;
+    QRect target; // where the image goes, in the view's coordinates
+    QPen pen;
+    qsizetype drawn = 0;
+    quint64 generation = 0;
+
+    bool fits(const QTransform &t, const QRect &r, const QPen &p, quint64 g) const
+    {
+        return !image.isNull() && transform == t && target == r && pen == p && generation == g;
+    }
+
+    static EdgeImage render(const QList<QLineF> &edges, const QTransform &transform, const QRect &target, const QPen &pen, qreal ratio,
+                            quint64 generation)
+    {
+        EdgeImage out{QImage(target.size() * ratio, QImage::Format_ARGB32_Premultiplied), transform, target, pen, edges.size(), generation};
+        out.image.setDevicePixelRatio(ratio);
+        out.image.fill(Qt::transparent);
+        out.drawLines(edges, 0);
+        return out;
+    }
+
+    void drawLines(const QList<QLineF> &edges, qsizetype from)
+    {
+        QPainter painter(&image);
+        painter.setTransform(transform * QTransform::fromTranslate(-target.left(), -target.top()));
+        painter.setPen(pen);
+        painter.drawLines(edges.constData() + from, int(edges.size() - from));
+        drawn = edges.size();
+    }
+};
+
 // All edges in one item: thousands of line items would dominate memory and scene bookkeeping.
 class BeamGraphEdges : public QGraphicsItem
 {
 public:
+    explicit BeamGraphEdges(QObject *owner) : m_watcher(new QFutureWatcher<EdgeImage>(owner))
+    {
+        QObject::connect(m_watcher, &QFutureWatcher<EdgeImage>::finished, m_watcher, [this] {
+            EdgeImage rendered = m_watcher->result();
+            // Edges added meanwhile are drawn onto it at the next paint; an image of another list is dropped.
+            if (rendered.generation == m_generation)
+                m_image = std::move(rendered);
+            update();
+        });
+    }
+
+    ~BeamGraphEdges() override
+    {
+        m_watcher->disconnect();
+        m_watcher->waitForFinished();
+    }
+
     QRectF boundingRect() const override { return m_bounds; }
 
     void setEdges(QList<QLineF> edges, QList<QLineF> bestEdges)
     {
-        prepareGeometryChange();
+        // An image stays valid while the new list only adds to the old one (new candidates are laid out at the
+        // ends of their columns); any other change makes a new list generation, to be drawn again.
+        const qsizetype kept = std::min(m_image.drawn, m_edges.size());
+        if (kept > edges.size() || !std::equal(m_edges.cbegin(), m_edges.cbegin() + kept, edges.cbegin()))
+            ++m_generation;
+        QRectF bounds;
+        for (const QLineF &line : std::as_const(edges))
+            bounds |= QRectF(line.p1(), line.p2()).normalized();
+        bounds = bounds.adjusted(-4, -4, 4, 4);
+        if (bounds != m_bounds)
+            prepareGeometryChange();
         m_edges = std::move(edges);
         m_bestEdges = std::move(bestEdges);
-        QRectF bounds;
-        for (const QLineF &line : std::as_const(m_edges))
-            bounds |= QRectF(line.p1(), line.p2()).normalized();
-        m_bounds = bounds.adjusted(-4, -4, 4, 4);
+        m_bounds = bounds;
         m_curved = m_edges.size() <= s_maxCurvedEdges;
         update();
     }
@@ -102,15 +164,59 @@ public:
         const bool dark = isDarkPalette(palette);
         const QRectF exposed = option->exposedRect;
         // Zoomed far out, thousands of antialiased strokes cost more than they show.
-        painter->setRenderHint(QPainter::Antialiasing, option->levelOfDetailFromTransform(painter->worldTransform()) >= 0.2);
+        const bool antialiased = option->levelOfDetailFromTransform(painter->worldTransform()) >= 0.2;
+        painter->setRenderHint(QPainter::Antialiasing, antialiased);
         painter->setBrush(Qt::NoBrush);
-        painter->setPen(QPen(dark ? QColor(0x6a, 0x70, 0x78) : QColor(0xa8, 0xae, 0xb6), 1.2));
-        draw(painter, m_edges, exposed);
+        const QPen pen(dark ? QColor(0x6a, 0x70, 0x78) : QColor(0xa8, 0xae, 0xb6), 1.2);
+        // Exports (no widget) are drawn line by line: an SVG gets lines, not an image of them.
+        if (antialiased || m_curved || !widget || !paintImage(painter, pen)) {
+            painter->setPen(pen);
+            draw(painter, m_edges, exposed);
+        }
         painter->setPen(QPen(QColor(0xff, 0x8f, 0x00), 3.5));
         draw(painter, m_bestEdges, exposed);
     }
 
 private:
+    // Zoomed out, every edge is in view: drawing them all was most of each repaint while a big run grows. They
+    // are drawn into an image at the view's transform on the thread pool; a burst that only adds edges draws just
+    // those onto it here. Until a new image is ready (zoom, pan, a graph that grew taller) the last one is shown
+    // where its edges are, and the edges it lacks are drawn directly.
+    bool paintImage(QPainter *painter, const QPen &pen)
+    {
+        const QTransform transform = painter->worldTransform();
+        if (transform.type() > QTransform::TxScale)
+            return false;
+        const QRect target = transform.mapRect(m_bounds).toAlignedRect();
+        const qreal ratio = painter->device() ? painter->device()->devicePixelRatioF() : 1.0;
+        if (target.isEmpty() || qint64(target.width() * ratio) * qint64(target.height() * ratio) > s_maxEdgeImagePixels)
+            return false;
+        if (m_image.fits(transform, target, pen, m_generation)) {
+            if (m_image.drawn < m_edges.size())
+                m_image.drawLines(m_edges, m_image.drawn);
+        } else {
+            if (!m_watcher->isRunning())
+                m_watcher->setFuture(QtConcurrent::run(&EdgeImage::render, m_edges, transform, target, pen, ratio, m_generation));
+            if (m_image.image.isNull() || m_image.generation != m_generation)
+                return false;
+        }
+        painter->save();
+        painter->setWorldTransform(QTransform());
+        if (m_image.transform == transform) {
+            painter->drawImage(target.topLeft(), m_image.image);
+        } else {
+            // The last image, stretched to where its edges are now.
+            const QRectF scene = m_image.transform.inverted().mapRect(QRectF(m_image.target));
+            painter->drawImage(transform.mapRect(scene), m_image.image);
+        }
+        painter->restore();
+        if (m_image.drawn < m_edges.size()) {
+            painter->setPen(pen);
+            painter->drawLines(m_edges.constData() + m_image.drawn, int(m_edges.size() - m_image.drawn));
+        }
+        return true;
+    }
+
     void draw(QPainter *painter, const QList<QLineF> &edges, const QRectF &exposed) const
     {
         if (!m_curved) {
@@ -133,12 +239,15 @@ private:
     QList<QLineF> m_bestEdges;
     QRectF m_bounds;
     bool m_curved = true;
+    quint64 m_generation = 0; // of the edge list: a change other than an append makes a new one
+    EdgeImage m_image;
+    QFutureWatcher<EdgeImage> *m_watcher;
 };
 
 BeamGraphView::BeamGraphView(QWidget *parent)
     : QGraphicsView(parent)
     , m_scene(new QGraphicsScene(this))
-    , m_edges(new BeamGraphEdges)
+    , m_edges(new BeamGraphEdges(this))
     , m_nodeLayer(new BeamGraphNodes(this))
     , m_relayoutTimer(new QTimer(this))
     , m_fitButton(new QToolButton(this))
@@ -503,6 +612,10 @@ void BeamGraphView::relayout(bool full)
     }
     m_edges->setEdges(std::move(edges), std::move(bestEdges));
 
+    // A tall graph grows in steps of an eighth: the fitted zoom, and with it the image of the edges, changes only
+    // at a step, not with every new candidate of the tallest column.
+    if (rows >= 64)
+        rows = (rows + (std::bit_floor(quint64(rows)) / 8) - 1) / (std::bit_floor(quint64(rows)) / 8) * (std::bit_floor(quint64(rows)) / 8);
     const QRectF bounds(-s_nodeWidth / 2 - 4, -s_nodeHeight / 2 - 4, std::max<qsizetype>(0, m_columns.size() - 1) * s_columnPitch + s_nodeWidth + 8,
                         std::max<qsizetype>(0, rows - 1) * s_rowPitch + s_nodeHeight + 8);
     m_nodeLayer->setBounds(bounds);

@@ -377,6 +377,10 @@ QWidget *MainWindow::createCandidatesPane()
     auto *layout = new QVBoxLayout(pane);
     layout->setContentsMargins(0, 0, 0, 0);
 
+    m_headerTimer = new QTimer(this);
+    m_headerTimer->setSingleShot(true);
+    m_headerTimer->setInterval(HeaderUpdateMs);
+    connect(m_headerTimer, &QTimer::timeout, this, &MainWindow::updateRunHeader);
     m_runHeader = new QLabel;
     m_runHeader->setObjectName(QStringLiteral("runHeader"));
     m_runHeader->setWordWrap(true);
@@ -514,6 +518,7 @@ void MainWindow::reloadRuns()
     updateStoreViews();
     if (m_runModel->rowCount() == 0) {
         m_run = {};
+        m_candidateBacklog.clear();
         m_candidateModel->clear();
         m_inspector->clear();
         m_beamGraph->clear();
@@ -626,6 +631,7 @@ void MainWindow::showRun(qint64 runId)
     m_inspector->clear();
     m_candidateModel->setMetric(m_run.metric);
     m_shownCandidate = 0;
+    m_candidateBacklog.clear(); // of the run shown before
     m_requestsInFlight = 0;
     m_evaluationsInFlight = 0;
     // Rows written from here on reach the views through the follower (this read may miss them).
@@ -659,8 +665,17 @@ void MainWindow::showRun(qint64 runId)
     Q_EMIT currentRunChanged(runId);
 }
 
+void MainWindow::scheduleRunHeader()
+{
+    // The header is word-wrapped rich text: each new text lays out the pane again. A followed run commits many
+    // times a second; the header catches up a few times a second.
+    if (!m_headerTimer->isActive())
+        m_headerTimer->start();
+}
+
 void MainWindow::updateRunHeader()
 {
+    m_headerTimer->stop();
     m_deleteRun->setEnabled(m_run.id != 0);
     if (m_run.id == 0) {
         m_runHeader->clear();
@@ -681,7 +696,8 @@ void MainWindow::updateRunHeader()
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
     if (!m_run.stopReason.isEmpty())
         header += QStringLiteral("<br>") + tr("Reason: %1").arg(m_run.stopReason.toHtmlEscaped());
-    m_runHeader->setText(header);
+    if (m_runHeader->text() != header)
+        m_runHeader->setText(header);
 
     m_labelBanner->setVisible(!m_run.label.isEmpty());
     m_labelBanner->setText(capitalized(m_run.label));
@@ -870,8 +886,16 @@ void MainWindow::updateLiveState(qint64 runId)
     // A lease left by a process that ended cleanly is not news once the run has ended.
     if (!driving && it->lease && !it->lease->alive && it->run.state != RunState::Running)
         driver.clear();
-    const QString tip = it->lease ? tr("%1 (%2)").arg(driver, it->lease->describe()) : QString();
-    m_runModel->setLiveState(runId, state, driver, tip);
+    const QString tip = it->lease && !driver.isEmpty() ? tr("Driven by %1 (%2)").arg(driver, it->lease->describe()) : QString();
+    // The runs pane is narrow: the column says who in a few characters, the tooltip says the rest.
+    QString compact;
+    if (driving || (it->lease && it->lease->isThisProcess()))
+        compact = tr("this workbench");
+    else if (it->lease && !driver.isEmpty())
+        compact = it->lease->onThisHost() ? tr("pid %1").arg(it->lease->pid) : tr("pid %1 @ %2").arg(it->lease->pid).arg(it->lease->host);
+    if (!compact.isEmpty() && it->lease && !it->lease->alive && !driving)
+        compact = tr("gone: %1").arg(compact);
+    m_runModel->setLiveState(runId, state, driver.isEmpty() ? QString() : compact, tip);
 }
 
 void MainWindow::applyStoreChanges(const StoreChanges &changes)
@@ -885,7 +909,7 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         updateLiveState(id);
         if (id == m_run.id && !m_runActions->isDriving(id)) {
             m_run = snapshot.run;
-            updateRunHeader();
+            scheduleRunHeader();
         }
     }
     bool shownRemoved = false;
@@ -899,6 +923,11 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         reloadRuns();
     } else if (newRuns || !changes.removedRuns.isEmpty()) {
         updateStoreViews();
+        // The first runs of a store opened empty: the pane is sized to them, as for a store opened with runs.
+        if (newRuns && !m_layoutRestored && !m_runsPaneFitted && isVisible()) {
+            m_runsPaneFitted = true;
+            fitRunsPane();
+        }
         // A store that had no run shown shows the first run that appears in it.
         if (m_run.id == 0 && m_runModel->rowCount() > 0)
             m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
@@ -907,8 +936,18 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         m_requestsInFlight = changes.requestsInFlight;
         m_evaluationsInFlight = changes.evaluationsInFlight;
         if (!changes.candidates.isEmpty()) {
-            applyCandidates(changes.candidates);
-            updateRunHeader();
+            // Applied in slices, one per turn of the event loop: a big burst (a long-unfollowed run catching
+            // up) never holds the window for long.
+            const bool idle = m_candidateBacklog.isEmpty();
+            for (const Candidate &c : changes.candidates) {
+                // The follower sends again the rows written just before the run was read: those shown as they are are
+                // not news (while a backlog waits, a row is compared with nothing: an older version may be queued).
+                const Candidate *shown = idle ? m_candidateModel->candidate(m_candidateModel->indexOfCandidate(c.id)) : nullptr;
+                if (!(shown && shown->sameContent(c)))
+                    m_candidateBacklog << c;
+            }
+            if (idle && !m_candidateBacklog.isEmpty())
+                QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
         }
         // The inspector shows the selected candidate's calls and evaluation steps: read again when they changed.
         const bool reshown = std::any_of(changes.candidates.cbegin(), changes.candidates.cend(), [this](const Candidate &c) { return c.id == m_shownCandidate; });
@@ -919,6 +958,18 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         }
     }
     Q_EMIT storeChanged(changes);
+}
+
+void MainWindow::applyCandidateBacklog()
+{
+    if (m_candidateBacklog.isEmpty())
+        return;
+    const qsizetype n = std::min<qsizetype>(m_candidateBacklog.size(), CandidatesPerTurn);
+    applyCandidates(m_candidateBacklog.first(n));
+    m_candidateBacklog.remove(0, n);
+    scheduleRunHeader();
+    if (!m_candidateBacklog.isEmpty())
+        QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
 }
 
 void MainWindow::applyBeam(const QList<qint64> &beam)

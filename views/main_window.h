@@ -20,6 +20,7 @@ class QSplitter;
 class QStackedWidget;
 class QTabWidget;
 class QTableView;
+class QTimer;
 class QTreeView;
 
 namespace autocomp {
@@ -43,6 +44,11 @@ class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
+    // The run header follows a run another process drives at most this often.
+    static constexpr int HeaderUpdateMs = 250;
+    // Candidates another process committed are applied to the views this many per turn of the event loop.
+    static constexpr int CandidatesPerTurn = 100;
+
     explicit MainWindow(std::unique_ptr<RunStore> store, QWidget *parent = nullptr);
     ~MainWindow() override;
 
@@ -121,10 +127,13 @@ private:
     void showRun(qint64 runId);
     void showCandidate(qint64 candidateId);
     void updateRunHeader();
+    // Updates the header soon, once for a burst of changes.
+    void scheduleRunHeader();
     void startFollowing();
     void applyStoreChanges(const StoreChanges &changes);
     // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
     void applyCandidates(const QList<Candidate> &candidates);
+    void applyCandidateBacklog();
     void updateLiveState(qint64 runId);
     // A new beam of the shown run: the candidates that enter or leave it are updated in every view.
     void applyBeam(const QList<qint64> &beam);
@@ -164,6 +173,7 @@ private:
     QTableView *m_runsView = nullptr;
     QAction *m_deleteRun = nullptr;
     QLabel *m_runHeader = nullptr;
+    QTimer *m_headerTimer = nullptr;
     QLabel *m_labelBanner = nullptr;
     QTreeView *m_candidateTree = nullptr;
     QTabWidget *m_centerTabs = nullptr;
@@ -183,6 +193,7 @@ private:
     StoreFollower *m_follower = nullptr;
     QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
     qint64 m_shownCandidate = 0;
+    QList<Candidate> m_candidateBacklog; // of the shown run, committed by another process, not applied yet
     QDateTime m_runLoadedAt; // when the shown run's candidates were read
     int m_requestsInFlight = 0;
     int m_evaluationsInFlight = 0;

@@ -22,6 +22,7 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QCoreApplication>
 #include <QGraphicsView>
 #include <QMenu>
 #include <QMenuBar>
@@ -29,6 +30,7 @@
 #include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QStyle>
+#include <QSysInfo>
 #include <QSystemTrayIcon>
 #include <QTableView>
 #include <QTimer>
@@ -286,7 +288,7 @@ void RunActions::updateActions()
         // A paused or interrupted run nobody drives is stopped by recording it, as `autocomp stop` does.
         m_stop->setEnabled(active || (shown.id != 0 && live));
     }
-    const bool human = active && m_currentCandidate != 0;
+    const bool human = (active || handsOff(shown.id)) && m_currentCandidate != 0;
     m_humanPlan->setEnabled(human);
     m_humanCode->setEnabled(human);
     for (QAction *a : {m_humanPlan, m_humanCode})
@@ -297,14 +299,75 @@ void RunActions::updateActions()
 QString RunActions::humanRefusal() const
 {
     const RunInfo &shown = m_window->m_run;
-    if (isDriving(shown.id))
+    if (isDriving(shown.id) || handsOff(shown.id))
         return tr("Select a candidate of run %1").arg(shown.id);
     if (drivenElsewhere(shown.id))
-        return tr("Run %1 is driven by %2, which takes no plans or edits from this window: pause it here, then "
-                  "resume it to drive it from this workbench")
+        return tr("Run %1 is driven by %2, an older version that takes no plans or edits from other processes: pause it "
+                  "here, then resume it to drive it from this workbench")
             .arg(shown.id)
             .arg(m_window->driverText(shown.id));
+    const std::optional<RunLease> lease = m_window->driverOf(shown.id);
+    if (shown.state == RunState::Running && !(lease && lease->alive))
+        return tr("Run %1 was interrupted: its driver (%2) is gone. Resume it to drive it from this workbench")
+            .arg(shown.id)
+            .arg(lease ? lease->describe() : tr("no process"));
     return tr("Run %1 is not driven by this window; start or resume it").arg(shown.id);
+}
+
+bool RunActions::handsOff(qint64 runId) const
+{
+    const std::optional<RunLease> lease = m_window->driverOf(runId);
+    return drivenElsewhere(runId) && lease && lease->takesRequests;
+}
+
+void RunActions::handToDriver(HumanInputDialog::Kind kind, qint64 parentId, const QString &text)
+{
+    const qint64 runId = m_window->m_run.id;
+    const QString what = kind == HumanInputDialog::Plan ? tr("Plan") : tr("Edited code");
+    if (!handsOff(runId)) {
+        m_window->statusBar()->showMessage(tr("%1 not sent: %2").arg(what, humanRefusal()), 10000);
+        return;
+    }
+    RunRequest request;
+    request.runId = runId;
+    request.kind = kind == HumanInputDialog::Plan ? RunRequest::Kind::Plan : RunRequest::Kind::Code;
+    request.parentId = parentId;
+    request.text = text;
+    RunStore *store = m_window->store();
+    request.id = store->addRunRequest(request);
+    if (request.id == 0) {
+        notify(tr("%1 not sent to run %2's driver").arg(what).arg(runId), store->lastError(), true);
+        return;
+    }
+    m_sentRequests.insert(request.id, request);
+    const std::optional<RunLease> lease = m_window->driverOf(runId);
+    m_window->statusBar()->showMessage(tr("%1 for candidate %2 sent to run %3's driver, pid %4 on %5; waiting for it to take it")
+                                           .arg(what)
+                                           .arg(parentId)
+                                           .arg(runId)
+                                           .arg(lease ? lease->pid : 0)
+                                           .arg(lease ? lease->host : QString()));
+    m_window->storeFollower()->refresh();
+}
+
+void RunActions::requestSettled(const RunRequest &request)
+{
+    if (!m_sentRequests.remove(request.id))
+        return;
+    const QString what = request.kind == RunRequest::Kind::Plan ? tr("Plan") : tr("Edited code");
+    const QString driver = tr("pid %1 on %2").arg(request.driverPid).arg(request.driverHost);
+    if (request.state == RunRequest::State::Taken) {
+        m_window->statusBar()->showMessage(tr("%1 for candidate %2 taken by run %3's driver (%4): candidate %5")
+                                               .arg(what)
+                                               .arg(request.parentId)
+                                               .arg(request.runId)
+                                               .arg(driver)
+                                               .arg(request.candidateId),
+                                           15000);
+        return;
+    }
+    notify(tr("%1 for candidate %2 not taken").arg(what).arg(request.parentId),
+           tr("Run %1's driver (%2) refused it: %3").arg(request.runId).arg(driver, request.reason), true);
 }
 
 bool RunActions::drivenElsewhere(qint64 runId) const
@@ -354,6 +417,31 @@ void RunActions::stopUndriven(qint64 runId)
 
 void RunActions::storeChanged(const StoreChanges &changes)
 {
+    for (const RunRequest &request : changes.requests)
+        if (!request.isPending())
+            requestSettled(request);
+    // A driver that ended before taking what this window sent will not take it: recorded as refused, and said.
+    for (const RunSnapshot &snapshot : changes.runs) {
+        if (snapshot.lease && snapshot.lease->alive)
+            continue;
+        const QList<RunRequest> sent = m_sentRequests.values();
+        for (const RunRequest &request : sent) {
+            if (request.runId != snapshot.run.id)
+                continue;
+            RunStore *store = m_window->store();
+            const QString reason = tr("its driver ended before taking it; resume the run to drive it from this workbench");
+            if (store->settleRunRequest(request.id, 0, reason)) {
+                RunRequest settled = request;
+                settled.state = RunRequest::State::Refused;
+                settled.reason = reason;
+                settled.driverPid = QCoreApplication::applicationPid();
+                settled.driverHost = QSysInfo::machineHostName();
+                requestSettled(settled);
+            } else if (const std::optional<RunRequest> stored = store->runRequest(request.id); stored && !stored->isPending()) {
+                requestSettled(*stored); // settled meanwhile, by the driver or a new one
+            }
+        }
+    }
     for (const RunSnapshot &snapshot : changes.runs) {
         const qint64 id = snapshot.run.id;
         const auto it = m_requests.constFind(id);
@@ -406,7 +494,7 @@ void RunActions::updateStatusWidget()
     s.iterations = m_configs.value(shown.id).first;
     s.maxUsd = m_configs.value(shown.id).second;
     const std::optional<RunLease> lease = m_window->driverOf(shown.id);
-    m_status->setExternal(s, lease ? m_window->driverText(shown.id) : QString(), m_requests.value(shown.id));
+    m_status->setExternal(s, lease ? m_window->driverText(shown.id) : QString(), m_requests.value(shown.id), shown.createdAt, shown.updatedAt);
 }
 
 NewRunDialog *RunActions::showNewRunDialog()
@@ -547,7 +635,7 @@ void RunActions::candidateContextMenu(const QPoint &pos)
 HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
 {
     const qint64 parentId = m_currentCandidate;
-    if (parentId == 0 || !isDriving(m_window->m_run.id)) {
+    if (parentId == 0 || !(isDriving(m_window->m_run.id) || handsOff(m_window->m_run.id))) {
         m_window->statusBar()->showMessage(tr("Not added: %1").arg(humanRefusal()), 10000);
         return nullptr;
     }
@@ -556,6 +644,10 @@ HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
     auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        if (!isDriving(m_window->m_run.id)) {
+            handToDriver(dialog->kind(), dialog->parentId(), dialog->text());
+            return;
+        }
         RunController *c = controllerFor(m_window->m_run.id);
         if (!c)
             return;

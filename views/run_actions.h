@@ -67,6 +67,12 @@ private:
     void resumeHere(const RunInfo &run);
     // Another live process holds the run's lease.
     bool drivenElsewhere(qint64 runId) const;
+    // Another live process drives the run and takes plans and edits from this window through the store.
+    bool handsOff(qint64 runId) const;
+    // Hands a plan or edited code to the process that drives the shown run; its outcome arrives through the follower.
+    void handToDriver(HumanInputDialog::Kind kind, qint64 parentId, const QString &text);
+    // A request this window sent was taken or refused (or its driver ended first).
+    void requestSettled(const RunRequest &request);
     // Asks the process driving `runId` to pause, resume or stop it, through the store.
     void requestOfDriver(qint64 runId, const QString &request);
     // Records a paused or interrupted run nobody drives as stopped.
@@ -93,6 +99,7 @@ private:
     QPointer<AgentEditor> m_agentEditorDialog;
     qint64 m_currentCandidate = 0;
     QHash<qint64, QString> m_requests; // run -> pause|resume|stop asked of another process, not yet done
+    QHash<qint64, RunRequest> m_sentRequests; // request id -> a plan or edit handed to another process, not yet settled
     QHash<qint64, std::pair<int, std::optional<double>>> m_configs; // run -> iterations, budget (its stored configuration)
     QAction *m_start = nullptr;
     QAction *m_pause = nullptr;

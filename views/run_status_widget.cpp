@@ -28,7 +28,7 @@ RunStatusWidget::RunStatusWidget(RunController *controller, QWidget *parent) : Q
     auto *ticker = new QTimer(this);
     ticker->setInterval(1000);
     connect(ticker, &QTimer::timeout, this, [this] {
-        if (m_controller->isActive() && !m_external)
+        if (m_external ? m_external->status.state == RunState::Running : m_controller->isActive())
             refresh();
     });
     ticker->start();
@@ -45,9 +45,10 @@ void RunStatusWidget::setController(RunController *controller)
     refresh();
 }
 
-void RunStatusWidget::setExternal(const RunController::Status &status, const QString &driver, const QString &request)
+void RunStatusWidget::setExternal(const RunController::Status &status, const QString &driver, const QString &request,
+                                  const QDateTime &created, const QDateTime &updated)
 {
-    m_external = External{status, driver, request};
+    m_external = External{status, driver, request, created, updated};
     refresh();
 }
 
@@ -78,8 +79,21 @@ void RunStatusWidget::refresh()
             parts << tr("%1 requests, %2 evaluations in flight").arg(s.inFlightRequests).arg(s.inFlightEvaluations);
         parts << tr("%1 tokens in, %2 out").arg(locale.toString(s.tokensIn), locale.toString(s.tokensOut));
         parts << (s.maxUsd ? tr("%1 of %2").arg(ValueFormat::dollars(s.usd), ValueFormat::dollars(*s.maxUsd)) : ValueFormat::dollars(s.usd));
-        setText(parts.join(QStringLiteral(" · ")));
-        setToolTip(s.reason.isEmpty() ? QString() : tr("Reason: %1").arg(s.reason));
+        QStringList tips;
+        if (m_external->created.isValid()) {
+            // Wall-clock time since the run was created, pauses included: the store keeps no pause intervals.
+            const QDateTime end = s.state == RunState::Running && live ? QDateTime::currentDateTimeUtc() : m_external->updated;
+            if (end.isValid())
+                parts << tr("%1 elapsed").arg(elapsedText(std::max<qint64>(0, m_external->created.msecsTo(end))));
+            tips << tr("Elapsed: from the run's start (%1) to %2, as the store records them, pauses included")
+                        .arg(QLocale().toString(m_external->created.toLocalTime(), QLocale::ShortFormat),
+                             s.state == RunState::Running && live ? tr("now") : tr("its last write"));
+        }
+        if (!s.reason.isEmpty())
+            tips.prepend(tr("Reason: %1").arg(s.reason));
+        if (text() != parts.join(QStringLiteral(" · ")))
+            setText(parts.join(QStringLiteral(" · ")));
+        setToolTip(tips.join(QLatin1Char('\n')));
         return;
     }
     const RunController::Status s = m_controller->status();

@@ -2,6 +2,7 @@
 
 #include "run_controller.h"
 
+#include <QDateTime>
 #include <QLabel>
 
 #include <optional>
@@ -18,8 +19,10 @@ public:
     // Shows another run's controller (the shown run's, when the window drives several).
     void setController(RunController *controller);
     // Shows a run this window does not drive, as the store tells it: `driver` is who drives it ("pid 1234 on
-    // this host", "gone (...)"), `request` a pause/resume/stop asked of that process and not yet done.
-    void setExternal(const RunController::Status &status, const QString &driver, const QString &request);
+    // this host", "gone (...)"), `request` a pause/resume/stop asked of that process and not yet done. Its elapsed
+    // time comes from the store's timestamps: from `created` to now while it runs, else to its last write `updated`.
+    void setExternal(const RunController::Status &status, const QString &driver, const QString &request, const QDateTime &created = {},
+                     const QDateTime &updated = {});
     // Back to the controller's run.
     void clearExternal();
     bool showsExternal() const { return m_external.has_value(); }
@@ -32,6 +35,8 @@ private:
         RunController::Status status;
         QString driver;
         QString request;
+        QDateTime created;
+        QDateTime updated;
     };
     std::optional<External> m_external;
     QMetaObject::Connection m_connection;

@@ -66,4 +66,13 @@ bool isFinal(CandidateStatus status)
         || status == CandidateStatus::CompileError || status == CandidateStatus::Failed || status == CandidateStatus::NoHardware;
 }
 
+bool Candidate::sameContent(const Candidate &o) const
+{
+    const bool sameScore = hasScore() == o.hasScore() && (!hasScore() || score == o.score);
+    return id == o.id && status == o.status && sameScore && inBeam == o.inBeam && code == o.code && plan == o.plan && menuItem == o.menuItem
+        && error == o.error && metrics == o.metrics && feedback == o.feedback && flags == o.flags && parentId == o.parentId
+        && iteration == o.iteration && origin == o.origin && planModel == o.planModel && codeModel == o.codeModel
+        && planCallId == o.planCallId;
+}
+
 } // namespace autocomp

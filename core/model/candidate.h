@@ -57,6 +57,8 @@ struct Candidate {
     qint64 fixOf = 0;      // for origin fix: the failed candidate it repairs
 
     bool hasScore() const { return !std::isnan(score); }
+    // Every field a view shows is equal (a NaN score equals a NaN score).
+    bool sameContent(const Candidate &other) const;
 };
 
 } // namespace autocomp

@@ -13,6 +13,8 @@ struct RunLease {
     QString host;
     QDateTime heartbeat; // UTC
     bool alive = false;  // the owner still runs (same host: the pid exists; elsewhere: a recent heartbeat)
+    // The owner takes plans and edited code from other processes (RunRequest); an older version does not.
+    bool takesRequests = false;
 
     bool held() const { return pid > 0; }
     // Held by a process on this machine, or by this very process.

@@ -3,6 +3,7 @@
 #include "model/candidate.h"
 #include "model/run_info.h"
 #include "model/run_lease.h"
+#include "model/run_request.h"
 
 #include <QHash>
 #include <QList>
@@ -42,9 +43,12 @@ struct StoreChanges {
     int requestsInFlight = 0;           // of the followed run
     int evaluationsInFlight = 0;        // of the followed run: candidates waiting for or under evaluation
 
+    QList<RunRequest> requests;         // of any run: new, or taken or refused since last read
+
     bool isEmpty() const
     {
-        return runs.isEmpty() && removedRuns.isEmpty() && candidates.isEmpty() && touchedCandidates.isEmpty() && touchedCalls.isEmpty();
+        return runs.isEmpty() && removedRuns.isEmpty() && candidates.isEmpty() && touchedCandidates.isEmpty() && touchedCalls.isEmpty()
+            && requests.isEmpty();
     }
 };
 

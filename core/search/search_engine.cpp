@@ -444,6 +444,7 @@ void SearchEngine::pollControl()
         storeFailed(QStringLiteral("renewing the run's lease"));
         return;
     }
+    takeRunRequests();
     const QString request = m_store->requestedState(m_run.id);
     if (request.isEmpty())
         return;
@@ -454,6 +455,25 @@ void SearchEngine::pollControl()
         resumeWork();
     else if (request == QLatin1String("stop"))
         stop(QStringLiteral("stopped on request"));
+}
+
+void SearchEngine::takeRunRequests()
+{
+    // Plans and edits written in a workbench that does not drive this run: taken as from this process's own window.
+    for (const RunRequest &request : m_store->pendingRunRequests(m_run.id)) {
+        QString error;
+        const qint64 id = request.kind == RunRequest::Kind::Plan ? addHumanPlan(request.parentId, request.text, &error)
+                                                                 : addHumanCode(request.parentId, request.text, &error);
+        const QString from = QStringLiteral("pid %1 on %2").arg(request.fromPid).arg(request.fromHost);
+        if (id)
+            log(QStringLiteral("%1 from %2 taken (request %3)").arg(RunRequest::kindName(request.kind), from).arg(request.id));
+        else
+            log(QStringLiteral("%1 from %2 refused: %3 (request %4)").arg(RunRequest::kindName(request.kind), from, error).arg(request.id));
+        if (!m_store->settleRunRequest(request.id, id, error) && !m_store->lastError().contains(QLatin1String("not pending"))) {
+            storeFailed(QStringLiteral("recording what became of a plan or edit from another process"));
+            return;
+        }
+    }
 }
 
 void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
@@ -1489,6 +1509,9 @@ void SearchEngine::finish(RunState state, const QString &reason)
         // interrupted once this process has ended, and resumes all the same.
         stored = m_store->updateRun(m_run);
         m_store->settleInFlightCalls(m_run.id);
+        // Plans and edits sent from other processes and not taken yet will not be: said so, kept in the store.
+        for (const RunRequest &request : m_store->pendingRunRequests(m_run.id))
+            m_store->settleRunRequest(request.id, 0, QStringLiteral("the run has ended (%1)").arg(toString(m_run.state)));
         m_store->releaseLease(m_run.id);
     }
     if (m_store && m_store->inBatch()) {

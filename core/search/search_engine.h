@@ -142,6 +142,8 @@ private:
     QString failureOf() const;
     double estimatedCost(const ModelSpec &spec, const QString &prompt) const;
     void pollControl();
+    // Takes the plans and edited code other processes left for this run in the store (RunRequest).
+    void takeRunRequests();
     void checkPaused();
     // Runs `work` now, or later when the run is paused.
     void startWork(std::function<void()> work);

@@ -123,6 +123,21 @@ ALTER TABLE llm_calls ADD COLUMN attempts TEXT NOT NULL DEFAULT '';
         QStringLiteral(R"SQL(
 CREATE INDEX candidates_updated ON candidates(run_id, updated_at);
 )SQL"),
+        // Plans and edited code handed to the process that drives a run (RunRequest). runs.lease_inbox: "pid@host"
+        // of the lease holder that reads them; a driver of an older version leaves it empty (its lease is taken
+        // by an UPDATE that does not know the column).
+        QStringLiteral(R"SQL(
+ALTER TABLE runs ADD COLUMN lease_inbox TEXT NOT NULL DEFAULT '';
+CREATE TABLE run_requests (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL, parent_id INTEGER NOT NULL, text TEXT NOT NULL,
+  from_pid INTEGER NOT NULL DEFAULT 0, from_host TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL DEFAULT 'pending', candidate_id INTEGER, reason TEXT NOT NULL DEFAULT '',
+  driver_pid INTEGER NOT NULL DEFAULT 0, driver_host TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL, handled_at TEXT NOT NULL DEFAULT '');
+CREATE INDEX run_requests_run ON run_requests(run_id, state);
+)SQL"),
     };
     return s_migrations;
 }
@@ -173,6 +188,38 @@ bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
     // Another machine sharing the store: only the heartbeat tells.
     return recent;
 }
+
+// The lease_inbox value of a holder that takes run requests.
+QString inboxOf(qint64 pid, const QString &host)
+{
+    return QStringLiteral("%1@%2").arg(pid).arg(host);
+}
+
+RunRequest requestFromQuery(const QSqlQuery &q)
+{
+    RunRequest r;
+    r.id = q.value(0).toLongLong();
+    r.runId = q.value(1).toLongLong();
+    r.kind = q.value(2).toString() == QLatin1String("code") ? RunRequest::Kind::Code : RunRequest::Kind::Plan;
+    r.parentId = q.value(3).toLongLong();
+    r.text = q.value(4).toString();
+    r.fromPid = q.value(5).toLongLong();
+    r.fromHost = q.value(6).toString();
+    const QString state = q.value(7).toString();
+    r.state = state == QLatin1String("taken") ? RunRequest::State::Taken
+        : state == QLatin1String("refused")   ? RunRequest::State::Refused
+                                              : RunRequest::State::Pending;
+    r.candidateId = q.value(8).toLongLong();
+    r.reason = q.value(9).toString();
+    r.driverPid = q.value(10).toLongLong();
+    r.driverHost = q.value(11).toString();
+    r.createdAt = QDateTime::fromString(q.value(12).toString(), Qt::ISODateWithMs);
+    r.handledAt = QDateTime::fromString(q.value(13).toString(), Qt::ISODateWithMs);
+    return r;
+}
+
+const QString s_requestColumns = QStringLiteral(
+    "id, run_id, kind, parent_id, text, from_pid, from_host, state, candidate_id, reason, driver_pid, driver_host, created_at, handled_at");
 
 bool writableByUs(const QString &path)
 {
@@ -647,7 +694,8 @@ bool RunStore::deleteRun(qint64 runId)
     QSqlQuery q(db);
     bool ok = true;
     for (const QString &sql : {QStringLiteral("DELETE FROM evaluations WHERE candidate_id IN (SELECT id FROM candidates WHERE run_id=:id)"),
-                               QStringLiteral("DELETE FROM llm_calls WHERE run_id=:id"), QStringLiteral("DELETE FROM candidates WHERE run_id=:id"),
+                               QStringLiteral("DELETE FROM llm_calls WHERE run_id=:id"), QStringLiteral("DELETE FROM run_requests WHERE run_id=:id"),
+                               QStringLiteral("DELETE FROM candidates WHERE run_id=:id"),
                                QStringLiteral("DELETE FROM runs WHERE id=:id")}) {
         q.prepare(sql);
         q.bindValue(QStringLiteral(":id"), runId);
@@ -826,6 +874,93 @@ QString RunStore::requestedState(qint64 runId)
     return request;
 }
 
+qint64 RunStore::addRunRequest(const RunRequest &request)
+{
+    if (doomed())
+        return 0;
+    QSqlQuery &q = query(QStringLiteral("INSERT INTO run_requests (run_id, kind, parent_id, text, from_pid, from_host, state, created_at) "
+                                        "VALUES (:run, :kind, :parent, :text, :pid, :host, 'pending', :now)"));
+    q.bindValue(QStringLiteral(":run"), request.runId);
+    q.bindValue(QStringLiteral(":kind"), RunRequest::kindName(request.kind));
+    q.bindValue(QStringLiteral(":parent"), request.parentId);
+    q.bindValue(QStringLiteral(":text"), nn(request.text));
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+    q.bindValue(QStringLiteral(":now"), now());
+    if (!q.exec()) {
+        fail(q.lastError());
+        return 0;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+QList<RunRequest> RunStore::pendingRunRequests(qint64 runId)
+{
+    QList<RunRequest> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE run_id=:run AND state='pending' ORDER BY id").arg(s_requestColumns));
+    q.bindValue(QStringLiteral(":run"), runId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next())
+        out << requestFromQuery(q);
+    q.finish();
+    return out;
+}
+
+bool RunStore::settleRunRequest(qint64 requestId, qint64 candidateId, const QString &reason)
+{
+    if (doomed())
+        return false;
+    QSqlQuery &q = query(QStringLiteral("UPDATE run_requests SET state=:state, candidate_id=:candidate, reason=:reason, driver_pid=:pid, "
+                                        "driver_host=:host, handled_at=:now WHERE id=:id AND state='pending'"));
+    q.bindValue(QStringLiteral(":state"), candidateId ? QStringLiteral("taken") : QStringLiteral("refused"));
+    q.bindValue(QStringLiteral(":candidate"), candidateId ? QVariant(candidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":reason"), nn(reason));
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+    q.bindValue(QStringLiteral(":now"), now());
+    q.bindValue(QStringLiteral(":id"), requestId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return false;
+    }
+    if (q.numRowsAffected() != 1) {
+        m_lastError = QStringLiteral("request %1 is not pending").arg(requestId);
+        return false;
+    }
+    return true;
+}
+
+QList<RunRequest> RunStore::runRequests(qint64 fromId)
+{
+    QList<RunRequest> out;
+    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE id>=:from ORDER BY id").arg(s_requestColumns));
+    q.bindValue(QStringLiteral(":from"), fromId);
+    if (!q.exec()) {
+        fail(q.lastError());
+        return out;
+    }
+    while (q.next())
+        out << requestFromQuery(q);
+    q.finish();
+    return out;
+}
+
+std::optional<RunRequest> RunStore::runRequest(qint64 requestId)
+{
+    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE id=:id").arg(s_requestColumns));
+    q.bindValue(QStringLiteral(":id"), requestId);
+    if (!q.exec() || !q.next()) {
+        q.finish();
+        return std::nullopt;
+    }
+    const RunRequest r = requestFromQuery(q);
+    q.finish();
+    return r;
+}
+
 QList<RunInfo> RunStore::runs()
 {
     QList<RunInfo> out;
@@ -980,7 +1115,7 @@ bool RunStore::settleInFlightCalls(qint64 runId)
 
 std::optional<RunLease> RunStore::lease(qint64 runId)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat FROM runs WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs WHERE id=:id"));
     q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec() || !q.next()) {
         q.finish();
@@ -990,6 +1125,7 @@ std::optional<RunLease> RunStore::lease(qint64 runId)
     l.pid = q.value(0).toLongLong();
     l.host = q.value(1).toString();
     l.heartbeat = QDateTime::fromString(q.value(2).toString(), Qt::ISODateWithMs);
+    l.takesRequests = q.value(3).toString() == inboxOf(l.pid, l.host);
     q.finish();
     if (!l.held())
         return std::nullopt;
@@ -1012,13 +1148,27 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
         endBatch(false);
         return false;
     }
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now, lease_inbox=:inbox WHERE id=:id"));
     q.bindValue(QStringLiteral(":pid"), ownPid());
     q.bindValue(QStringLiteral(":host"), hostName());
     q.bindValue(QStringLiteral(":now"), now());
+    q.bindValue(QStringLiteral(":inbox"), inboxOf(ownPid(), hostName()));
     q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec())
         fail(q.lastError());
+    // Requests still pending were for a driver that ended before taking them: they are not taken by surprise now.
+    if (!(current && current->isThisProcess())) {
+        QSqlQuery &r = query(QStringLiteral("UPDATE run_requests SET state='refused', reason=:reason, handled_at=:now, driver_pid=:pid, "
+                                            "driver_host=:host WHERE run_id=:id AND state='pending'"));
+        r.bindValue(QStringLiteral(":reason"), current ? QStringLiteral("its driver (%1) ended before taking it").arg(current->describe())
+                                                       : QStringLiteral("its driver ended before taking it"));
+        r.bindValue(QStringLiteral(":now"), now());
+        r.bindValue(QStringLiteral(":pid"), ownPid());
+        r.bindValue(QStringLiteral(":host"), hostName());
+        r.bindValue(QStringLiteral(":id"), runId);
+        if (!r.exec())
+            fail(r.lastError());
+    }
     return endBatch(true);
 }
 
@@ -1046,7 +1196,7 @@ bool RunStore::releaseLease(qint64 runId)
 {
     if (doomed())
         return false;
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='', lease_inbox='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
     q.bindValue(QStringLiteral(":id"), runId);
     q.bindValue(QStringLiteral(":pid"), ownPid());
     q.bindValue(QStringLiteral(":host"), hostName());
@@ -1139,7 +1289,7 @@ std::optional<qint64> RunStore::dataVersion()
 QList<RunStore::RunStamp> RunStore::runStamps()
 {
     QList<RunStamp> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT id, updated_at, state, lease_pid, lease_host, lease_heartbeat FROM runs ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral("SELECT id, updated_at, state, lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs ORDER BY id"));
     if (!q.exec()) {
         fail(q.lastError());
         return out;
@@ -1153,6 +1303,7 @@ QList<RunStore::RunStamp> RunStore::runStamps()
         l.pid = q.value(3).toLongLong();
         l.host = q.value(4).toString();
         l.heartbeat = QDateTime::fromString(q.value(5).toString(), Qt::ISODateWithMs);
+        l.takesRequests = q.value(6).toString() == inboxOf(l.pid, l.host);
         if (l.held()) {
             l.alive = leaseAlive(l.pid, l.host, l.heartbeat);
             stamp.lease = l;

@@ -4,6 +4,7 @@
 #include "model/eval_result.h"
 #include "model/llm_call.h"
 #include "model/run_lease.h"
+#include "model/run_request.h"
 #include "model/run_info.h"
 #include "model/store_changes.h"
 
@@ -25,7 +26,7 @@ namespace autocomp {
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 5;
+    static constexpr int SchemaVersion = 6;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -90,6 +91,15 @@ public:
     // Cross-process run control: another process (the CLI's pause/stop, the GUI) asks, the engine polls.
     bool requestState(qint64 runId, const QString &request); // pause | resume | stop | "" (clear)
     QString requestedState(qint64 runId);
+    // Plans and edited code for the process that drives a run (see RunRequest). addRunRequest() records one from
+    // this process, pending; the driver reads pendingRunRequests() and settles each: taken (candidateId) or
+    // refused (reason). A request is settled once; settling one that is no longer pending returns false.
+    qint64 addRunRequest(const RunRequest &request);
+    QList<RunRequest> pendingRunRequests(qint64 runId);
+    bool settleRunRequest(qint64 requestId, qint64 candidateId, const QString &reason);
+    // Requests of every run from id `fromId` on (StoreFollower: new ones and those still pending).
+    QList<RunRequest> runRequests(qint64 fromId);
+    std::optional<RunRequest> runRequest(qint64 requestId);
 
     // Reads.
     QList<RunInfo> runs();

@@ -17,15 +17,7 @@ bool sameLease(const std::optional<RunLease> &a, const std::optional<RunLease> &
 {
     if (a.has_value() != b.has_value())
         return false;
-    return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive);
-}
-
-// What a view shows of a candidate: rows written twice within one millisecond are told apart by these.
-bool sameCandidate(const Candidate &a, const Candidate &b)
-{
-    const bool sameScore = (a.hasScore() == b.hasScore()) && (!a.hasScore() || a.score == b.score);
-    return a.status == b.status && sameScore && a.inBeam == b.inBeam && a.code == b.code && a.plan == b.plan && a.menuItem == b.menuItem
-        && a.error == b.error && a.metrics == b.metrics && a.feedback == b.feedback && a.flags == b.flags && a.parentId == b.parentId;
+    return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive && a->takesRequests == b->takesRequests);
 }
 
 // Code waits for or is under evaluation: the store records pending until the verdict (the steps between are
@@ -137,6 +129,8 @@ public:
             changes.requestsInFlight = std::max(0, m_requests);
             changes.evaluationsInFlight = std::max(0, m_evaluations);
         }
+        if (committed || forced)
+            readRequests(changes);
         const bool countsChanged = m_followed != 0 && (changes.requestsInFlight != m_requests || changes.evaluationsInFlight != m_evaluations);
         if (changes.isEmpty() && !countsChanged && !forced)
             return;
@@ -163,10 +157,37 @@ private:
                 m_watcher->addPath(file);
     }
 
+    // Plans and edits handed to drivers: new ones, and those that were pending and have been taken or refused.
+    // The first read only notes which are pending.
+    void readRequests(StoreChanges &changes)
+    {
+        const qint64 from = m_openRequests.isEmpty() ? m_lastRequestId + 1
+                                                     : std::min(m_lastRequestId + 1, *std::min_element(m_openRequests.cbegin(), m_openRequests.cend()));
+        for (const RunRequest &request : m_store->runRequests(from)) {
+            const bool isNew = request.id > m_lastRequestId;
+            const bool settled = !isNew && m_openRequests.contains(request.id) && !request.isPending();
+            m_lastRequestId = std::max(m_lastRequestId, request.id);
+            if (request.isPending())
+                m_openRequests.insert(request.id);
+            else
+                m_openRequests.remove(request.id);
+            if ((isNew || settled) && m_requestsRead)
+                changes.requests << request;
+        }
+        m_requestsRead = true;
+    }
+
     void readFollowed(StoreChanges &changes)
     {
         const qint64 run = m_followed;
-        const CandidateRows rows = m_store->candidatesSince(run, m_mark, m_lastCandidateId);
+        // Rows written in the mark's own millisecond are read again (a row may be rewritten within it) only while a
+        // writer may still be in that millisecond; an import or a bulk write leaves thousands of rows with one
+        // timestamp, read again on every commit to the store otherwise.
+        QString since = m_mark;
+        if (const QDateTime at = QDateTime::fromString(m_mark, Qt::ISODateWithMs);
+            at.isValid() && at.msecsTo(QDateTime::currentDateTimeUtc()) > SettledMarkMs)
+            since = at.addMSecs(1).toUTC().toString(Qt::ISODateWithMs);
+        const CandidateRows rows = m_store->candidatesSince(run, since, m_lastCandidateId);
         QString mark = m_mark;
         for (qsizetype i = 0; i < rows.candidates.size(); ++i) {
             const Candidate &c = rows.candidates.at(i);
@@ -179,7 +200,7 @@ private:
             // Rows written in the mark's own millisecond come back each time: sent again only when they differ.
             if (at == m_mark) {
                 const auto seen = m_atMark.constFind(c.id);
-                if (seen != m_atMark.constEnd() && sameCandidate(*seen, c))
+                if (seen != m_atMark.constEnd() && seen->sameContent(c))
                     continue;
             }
             changes.candidates << c;
@@ -238,6 +259,9 @@ private:
     qint64 m_lastStepId = 0;
     int m_requests = -1;
     int m_evaluations = -1;
+    qint64 m_lastRequestId = 0;
+    QSet<qint64> m_openRequests;         // run requests seen pending
+    bool m_requestsRead = false;
 };
 
 StoreFollower::StoreFollower(const QString &path, QObject *parent)

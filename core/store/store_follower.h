@@ -27,6 +27,8 @@ public:
     static constexpr int LeaseCheckIntervalMs = 2000;
     // Bursts of file changes are read together, this long after the first.
     static constexpr int CoalesceMs = 15;
+    // No writer commits a row stamped this long ago: rows written at an older mark are not read again.
+    static constexpr int SettledMarkMs = 2000;
 
     explicit StoreFollower(const QString &path, QObject *parent = nullptr);
     ~StoreFollower() override;

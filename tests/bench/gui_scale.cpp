@@ -29,6 +29,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QTemporaryDir>
+#include <QThread>
 #include <QTimer>
 #include <QTreeView>
 #include <QWindow>
@@ -39,6 +40,8 @@
 #include <cstdio>
 #include <mutex>
 #include <thread>
+
+#include <time.h>
 
 using namespace autocomp;
 
@@ -198,6 +201,73 @@ bool generate(const QString &path, Generated *out)
     return store->updateRun(*run);
 }
 
+double threadCpuMs()
+{
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+// Times every event the GUI thread handles, so that a stall is attributed: the longest one names its receiver.
+class TimingApplication : public QApplication
+{
+public:
+    using QApplication::QApplication;
+    bool notify(QObject *receiver, QEvent *event) override
+    {
+        if (m_depth > 0 || QThread::currentThread() != thread())
+            return QApplication::notify(receiver, event);
+        ++m_depth;
+        QElapsedTimer timer;
+        timer.start();
+        const QEvent::Type type = event->type();
+        const QString name = QString::fromLatin1(receiver->metaObject()->className()) + QLatin1Char('/') + receiver->objectName();
+        const bool done = QApplication::notify(receiver, event);
+        const double ms = timer.nsecsElapsed() / 1e6;
+        --m_depth;
+        if (ms > longestMs) {
+            longestMs = ms;
+            longestWhat = QStringLiteral("%1 event %2").arg(name).arg(int(type));
+        }
+        return done;
+    }
+    double longestMs = 0;
+    QString longestWhat;
+
+private:
+    int m_depth = 0;
+};
+
+// The longest gap between two ticks of a 1 ms timer on the GUI thread, and the GUI thread's CPU time within
+// it (a gap with little CPU time was the thread waiting for a core, not work of ours).
+struct StallMeter {
+    double maxGapMs = 0;
+    double cpuInMaxGapMs = 0;
+    QElapsedTimer beat;
+    qint64 last = 0;
+    double lastCpu = 0;
+    QTimer heartbeat;
+    void start()
+    {
+        heartbeat.setTimerType(Qt::PreciseTimer);
+        heartbeat.setInterval(1);
+        QObject::connect(&heartbeat, &QTimer::timeout, [this] {
+            const qint64 now = beat.nsecsElapsed();
+            const double cpu = threadCpuMs();
+            if ((now - last) / 1e6 > maxGapMs) {
+                maxGapMs = (now - last) / 1e6;
+                cpuInMaxGapMs = cpu - lastCpu;
+            }
+            last = now;
+            lastCpu = cpu;
+        });
+        beat.start();
+        lastCpu = threadCpuMs();
+        heartbeat.start();
+    }
+    void stop() { heartbeat.stop(); }
+};
+
 void settle(int ms)
 {
     QElapsedTimer t;
@@ -214,7 +284,7 @@ int main(int argc, char **argv)
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QTemporaryDir dir;
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(dir.path()));
-    QApplication app(argc, argv);
+    TimingApplication app(argc, argv);
     const QString path = dir.filePath(QStringLiteral("runs.sqlite"));
     Generated generated;
     if (!generate(path, &generated))
@@ -281,17 +351,7 @@ int main(int argc, char **argv)
     const auto stream = [&](const QString &view, int otherRuns = 0) {
         window.showView(view);
         settle(300);
-        QElapsedTimer beat;
-        qint64 last = 0;
-        qint64 maxGap = 0;
-        QTimer heartbeat;
-        heartbeat.setTimerType(Qt::PreciseTimer);
-        heartbeat.setInterval(1);
-        QObject::connect(&heartbeat, &QTimer::timeout, [&] {
-            const qint64 now = beat.nsecsElapsed();
-            maxGap = std::max(maxGap, now - last);
-            last = now;
-        });
+        StallMeter meter;
         QTimer feeder;
         feeder.setTimerType(Qt::PreciseTimer);
         feeder.setInterval(1000 / s_streamPerSecond);
@@ -342,14 +402,17 @@ int main(int argc, char **argv)
         });
         QEventLoop loop;
         QTimer::singleShot(s_streamSeconds * 1000, &loop, &QEventLoop::quit);
-        beat.start();
-        heartbeat.start();
+        app.longestMs = 0;
+        meter.start();
         feeder.start();
         loop.exec();
         feeder.stop();
-        heartbeat.stop();
+        meter.stop();
+        const QString phase = otherRuns > 0 ? QStringLiteral("four_runs") : view;
+        std::printf("diag_%s_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n", qPrintable(phase), meter.cpuInMaxGapMs);
+        std::printf("diag_%s_longest_event_ms: %.1f ms (%s)\n", qPrintable(phase), app.longestMs, qPrintable(app.longestWhat));
         settle(200); // the last burst's relayout
-        return maxGap / 1e6;
+        return meter.maxGapMs;
     };
     const double graphStall = stream(QStringLiteral("graph"));
     const double treeStall = stream(QStringLiteral("tree"));
@@ -429,24 +492,16 @@ int main(int argc, char **argv)
     });
     const double externalStall = [&] {
         window.showView(QStringLiteral("graph"));
-        QElapsedTimer beat;
-        qint64 last = 0;
-        qint64 maxGap = 0;
-        QTimer heartbeat;
-        heartbeat.setTimerType(Qt::PreciseTimer);
-        heartbeat.setInterval(1);
-        QObject::connect(&heartbeat, &QTimer::timeout, [&] {
-            const qint64 now = beat.nsecsElapsed();
-            maxGap = std::max(maxGap, now - last);
-            last = now;
-        });
+        StallMeter meter;
         QEventLoop loop;
         QTimer::singleShot(s_streamSeconds * 1000, &loop, &QEventLoop::quit);
-        beat.start();
-        heartbeat.start();
+        app.longestMs = 0;
+        meter.start();
         loop.exec();
-        heartbeat.stop();
-        return maxGap / 1e6;
+        meter.stop();
+        std::printf("diag_external_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n", meter.cpuInMaxGapMs);
+        std::printf("diag_external_longest_event_ms: %.1f ms (%s)\n", app.longestMs, qPrintable(app.longestWhat));
+        return meter.maxGapMs;
     }();
     writing = false;
     writer.join();

@@ -15,6 +15,10 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QLabel>
+#include <QPlainTextEdit>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QStatusBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QTreeView>
@@ -92,13 +96,13 @@ private:
     QString storePath() const { return m_dir->filePath(QStringLiteral("runs.sqlite")); }
     QString writeConfig(const QString &name, int iterations);
     void openWindow();
-    QString cell(qint64 runId, int column) const;
+    QString cell(qint64 runId, int column, int role = Qt::DisplayRole) const;
     QString statusText() const { return child<QLabel>(m_window.get(), "runStatus")->text(); }
     QString headerText() const { return child<QLabel>(m_window.get(), "runHeader")->text(); }
     int treeCount() const { return m_window->findChild<CandidateTreeModel *>()->candidateCount(); }
     int graphCount() const { return child<BeamGraphView>(m_window.get(), "beamGraph")->nodeCount(); }
     int chartCount() const { return child<LatencyChart>(m_window.get(), "latencyChart")->pointCount(); }
-    // The window's views hold exactly the run's stored candidates (and the chart its evaluated correct ones).
+    // The window's views hold exactly the run's stored candidates (and the chart at most its judged ones).
     bool viewsMatchStore(qint64 runId, QString *why);
 
     QTemporaryDir m_home;
@@ -157,18 +161,19 @@ void TestLiveFollow::openWindow()
     m_runsTester = std::make_unique<QAbstractItemModelTester>(m_window->findChild<RunListModel *>());
 }
 
-QString TestLiveFollow::cell(qint64 runId, int column) const
+QString TestLiveFollow::cell(qint64 runId, int column, int role) const
 {
     auto *model = m_window->findChild<RunListModel *>();
     const int row = model->rowOfRun(runId);
-    return row < 0 ? QString() : model->index(row, column).data().toString();
+    return row < 0 ? QString() : model->index(row, column).data(role).toString();
 }
 
 bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
 {
     m_window->showView(QStringLiteral("chart")); // a hidden chart only collects
     const QList<Candidate> stored = m_window->store()->candidates(runId);
-    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return c.hasScore(); });
+    // The chart plots judged candidates: correct ones by score, failed ones apart.
+    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return isFinal(c.status); });
     auto *model = m_window->findChild<CandidateTreeModel *>();
     int sameStatus = 0;
     QStringList differing;
@@ -182,7 +187,7 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
                              .arg(toString(shown->status), shown->inBeam ? QStringLiteral(" in beam") : QString(), toString(c.status),
                                   c.inBeam ? QStringLiteral(" in beam") : QString());
     }
-    *why = QStringLiteral("store %1 candidates (%2 scored); tree %3 (%4 as stored), graph %5, chart %6; ")
+    *why = QStringLiteral("store %1 candidates (%2 judged); tree %3 (%4 as stored), graph %5, chart %6; ")
                .arg(stored.size())
                .arg(evaluated)
                .arg(treeCount())
@@ -195,13 +200,14 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
 }
 
 // A run started with `autocomp run` on the open store appears, fills the views commit by commit, says who
-// drives it, refuses hand-written plans; Pause from the window pauses it (the CLI ends, as it does when its
+// drives it, takes a plan written here (handed to it through the store) and refuses one once it says it takes
+// none (an older version); Pause from the window pauses it (the CLI ends, as it does when its
 // runs are paused), and Resume drives it on from the window to its end.
 void TestLiveFollow::followsCliRunPausedAndResumedHere()
 {
     openWindow();
     RunActions *actions = m_window->runActions();
-    const QString config = writeConfig(QStringLiteral("run.yaml"), 3);
+    const QString config = writeConfig(QStringLiteral("run.yaml"), 4);
     QVERIFY(!config.isEmpty());
     Cli cli;
     cli.start({QStringLiteral("run"), config, QStringLiteral("--store"), storePath()});
@@ -212,7 +218,10 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     const qint64 runId = m_window->currentRunId();
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("running"), 10000);
     const QString driver = QStringLiteral("pid %1 on this host").arg(cli.pid());
-    QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::DriverColumn), driver, 10000);
+    // The narrow runs pane says who in a few characters; its tooltip says the rest.
+    QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::DriverColumn), QStringLiteral("pid %1").arg(cli.pid()), 10000);
+    QVERIFY2(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole).contains(QStringLiteral("Driven by ") + driver),
+             qPrintable(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole)));
     QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QStringLiteral("driven by ") + driver), qPrintable(headerText()), 10000);
     QVERIFY(!actions->isDriving(runId));
 
@@ -227,12 +236,48 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QVERIFY(cli.running());
     QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("driven by ") + driver), qPrintable(statusText()), 10000);
 
-    // Plans and edits are the driver's: refused here, with the reason.
+    // Elapsed time of a run another process drives, from the store's timestamps.
+    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QLatin1String(" elapsed")), qPrintable(statusText()), 5000);
+
+    // A plan written here is handed to the CLI through the store: it takes it as its own window's, and the
+    // candidates it makes arrive here through the follower.
     const qint64 root = m_window->store()->candidates(runId).first().id;
     m_window->selectCandidate(root);
-    QVERIFY(!actions->humanPlanAction()->isEnabled());
+    QTRY_VERIFY_WITH_TIMEOUT(m_window->store()->candidate(root)->hasScore(), 60000); // the search is past the root
+    QTRY_VERIFY2_WITH_TIMEOUT(actions->humanPlanAction()->isEnabled(), qPrintable(actions->humanPlanAction()->statusTip()), 10000);
+    QVERIFY(actions->humanCodeAction()->isEnabled());
+    HumanInputDialog *dialog = actions->showHumanDialog(HumanInputDialog::Plan);
+    QVERIFY(dialog);
+    dialog->editor()->setPlainText(QStringLiteral("Tile the loops by hand, 32 by 32."));
+    dialog->accept();
+    QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("sent to run %1's driver, pid %2 on ").arg(runId).arg(cli.pid())),
+             qPrintable(m_window->statusBar()->currentMessage()));
+    const auto handed = [&] {
+        for (const Candidate &c : m_window->store()->candidates(runId))
+            if (c.origin == CandidateOrigin::Human && c.parentId == root && c.plan.contains(QLatin1String("Tile the loops by hand")))
+                return c.id;
+        return qint64(0);
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(handed() != 0, 20000);
+    QTRY_VERIFY2_WITH_TIMEOUT(m_window->statusBar()->currentMessage().contains(QStringLiteral("taken by run %1's driver (pid %2 on ").arg(runId).arg(cli.pid())),
+                              qPrintable(m_window->statusBar()->currentMessage()), 10000);
+    auto *tree = m_window->findChild<CandidateTreeModel *>();
+    QTRY_VERIFY_WITH_TIMEOUT(tree->indexOfCandidate(handed()).isValid(), 10000);
+    QVERIFY(tree->candidate(tree->indexOfCandidate(handed()))->origin == CandidateOrigin::Human);
+
+    // A driver that takes no requests (an older version, which leaves lease_inbox empty): refused, with the reason.
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("older_driver"));
+        db.setDatabaseName(storePath());
+        QVERIFY(db.open());
+        QSqlQuery q(db);
+        QVERIFY(q.exec(QStringLiteral("UPDATE runs SET lease_inbox='' WHERE id=%1").arg(runId)));
+    }
+    QSqlDatabase::removeDatabase(QStringLiteral("older_driver"));
+    QTRY_VERIFY_WITH_TIMEOUT(!actions->humanPlanAction()->isEnabled(), 10000);
     QVERIFY(!actions->humanCodeAction()->isEnabled());
-    QVERIFY2(actions->humanPlanAction()->statusTip().contains(QStringLiteral("driven by ") + driver), qPrintable(actions->humanPlanAction()->statusTip()));
+    QVERIFY2(actions->humanPlanAction()->statusTip().contains(QStringLiteral("driven by %1, an older version").arg(driver)),
+             qPrintable(actions->humanPlanAction()->statusTip()));
     QVERIFY(actions->showHumanDialog(HumanInputDialog::Plan) == nullptr);
 
     // Pause from the window: the CLI pauses its run (in-flight work finishes) and ends with status 4.
@@ -256,7 +301,7 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QTRY_VERIFY_WITH_TIMEOUT(!actions->isDriving(runId), 120000);
     const RunInfo run = *m_window->store()->run(runId);
     QCOMPARE(toString(run.state), toString(RunState::Finished));
-    QCOMPARE(run.iteration, 3);
+    QCOMPARE(run.iteration, 4);
     QVERIFY(m_window->store()->candidates(runId).size() > pausedWith);
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("finished"), 10000);
     QTRY_VERIFY2_WITH_TIMEOUT(viewsMatchStore(runId, &why), qPrintable(why), 10000);
@@ -285,7 +330,7 @@ void TestLiveFollow::pauseAndResumeReachTheCli()
     QVERIFY(!actions->pauseAction()->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(cell(a, RunListModel::StateColumn), QStringLiteral("paused"), 60000);
     QVERIFY2(cli.running(), qPrintable(cli.describe()));
-    QCOMPARE(cell(a, RunListModel::DriverColumn), QStringLiteral("pid %1 on this host").arg(cli.pid()));
+    QCOMPARE(cell(a, RunListModel::DriverColumn), QStringLiteral("pid %1").arg(cli.pid()));
     QCOMPARE(cell(b, RunListModel::StateColumn), QStringLiteral("running"));
 
     QTRY_VERIFY_WITH_TIMEOUT(actions->resumeAction()->isEnabled(), 10000);
@@ -383,12 +428,20 @@ void TestLiveFollow::killedDriverShowsInterrupted()
     ::kill(pid_t(pid), SIGKILL);
     QVERIFY(cli.waitForFinished());
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("interrupted"), 10000);
-    QCOMPARE(cell(runId, RunListModel::DriverColumn), QStringLiteral("gone (pid %1 on this host)").arg(pid));
+    QCOMPARE(cell(runId, RunListModel::DriverColumn), QStringLiteral("gone: pid %1").arg(pid));
+    QVERIFY2(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole).contains(QStringLiteral("gone (pid %1 on this host)").arg(pid)),
+             qPrintable(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole)));
     QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QLatin1String("interrupted")), qPrintable(headerText()), 5000);
     QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("Run %1: interrupted").arg(runId)), qPrintable(statusText()), 5000);
     QVERIFY(actions->resumeAction()->isEnabled());
     QVERIFY(!actions->pauseAction()->isEnabled());
     QVERIFY(actions->stopAction()->isEnabled());
+    // Nobody is left to take a plan: refused, and Resume is offered.
+    m_window->selectCandidate(m_window->store()->candidates(runId).first().id);
+    QVERIFY(!actions->humanPlanAction()->isEnabled());
+    QVERIFY2(actions->humanPlanAction()->statusTip().contains(QStringLiteral("Run %1 was interrupted").arg(runId))
+                 && actions->humanPlanAction()->statusTip().contains(QLatin1String("Resume it")),
+             qPrintable(actions->humanPlanAction()->statusTip()));
     QCOMPARE(toString(m_window->store()->run(runId)->state), toString(RunState::Running));
 
     actions->stopAction()->trigger();

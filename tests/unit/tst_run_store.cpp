@@ -10,6 +10,8 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QCoreApplication>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -139,6 +141,7 @@ public:
         QSqlDatabase::removeDatabase(m_name);
     }
     bool ok() const { return m_ok; }
+    QString name() const { return m_name; }
     bool exec(const QString &sql)
     {
         QSqlQuery q(QSqlDatabase::database(m_name));
@@ -178,6 +181,8 @@ private Q_SLOTS:
     void refusesNewerSchema();
     void refusesDirectory();
     void reopenKeepsData();
+    void upgradesSchema5KeepingData();
+    void runRequestsAreSettledOnce();
     void exportImportReproducesRun();
     void importBadLineLeavesNothing_data();
     void importBadLineLeavesNothing();
@@ -640,6 +645,112 @@ void TestRunStore::reopenKeepsData()
     auto second = RunStore::open(path, &error);
     QVERIFY2(second, qPrintable(error));
     QCOMPARE(second->runs().size(), 2);
+}
+
+// A store written by the previous version (schema 5: no run requests, no lease inbox) opens upgraded, its rows
+// as they were, and a lease held by a driver of that version says it takes no requests.
+void TestRunStore::upgradesSchema5KeepingData()
+{
+    const QString path = m_dir->filePath(u"v5.sqlite"_s);
+    qint64 runId = 0;
+    qint64 candidateId = 0;
+    {
+        QString error;
+        auto store = RunStore::open(path, &error);
+        QVERIFY2(store, qPrintable(error));
+        runId = store->createRun(sampleRun());
+        candidateId = store->addCandidate(makeCandidate(runId, 0, u"int main() { return 5; }"_s));
+        QVERIFY(store->addLlmCall(makeCall(runId, candidateId, u"plan"_s, u"h5"_s, u"ok"_s)) > 0);
+    }
+    {
+        // Back to schema 5 as that version left it, with its driver's lease (pid, host, heartbeat only).
+        RawDb raw(path);
+        QVERIFY(raw.ok());
+        QVERIFY(raw.exec(u"DROP TABLE run_requests"_s));
+        QVERIFY(raw.exec(u"ALTER TABLE runs DROP COLUMN lease_inbox"_s));
+        QVERIFY(raw.exec(u"UPDATE schema_version SET version = 5"_s));
+        QVERIFY(raw.exec(u"UPDATE runs SET lease_pid = %1, lease_host = '%2', lease_heartbeat = '%3'"_s.arg(QCoreApplication::applicationPid())
+                             .arg(QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs))));
+    }
+    QString error;
+    auto store = RunStore::open(path, &error);
+    QVERIFY2(store, qPrintable(error));
+    QCOMPARE(store->run(runId)->problem, u"gemm"_s);
+    QCOMPARE(store->candidate(candidateId)->code, u"int main() { return 5; }"_s);
+    QVERIFY(store->cachedResponse(u"h5"_s));
+    const std::optional<RunLease> lease = store->lease(runId);
+    QVERIFY(lease && lease->alive);
+    QVERIFY(!lease->takesRequests);
+    {
+        RawDb raw(path);
+        QSqlQuery q(QSqlDatabase::database(raw.name()));
+        QVERIFY(q.exec(u"SELECT version FROM schema_version"_s) && q.next());
+        QCOMPARE(q.value(0).toInt(), RunStore::SchemaVersion);
+    }
+    // The new table works on the upgraded store; taking the lease again says it takes requests.
+    RunRequest request;
+    request.runId = runId;
+    request.parentId = candidateId;
+    request.text = u"Unroll by 4."_s;
+    QVERIFY(store->addRunRequest(request) > 0);
+    QVERIFY(store->acquireLease(runId, nullptr));
+    QVERIFY(store->lease(runId)->takesRequests);
+}
+
+// A request is pending until its driver settles it, once: taken (with the candidate it made) or refused (with the
+// reason); nothing is deleted. A new driver refuses what was left pending for the previous one.
+void TestRunStore::runRequestsAreSettledOnce()
+{
+    auto store = openStore(u"requests.sqlite"_s);
+    QVERIFY(store);
+    const qint64 runId = store->createRun(sampleRun());
+    const qint64 root = store->addCandidate(makeCandidate(runId, 0, u"int main() {}"_s));
+    RunRequest plan;
+    plan.runId = runId;
+    plan.kind = RunRequest::Kind::Plan;
+    plan.parentId = root;
+    plan.text = u"Vectorize the inner loop."_s;
+    const qint64 planId = store->addRunRequest(plan);
+    RunRequest code = plan;
+    code.kind = RunRequest::Kind::Code;
+    code.text = u"int main() { /* edited */ }"_s;
+    const qint64 codeId = store->addRunRequest(code);
+    QVERIFY(planId > 0 && codeId > planId);
+
+    QList<RunRequest> pending = store->pendingRunRequests(runId);
+    QCOMPARE(pending.size(), 2);
+    QCOMPARE(pending.at(0).text, plan.text);
+    QCOMPARE(pending.at(0).kind, RunRequest::Kind::Plan);
+    QCOMPARE(pending.at(1).kind, RunRequest::Kind::Code);
+    QCOMPARE(pending.at(1).fromPid, QCoreApplication::applicationPid());
+    QCOMPARE(pending.at(1).fromHost, QSysInfo::machineHostName());
+    QVERIFY(pending.at(0).createdAt.isValid());
+
+    const qint64 made = store->addCandidate(makeCandidate(runId, root, u"int main() { /* v */ }"_s));
+    QVERIFY(store->settleRunRequest(planId, made, {}));
+    QVERIFY2(!store->settleRunRequest(planId, 0, u"again"_s), "a request is settled once");
+    QCOMPARE(store->pendingRunRequests(runId).size(), 1);
+    const RunRequest taken = *store->runRequest(planId);
+    QCOMPARE(taken.state, RunRequest::State::Taken);
+    QCOMPARE(taken.candidateId, made);
+    QVERIFY(taken.handledAt.isValid());
+    QCOMPARE(store->runRequests(planId).size(), 2);
+
+    // Left pending by a driver that is gone: the next driver refuses it when it takes the lease.
+    {
+        RawDb raw(store->path());
+        QVERIFY(raw.exec(u"UPDATE runs SET lease_pid = 999999, lease_host = 'elsewhere', lease_heartbeat = '2000-01-01T00:00:00.000Z'"_s));
+    }
+    QVERIFY(store->acquireLease(runId, nullptr));
+    const RunRequest refused = *store->runRequest(codeId);
+    QCOMPARE(refused.state, RunRequest::State::Refused);
+    QVERIFY2(refused.reason.contains(u"ended before taking it"_s), qPrintable(refused.reason));
+    QCOMPARE(refused.text, code.text);
+    QVERIFY(store->pendingRunRequests(runId).isEmpty());
+
+    // Deleting the run deletes its requests with it.
+    QVERIFY(store->deleteRun(runId));
+    QVERIFY(store->runRequests(0).isEmpty());
 }
 
 void TestRunStore::exportImportReproducesRun()

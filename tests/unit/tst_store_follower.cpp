@@ -25,6 +25,7 @@ private Q_SLOTS:
     void sendsOnlyChangedCandidates();
     void callsAndStepsTouchTheirCandidates();
     void deletedRunsAndDeadDrivers();
+    void requestsReportedWhenNewAndWhenSettled();
 
 private:
     // Every change reported since the last clear, merged.
@@ -286,6 +287,64 @@ void TestStoreFollower::deletedRunsAndDeadDrivers()
     QVERIFY(m_writer->deleteRun(doomed));
     QTRY_VERIFY_WITH_TIMEOUT(!m_changes.isEmpty() && m_changes.last().removedRuns.contains(doomed), 5000);
     QVERIFY(!m_changes.last().removedRuns.contains(orphan));
+}
+
+// Plans and edits handed to a driver: each is reported when it appears and once more when its driver took or
+// refused it, not on every look in between; requests already pending when following starts are reported once settled.
+void TestStoreFollower::requestsReportedWhenNewAndWhenSettled()
+{
+    const qint64 runId = addRun();
+    QVERIFY(m_writer->acquireLease(runId, nullptr));
+    QVERIFY(m_writer->lease(runId)->takesRequests);
+    const qint64 root = addCandidate(runId, 0, CandidateStatus::Correct);
+    RunRequest early;
+    early.runId = runId;
+    early.kind = RunRequest::Kind::Code;
+    early.parentId = root;
+    early.text = QStringLiteral("void kernel() { /* by hand */ }");
+    const qint64 earlyId = m_writer->addRunRequest(early);
+    QVERIFY(earlyId > 0);
+    startFollower();
+    QTRY_VERIFY_WITH_TIMEOUT(reportedRun(runId), 5000);
+    const auto reported = [this](qint64 id) {
+        QList<RunRequest> out;
+        for (const StoreChanges &c : std::as_const(m_changes))
+            for (const RunRequest &r : c.requests)
+                if (r.id == id)
+                    out << r;
+        return out;
+    };
+    QVERIFY(reported(earlyId).isEmpty());
+
+    RunRequest plan;
+    plan.runId = runId;
+    plan.parentId = root;
+    plan.text = QStringLiteral("Tile the loops.");
+    const qint64 planId = m_writer->addRunRequest(plan);
+    QTRY_COMPARE_WITH_TIMEOUT(reported(planId).size(), 1, 5000);
+    QVERIFY(reported(planId).first().isPending());
+    QCOMPARE(reported(planId).first().text, plan.text);
+    QCOMPARE(reported(planId).first().kind, RunRequest::Kind::Plan);
+
+    const qint64 made = addCandidate(runId, root, CandidateStatus::Coding);
+    QVERIFY(m_writer->settleRunRequest(planId, made, {}));
+    QVERIFY(m_writer->settleRunRequest(earlyId, 0, QStringLiteral("the run has ended")));
+    QTRY_COMPARE_WITH_TIMEOUT(reported(planId).size(), 2, 5000);
+    QTRY_COMPARE_WITH_TIMEOUT(reported(earlyId).size(), 1, 5000);
+    const RunRequest taken = reported(planId).last();
+    QCOMPARE(taken.state, RunRequest::State::Taken);
+    QCOMPARE(taken.candidateId, made);
+    QCOMPARE(taken.driverPid, QCoreApplication::applicationPid());
+    const RunRequest refused = reported(earlyId).first();
+    QCOMPARE(refused.state, RunRequest::State::Refused);
+    QCOMPARE(refused.reason, QStringLiteral("the run has ended"));
+
+    // Nothing more to say about them.
+    m_changes.clear();
+    addCandidate(runId, root, CandidateStatus::Coding);
+    m_follower->follow(runId, QDateTime::currentDateTimeUtc(), 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!reportedCandidates().isEmpty(), 5000);
+    QVERIFY(reported(planId).isEmpty() && reported(earlyId).isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestStoreFollower)
