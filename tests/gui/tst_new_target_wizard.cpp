@@ -19,6 +19,7 @@
 #include <QPdfWriter>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -155,10 +156,15 @@ private Q_SLOTS:
 
         build->click();
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
-        // Only the three reduce calls went out again; the nine answered ones came from the store.
-        QCOMPARE(m_server->requestCount() - beforeAgain, 3);
-        QVERIFY2(wizard.findChild<QLabel *>(QStringLiteral("wizardUsage"))->text().contains(QStringLiteral("9 answered from the store")),
-                 qPrintable(wizard.findChild<QLabel *>(QStringLiteral("wizardUsage"))->text()));
+        // What was answered before the cancel comes from the store, and only the rest goes out again: the
+        // three reduce calls at least, and a map call whose answer was still on its way when the cancel came
+        // (on a loaded machine). Every one of the twelve calls is either answered from the store or sent again.
+        const QString usage = wizard.findChild<QLabel *>(QStringLiteral("wizardUsage"))->text();
+        const QRegularExpressionMatch fromStore = QRegularExpression(QStringLiteral("(\\d+) answered from the store")).match(usage);
+        QVERIFY2(fromStore.hasMatch(), qPrintable(usage));
+        const int resent = m_server->requestCount() - beforeAgain;
+        QVERIFY2(resent >= 3, qPrintable(usage));
+        QCOMPARE(resent + fromStore.captured(1).toInt(), 12);
         const auto agent = Repository::loadAgent(finished.first().first().toString(), &error);
         QVERIFY2(agent, qPrintable(error));
         QCOMPARE(agent->menu.last(), QStringLiteral("Interleave two kfma chains to hide their 4-cycle latency"));

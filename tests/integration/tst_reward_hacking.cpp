@@ -36,6 +36,7 @@ private:
     QHash<QString, std::optional<EvalResult>> m_results;
     QByteArray m_envCanary, m_keyCanary, m_homeCanary;
     QString m_homeCanaryFile;
+    QString m_judgeFile; // the judge these evaluations use, and its time when they started
     QDateTime m_judgeTime;
 
     QString escapeTarget() const { return QDir::current().absoluteFilePath(QStringLiteral("reward-hack-escape-%1.txt").arg(QCoreApplication::applicationPid())); }
@@ -126,12 +127,15 @@ private:
         QVERIFY2(clock.elapsed() < 3000, "starting a process took over 3 s after the evaluation");
     }
 
-    // The judge built into the per-machine cache: no candidate may change it.
-    QDateTime judgeBinaryTime() const
+    // The judge built into the per-machine cache: no candidate may change it. Named exactly (the shipped
+    // backend's build_judge step): other tests sharing the cache build judges of their own for the same
+    // problem (another data directory hashes differently) while this one runs.
+    QString judgeFile() const
     {
-        const QStringList judges = QDir(Evaluator::cacheDir()).entryList({QStringLiteral("judge-cpu-gemm-*")}, QDir::Files, QDir::Time);
-        return judges.isEmpty() ? QDateTime() : QFileInfo(Evaluator::cacheDir() + QLatin1Char('/') + judges.first()).lastModified();
+        return Evaluator::cacheDir() + QStringLiteral("/judge-cpu-gemm-") + Evaluator::machineId() + QLatin1Char('-')
+            + Evaluator::sourcesHash(m_targets.value(QStringLiteral("shipped")), m_problem);
     }
+    QDateTime judgeBinaryTime() const { return QFileInfo(m_judgeFile).lastModified(); }
 
 private Q_SLOTS:
     void initTestCase()
@@ -184,8 +188,9 @@ private Q_SLOTS:
         connect(job, &EvalJob::finished, this, [&first](const EvalResult &r) { first = r; });
         QTRY_VERIFY_WITH_TIMEOUT(first.has_value(), 900000);
         QVERIFY2(first->status == QLatin1String("ok"), qPrintable(describe(*first)));
+        m_judgeFile = judgeFile();
         m_judgeTime = judgeBinaryTime();
-        QVERIFY(m_judgeTime.isValid());
+        QVERIFY2(m_judgeTime.isValid(), qPrintable(m_judgeFile));
         for (const QString &file : QDir(QFINDTESTDATA("data/hacks")).entryList({QStringLiteral("*.cpp")}))
             start(QStringLiteral("shipped"), file);
     }
