@@ -43,7 +43,8 @@ rvv_pkgs=(clang-16 g++-riscv64-linux-gnu qemu-user gcc)
 # runs the KernelBench references; load_inline compiles candidates against torch's headers
 # (libtorch-dev), pybind11 and Python's (python3-dev) with g++ and ninja. Device cuda needs a CUDA
 # build of torch (pip) and a GPU instead. Without them kernelbench is listed absent and its tests skip.
-kernelbench_pkgs=(python3 python3-torch libtorch-dev python3-dev pybind11-dev ninja-build g++)
+# torch.utils.cpp_extension (load_inline) imports setuptools, which python3-torch does not pull in.
+kernelbench_pkgs=(python3 python3-torch python3-setuptools libtorch-dev python3-dev pybind11-dev ninja-build g++)
 # Optional, for the tpu target (backends/tpu): python3 and its venv module, in which
 # packaging/setup-python-env.sh tpu installs pinned jax/jaxlib from PyPI (Pallas kernels run in
 # interpret mode on the CPU: correctness only; a TPU VM adds --tpu-runtime for jax[tpu]). Without the

@@ -502,14 +502,25 @@ NewRunDialog *RunActions::showNewRunDialog()
     auto *dialog = new NewRunDialog(controller()->repository(), m_window->store()->path(), m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     // The last configuration started from the dialog comes back, else the defaults with the preferred sandbox.
+    // A configuration that never named Slurm settings gets the Settings dialog's (partition, GRES, time),
+    // seen as soon as the executor is switched to slurm; a Slurm configuration keeps its own.
+    auto withSlurmDefaults = [this](RunConfig config) {
+        EvaluationConfig &e = config.evaluation;
+        if (e.executor != QLatin1String("slurm") && e.slurmPartition.isEmpty() && e.slurmGres.isEmpty() && e.slurmTime.isEmpty()) {
+            e.slurmPartition = m_settings->slurmPartition();
+            e.slurmGres = m_settings->slurmGres();
+            e.slurmTime = m_settings->slurmTime();
+        }
+        return config;
+    };
     QStringList ignored;
     const QByteArray last = QSettings().value(lastConfigKey()).toByteArray();
     if (const auto config = last.isEmpty() ? std::nullopt : RunConfig::fromYaml(last, QStringLiteral("last run"), &ignored)) {
-        dialog->setConfig(*config);
+        dialog->setConfig(withSlurmDefaults(*config));
     } else {
         RunConfig defaults = dialog->config();
         defaults.evaluation.sandbox = m_settings->sandboxMode();
-        dialog->setConfig(defaults);
+        dialog->setConfig(withSlurmDefaults(defaults));
     }
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         const std::optional<RunSetup> setup = dialog->setup();

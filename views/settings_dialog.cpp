@@ -134,6 +134,8 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     evalForm->addRow(tr("Slurm &partition:"), m_partition);
     evalForm->addRow(tr("Slurm &gres:"), m_gres);
     evalForm->addRow(tr("Slurm &time:"), m_time);
+    for (QLineEdit *edit : {m_partition, m_gres, m_time})
+        edit->setToolTip(tr("Filled in for new runs that switch to the slurm executor (New Run, Where evaluations run)"));
 
     m_savedTheme = settings->theme();
     m_theme = new QComboBox;

@@ -254,14 +254,32 @@ void EvalJob::stepFinished(const StepResult &step)
     if (m_runner)
         m_runner->deleteLater(); // none for a step whose output was reused
     m_runner = nullptr;
-    m_result.steps << step;
     const TargetStep &spec = currentStep();
     m_evaluator->release(this, spec.exclusive);
     if (m_cancelled) {
+        m_result.steps << step;
         m_result.status = QStringLiteral("cancelled");
         complete();
         return;
     }
+    if (step.setupFailed) {
+        // The machinery could not apply the step's limits (a cgroup gone, a descriptor): the command
+        // never ran. Tried once more, then an evaluation error, never a verdict about the candidate.
+        Q_EMIT m_evaluator->logMessage(QStringLiteral("step '%1': %2%3").arg(step.name, step.log,
+                                                                             m_setupRetried ? QString() : QStringLiteral(", trying again")));
+        if (!m_setupRetried) {
+            m_setupRetried = true;
+            m_evaluator->enqueue(this);
+            return;
+        }
+        m_result.steps << step;
+        m_result.status = QStringLiteral("error");
+        m_result.correct = false;
+        m_result.log = QStringLiteral("step '%1' could not be run (no verdict about the candidate): %2").arg(step.name, step.log);
+        complete();
+        return;
+    }
+    m_result.steps << step;
     const bool failed = step.timedOut || step.crashed || step.exitCode != 0;
     const QString resultFile = QDir(judgedir()).filePath(QStringLiteral("result.json"));
     // An optional step's failure is noted, not fatal, unless it flooded its output (a rejection).

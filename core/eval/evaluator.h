@@ -92,6 +92,7 @@ private:
     // Why the steps that need the hardware were left out (hardware_check failed, or compile_only):
     // the evaluation ends after the others with the status no_hardware.
     QString m_noHardware;
+    bool m_setupRetried = false; // a step whose limits could not be applied was tried again once
     // The cache entry a reusable step's output is stored in after it succeeds (empty: nothing to store).
     QString m_reuseEntry;
     // Copies a reusable step's output from the cache instead of running it; false when there is none.

@@ -10,7 +10,7 @@
 #include <QTimer>
 
 #include <atomic>
-#include <functional>
+#include <cstring>
 #include <csignal>
 #include <ctime>
 #include <sched.h>
@@ -29,10 +29,12 @@ namespace autocomp {
 
 namespace {
 
+// Writes a control file that must already exist (a cgroup's): never creates one, so a directory
+// that only looks like a cgroup (a tmpfs where the v2 hierarchy is not mounted) is not taken for one.
 bool writeFile(const QString &path, const QByteArray &data)
 {
     QFile f(path);
-    return f.open(QIODevice::WriteOnly) && f.write(data) == data.size();
+    return f.open(QIODevice::WriteOnly | QIODevice::ExistingOnly) && f.write(data) == data.size();
 }
 
 QList<qint64> cgroupPids(const QString &cgroup)
@@ -78,44 +80,76 @@ QStringList cgroupCandidates(const QByteArray &controller)
     return candidates;
 }
 
-// The first candidate where a child cgroup can be made and `usable` says it has the controller's
-// files; cgroups left there by killed runs are removed.
-QString cgroupParent(const QByteArray &controller, const std::function<bool(const QString &)> &usable)
+// The pid of the process that made an autocomp cgroup, from its name: "autocomp-PID-N",
+// "autocomp-PID-cN" (a runner's) or "autocomp-probe-PID-CONTROLLER" (a probe); 0 when unknown.
+// (Reading "probe" as the owner of a probe made every starting process remove the live probes of
+// the others, which then took a tmpfs for their cgroup parent.)
+qint64 cgroupOwner(const QString &name)
 {
-    for (const QString &parent : cgroupCandidates(controller)) {
-        const QString probe = parent + QStringLiteral("/autocomp-probe-%1-%2").arg(::getpid()).arg(QString::fromLatin1(controller));
-        if (!QDir().mkdir(probe))
-            continue;
-        const bool ok = usable(probe);
-        QDir().rmdir(probe);
-        if (!ok)
-            continue;
-        for (const QString &name : QDir(parent).entryList({QStringLiteral("autocomp-*")}, QDir::Dirs)) {
-            const QString owner = name.section(QLatin1Char('-'), 1, 1);
-            if (!QFileInfo::exists(QStringLiteral("/proc/") + owner))
-                QDir(parent).rmdir(name);
-        }
-        return QDir::cleanPath(parent);
+    const QStringList parts = name.split(QLatin1Char('-'));
+    const int at = parts.value(1) == QLatin1String("probe") ? 2 : 1;
+    return parts.value(at).toLongLong();
+}
+
+// Says, from the child between fork and exec, why the command's limits could not be applied; the
+// parent reads it back from a close-on-exec pipe the command itself never sees.
+void reportSetupFailure(int fd, const char *what)
+{
+    if (fd >= 0) {
+        const ssize_t ignored = ::write(fd, what, ::strlen(what));
+        (void)ignored;
     }
-    return {};
+    ::_exit(126);
 }
 
 } // namespace
 
 QString ProcessRunner::pidsCgroupParent()
 {
-    static const QString s_parent = cgroupParent("pids", [](const QString &probe) {
-        return writeFile(probe + QStringLiteral("/pids.max"), "64");
-    });
+    static const QString s_parent = usableCgroupParent(cgroupCandidates("pids"), "pids");
     return s_parent;
 }
 
 QString ProcessRunner::cpusetCgroupParent()
 {
-    static const QString s_parent = cgroupParent("cpuset", [](const QString &probe) {
-        return QFileInfo::exists(probe + QStringLiteral("/cpuset.cpus"));
-    });
+    static const QString s_parent = usableCgroupParent(cgroupCandidates("cpuset"), "cpuset");
     return s_parent;
+}
+
+QString ProcessRunner::usableCgroupParent(const QStringList &candidates, const QByteArray &controller)
+{
+    // pids: the limit can be written; cpuset: the CPU list is there.
+    auto usable = [&controller](const QString &probe) {
+        return controller == "pids" ? writeFile(probe + QStringLiteral("/pids.max"), "64")
+                                    : QFileInfo::exists(probe + QStringLiteral("/cpuset.cpus"));
+    };
+    for (const QString &parent : candidates) {
+        // Only a real cgroup directory: a tmpfs where a hierarchy is not mounted takes any mkdir.
+        if (!QFileInfo::exists(parent + QStringLiteral("/cgroup.procs")))
+            continue;
+        const QString probe = parent + QStringLiteral("/autocomp-probe-%1-%2").arg(::getpid()).arg(QString::fromLatin1(controller));
+        // A probe of a killed process that had our pid is stale: removed, then made again.
+        if (!QDir().mkdir(probe) && !(QDir().rmdir(probe) && QDir().mkdir(probe)))
+            continue;
+        const bool ok = usable(probe);
+        QDir().rmdir(probe);
+        if (!ok)
+            continue;
+        removeStaleCgroups(parent);
+        return QDir::cleanPath(parent);
+    }
+    return {};
+}
+
+void ProcessRunner::removeStaleCgroups(const QString &parent)
+{
+    // Only those whose process is gone: a live process's probe, or its cgroup made but not yet
+    // joined by its command, is its own.
+    for (const QString &name : QDir(parent).entryList({QStringLiteral("autocomp-*")}, QDir::Dirs)) {
+        const qint64 owner = cgroupOwner(name);
+        if (owner > 0 && owner != ::getpid() && !QFileInfo::exists(QStringLiteral("/proc/%1").arg(owner)))
+            QDir(parent).rmdir(name);
+    }
 }
 
 qint64 ProcessRunner::processId() const
@@ -200,6 +234,8 @@ ProcessRunner::~ProcessRunner()
         m_process->waitForFinished(2000);
     }
     removeCgroup();
+    if (m_setupFd >= 0)
+        ::close(m_setupFd);
 }
 
 bool ProcessRunner::isRunning() const
@@ -290,6 +326,9 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         m_finished = true;
         return;
     }
+    if (m_setupFd >= 0)
+        ::close(m_setupFd);
+    m_setupFd = -1;
     QStringList full = command;
     if (limits.sandbox) {
         // The sandbox shows only the system paths and the directories the limits name; the files a
@@ -366,23 +405,30 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     const int passCount = int(qMin<qsizetype>(limits.passFds.size(), 16));
     for (int i = 0; i < passCount; ++i)
         passFds[i] = limits.passFds.at(i);
-    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, cpusetProcs, affinity, pin, passFds, passCount] {
+    // The child's word when it cannot apply the limits (it then exits without running the command):
+    // a failure of the machinery, never the command's verdict.
+    int setupPipe[2] = {-1, -1};
+    if (::pipe2(setupPipe, O_CLOEXEC) == 0)
+        m_setupFd = setupPipe[0];
+    const int setupFd = setupPipe[1];
+    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, cpusetProcs, affinity, pin, passFds, passCount, setupFd] {
         // Runs in the child between fork and exec: only async-signal-safe calls.
         ::setpgid(0, 0);
         // Every descriptor above 2 closes at exec (the run store, sockets, Qt's pipes), then the
         // channels are placed at 3, 4, ... (dup2 clears close-on-exec on the copies). Moved out of
-        // the way first, so that placing one cannot overwrite another.
+        // the way first, so that placing one cannot overwrite another (nor the setup pipe).
+        const int report = setupFd >= 0 ? ::fcntl(setupFd, F_DUPFD_CLOEXEC, 64) : -1;
         int moved[16];
         for (int i = 0; i < passCount; ++i)
             moved[i] = ::fcntl(passFds[i], F_DUPFD_CLOEXEC, 64);
         ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
         for (int i = 0; i < passCount; ++i)
             if (moved[i] < 0 || ::dup2(moved[i], 3 + i) < 0)
-                ::_exit(126);
+                reportSetupFailure(report, "could not pass the judge's channels to the command");
         if (!cpusetProcs.isEmpty()) {
             const int fd = ::open(cpusetProcs.constData(), O_WRONLY | O_CLOEXEC);
             if (fd < 0 || ::write(fd, "0", 1) != 1)
-                ::_exit(126);
+                reportSetupFailure(report, "could not join the command's cpuset cgroup");
             ::close(fd);
         }
         if (pin)
@@ -392,7 +438,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
             // child rather than run untrusted code without the limit.
             const int fd = ::open(procsFile.constData(), O_WRONLY | O_CLOEXEC);
             if (fd < 0 || ::write(fd, "0", 1) != 1)
-                ::_exit(126);
+                reportSetupFailure(report, "could not join the command's pids cgroup (its task limit)");
             ::close(fd);
         }
         struct rlimit rl;
@@ -425,6 +471,8 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     m_process->setWorkingDirectory(workdir);
     m_clock.start();
     m_process->start(full.first(), full.mid(1));
+    if (setupFd >= 0)
+        ::close(setupFd); // the child has its copy
     if (m_process->waitForStarted(10000))
         m_pgid = m_process->processId();
     m_watchdog->start(limits.timeoutS * 1000);
@@ -530,12 +578,28 @@ void ProcessRunner::done()
     readOutput();
     // Leftover children of the step (background work, forks) die with it.
     killGroup();
+    const QString cgroups = QStringList{m_cgroup, m_cpusetCgroup}.filter(QStringLiteral("/")).join(QStringLiteral(", "));
     removeCgroup();
     m_result.durationMs = double(m_clock.nsecsElapsed()) / 1e6;
     for (const int fd : std::as_const(m_channelFds))
         ::close(fd);
     m_channelFds.clear();
-    if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
+    QByteArray setupFailure;
+    if (m_setupFd >= 0) {
+        char buffer[256];
+        const int flags = ::fcntl(m_setupFd, F_GETFL);
+        ::fcntl(m_setupFd, F_SETFL, flags | O_NONBLOCK);
+        for (ssize_t n; (n = ::read(m_setupFd, buffer, sizeof buffer)) > 0;)
+            setupFailure.append(buffer, n);
+        ::close(m_setupFd);
+        m_setupFd = -1;
+    }
+    if (!setupFailure.isEmpty()) {
+        m_result.setupFailed = true;
+        m_result.exitCode = 126;
+        m_result.log = QStringLiteral("the command was not run: %1 (%2)")
+                           .arg(QString::fromUtf8(setupFailure), cgroups);
+    } else if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
         const bool crashed = m_process->exitStatus() == QProcess::CrashExit;
         m_result.crashed = crashed && !m_result.timedOut && !m_cancelled && !m_result.outputFlooded;
         m_result.exitCode = crashed ? -1 : m_process->exitCode();

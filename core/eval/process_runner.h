@@ -78,6 +78,11 @@ public:
     static QString pidsCgroupParent();
     // The cpuset cgroup under which benchmark commands get a cpuset of their CPUs; empty when none.
     static QString cpusetCgroupParent();
+    // The first of `candidates` that is a cgroup directory of `controller` where this process can
+    // make a child cgroup (pids: and set its limit); its stale autocomp cgroups are removed.
+    static QString usableCgroupParent(const QStringList &candidates, const QByteArray &controller);
+    // Removes the autocomp cgroups under `parent` (runners' and probes') whose process is gone.
+    static void removeStaleCgroups(const QString &parent);
     qint64 processId() const;
     // Kills the command now and waits for it: its result (for workers that end with their judge).
     StepResult stopAndCollect();
@@ -104,6 +109,7 @@ private:
     QString m_cpusetCgroup;
     QList<ProcessRunner *> m_workers;
     QList<int> m_channelFds;
+    int m_setupFd = -1; // read end of the child's setup-failure pipe, while a command runs
     bool m_cancelled = false;
     bool m_finished = false;
 };

@@ -18,6 +18,7 @@ struct StepResult {
     double durationMs = 0;
     QString log; // stdout+stderr, trimmed
     bool outputFlooded = false; // killed for writing far more output than is kept
+    bool setupFailed = false;   // never run: its limits or sandbox could not be applied (not a verdict)
 };
 
 // The parsed result.json of an evaluation plus the steps that produced it.

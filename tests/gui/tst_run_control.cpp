@@ -12,6 +12,7 @@
 #include "new_run_dialog.h"
 #include "run_actions.h"
 #include "run_controller.h"
+#include "settings.h"
 #include "store/run_store.h"
 
 #include <QAbstractItemModelTester>
@@ -26,6 +27,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QTableView>
@@ -83,6 +85,7 @@ private Q_SLOTS:
     void newRunDialogCarriesEvaluationOptions();
     void newRunDialogShowsAbsentTarget();
     void newRunDialogEditsTheExecutor();
+    void settingsFillSlurmFieldsOfNewRuns();
     void startPauseResumeFinish();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
@@ -255,6 +258,47 @@ void TestRunControl::newRunDialogCarriesEvaluationOptions()
 }
 
 // A target whose tools are missing is shown as absent with what it lacks, and the run cannot start.
+// The Slurm partition, GRES and time set in Settings fill a new run's Slurm fields; a configuration
+// that has its own Slurm settings (the last one started) keeps them.
+void TestRunControl::settingsFillSlurmFieldsOfNewRuns()
+{
+    Settings settings;
+    settings.setSlurmPartition(QStringLiteral("debug"));
+    settings.setSlurmGres(QStringLiteral("gpu:a100:1"));
+    settings.setSlurmTime(QStringLiteral("01:00:00"));
+    QSettings().remove(QStringLiteral("newRun/lastConfig"));
+    auto shown = [this](const QString &name) {
+        return child<QLineEdit>(m_window->findChild<NewRunDialog *>(), name.toLatin1().constData())->text();
+    };
+    NewRunDialog *dialog = m_window->runActions()->showNewRunDialog();
+    QVERIFY(dialog && dialog->isVisible());
+    child<QComboBox>(dialog, "executorCombo")->setCurrentText(QStringLiteral("slurm"));
+    QCOMPARE(shown(QStringLiteral("slurmPartition")), QStringLiteral("debug"));
+    QCOMPARE(shown(QStringLiteral("slurmGres")), QStringLiteral("gpu:a100:1"));
+    QCOMPARE(shown(QStringLiteral("slurmTime")), QStringLiteral("01:00:00"));
+    QCOMPARE(dialog->config().evaluation.slurmPartition, QStringLiteral("debug"));
+    dialog->close();
+    QTRY_VERIFY(!m_window->findChild<NewRunDialog *>());
+
+    // The last configuration named its own partition and no GRES: both kept.
+    RunConfig last;
+    last.planModels = {QStringLiteral("vllm::m")};
+    last.evaluation.executor = QStringLiteral("slurm");
+    last.evaluation.slurmPartition = QStringLiteral("h100");
+    QSettings().setValue(QStringLiteral("newRun/lastConfig"), last.toYaml());
+    dialog = m_window->runActions()->showNewRunDialog();
+    QVERIFY(dialog);
+    QCOMPARE(child<QComboBox>(dialog, "executorCombo")->currentText(), QStringLiteral("slurm"));
+    QCOMPARE(shown(QStringLiteral("slurmPartition")), QStringLiteral("h100"));
+    QCOMPARE(shown(QStringLiteral("slurmGres")), QString());
+    dialog->close();
+    QTRY_VERIFY(!m_window->findChild<NewRunDialog *>());
+    QSettings().remove(QStringLiteral("newRun/lastConfig"));
+    settings.setSlurmPartition({});
+    settings.setSlurmGres({});
+    settings.setSlurmTime({});
+}
+
 void TestRunControl::newRunDialogShowsAbsentTarget()
 {
     QTemporaryDir dir;

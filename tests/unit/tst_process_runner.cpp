@@ -4,6 +4,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QProcess>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -67,6 +69,9 @@ private Q_SLOTS:
     void descriptorsAboveTwoAreClosed();
     void sandboxShowsNoHomeStoreOrEtc();
     void judgedWorkersShareAChannel();
+    void setupFailureIsNotAVerdict();
+    void onlyRealCgroupsAreParents();
+    void liveProcessesCgroupsAreLeftAlone();
 
 private:
     StepResult run(const QStringList &command, const ProcessLimits &limits);
@@ -323,6 +328,78 @@ void TestProcessRunner::judgedWorkersShareAChannel()
     QVERIFY2(result.log.contains(u"worker-alive 3"_s), qPrintable(result.log));
     // The worker ends with its judge; its output follows the judge's.
     QVERIFY2(result.log.contains(u"worker-out"_s), qPrintable(result.log));
+}
+
+// The child could not apply the command's limits (here: a channel to pass that is not open): the
+// command never runs, and the result says so as a failure of the machinery, not the command's status.
+void TestProcessRunner::setupFailureIsNotAVerdict()
+{
+    const int notOpen = 999;
+    QCOMPARE(::fcntl(notOpen, F_GETFD), -1);
+    const QString marker = m_dir->filePath(u"ran"_s);
+    ProcessLimits limits;
+    limits.timeoutS = 30;
+    limits.passFds = {notOpen};
+    StepResult result = run({u"sh"_s, u"-c"_s, u"touch %1"_s.arg(marker)}, limits);
+    QVERIFY(result.setupFailed);
+    QCOMPARE(result.exitCode, 126);
+    QVERIFY2(result.log.contains(u"was not run"_s) && result.log.contains(u"channels"_s), qPrintable(result.log));
+    QVERIFY(!QFile::exists(marker));
+    // A command that exits 126 by itself is its own result.
+    limits.passFds.clear();
+    result = run({u"sh"_s, u"-c"_s, u"echo mine; exit 126"_s}, limits);
+    QVERIFY(!result.setupFailed);
+    QCOMPARE(result.exitCode, 126);
+    QCOMPARE(result.log, u"mine"_s);
+}
+
+// A plain directory (what /sys/fs/cgroup is where only v1 hierarchies are mounted on a tmpfs) takes
+// any mkdir and file: it is never taken for a cgroup, and nothing is left in it.
+void TestProcessRunner::onlyRealCgroupsAreParents()
+{
+    QCOMPARE(ProcessRunner::usableCgroupParent({m_dir->path()}, "pids"), QString());
+    QCOMPARE(ProcessRunner::usableCgroupParent({m_dir->path()}, "cpuset"), QString());
+    QVERIFY(QDir(m_dir->path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).isEmpty());
+    const QString parent = ProcessRunner::pidsCgroupParent();
+    if (parent.isEmpty())
+        QSKIP("no pids cgroup can be made here (not root, or no delegated cgroup)");
+    QVERIFY(QFileInfo::exists(parent + u"/cgroup.procs"_s));
+    QCOMPARE(ProcessRunner::usableCgroupParent({m_dir->path(), parent}, "pids"), parent);
+}
+
+// Starting processes remove the cgroups of killed runs, and only those: another live process's
+// probe, or its cgroup made and not yet joined by its command, stays (removing them made that
+// process's command fail to start).
+void TestProcessRunner::liveProcessesCgroupsAreLeftAlone()
+{
+    const QString parent = ProcessRunner::pidsCgroupParent();
+    if (parent.isEmpty())
+        QSKIP("no pids cgroup can be made here (not root, or no delegated cgroup)");
+    QProcess sleeper;
+    sleeper.start(u"sleep"_s, {u"60"_s});
+    QVERIFY(sleeper.waitForStarted());
+    const qint64 live = sleeper.processId();
+    QProcess gone;
+    gone.start(u"true"_s, {});
+    QVERIFY(gone.waitForStarted());
+    const qint64 dead = gone.processId();
+    QVERIFY(gone.waitForFinished());
+    QVERIFY(!QFileInfo::exists(u"/proc/%1"_s.arg(dead)));
+    const QStringList liveNames{u"autocomp-probe-%1-pids"_s.arg(live), u"autocomp-%1-3"_s.arg(live), u"autocomp-%1-c2"_s.arg(live)};
+    const QStringList deadNames{u"autocomp-probe-%1-pids"_s.arg(dead), u"autocomp-%1-5"_s.arg(dead)};
+    QDir dir(parent);
+    for (const QString &name : liveNames + deadNames)
+        QVERIFY2(dir.mkdir(name), qPrintable(name));
+    ProcessRunner::removeStaleCgroups(parent);
+    QStringList kept;
+    for (const QString &name : liveNames + deadNames)
+        if (dir.exists(name))
+            kept << name;
+    for (const QString &name : std::as_const(kept))
+        dir.rmdir(name);
+    sleeper.kill();
+    sleeper.waitForFinished();
+    QCOMPARE(kept, liveNames);
 }
 
 QTEST_GUILESS_MAIN(TestProcessRunner)

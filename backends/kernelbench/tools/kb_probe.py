@@ -7,9 +7,16 @@ p.add_argument('--device', default='cpu')
 a = p.parse_args()
 try:
     import torch
-    import torch.utils.cpp_extension  # noqa: F401 - load_inline
 except Exception as e:  # noqa: BLE001
     print(f"python3 cannot import torch ({type(e).__name__}: {e}); install python3-torch (Debian) or torch from PyPI")
+    sys.exit(1)
+try:
+    import torch.utils.cpp_extension  # noqa: F401 - load_inline
+except Exception as e:  # noqa: BLE001
+    # Debian's python3-torch does not pull in setuptools, which cpp_extension imports.
+    hint = "install python3-setuptools" if "setuptools" in str(e) else "its C++ extension support is incomplete"
+    print(f"torch {torch.__version__} cannot compile candidates: torch.utils.cpp_extension does not import "
+          f"({type(e).__name__}: {e}); {hint}")
     sys.exit(1)
 if a.device == 'cpu':
     sys.exit(0)
