@@ -277,14 +277,16 @@ void TestRunControl::settingsFillSlurmFieldsOfNewRuns()
     QCOMPARE(shown(QStringLiteral("slurmGres")), QStringLiteral("gpu:a100:1"));
     QCOMPARE(shown(QStringLiteral("slurmTime")), QStringLiteral("01:00:00"));
     QCOMPARE(dialog->config().evaluation.slurmPartition, QStringLiteral("debug"));
+    RunConfig last = dialog->config();
     dialog->close();
     QTRY_VERIFY(!m_window->findChild<NewRunDialog *>());
 
     // The last configuration named its own partition and no GRES: both kept.
-    RunConfig last;
     last.planModels = {QStringLiteral("vllm::m")};
-    last.evaluation.executor = QStringLiteral("slurm");
     last.evaluation.slurmPartition = QStringLiteral("h100");
+    last.evaluation.slurmGres.clear();
+    QStringList errors;
+    QVERIFY2(RunConfig::fromYaml(last.toYaml(), QStringLiteral("last"), &errors), qPrintable(errors.join(QLatin1Char('\n'))));
     QSettings().setValue(QStringLiteral("newRun/lastConfig"), last.toYaml());
     dialog = m_window->runActions()->showNewRunDialog();
     QVERIFY(dialog);
