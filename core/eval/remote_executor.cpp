@@ -6,6 +6,7 @@
 
 #include <QCryptographicHash>
 #include <QDir>
+#include <QDirIterator>
 #include <QFileInfo>
 #include <QHash>
 #include <QJsonArray>
@@ -13,9 +14,51 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace autocomp {
+
+namespace {
+
+// The folder a reference needs around it (a GPU MODE problem set: its tasks, eval.py, utils.py), as
+// `name` in the archive: regular files only, without version control or Python caches, and no more
+// than 64 MiB (a reference_tree that reaches a home directory or a whole checkout is a mistake).
+bool addReferenceTree(TarWriter &tar, const QString &tree, const QString &name, QString *error)
+{
+    constexpr qint64 MaxBytes = qint64(64) << 20;
+    if (tree == QLatin1String("/") || tree == QDir::homePath() || !QFileInfo(tree).isDir()) {
+        *error = QStringLiteral("%1 is not a folder to send").arg(tree);
+        return false;
+    }
+    const QDir root(tree);
+    QStringList files;
+    qint64 bytes = 0;
+    QDirIterator it(tree, QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString path = it.next();
+        const QString relative = root.relativeFilePath(path);
+        const QStringList parts = relative.split(QLatin1Char('/'));
+        if (parts.contains(QLatin1String(".git")) || parts.contains(QLatin1String("__pycache__")) || relative.endsWith(QLatin1String(".pyc")))
+            continue;
+        bytes += it.fileInfo().size();
+        if (bytes > MaxBytes) {
+            *error = QStringLiteral("more than %1 MiB of files to send").arg(MaxBytes >> 20);
+            return false;
+        }
+        files << relative;
+    }
+    files.sort();
+    for (const QString &relative : std::as_const(files)) {
+        if (!tar.addFile(root.filePath(relative), name + QLatin1Char('/') + relative)) {
+            *error = tar.error();
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
 
 std::unique_ptr<RemoteExecutor> RemoteExecutor::create(const EvaluationConfig &config, QString *error)
 {
@@ -69,7 +112,7 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
     // data under its hash, so a judge built there from it is reused by every later candidate.
     static QMutex s_mutex;
     static QHash<QString, std::pair<QString, QByteArray>> s_archives;
-    const QString key = task.target.dir + QLatin1Char('|') + task.problem.dir;
+    const QString key = task.target.dir + QLatin1Char('|') + task.problem.dir + QLatin1Char('|') + QString::number(task.target.referenceTree);
     QMutexLocker lock(&s_mutex);
     if (const auto it = s_archives.constFind(key); it != s_archives.cend()) {
         *hash = it->first;
@@ -119,7 +162,30 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
             *error = QStringLiteral("%1: %2").arg(yamlPath, QString::fromStdString(e.what()));
             return {};
         }
+        // A reference that needs its surroundings (backend.yaml `reference_tree`): the folder above it
+        // goes along whole, and the files named inside it are named in that copy.
+        QString tree;
+        QString treeShipped;
+        if (task.target.referenceTree > 0) {
+            const auto isReference = [](const std::pair<QString, QString> &e) { return e.first == QLatin1String("reference"); };
+            if (const auto it = std::find_if(external.cbegin(), external.cend(), isReference); it != external.cend()) {
+                tree = QFileInfo(it->second).absolutePath();
+                for (int up = 1; up < task.target.referenceTree; ++up)
+                    tree = QDir::cleanPath(tree + QStringLiteral("/.."));
+                treeShipped = QStringLiteral("_external/tree/") + QFileInfo(tree).fileName();
+                if (!addReferenceTree(tar, tree, problemName + QLatin1Char('/') + treeShipped, error)) {
+                    *error = QStringLiteral("%1 (the folder %2 above the reference that %3 names; the target's reference_tree is %4)")
+                                 .arg(*error, tree, yamlPath)
+                                 .arg(task.target.referenceTree);
+                    return {};
+                }
+            }
+        }
         for (const auto &[key, path] : std::as_const(external)) {
+            if (!tree.isEmpty() && !QDir(tree).relativeFilePath(path).startsWith(QLatin1String(".."))) {
+                root[key.toStdString()] = QString(treeShipped + QLatin1Char('/') + QDir(tree).relativeFilePath(path)).toStdString();
+                continue;
+            }
             const QString shipped = QStringLiteral("_external/%1-%2").arg(key, QFileInfo(path).fileName());
             if (!tar.addFile(path, problemName + QLatin1Char('/') + shipped)) {
                 *error = QStringLiteral("%1 (named by '%2' in %3)").arg(tar.error(), key, yamlPath);

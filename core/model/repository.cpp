@@ -188,7 +188,7 @@ QStringList Repository::backendKeys()
     return {QStringLiteral("name"),     QStringLiteral("description"), QStringLiteral("language"),     QStringLiteral("extension"),
             QStringLiteral("metric"),   QStringLiteral("unit"),        QStringLiteral("measurement"),  QStringLiteral("requires"),
             QStringLiteral("available_if"), QStringLiteral("available_check"), QStringLiteral("hardware_check"), QStringLiteral("settings"),
-            QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps")};
+            QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps"),        QStringLiteral("reference_tree")};
 }
 
 QStringList Repository::stepKeys()
@@ -262,6 +262,12 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         r.error(check, QStringLiteral("'%1' must be a non-empty argument list, e.g. [python3, -c, \"import torch\"]").arg(QLatin1String(key)));
                     (qstrcmp(key, "available_check") == 0 ? t.availableCheck : t.hardwareCheck) = command;
                 }
+            }
+            if (const YAML::Node tree = n["reference_tree"]) {
+                t.referenceTree = int(r.integer(tree, QStringLiteral("reference_tree")).value_or(0));
+                if (t.referenceTree < 0 || t.referenceTree > 4)
+                    r.error(tree, QStringLiteral("'reference_tree' must be 0 to 4 (the folders above the reference file that go with it), got %1")
+                                      .arg(t.referenceTree));
             }
             if (const YAML::Node settings = n["settings"]) {
                 static const QRegularExpression s_name(QStringLiteral("^[a-z][a-z0-9_]*$"));

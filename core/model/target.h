@@ -82,6 +82,10 @@ struct Target {
     // Run once per evaluator and problem before its first candidate, with {cache_dir} writable:
     // machine measurements (roofline, vendor library baselines) cached across runs.
     QList<TargetStep> setupSteps;
+    // backend.yaml `reference_tree: N`: a reference outside its problem's folder needs its surroundings
+    // (the GPU MODE task's task.yml, ../eval.py): the folder N levels above the reference file (1: its
+    // own folder) goes with it to another machine. 0: the file alone.
+    int referenceTree = 0;
     // Environment of every step (backend.yaml `env:`), besides PATH, LANG, TMPDIR and HOME.
     QMap<QString, QString> environment;
 

@@ -241,6 +241,101 @@ private Q_SLOTS:
         QCOMPARE(p->scale, source->scale);
     }
 
+    // A GPU MODE problem's reference.py lives in the user's reference-kernels checkout and needs its
+    // problem set (task.yml's ../eval.py, ../utils.py): with the gpumode target's reference_tree (2),
+    // the folder above the task goes along, without .git or Python caches, and the far side's
+    // problem.yaml names the reference in that copy; with reference_tree 0 only the file would.
+    void dataArchiveCarriesTheReferenceTree()
+    {
+        QTemporaryDir data;
+        QTemporaryDir user;
+        QVERIFY(data.isValid() && user.isValid());
+        auto write = [](const QString &path, const QByteArray &text) {
+            QDir().mkpath(QFileInfo(path).absolutePath());
+            QFile f(path);
+            return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
+        };
+        const QString problems = user.filePath(QStringLiteral("reference-kernels/problems"));
+        QVERIFY(write(problems + QStringLiteral("/eval.py"), "# the problem set's eval.py\n"));
+        QVERIFY(write(problems + QStringLiteral("/utils.py"), "# helpers\n"));
+        QVERIFY(write(problems + QStringLiteral("/echo/task.yml"), "files:\n  - {name: eval.py, source: ../eval.py}\n"));
+        QVERIFY(write(problems + QStringLiteral("/echo/reference.py"), "def ref_kernel(data):\n    return data\n"));
+        QVERIFY(write(problems + QStringLiteral("/echo/task.py"), "# types\n"));
+        QVERIFY(write(problems + QStringLiteral("/other/reference.py"), "# another task of the set\n"));
+        QVERIFY(write(problems + QStringLiteral("/.git/config"), "[core]\n"));
+        QVERIFY(write(problems + QStringLiteral("/echo/__pycache__/reference.cpython-311.pyc"), "bytecode"));
+        const QString dir = data.filePath(QStringLiteral("sols/gpumode/echo"));
+        QVERIFY(write(dir + QStringLiteral("/submission.py"), "def custom_kernel(data):\n    return data\n"));
+        QVERIFY(write(dir + QStringLiteral("/problem.yaml"), QStringLiteral("name: echo\ndescription: identity\nreference: %1/echo/reference.py\n"
+                                                                        "start: submission.py\nshapes: [{cases: 1}]\n")
+                                                             .arg(problems)
+                                                             .toUtf8()));
+        Repository shipped;
+        Repository local({data.path()});
+        QString error;
+        RemoteTask task;
+        const auto target = shipped.target(QStringLiteral("gpumode"), &error);
+        QVERIFY2(target, qPrintable(error));
+        QCOMPARE(target->referenceTree, 2);
+        task.target = *target;
+        const auto loaded = local.problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
+        QVERIFY2(loaded, qPrintable(error));
+        task.problem = *loaded;
+        QString hash;
+        const QByteArray archive = RemoteExecutor::dataArchive(task, &hash, &error);
+        QVERIFY2(!archive.isEmpty(), qPrintable(error));
+        task.target.referenceTree = 0;
+        QString fileOnlyHash;
+        const QByteArray fileOnly = RemoteExecutor::dataArchive(task, &fileOnlyHash, &error);
+        QVERIFY2(!fileOnly.isEmpty(), qPrintable(error));
+
+        // A tree too large to send is an error that names the folder and the key (another problem of
+        // the same set: archives are built once per process and problem).
+        QVERIFY(write(problems + QStringLiteral("/big/weights.bin"), "x"));
+        QFile big(problems + QStringLiteral("/big/weights.bin"));
+        QVERIFY(big.resize(qint64(65) << 20)); // sparse
+        QVERIFY(QDir().mkpath(data.filePath(QStringLiteral("sols/gpumode/echo2"))));
+        QVERIFY(QFile::copy(dir + QStringLiteral("/submission.py"), data.filePath(QStringLiteral("sols/gpumode/echo2/submission.py"))));
+        QFile yaml(dir + QStringLiteral("/problem.yaml"));
+        QVERIFY(yaml.open(QIODevice::ReadOnly));
+        QVERIFY(write(data.filePath(QStringLiteral("sols/gpumode/echo2/problem.yaml")), yaml.readAll().replace("name: echo\n", "name: echo2\n")));
+        const auto second = local.problem(QStringLiteral("gpumode"), QStringLiteral("echo2"), &error);
+        QVERIFY2(second, qPrintable(error));
+        task.problem = *second;
+        task.target.referenceTree = 2;
+        QVERIFY(RemoteExecutor::dataArchive(task, &hash, &error).isEmpty());
+        QVERIFY2(error.contains(QStringLiteral("64 MiB")) && error.contains(problems) && error.contains(QStringLiteral("reference_tree")), qPrintable(error));
+        QVERIFY(user.remove()); // the far side has none of the user's files
+
+        auto unpack = [](const QByteArray &bytes, const QString &into) {
+            QProcess untar;
+            untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), into});
+            untar.write(bytes);
+            untar.closeWriteChannel();
+            return untar.waitForFinished(30000) && untar.exitCode() == 0;
+        };
+        QTemporaryDir remoteDir;
+        QVERIFY(unpack(archive, remoteDir.path()));
+        Repository remote({remoteDir.path()});
+        const auto p = remote.problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
+        QVERIFY2(p, qPrintable(error));
+        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/gpumode/echo/_external/")), qPrintable(p->referenceFile));
+        const QDir task_(QFileInfo(p->referenceFile).absolutePath());
+        QVERIFY(task_.exists(QStringLiteral("task.yml")) && task_.exists(QStringLiteral("task.py")));
+        const QDir set(QDir::cleanPath(p->referenceFile + QStringLiteral("/../.."))); // the worker's --task-root
+        QVERIFY(set.exists(QStringLiteral("eval.py")) && set.exists(QStringLiteral("utils.py")) && set.exists(QStringLiteral("other/reference.py")));
+        QVERIFY(!set.exists(QStringLiteral(".git")));
+        QVERIFY(!task_.exists(QStringLiteral("__pycache__")));
+        QCOMPARE(p->startCode(), loaded->startCode());
+
+        QTemporaryDir fileOnlyDir;
+        QVERIFY(unpack(fileOnly, fileOnlyDir.path()));
+        const auto alone = Repository({fileOnlyDir.path()}).problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
+        QVERIFY2(alone, qPrintable(error));
+        QVERIFY(QFileInfo::exists(alone->referenceFile));
+        QVERIFY(!QFileInfo::exists(QFileInfo(alone->referenceFile).absolutePath() + QStringLiteral("/task.yml")));
+    }
+
     void configurationErrorsAreSaid()
     {
         EvaluationConfig config;
