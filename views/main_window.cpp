@@ -276,6 +276,15 @@ QWidget *MainWindow::createRunsPane()
     m_runsView->setColumnWidth(RunListModel::SpeedupColumn, 64);
     m_runsView->setColumnWidth(RunListModel::DollarsColumn, 56);
     m_runsView->verticalHeader()->setDefaultSectionSize(m_runsView->fontMetrics().height() + 8);
+    // "Driven by" only while some run has a driver: empty, it would only take room from the others.
+    m_runsView->setColumnHidden(RunListModel::DriverColumn, !m_runModel->hasDrivers());
+    connect(m_runModel, &RunListModel::hasDriversChanged, this, [this](bool shown) {
+        m_runsView->setColumnHidden(RunListModel::DriverColumn, !shown);
+        if (shown) {
+            m_runsView->resizeColumnToContents(RunListModel::DriverColumn);
+            m_runsView->setColumnWidth(RunListModel::DriverColumn, m_runsView->columnWidth(RunListModel::DriverColumn) + 6);
+        }
+    });
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
                 if (current.isValid())
@@ -1215,6 +1224,7 @@ void MainWindow::restoreSettings()
     restoreState(settings.value(SettingsKeys::state()).toByteArray(), SettingsKeys::Version);
     m_splitter->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
     m_runsView->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
+    m_runsView->setColumnHidden(RunListModel::DriverColumn, !m_runModel->hasDrivers());
     m_layoutRestored = true;
 }
 
@@ -1237,6 +1247,8 @@ void MainWindow::fitRunsPane()
     m_runsView->resizeColumnsToContents();
     int width = 0;
     for (int column = 0; column < RunListModel::ColumnCount; ++column) {
+        if (m_runsView->isColumnHidden(column))
+            continue;
         m_runsView->setColumnWidth(column, m_runsView->columnWidth(column) + 6);
         width += m_runsView->columnWidth(column);
     }
@@ -1249,9 +1261,10 @@ void MainWindow::fitRunsPane()
         total += size;
     if (total <= 0)
         total = 1600;
-    width = std::min(width, total / 2);
+    // At most a third of the window: the graph and the inspector are where the work is.
+    width = std::min(width, total * 34 / 100);
     const int rest = total - width;
-    m_splitter->setSizes({width, rest * 56 / 100, rest - rest * 56 / 100});
+    m_splitter->setSizes({width, rest * 58 / 100, rest - rest * 58 / 100});
     m_splitter->setStretchFactor(0, 0); // a wider window widens the middle and the inspector, not the runs
 }
 

@@ -1,5 +1,7 @@
 #include "run_list_model.h"
 
+#include <QDate>
+
 #include "value_format.h"
 
 #include <QApplication>
@@ -31,6 +33,7 @@ void RunListModel::setLiveState(qint64 runId, const QString &displayState, const
 {
     const std::pair<QString, QString> shownDriver{driver, driverTip};
     const bool same = m_displayStates.value(runId) == displayState && m_drivers.value(runId) == shownDriver;
+    const bool hadDrivers = hasDrivers();
     if (displayState.isEmpty())
         m_displayStates.remove(runId);
     else
@@ -42,6 +45,8 @@ void RunListModel::setLiveState(qint64 runId, const QString &displayState, const
     const int row = rowOfRun(runId);
     if (!same && row >= 0)
         Q_EMIT dataChanged(index(row, StateColumn), index(row, DriverColumn));
+    if (hadDrivers != hasDrivers())
+        Q_EMIT hasDriversChanged(hasDrivers());
 }
 
 void RunListModel::upsertRun(const RunInfo &run)
@@ -65,6 +70,8 @@ void RunListModel::removeRun(qint64 runId)
     beginRemoveRows({}, row, row);
     m_runs.removeAt(row);
     endRemoveRows();
+    if (m_drivers.remove(runId) > 0 && !hasDrivers())
+        Q_EMIT hasDriversChanged(false);
 }
 
 int RunListModel::rowOfRun(qint64 runId) const
@@ -120,13 +127,20 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         case DollarsColumn: return ValueFormat::dollars(run.usd);
         case StartedColumn:
             // Compact, so the runs pane shows every column without being wide.
-            return run.createdAt.isValid() ? run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")) : QString();
+            // This year's runs without the year (the tooltip has the whole date).
+            if (!run.createdAt.isValid())
+                return QString();
+            return run.createdAt.toLocalTime().toString(run.createdAt.toLocalTime().date().year() == QDate::currentDate().year()
+                                                             ? QStringLiteral("MM-dd HH:mm")
+                                                             : QStringLiteral("yyyy-MM-dd HH:mm"));
         }
         break;
     case Qt::ToolTipRole: {
         if (index.column() == DriverColumn && m_drivers.contains(run.id))
             return m_drivers.value(run.id).second;
         QString tip = tr("Run %1: %2 on %3, agent %4").arg(run.id).arg(run.problem, run.target, run.agent);
+        if (run.createdAt.isValid())
+            tip += QLatin1Char('\n') + tr("Started %1").arg(run.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")));
         if (hasBest)
             tip += QLatin1Char('\n') + tr("Baseline %1, best %2 (candidate %3)")
                                            .arg(ValueFormat::score(run.baselineScore, run.metric),

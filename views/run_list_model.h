@@ -30,12 +30,17 @@ public:
     void removeRun(qint64 runId);
 
     const RunInfo &run(int row) const { return m_runs.at(row); }
+    // Whether some run is driven by a process (the Driven by column has something to say).
+    bool hasDrivers() const { return !m_drivers.isEmpty(); }
     int rowOfRun(qint64 runId) const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;
     QVariant data(const QModelIndex &index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+Q_SIGNALS:
+    void hasDriversChanged(bool hasDrivers);
 
 private:
     QList<RunInfo> m_runs;

@@ -222,6 +222,11 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::DriverColumn), QStringLiteral("pid %1").arg(cli.pid()), 10000);
     QVERIFY2(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole).contains(QStringLiteral("Driven by ") + driver),
              qPrintable(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole)));
+    // The column is there while some run has a driver, wide enough to read it.
+    auto *runsView = m_window->findChild<QTableView *>(QStringLiteral("runsView"));
+    QVERIFY(runsView);
+    QVERIFY(!runsView->isColumnHidden(RunListModel::DriverColumn));
+    QVERIFY(runsView->columnWidth(RunListModel::DriverColumn) >= runsView->fontMetrics().horizontalAdvance(QStringLiteral("pid %1").arg(cli.pid())));
     QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QStringLiteral("driven by ") + driver), qPrintable(headerText()), 10000);
     QVERIFY(!actions->isDriving(runId));
 
@@ -451,6 +456,8 @@ void TestLiveFollow::killedDriverShowsInterrupted()
     QVERIFY2(run.stopReason.contains(QLatin1String("no process was driving it")), qPrintable(run.stopReason));
     QVERIFY(actions->resumeAction()->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::DriverColumn), QString(), 5000);
+    // Nobody drives a run any more: the empty column gives its room back.
+    QVERIFY(m_window->findChild<QTableView *>(QStringLiteral("runsView"))->isColumnHidden(RunListModel::DriverColumn));
 }
 
 QTEST_MAIN(TestLiveFollow)
