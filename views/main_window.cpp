@@ -109,6 +109,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     connect(m_candidateProxy, &CandidateFilterProxy::searchChanged, this, &MainWindow::searchChanged);
 
     m_splitter = new QSplitter(Qt::Horizontal);
+    connect(m_splitter, &QSplitter::splitterMoved, this, [this] { m_userSizedPanes = true; });
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
     m_splitter->setChildrenCollapsible(false);
     m_splitter->addWidget(createRunsPane());
@@ -284,6 +285,9 @@ QWidget *MainWindow::createRunsPane()
             m_runsView->resizeColumnToContents(RunListModel::DriverColumn);
             m_runsView->setColumnWidth(RunListModel::DriverColumn, m_runsView->columnWidth(RunListModel::DriverColumn) + 6);
         }
+        // Panes this window sized itself are sized again for the column; sizes the user chose stay.
+        if (m_runsPaneFitted && !m_layoutRestored && !m_userSizedPanes)
+            fitRunsPane();
     });
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex &current) {
@@ -1261,8 +1265,8 @@ void MainWindow::fitRunsPane()
         total += size;
     if (total <= 0)
         total = 1600;
-    // At most a third of the window: the graph and the inspector are where the work is.
-    width = std::min(width, total * 34 / 100);
+    // At most two fifths of the window: the graph and the inspector are where the work is.
+    width = std::min(width, total * 40 / 100);
     const int rest = total - width;
     m_splitter->setSizes({width, rest * 58 / 100, rest - rest * 58 / 100});
     m_splitter->setStretchFactor(0, 0); // a wider window widens the middle and the inspector, not the runs

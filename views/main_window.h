@@ -190,6 +190,7 @@ private:
     RunActions *m_runActions = nullptr;
     bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
     bool m_runsPaneFitted = false;
+    bool m_userSizedPanes = false; // the user dragged a splitter handle: sizes are theirs from then on
     StoreFollower *m_follower = nullptr;
     QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
     qint64 m_shownCandidate = 0;
