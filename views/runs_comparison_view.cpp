@@ -195,6 +195,8 @@ void RunsComparisonView::rebuild()
     x->setRange(0, maxX);
     x->setTickCount(std::min(int(maxX) + 1, 11));
     y->setRange(0, maxY * 1.1);
+    y->applyNiceNumbers(); // 0, 10, 20, ... rather than fifths of the largest speedup
+    y->setLabelFormat(y->max() >= 10 ? QStringLiteral("%.0f") : QStringLiteral("%.1f"));
 
     const QStringList rowNames{tr("Target"), tr("Problem"), tr("Agent"), tr("State"), tr("Plan models"), tr("Code models"),
                                tr("Iterations"), tr("Beam width"), tr("Plans per parent"), tr("Code per plan"),
