@@ -896,9 +896,14 @@ qint64 RunStore::addRunRequest(const RunRequest &request)
 
 QList<RunRequest> RunStore::pendingRunRequests(qint64 runId)
 {
+    return requestsWhere(QStringLiteral("run_id=:value AND state='pending'"), runId);
+}
+
+QList<RunRequest> RunStore::requestsWhere(const QString &condition, qint64 value)
+{
     QList<RunRequest> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE run_id=:run AND state='pending' ORDER BY id").arg(s_requestColumns));
-    q.bindValue(QStringLiteral(":run"), runId);
+    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE %2 ORDER BY id").arg(s_requestColumns, condition));
+    q.bindValue(QStringLiteral(":value"), value);
     if (!q.exec()) {
         fail(q.lastError());
         return out;
@@ -935,17 +940,7 @@ bool RunStore::settleRunRequest(qint64 requestId, qint64 candidateId, const QStr
 
 QList<RunRequest> RunStore::runRequests(qint64 fromId)
 {
-    QList<RunRequest> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE id>=:from ORDER BY id").arg(s_requestColumns));
-    q.bindValue(QStringLiteral(":from"), fromId);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return out;
-    }
-    while (q.next())
-        out << requestFromQuery(q);
-    q.finish();
-    return out;
+    return requestsWhere(QStringLiteral("id>=:value"), fromId);
 }
 
 std::optional<RunRequest> RunStore::runRequest(qint64 requestId)

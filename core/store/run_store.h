@@ -183,6 +183,8 @@ private:
     void fail(const QSqlError &error);
     bool exec(const QString &sql);
     QSqlQuery &query(const QString &sql);
+    // The requests matching `condition` (SQL on run_requests binding :value), in id order.
+    QList<RunRequest> requestsWhere(const QString &condition, qint64 value);
 
     QString m_path;
     QString m_connectionName;

@@ -189,6 +189,9 @@ private Q_SLOTS:
 
 private:
     std::unique_ptr<RunStore> openStore(const QString &name);
+    // A store at `path` holding one run, one candidate (`code`, `feedback`) and one LLM call (`hash`), closed again.
+    void seedStore(const QString &path, const QString &code, const QStringList &feedback, const QString &hash, qint64 *runId,
+                   qint64 *candidateId);
 
     std::unique_ptr<QTemporaryDir> m_dir;
 };
@@ -615,21 +618,27 @@ void TestRunStore::refusesDirectory()
     QVERIFY2(error.contains(m_dir->path()), qPrintable(error));
 }
 
+void TestRunStore::seedStore(const QString &path, const QString &code, const QStringList &feedback, const QString &hash,
+                             qint64 *runId, qint64 *candidateId)
+{
+    QString error;
+    auto store = RunStore::open(path, &error);
+    QVERIFY2(store, qPrintable(error));
+    *runId = store->createRun(sampleRun());
+    Candidate c = makeCandidate(*runId, 0, code);
+    c.feedback = feedback;
+    *candidateId = store->addCandidate(c);
+    QVERIFY(store->addLlmCall(makeCall(*runId, *candidateId, u"plan"_s, hash, u"ok"_s)) > 0);
+}
+
 void TestRunStore::reopenKeepsData()
 {
     const QString path = m_dir->filePath(u"runs.sqlite"_s);
     qint64 runId = 0;
     qint64 candidateId = 0;
-    {
-        QString error;
-        auto store = RunStore::open(path, &error);
-        QVERIFY2(store, qPrintable(error));
-        runId = store->createRun(sampleRun());
-        Candidate c = makeCandidate(runId, 0, u"int main() {}"_s);
-        c.feedback = {u"kept across restarts"_s};
-        candidateId = store->addCandidate(c);
-        QVERIFY(store->addLlmCall(makeCall(runId, candidateId, u"plan"_s, u"h"_s, u"ok"_s)) > 0);
-    }
+    seedStore(path, u"int main() {}"_s, {u"kept across restarts"_s}, u"h"_s, &runId, &candidateId);
+    if (QTest::currentTestFailed())
+        return;
     QString error;
     auto store = RunStore::open(path, &error);
     QVERIFY2(store, qPrintable(error));
@@ -654,14 +663,9 @@ void TestRunStore::upgradesSchema5KeepingData()
     const QString path = m_dir->filePath(u"v5.sqlite"_s);
     qint64 runId = 0;
     qint64 candidateId = 0;
-    {
-        QString error;
-        auto store = RunStore::open(path, &error);
-        QVERIFY2(store, qPrintable(error));
-        runId = store->createRun(sampleRun());
-        candidateId = store->addCandidate(makeCandidate(runId, 0, u"int main() { return 5; }"_s));
-        QVERIFY(store->addLlmCall(makeCall(runId, candidateId, u"plan"_s, u"h5"_s, u"ok"_s)) > 0);
-    }
+    seedStore(path, u"int main() { return 5; }"_s, {}, u"h5"_s, &runId, &candidateId);
+    if (QTest::currentTestFailed())
+        return;
     {
         // Back to schema 5 as that version left it, with its driver's lease (pid, host, heartbeat only).
         RawDb raw(path);
