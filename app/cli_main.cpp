@@ -108,7 +108,8 @@ const QList<Command> &commands()
          {store},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
         {QStringLiteral("eval"),
-         QStringLiteral("eval --target T --problem P (--code FILE | --start) [--baseline FILE | --no-baseline] [--json] [--profile] [--compile-only]"),
+         QStringLiteral("eval --target T --problem P (--code FILE | --start) [--baseline FILE | --no-baseline] [--json] [--profile] [--compile-only] "
+                        "[--sandbox auto|required|off]"),
          QStringLiteral("Evaluates one file, or the problem's start code, and prints its result."),
          {valued(QStringLiteral("target"), QStringLiteral("the target (default cpu)"), QStringLiteral("T")),
           valued(QStringLiteral("problem"), QStringLiteral("the problem"), QStringLiteral("P")),
@@ -119,6 +120,8 @@ const QList<Command> &commands()
                  QStringLiteral("FILE")),
           flagOption(QStringLiteral("no-baseline"), QStringLiteral("time the candidate alone")), json,
           flagOption(QStringLiteral("profile"), QStringLiteral("add the cache profile (evaluation.profile)")),
+          valued(QStringLiteral("sandbox"), QStringLiteral("auto (default), required (refuse to run without bubblewrap) or off (evaluation.sandbox)"),
+                 QStringLiteral("MODE")),
           valued(QStringLiteral("from-step"), QStringLiteral("start at this step (the far side of a remote evaluation)"), QStringLiteral("STEP")),
           valued(QStringLiteral("seed-dir"), QStringLiteral("copy this directory's files into the work directory first"), QStringLiteral("DIR"))},
          {}},
@@ -343,7 +346,14 @@ void printJson(const QJsonObject &o)
 
 void printSummary(const RunInfo &final, const RunSetup &setup)
 {
-    out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason << ")\n";
+    // A reason with a log (a machine's failure: the step's whole output) keeps its lines, indented.
+    const qsizetype newline = final.stopReason.indexOf(QLatin1Char('\n'));
+    out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason.left(newline) << ")\n";
+    if (newline >= 0) {
+        const QStringList lines = final.stopReason.mid(newline + 1).split(QLatin1Char('\n'));
+        for (const QString &line : lines)
+            out() << "    " << line << '\n';
+    }
     if (final.bestCandidateId)
         out() << "baseline " << final.baselineScore << ' ' << setup.target.metricUnit << ", best " << final.bestScore << ' '
               << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
@@ -575,6 +585,11 @@ int cmdEval(const Args &args)
     EvaluationConfig config;
     config.profile = args.flag(QStringLiteral("--profile"));
     config.compileOnly = args.flag(QStringLiteral("--compile-only"));
+    config.sandbox = args.option(QStringLiteral("--sandbox"), config.sandbox);
+    if (!QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(config.sandbox)) {
+        err() << "autocomp: --sandbox: '" << config.sandbox << "' is not one of auto, required, off" << Qt::endl;
+        return ExitUsage;
+    }
     Evaluator evaluator(config);
     // Several `autocomp eval` of remote evaluations may run on one host: their benchmarks take turns.
     evaluator.setNodeBenchLock(true);
@@ -643,7 +658,10 @@ int cmdEval(const Args &args)
                    {QStringLiteral("log"), result.log},
                    {QStringLiteral("steps"), steps}});
     } else {
-        out() << "status: " << result.status << (result.correct ? " (correct)" : " (not correct)") << '\n';
+        // `error`: the machine's fault (setup, sandbox, tools), no verdict about the code.
+        const bool machine = result.status == QLatin1String("error");
+        out() << "status: " << result.status
+              << (result.correct ? " (correct)" : machine ? " (no verdict: a problem of this machine, not of the code)" : " (not correct)") << '\n';
         const double value = result.metricValue(target->metric);
         if (!std::isnan(value))
             out() << target->metric << ": " << QString::number(value, 'g', 12) << ' ' << target->metricUnit << '\n';
@@ -655,6 +673,8 @@ int cmdEval(const Args &args)
             out() << result.log << '\n';
         out().flush();
     }
+    if (result.status == QLatin1String("error"))
+        return ExitError;
     return result.correct ? ExitOk : ExitNotCorrect;
 }
 

@@ -1,5 +1,6 @@
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
+#include "platform/sandbox.h"
 #include "eval/remote_executor.h"
 
 #include <QCryptographicHash>
@@ -212,7 +213,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
     limits.timeoutS = step.timeoutS;
     limits.sandbox = sandbox;
     limits.environment = Evaluator::stepEnvironment(m_target, m_problem);
-    limits.readOnlyDirs = {Evaluator::cacheDir()};
+    limits.readOnlyDirs = Evaluator::sandboxReadOnly(m_target, m_problem, step.judge());
     limits.gpu = step.gpu;
     if (step.judge()) {
         // Trusted: reads the candidate's files, writes only its own directory, sees the workers' /proc.
@@ -236,7 +237,7 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
     workerLimits.timeoutS = step.timeoutS;
     workerLimits.sandbox = sandbox;
     workerLimits.environment = limits.environment;
-    workerLimits.readOnlyDirs = {Evaluator::cacheDir(), workdir()};
+    workerLimits.readOnlyDirs = Evaluator::sandboxReadOnly(m_target, m_problem, false) << workdir();
     workerLimits.gpu = step.gpu;
     if (!step.workerWritable.isEmpty()) {
         workerLimits.writableDir = Evaluator::expand(step.workerWritable, m_target, m_problem, vars);
@@ -538,9 +539,9 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
     } else if (ProcessRunner::sandboxAvailable()) {
         m_sandbox = true;
     } else if (config.sandbox == QLatin1String("required")) {
-        m_configError = QStringLiteral("evaluation.sandbox is 'required' but bubblewrap (bwrap) is not installed or cannot create namespaces here");
+        m_configError = QStringLiteral("evaluation.sandbox is 'required' but the sandbox cannot run here: %1").arg(Sandbox::unavailableReason());
     } else {
-        m_sandboxNote = QStringLiteral("sandbox unavailable (bubblewrap missing or namespaces forbidden): candidates run with rlimits and process groups only");
+        m_sandboxNote = QStringLiteral("sandbox unavailable (%1): candidates run with rlimits and process groups only").arg(Sandbox::unavailableReason());
     }
 }
 
@@ -651,6 +652,25 @@ QMap<QString, QString> Evaluator::stepEnvironment(const Target &target, const Pr
     for (auto it = target.environment.cbegin(); it != target.environment.cend(); ++it)
         env.insert(it.key(), expand(it.value(), target, problem, {}));
     return env;
+}
+
+QStringList Evaluator::sandboxReadOnly(const Target &target, const Problem &problem, bool trusted)
+{
+    QStringList dirs{cacheDir()};
+    auto add = [&dirs](const QString &path) {
+        const QString clean = QDir::cleanPath(path);
+        if (path.isEmpty() || !QFileInfo::exists(clean))
+            return;
+        for (const QString &p : {clean, QFileInfo(clean).canonicalFilePath()})
+            if (!p.isEmpty() && !dirs.contains(p))
+                dirs << p;
+    };
+    add(target.dir);
+    for (const QString &path : target.sandboxReadOnly)
+        add(expand(path, target, problem, {}));
+    if (trusted)
+        add(problem.dir);
+    return dirs;
 }
 
 QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
@@ -907,22 +927,34 @@ void Evaluator::runSetupStep(const QString &key)
     limits.timeoutS = step.timeoutS;
     limits.sandbox = m_sandbox;
     limits.writableDir = dir;
+    limits.readOnlyDirs = sandboxReadOnly(setup.target, setup.problem, true);
     limits.gpu = step.gpu;
     limits.environment = stepEnvironment(setup.target, setup.problem);
     Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
                           .arg(setup.target.name, setup.problem.name, step.name, dir));
     auto *runner = new ProcessRunner(this);
-    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, finish, lock](const StepResult &result) {
+    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, command, finish, lock](const StepResult &result) {
         runner->deleteLater();
         if (lock)
             lock->unlock();
         Setup &s = m_setups[key];
         if (result.exitCode != 0 || result.timedOut || result.crashed) {
-            const QString why = QStringLiteral("setup step '%1' of target '%2' failed%3:\n%4")
-                                    .arg(step.name, s.target.name, result.timedOut ? QStringLiteral(" (timed out)") : QString(), result.log);
+            const QString how = result.timedOut ? QStringLiteral("timed out after %1 s").arg(step.timeoutS)
+                                : result.crashed ? QStringLiteral("was ended by a signal")
+                                : result.setupFailed ? QStringLiteral("could not be run")
+                                                     : QStringLiteral("exited with status %1").arg(result.exitCode);
+            const QString why = QStringLiteral("setup of target '%1' (problem '%2') failed: its step '%3' %4. This is a problem of this "
+                                               "machine or of the target's installation, not of the code being evaluated: no verdict "
+                                               "about it. Fix what the step's output below names (a missing package: "
+                                               "packaging/install-deps.sh --runtime), then evaluate again (autocomp eval --target %1 "
+                                               "--problem %2 --start repeats the setup).\n--- output of '%3': %5 ---\n%6")
+                                    .arg(s.target.name, s.problem.name, step.name, how, command.join(QLatin1Char(' ')),
+                                         result.log.isEmpty() ? QStringLiteral("(none)") : result.log);
             if (!step.optional) {
                 s.failure = why;
                 finish();
+                // Not remembered: the next evaluation tries the setup again (the machine may be fixed by then).
+                m_setups.remove(key);
                 return;
             }
             Q_EMIT logMessage(why + QStringLiteral("\n(optional: evaluation goes on without it)"));

@@ -151,6 +151,11 @@ public:
     // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir, seed).
     // The environment of every step: the target's `env:` and nothing of this process's.
     static QMap<QString, QString> stepEnvironment(const Target &target, const Problem &problem);
+    // What a sandboxed step reads besides the system and the paths its command names: the cache, the
+    // target's folder and its sandbox_read_only paths; setup and judging steps (`trusted`) also the
+    // problem's whole folder. Candidate steps never see the problem's folder, which holds the trusted
+    // reference (they see only what their command names: the candidate's file, the cached worker).
+    static QStringList sandboxReadOnly(const Target &target, const Problem &problem, bool trusted);
     static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
     // Every built-in placeholder of a step's arguments, without braces ("env:NAME" for {env:NAME});
     // a target's settings add their own. docs/targets.md documents each.

@@ -1,5 +1,7 @@
 #include "eval/process_runner.h"
 
+#include "platform/sandbox.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -218,6 +220,7 @@ ProcessRunner::ProcessRunner(QObject *parent) : QObject(parent), m_process(new Q
         if (error == QProcess::FailedToStart) {
             m_result.log = QStringLiteral("failed to start '%1': %2").arg(m_result.command.value(0), m_process->errorString());
             m_result.exitCode = 127;
+            m_startFailed = true;
             done();
         }
     });
@@ -245,66 +248,17 @@ bool ProcessRunner::isRunning() const
 
 bool ProcessRunner::sandboxAvailable()
 {
-    static const bool s_available = [] {
-        const QString bwrap = QStandardPaths::findExecutable(QStringLiteral("bwrap"));
-        if (bwrap.isEmpty())
-            return false;
-        // Namespaces can be forbidden (some containers): try once.
-        QProcess probe;
-        probe.start(bwrap, sandboxPrefix(QStringLiteral("/tmp")).mid(1) + QStringList{QStringLiteral("true")});
-        return probe.waitForFinished(5000) && probe.exitStatus() == QProcess::NormalExit && probe.exitCode() == 0;
-    }();
-    return s_available;
+    return Sandbox::available();
 }
 
 QStringList ProcessRunner::sandboxSystemPaths()
 {
-    QStringList paths{QStringLiteral("/usr"), QStringLiteral("/etc/alternatives"), QStringLiteral("/etc/ld.so.cache"),
-                      QStringLiteral("/etc/ld.so.conf"), QStringLiteral("/etc/ld.so.conf.d")};
-    // On a merged-/usr system /bin, /lib, ... are links into /usr; elsewhere they are directories.
-    for (const char *dir : {"/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"})
-        if (QFileInfo(QLatin1String(dir)).exists())
-            paths << QLatin1String(dir);
-    return paths;
+    return Sandbox::systemPaths();
 }
 
 QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids, bool gpu)
 {
-    // Nothing of the host but what a compiler, a loader and valgrind need, the directories named,
-    // and the writable one: no $HOME, no run store, no /etc beyond the loader's and the compiler's
-    // links, a private /tmp, no network.
-    QStringList args{QStringLiteral("bwrap")};
-    for (const QString &path : sandboxSystemPaths()) {
-        const QFileInfo info(path);
-        if (info.isSymLink())
-            args << QStringLiteral("--symlink") << info.symLinkTarget().replace(QRegularExpression(QStringLiteral("^/")), QString()) << path;
-        else if (info.exists())
-            args << QStringLiteral("--ro-bind") << path << path;
-    }
-    args << QStringLiteral("--dev") << QStringLiteral("/dev") << QStringLiteral("--proc") << QStringLiteral("/proc")
-         << QStringLiteral("--tmpfs") << QStringLiteral("/tmp");
-    if (gpu) {
-        // The accelerators' device files and nothing else of /dev: NVIDIA's (nvidiactl, nvidia0.., nvidia-uvm,
-        // nvidia-caps/), AWS Neuron's (neuron0..), a TPU VM's (accel0.. or vfio/, by generation).
-        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList(
-            {QStringLiteral("nvidia*"), QStringLiteral("neuron*"), QStringLiteral("accel*"), QStringLiteral("vfio")},
-            QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
-        for (const QFileInfo &device : devices)
-            args << QStringLiteral("--dev-bind") << device.absoluteFilePath() << device.absoluteFilePath();
-    }
-    for (const QString &dir : readOnlyDirs)
-        if (!dir.isEmpty() && dir != writableDir && QFileInfo::exists(dir))
-            args << QStringLiteral("--ro-bind") << dir << dir;
-    if (!writableDir.isEmpty())
-        args << QStringLiteral("--bind") << writableDir << writableDir;
-    // Run as root, bwrap keeps every capability, and root inside could remount / read-write.
-    args << QStringLiteral("--unshare-net") << QStringLiteral("--unshare-ipc") << QStringLiteral("--unshare-uts");
-    if (!sharePids)
-        args << QStringLiteral("--unshare-pid");
-    args << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent") << QStringLiteral("--new-session");
-    const QString chdir = !writableDir.isEmpty() ? writableDir : readOnlyDirs.value(0, QStringLiteral("/"));
-    args << QStringLiteral("--chdir") << chdir;
-    return args;
+    return Sandbox::prefix(writableDir, readOnlyDirs, sharePids, gpu);
 }
 
 void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits)
@@ -319,6 +273,8 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     m_floodBytes = limits.floodBytes;
     m_cancelled = false;
     m_finished = false;
+    m_startFailed = false;
+    m_sandboxed = limits.sandbox;
     m_pgid = 0;
     if (command.isEmpty()) {
         m_result.log = QStringLiteral("empty command");
@@ -334,26 +290,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         // The sandbox shows only the system paths and the directories the limits name; the files a
         // command names itself (its program, its inputs: paths in backend.yaml, which the backend's
         // author wrote) are bound back read-only, a directory at a time.
-        const QString writable = limits.writableDir;
-        QStringList readOnly = limits.readOnlyDirs;
-        static const QRegularExpression s_path(QStringLiteral("(?:^|=|^-[A-Za-z])(/[^:=\\s]+)"));
-        const QString home = QDir::homePath();
-        auto covered = [&](const QString &dir) {
-            for (const QString &base : sandboxSystemPaths() + readOnly + QStringList{writable})
-                if (!base.isEmpty() && (dir == base || dir.startsWith(base + QLatin1Char('/'))))
-                    return true;
-            return false;
-        };
-        for (const QString &arg : command) {
-            for (auto it = s_path.globalMatch(arg); it.hasNext();) {
-                const QFileInfo info(it.next().captured(1));
-                const QString dir = QDir::cleanPath(info.isDir() ? info.absoluteFilePath() : info.absolutePath());
-                if (dir == QLatin1String("/") || dir == home || dir == QDir::tempPath() || !QFileInfo(dir).isDir() || covered(dir))
-                    continue;
-                readOnly << dir;
-            }
-        }
-        full = sandboxPrefix(writable, readOnly, limits.sharePids, limits.gpu) + command;
+        full = Sandbox::wrap(command, limits.writableDir, limits.readOnlyDirs, limits.sharePids, limits.gpu);
     }
 
     removeCgroup();
@@ -615,6 +552,21 @@ void ProcessRunner::done()
         else if (crashed)
             log += QStringLiteral("\n[terminated abnormally (signal)]");
         m_result.log = log.trimmed();
+    }
+    // The machine's failures before the command's own code ran are no verdict about what it was given:
+    // its program could not be started, the sandbox could not set itself up (bwrap's own message, e.g. a
+    // path it cannot bind), or the dynamic loader could not load the program (a library missing).
+    if (!m_result.setupFailed && !m_result.timedOut && !m_cancelled) {
+        static const QRegularExpression s_loader(QStringLiteral("^[^\n]*error while loading shared libraries"));
+        if (m_startFailed) {
+            m_result.setupFailed = true;
+        } else if (m_sandboxed && m_result.exitCode == 1 && m_result.log.startsWith(QLatin1String("bwrap: "))) {
+            m_result.setupFailed = true;
+            m_result.log = QStringLiteral("the sandbox (bubblewrap) could not run the command: ") + m_result.log;
+        } else if (m_result.exitCode == 127 && s_loader.match(m_result.log).hasMatch()) {
+            m_result.setupFailed = true;
+            m_result.log = QStringLiteral("the program could not be loaded: ") + m_result.log;
+        }
     }
     // The workers end with their judge; what they printed (a crash, a forbidden system call) is
     // part of the step's log, and a worker that flooded its output fails the step as one.

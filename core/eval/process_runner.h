@@ -112,6 +112,8 @@ private:
     int m_setupFd = -1; // read end of the child's setup-failure pipe, while a command runs
     bool m_cancelled = false;
     bool m_finished = false;
+    bool m_startFailed = false; // QProcess could not start the program
+    bool m_sandboxed = false;
 };
 
 } // namespace autocomp

@@ -75,4 +75,9 @@ bool Candidate::sameContent(const Candidate &o) const
         && planCallId == o.planCallId;
 }
 
+bool isMachineFault(const Candidate &candidate)
+{
+    return candidate.status == CandidateStatus::Failed && candidate.error.startsWith(QLatin1String("error: "));
+}
+
 } // namespace autocomp

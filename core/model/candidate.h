@@ -61,6 +61,10 @@ struct Candidate {
     bool sameContent(const Candidate &other) const;
 };
 
+// The evaluation ended in `error`: a fault of the machine or of the target's tools (a setup step, the
+// sandbox, a loader, an absent tool), no verdict about the candidate's code. Never sent for a fix.
+bool isMachineFault(const Candidate &candidate);
+
 } // namespace autocomp
 
 Q_DECLARE_METATYPE(autocomp::Candidate)

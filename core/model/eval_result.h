@@ -18,7 +18,9 @@ struct StepResult {
     double durationMs = 0;
     QString log; // stdout+stderr, trimmed
     bool outputFlooded = false; // killed for writing far more output than is kept
-    bool setupFailed = false;   // never run: its limits or sandbox could not be applied (not a verdict)
+    // Never ran as asked, for a reason of the machine (not a verdict): its limits could not be applied,
+    // its program could not be started or loaded, or the sandbox could not set itself up.
+    bool setupFailed = false;
 };
 
 // The parsed result.json of an evaluation plus the steps that produced it.

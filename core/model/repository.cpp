@@ -188,7 +188,8 @@ QStringList Repository::backendKeys()
     return {QStringLiteral("name"),     QStringLiteral("description"), QStringLiteral("language"),     QStringLiteral("extension"),
             QStringLiteral("metric"),   QStringLiteral("unit"),        QStringLiteral("measurement"),  QStringLiteral("requires"),
             QStringLiteral("available_if"), QStringLiteral("available_check"), QStringLiteral("hardware_check"), QStringLiteral("settings"),
-            QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps"),        QStringLiteral("reference_tree")};
+            QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps"),        QStringLiteral("reference_tree"),
+            QStringLiteral("sandbox_read_only")};
 }
 
 QStringList Repository::stepKeys()
@@ -262,6 +263,14 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                         r.error(check, QStringLiteral("'%1' must be a non-empty argument list, e.g. [python3, -c, \"import torch\"]").arg(QLatin1String(key)));
                     (qstrcmp(key, "available_check") == 0 ? t.availableCheck : t.hardwareCheck) = command;
                 }
+            }
+            if (const YAML::Node extra = n["sandbox_read_only"]) {
+                // Absolute paths, or placeholders that expand to one ({backend_dir}/..., a setting).
+                t.sandboxReadOnly = r.stringList(extra, QStringLiteral("sandbox_read_only")).value_or(QStringList());
+                for (const QString &path : std::as_const(t.sandboxReadOnly))
+                    if (!path.startsWith(QLatin1Char('/')) && !path.startsWith(QLatin1Char('{')))
+                        r.error(extra, QStringLiteral("sandbox_read_only: '%1' must be an absolute path or start with a placeholder such as "
+                                                      "{backend_dir}").arg(path));
             }
             if (const YAML::Node tree = n["reference_tree"]) {
                 t.referenceTree = int(r.integer(tree, QStringLiteral("reference_tree")).value_or(0));

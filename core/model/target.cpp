@@ -1,12 +1,17 @@
 #include "model/target.h"
 
+#include "platform/sandbox.h"
+
 #include <algorithm>
 
+#include <QDir>
+#include <QFileInfo>
 #include <QHash>
 #include <QMutex>
 #include <QProcess>
 #include <QProcessEnvironment>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 
 namespace autocomp {
 
@@ -26,7 +31,7 @@ QString Target::absenceReason() const
     if (!missing.isEmpty())
         why = QStringLiteral("%1 not found on PATH").arg(missing.join(QLatin1String(", ")));
     else if (!availableCheck.isEmpty())
-        why = runCheck(expandCheck(availableCheck), environment);
+        why = runCheck(expandCheck(availableCheck), environment, sandboxReadOnlyDirs());
     if (why.isEmpty())
         return {};
     QString reason = QStringLiteral("target '%1' is absent on this machine: %2").arg(name, why);
@@ -39,7 +44,26 @@ QString Target::hardwareAbsence() const
 {
     if (hardwareCheck.isEmpty() || !missingPrograms().isEmpty())
         return {};
-    return runCheck(expandCheck(hardwareCheck), environment);
+    return runCheck(expandCheck(hardwareCheck), environment, sandboxReadOnlyDirs(), true);
+}
+
+QStringList Target::sandboxReadOnlyDirs() const
+{
+    QStringList dirs;
+    auto add = [&dirs](const QString &path) {
+        // Cleaned first: "{python}/../.." goes through a file, which the file system would refuse.
+        const QString clean = QDir::cleanPath(path);
+        if (path.isEmpty() || !QFileInfo::exists(clean))
+            return;
+        const QString real = QFileInfo(clean).canonicalFilePath();
+        for (const QString &p : {clean, real})
+            if (!p.isEmpty() && !dirs.contains(p))
+                dirs << p;
+    };
+    add(dir);
+    for (const QString &path : expandCheck(sandboxReadOnly))
+        add(path);
+    return dirs;
 }
 
 QStringList Target::expandCheck(const QStringList &command) const
@@ -70,31 +94,44 @@ QStringList Target::expandCheck(const QStringList &command) const
     return out;
 }
 
-QString Target::runCheck(const QStringList &command, const QMap<QString, QString> &environment)
+QString Target::runCheck(const QStringList &command, const QMap<QString, QString> &environment, const QStringList &readOnly, bool gpu)
 {
     if (command.isEmpty())
         return {};
     static QMutex s_mutex;
     static QHash<QString, QString> s_results;
-    const QString key = command.join(QChar(0));
+    const QString key = command.join(QChar(0)) + QChar(1) + readOnly.join(QChar(0)) + (gpu ? QStringLiteral("gpu") : QString());
     {
         const QMutexLocker lock(&s_mutex);
         if (auto it = s_results.constFind(key); it != s_results.cend())
             return *it;
     }
-    // Like a step: PATH, LANG, TMPDIR and HOME of the caller, and the target's env.
+    // Like a step: in the sandbox where there is one (so "available" means that the steps can run:
+    // the same files hidden, the same paths shown), PATH and LANG of the caller, the target's env, and a
+    // HOME and TMPDIR of its own, the only place it can write.
+    QTemporaryDir home(QDir::tempPath() + QStringLiteral("/autocomp-check-XXXXXX"));
     const QProcessEnvironment system = QProcessEnvironment::systemEnvironment();
     QProcessEnvironment env;
-    for (const char *var : {"PATH", "LANG", "TMPDIR", "HOME"})
+    for (const char *var : {"PATH", "LANG"})
         if (system.contains(QLatin1String(var)))
             env.insert(QLatin1String(var), system.value(QLatin1String(var)));
+    const bool sandboxed = Sandbox::available() && home.isValid();
+    if (sandboxed) {
+        env.insert(QStringLiteral("HOME"), home.path());
+        env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
+    } else {
+        for (const char *var : {"TMPDIR", "HOME"})
+            if (system.contains(QLatin1String(var)))
+                env.insert(QLatin1String(var), system.value(QLatin1String(var)));
+    }
     for (auto it = environment.cbegin(); it != environment.cend(); ++it)
         if (!it.value().contains(QLatin1Char('{')))
             env.insert(it.key(), it.value());
     QProcess process;
     process.setProcessEnvironment(env);
     process.setProcessChannelMode(QProcess::MergedChannels);
-    process.start(command.first(), command.mid(1));
+    const QStringList full = sandboxed ? Sandbox::wrap(command, home.path(), readOnly, false, gpu) : command;
+    process.start(full.first(), full.mid(1));
     QString reason;
     if (!process.waitForStarted(10000)) {
         reason = QStringLiteral("cannot run %1: %2").arg(command.first(), process.errorString());

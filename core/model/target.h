@@ -86,6 +86,10 @@ struct Target {
     // (the GPU MODE task's task.yml, ../eval.py): the folder N levels above the reference file (1: its
     // own folder) goes with it to another machine. 0: the file alone.
     int referenceTree = 0;
+    // backend.yaml `sandbox_read_only:`: further paths (placeholders allowed, e.g. "{backend_dir}/../cpu",
+    // "/etc/OpenCL/vendors", "{python}/../..") shown read-only to every sandboxed setup, judge and
+    // candidate step and to the availability and hardware checks, beside the target's own folder.
+    QStringList sandboxReadOnly;
     // Environment of every step (backend.yaml `env:`), besides PATH, LANG, TMPDIR and HOME.
     QMap<QString, QString> environment;
 
@@ -97,7 +101,13 @@ struct Target {
     // A check command with the target's placeholders expanded ({backend_dir}, settings, {env:NAME}).
     QStringList expandCheck(const QStringList &command) const;
     // Runs a check once per process (cached by its arguments): empty when it exited 0, else the reason.
-    static QString runCheck(const QStringList &command, const QMap<QString, QString> &environment);
+    // Sandboxed (Sandbox::available()) like the steps: it sees the system, `readOnly` and the folders of
+    // the paths it names, and writes only a temporary folder of its own (its HOME); `gpu`: the device files.
+    static QString runCheck(const QStringList &command, const QMap<QString, QString> &environment,
+                            const QStringList &readOnly = {}, bool gpu = false);
+    // What every sandboxed command of this target may read besides the system: its own folder (and the
+    // real one, when it is reached through a link) and sandboxReadOnly, expanded; only those that exist.
+    QStringList sandboxReadOnlyDirs() const;
     // "absent: needs clang++-16, qemu-riscv64 (requires: ...)" for messages; empty when available.
     QString absenceReason() const;
     // The environment variable that overrides a setting: AUTOCOMP_RVV_VLEN for (rvv, vlen).

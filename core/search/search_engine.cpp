@@ -302,7 +302,7 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         return true;
     }
     if (root.status != CandidateStatus::Correct && !unmeasuredRun(root)) {
-        finish(RunState::Failed, QStringLiteral("the starting code does not pass its own harness"));
+        finish(RunState::Failed, startFailure(root));
         return true;
     }
     if (root.hasScore())
@@ -768,6 +768,17 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     workDone();
 }
 
+QString SearchEngine::startFailure(const Candidate &root)
+{
+    // An evaluation `error` is the machine's (a setup step, the sandbox, a loader, an absent tool): no
+    // verdict about the starting code, and the whole log is kept, lines and all.
+    if (isMachineFault(root))
+        return QStringLiteral("the starting code could not be evaluated on this machine; this is a problem of the machine, "
+                              "not of the code:\n%1")
+            .arg(root.error.mid(int(qstrlen("error: "))).left(20000));
+    return QStringLiteral("the starting code does not pass its own harness (%1): %2").arg(toString(root.status), root.error.left(2000));
+}
+
 bool SearchEngine::unmeasuredRun(const Candidate &root) const
 {
     // With evaluation.compile_only the steps that need the hardware are left out: the start passing
@@ -780,8 +791,7 @@ void SearchEngine::rootEvaluated(const Candidate &root)
 {
     --m_outstanding;
     if (!unmeasuredRun(root) && (root.status != CandidateStatus::Correct || !root.hasScore())) {
-        finish(RunState::Failed, QStringLiteral("the starting code does not pass its own harness (%1): %2")
-                                     .arg(toString(root.status), root.error.left(2000)));
+        finish(RunState::Failed, startFailure(root));
         return;
     }
     m_run.bestCandidateId = root.id;

@@ -123,6 +123,8 @@ private:
     void sendFixRequest(qint64 fixId);
     void requestTranslationScore(qint64 candidateId);
     void rootEvaluated(const Candidate &root);
+    // Why a run whose starting code is not correct cannot go on, in words for the user.
+    static QString startFailure(const Candidate &root);
     bool unmeasuredRun(const Candidate &root) const;
     void workDone();
     void selectBeam();

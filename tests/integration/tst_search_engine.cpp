@@ -276,6 +276,61 @@ private Q_SLOTS:
         QCOMPARE(fixes, 1);
     }
 
+    // An evaluation `error` is the machine's (a setup step, the sandbox, a loader): no verdict about the
+    // code, so no fix request is spent on it, while a compile error in the same run gets its fix.
+    void machineErrorIsNeverSentForAFix()
+    {
+        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("status=error")), code(QStringLiteral("status=compile_error"))}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 2, fix_attempts: 2"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), toString(RunState::Finished));
+        int machine = 0, fixes = 0;
+        qint64 compileError = 0;
+        for (const Candidate &c : candidates(*h)) {
+            if (isMachineFault(c))
+                ++machine;
+            if (c.status == CandidateStatus::CompileError)
+                compileError = c.id;
+            if (c.origin == CandidateOrigin::Fix)
+                ++fixes;
+        }
+        QCOMPARE(machine, 1);
+        QVERIFY(compileError > 0);
+        // The one fix repairs the compile error; the machine's error got none.
+        QCOMPARE(fixes, 1);
+        for (const Candidate &c : candidates(*h))
+            if (c.origin == CandidateOrigin::Fix)
+                QCOMPARE(c.fixOf, compileError);
+    }
+
+    // A target whose setup step fails on purpose (its tool includes a header that is not there): the
+    // starting code's evaluation ends in `error`, and the run fails saying that the step failed and that
+    // this is the machine's problem (never "does not pass its own harness"), with the compiler's whole
+    // output, and no LLM request is sent at all (no plan, no fix).
+    void failedSetupIsTheMachinesNotTheCodes()
+    {
+        auto h = makeHarness({{QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"), {QStringLiteral("m1")}, {},
+                             QStringLiteral("fake-broken-start"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), toString(RunState::Failed));
+        QVERIFY2(run.stopReason.startsWith(QStringLiteral("the starting code could not be evaluated on this machine")), qPrintable(run.stopReason));
+        QVERIFY2(!run.stopReason.contains(QStringLiteral("does not pass its own harness")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.contains(QStringLiteral("its step 'build_tool'")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.contains(QStringLiteral("problem of this machine")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.contains(QStringLiteral("absent_header.h")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.count(QLatin1Char('\n')) >= 2, "the log keeps its lines");
+        const auto roots = candidates(*h);
+        QCOMPARE(roots.size(), 1);
+        QVERIFY(isMachineFault(roots.first()));
+        QCOMPARE(h->server.requests().size(), 0);
+    }
+
     // Without the hardware and with evaluation.compile_only the start only compiles (no_hardware): the
     // search still plans, writes and fixes candidates, ranks none, and the beam stays the start.
     void compileOnlyRunFixesWithoutRanking()

@@ -1,0 +1,2 @@
+// fake: status=ok latency_ms=100
+void kernel() {}
