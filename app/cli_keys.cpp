@@ -60,7 +60,8 @@ int setKey(const QString &provider)
     SecretStore::rememberSecret(key);
     QString error;
     if (!SecretStore::writeBlocking(provider, key, &error)) {
-        err() << "autocomp: cannot store the " << provider << " key in the keychain: " << SecretStore::redact(error) << Qt::endl;
+        err() << "autocomp: cannot store the " << provider << " key in the keychain (" << SecretStore::redact(error) << "); set "
+              << ModelSpec::apiKeyVariable(provider) << " in the environment instead" << Qt::endl;
         return ExitError;
     }
     out() << "stored the " << provider << " key in the keychain (service " << SecretStore::serviceName() << ")\n";
@@ -74,6 +75,8 @@ int setKey(const QString &provider)
 int listKeys()
 {
     int unavailable = 0;
+    QString reason;
+    const bool reachable = SecretStore::keychainReachable(&reason);
     for (const QString &provider : SecretStore::providers()) {
         QString variable;
         QString status;
@@ -84,7 +87,10 @@ int listKeys()
             status = toString(r.status);
             if (r.status == KeyStatus::KeychainUnavailable) {
                 ++unavailable;
-                status += QStringLiteral(": ") + SecretStore::redact(r.error, {r.key});
+                reason = SecretStore::redact(r.error, {r.key});
+                // Without a keychain at all the reason is said once, below.
+                if (reachable)
+                    status += QStringLiteral(": ") + reason;
             } else if (r.status == KeyStatus::Missing && !SecretStore::keyRequired(provider)) {
                 status += QStringLiteral(" (optional)");
             }
@@ -92,10 +98,9 @@ int listKeys()
         out() << provider.leftJustified(12) << status << '\n';
     }
     out().flush();
-    if (unavailable == SecretStore::providers().size()) {
-        err() << "autocomp: no keychain is reachable (on Linux: a Secret Service such as gnome-keyring on the D-Bus session bus); "
-                 "keys can still come from environment variables"
-              << Qt::endl;
+    if (!reachable || unavailable == SecretStore::providers().size()) {
+        if (SecretStore::claimEnvironmentOnlyNotice())
+            err() << "autocomp: " << SecretStore::environmentOnlyNotice(reason) << Qt::endl;
         return ExitError;
     }
     return ExitOk;
@@ -134,6 +139,8 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
     QHash<QString, QString> keychain;
     QHash<QString, QString> described; // provider -> where its key comes from
     QSet<QString> reported;             // a model named for plans and code is reported once
+    QString unreachable;
+    const bool reachable = SecretStore::keychainReachable(&unreachable);
     for (const ModelSpec &spec : models) {
         const QString &provider = spec.provider;
         if (!described.contains(provider)) {
@@ -142,6 +149,13 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
                 described.insert(provider, QString());
             } else if (SecretStore::hasEnvironmentCredentials(provider, &variable)) {
                 described.insert(provider, QStringLiteral("from %1").arg(variable));
+            } else if (!reachable) {
+                // No keychain to ask: said once, then each model's key is missing or optional.
+                if (SecretStore::claimEnvironmentOnlyNotice())
+                    report << "autocomp: " << SecretStore::environmentOnlyNotice(unreachable) << Qt::endl;
+                described.insert(provider, SecretStore::keyRequired(provider)
+                                               ? QStringLiteral("missing (%1 not set)").arg(ModelSpec::apiKeyVariable(provider))
+                                               : QStringLiteral("none (optional)"));
             } else {
                 const SecretStore::Result r = SecretStore::readStoredBlocking(provider);
                 if (r.status == KeyStatus::Stored) {

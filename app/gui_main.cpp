@@ -1,6 +1,7 @@
 // autocomp-workbench: the desktop GUI. Wiring only; the window lives in autocomp_views.
 #include "diff_view.h"
 #include "main_window.h"
+#include "new_run_dialog.h"
 #include "new_target_wizard.h"
 #include "runs_comparison_view.h"
 #include "run_actions.h"
@@ -38,7 +39,7 @@ struct Options {
     QCommandLineOption show{QStringLiteral("show"),
                             QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, menu, plan, code, "
                                            "evaluation, prompts, llm, diff, wide-diff (the diff in the middle), unified-diff, "
-                                           "compare (every run side by side, in its own window), new-target (the wizard)."),
+                                           "compare (every run side by side, in its own window), new-run (the New Run dialog), new-target (the wizard)."),
                             QStringLiteral("VIEW")};
     QCommandLineOption candidate{QStringLiteral("candidate"), QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
     QCommandLineOption screenshot{QStringLiteral("screenshot"),
@@ -190,6 +191,8 @@ int main(int argc, char **argv)
             for (const autocomp::RunInfo &run : window.store()->runs())
                 ids << run.id;
             shot = window.openRunsComparison(ids);
+        } else if (view == QLatin1String("new-run")) {
+            shot = window.runActions()->showNewRunDialog();
         } else if (view == QLatin1String("new-target")) {
             autocomp::NewTargetWizard *wizard = window.runActions()->showNewTargetWizard();
             if (parser.isSet(options.newTargetDocs)) {
@@ -207,7 +210,7 @@ int main(int argc, char **argv)
             window.showView(QStringLiteral("diff"));
         } else if (!window.showView(view)) {
             std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
-                                 "diff, wide-diff, unified-diff, compare, new-target)\n",
+                                 "diff, wide-diff, unified-diff, compare, new-run, new-target)\n",
                          qPrintable(view));
             return 2;
         }

@@ -3,8 +3,11 @@
 #include "search/run_manager.h"
 #include "secrets/secret_store.h"
 
+#include <QCoreApplication>
 #include <QThread>
 #include <QTimer>
+
+#include <cstdio>
 
 namespace autocomp {
 
@@ -18,12 +21,19 @@ EngineHost::EngineHost(QObject *parent)
     // Keys from the OS keychain, read without blocking; a run launched meanwhile waits for them.
     const QStringList providers = SecretStore::providers();
     m_pendingKeys = int(providers.size());
-    connect(m_secrets, &SecretStore::keyRead, this, [this](const QString &provider, const QString &key, KeyStatus status, const QString &) {
-        if (status == KeyStatus::Stored && !key.isEmpty())
-            m_keychainKeys.insert(provider, key);
-        if (m_pendingKeys > 0 && --m_pendingKeys == 0)
-            Q_EMIT keysLoaded();
-    });
+    connect(m_secrets, &SecretStore::keyRead, this,
+            [this, count = int(providers.size())](const QString &provider, const QString &key, KeyStatus status, const QString &error) {
+                if (status == KeyStatus::Stored && !key.isEmpty())
+                    m_keychainKeys.insert(provider, key);
+                // No keychain at all (no session bus, no Secret Service on it): one line, not one per provider.
+                if (status == KeyStatus::KeychainUnavailable && ++m_unavailableKeys == count && SecretStore::claimEnvironmentOnlyNotice()) {
+                    m_keychainNotice = SecretStore::environmentOnlyNotice(error);
+                    std::fprintf(stderr, "%s: %s\n", qPrintable(QCoreApplication::applicationName()), qPrintable(m_keychainNotice));
+                    Q_EMIT keychainUnavailable(m_keychainNotice);
+                }
+                if (m_pendingKeys > 0 && --m_pendingKeys == 0)
+                    Q_EMIT keysLoaded();
+            });
     for (const QString &provider : providers)
         m_secrets->readStoredKey(provider);
     // A keychain that never answers does not hold runs back for ever: environment keys still work.

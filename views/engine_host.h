@@ -32,8 +32,13 @@ public:
     // For LlmClient::setApiKeyLookup: the environment at request time, then the keychain.
     std::function<QString(const QString &)> keyLookup() const;
 
+    // Set once every keychain read found no keychain: the one line saying keys come from the environment.
+    QString keychainNotice() const { return m_keychainNotice; }
+
 Q_SIGNALS:
     void keysLoaded();
+    // No keychain answered any read; said once per process (also on standard error).
+    void keychainUnavailable(const QString &notice);
 
 private:
     QThread *m_thread;
@@ -41,6 +46,8 @@ private:
     SecretStore *m_secrets;
     QHash<QString, QString> m_keychainKeys; // never logged
     int m_pendingKeys = 0;
+    int m_unavailableKeys = 0;
+    QString m_keychainNotice;
 };
 
 } // namespace autocomp

@@ -25,6 +25,8 @@
 
 #include <QAction>
 #include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -33,6 +35,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 #include <QFileInfo>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -42,6 +45,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScreen>
 #include <QScrollBar>
@@ -190,22 +194,35 @@ QWidget *MainWindow::createWelcomePanel()
     text->setText(tr("<h1>Autocomp Workbench</h1>"
                      "<p>Optimizes a kernel with an LLM-driven beam search: the LLM plans one optimization at a time, "
                      "writes the code, and every candidate is compiled, tested and benchmarked on the target.</p>"
-                     "<h3>1. Connect an LLM</h3>"
-                     "<ul>"
-                     "<li><b>Hosted models:</b> set <code>OPENAI_API_KEY</code> or <code>ANTHROPIC_API_KEY</code> in the "
-                     "environment and use model strings such as <code>openai::gpt-5.2</code> or "
-                     "<code>anthropic::claude-opus-4-5</code>. Keys in the OS keychain will follow.</li>"
-                     "<li><b>Local models:</b> start a vLLM or Ollama server and use <code>vllm::MODEL</code> "
-                     "(default <code>http://localhost:8000/v1</code>, or set <code>VLLM_API_BASE</code>) or "
-                     "<code>ollama::MODEL</code>.</li>"
-                     "</ul>"
-                     "<h3>2. Start a run</h3>"
-                     "<p>Write a run config (target, problem, agent, models, search settings) and run "
-                     "<code>autocomp run config.yaml</code>. Runs are stored as they progress; reload with F5 to see them "
-                     "here. <code>autocomp targets</code> and <code>autocomp problems</code> list what is available.</p>"
-                     "<h3>Or look around first</h3>"
-                     "<p>The example run shows what a finished run looks like.</p>"));
+                     "<h3>Your first run</h3>"
+                     "<p>Press <b>New Run…</b> and pick a <b>target</b> (the machine the kernel runs on: <code>cpu</code> "
+                     "works everywhere) and a <b>problem</b>. Then pick or add a <b>model</b>: the picker shows whether "
+                     "its API key is stored in the keychain, comes from the environment (<code>OPENAI_API_KEY</code>, "
+                     "<code>ANTHROPIC_API_KEY</code>, …) or is missing, and a local vLLM or Ollama server needs none. "
+                     "Keys are stored in Settings. Press <b>Start Run</b>: the candidates appear here as they are "
+                     "written and measured.</p>"));
     layout->addWidget(text);
+
+    auto *newRun = new QPushButton(tr("New Run…"));
+    newRun->setObjectName(QStringLiteral("welcomeNewRunButton"));
+    newRun->setDefault(true);
+    newRun->setToolTip(tr("Pick a target, a problem and a model, and start a search (Ctrl+N)"));
+    connect(newRun, &QPushButton::clicked, this, [this] {
+        if (m_runActions)
+            m_runActions->startAction()->trigger();
+    });
+    auto *firstRow = new QHBoxLayout;
+    firstRow->addWidget(newRun);
+    firstRow->addStretch(1);
+    layout->addLayout(firstRow);
+
+    auto *around = new QLabel(tr("<h3>Or look around first</h3>"
+                                 "<p>The example run shows what a finished run looks like. Runs started with "
+                                 "<code>autocomp run config.yaml</code> appear here too.</p>"));
+    around->setObjectName(QStringLiteral("welcomeAroundText"));
+    around->setWordWrap(true);
+    around->setTextFormat(Qt::RichText);
+    layout->addWidget(around);
 
     auto *buttons = new QHBoxLayout;
     m_loadExampleButton = new QPushButton(tr("Open the example run"));
@@ -397,8 +414,12 @@ QWidget *MainWindow::createCandidatesPane()
     m_runHeader = new QLabel;
     m_runHeader->setObjectName(QStringLiteral("runHeader"));
     m_runHeader->setWordWrap(true);
-    m_runHeader->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_runHeader->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse | Qt::LinksAccessibleByKeyboard);
     m_runHeader->setContentsMargins(4, 4, 4, 4);
+    connect(m_runHeader, &QLabel::linkActivated, this, [this](const QString &link) {
+        if (link == QLatin1String("#stop-reason"))
+            showStopReasonDetails();
+    });
     layout->addWidget(m_runHeader);
 
     m_labelBanner = new QLabel;
@@ -707,14 +728,47 @@ void MainWindow::updateRunHeader()
                       .arg(ValueFormat::score(m_run.bestScore, m_run.metric), ValueFormat::score(m_run.baselineScore, m_run.metric),
                            ValueFormat::speedup(m_run.speedup()));
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
-    if (!m_run.stopReason.isEmpty())
-        header += QStringLiteral("<br>") + tr("Reason: %1").arg(m_run.stopReason.toHtmlEscaped());
+    if (!m_run.stopReason.isEmpty()) {
+        // A reason with a log (a start that could not be evaluated) shows its first line; the log is one click away.
+        bool more = false;
+        header += QStringLiteral("<br>") + tr("Reason: %1").arg(ValueFormat::summary(m_run.stopReason, &more).toHtmlEscaped());
+        if (more)
+            header += QStringLiteral(" <a href=\"#stop-reason\">%1</a>").arg(tr("Details…"));
+    }
     if (m_runHeader->text() != header)
         m_runHeader->setText(header);
 
     m_labelBanner->setVisible(!m_run.label.isEmpty());
     m_labelBanner->setText(capitalized(m_run.label));
     m_labelBanner->setToolTip(tr("This run carries a label; its results may not come from a real LLM or real hardware."));
+}
+
+QDialog *MainWindow::showStopReasonDetails()
+{
+    if (m_run.id == 0 || m_run.stopReason.isEmpty())
+        return nullptr;
+    auto *dialog = new QDialog(this);
+    dialog->setObjectName(QStringLiteral("stopReasonDialog"));
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setWindowTitle(tr("Run %1 %2").arg(m_run.id).arg(toString(m_run.state)));
+    auto *summary = new QLabel(ValueFormat::summary(m_run.stopReason));
+    summary->setWordWrap(true);
+    summary->setTextFormat(Qt::PlainText);
+    summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *log = new QPlainTextEdit(m_run.stopReason);
+    log->setObjectName(QStringLiteral("stopReasonLog"));
+    log->setReadOnly(true);
+    log->setLineWrapMode(QPlainTextEdit::WidgetWidth);
+    log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
+    auto *layout = new QVBoxLayout(dialog);
+    layout->addWidget(summary);
+    layout->addWidget(log, 1);
+    layout->addWidget(buttons);
+    dialog->resize(900, 520);
+    dialog->show();
+    return dialog;
 }
 
 void MainWindow::showCandidate(qint64 candidateId)

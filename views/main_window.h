@@ -12,6 +12,7 @@
 
 class QAction;
 class QComboBox;
+class QDialog;
 class QLabel;
 class QLineEdit;
 class QPushButton;
@@ -95,6 +96,8 @@ public:
     // diff (inspector). False for an unknown name.
     bool showView(const QString &name);
     void reloadRuns();
+    // The shown run's whole stop reason (a failed start carries the evaluation's log) in a window of its own.
+    QDialog *showStopReasonDetails();
 
     static QString exampleRunResource();
 

@@ -2,6 +2,7 @@
 
 #include "executor_editor.h"
 
+#include "llm/price_table.h"
 #include "search/run_setup.h"
 
 #include <QCheckBox>
@@ -52,6 +53,31 @@ QSpinBox *spinBox(const QString &name, int min, int max)
     return box;
 }
 
+// An error shown under the group it concerns, once the user tried to start.
+QLabel *errorLabel(const QString &name)
+{
+    auto *label = new QLabel;
+    label->setObjectName(name);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::PlainText);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setStyleSheet(QStringLiteral("QLabel { color: #d03030; }"));
+    label->hide();
+    return label;
+}
+
+// The providers the picker offers: those that take a key, then the local servers that need none.
+QStringList pickerProviders()
+{
+    return SecretStore::providers() + QStringList{QStringLiteral("ollama"), QStringLiteral("openai-compatible")};
+}
+
+bool isLoopback(const QUrl &url)
+{
+    const QString host = url.host();
+    return host == QLatin1String("localhost") || host.startsWith(QLatin1String("127.")) || host == QLatin1String("::1");
+}
+
 } // namespace
 
 NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *parent)
@@ -59,6 +85,7 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     , m_repository(std::move(repository))
     , m_storePath(std::move(storePath))
     , m_validateTimer(new QTimer(this))
+    , m_secrets(new SecretStore(this))
 {
     setObjectName(QStringLiteral("newRunDialog"));
     setWindowTitle(tr("New Run"));
@@ -88,25 +115,40 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_agent->addItems(m_repository.agentNames());
 
     m_beamWidth = spinBox(QStringLiteral("beamWidth"), 1, 64);
+    m_beamWidth->setToolTip(tr("B: how many of the best candidates each iteration keeps and builds on (search.beam_width)"));
     m_plansPerParent = spinBox(QStringLiteral("plansPerParent"), 1, 64);
+    m_plansPerParent->setToolTip(tr("N: optimization plans asked of the planner for each candidate in the beam, one LLM call each "
+                                    "(search.plans_per_parent)"));
     m_codePerPlan = spinBox(QStringLiteral("codePerPlan"), 1, 64);
+    m_codePerPlan->setToolTip(tr("K: implementations written for each plan, one LLM call and one evaluation each (search.code_per_plan)"));
     m_iterations = spinBox(QStringLiteral("iterations"), 1, 1000);
+    m_iterations->setToolTip(tr("Rounds of plan, write, evaluate and select (search.iterations)"));
     m_dropout = new QDoubleSpinBox;
     m_dropout->setObjectName(QStringLiteral("menuDropout"));
     m_dropout->setRange(0, 1);
     m_dropout->setSingleStep(0.05);
     m_dropout->setToolTip(tr("Probability that a menu item is left out of one plan prompt"));
     m_fixAttempts = spinBox(QStringLiteral("fixAttempts"), 0, 10);
+    m_fixAttempts->setToolTip(tr("F: times a candidate that does not compile or gives wrong results is sent back to the LLM with "
+                                 "its error, one call each (search.fix_attempts)"));
     m_editMode = new QCheckBox(tr("Search/replace edits instead of whole files"));
     m_editMode->setObjectName(QStringLiteral("editMode"));
+    m_editMode->setToolTip(tr("The LLM answers with search/replace edits of the parent's code rather than a whole file: "
+                              "fewer output tokens on long kernels (search.edit_mode)"));
     m_feedback = new QCheckBox(tr("Give the planner the evaluator's hardware feedback"));
     m_feedback->setObjectName(QStringLiteral("feedback"));
     m_feedback->setChecked(true);
+    m_feedback->setToolTip(tr("Plan prompts include the evaluator's hardware feedback lines on the parent (search.feedback)"));
     m_translateIters = spinBox(QStringLiteral("translateIters"), 0, 100);
+    m_translateIters->setToolTip(tr("First iterations that translate the starting code (e.g. PyTorch to CUDA) with the agent's "
+                                    "translation menu before optimizing (search.translate_iters; 0: none)"));
     m_seed = spinBox(QStringLiteral("seed"), 0, std::numeric_limits<int>::max());
+    m_seed->setToolTip(tr("Seeds the menu dropout and the other random choices, so a run can be repeated (search.seed)"));
     m_schedule = new QLineEdit;
     m_schedule->setObjectName(QStringLiteral("scheduleSeed"));
     m_schedule->setPlaceholderText(tr("none (a run id or a schedule file)"));
+    m_schedule->setToolTip(tr("The menu choices along an earlier run's best path (its id) or a schedule file: the first steps "
+                              "follow them, then the search goes on as usual (search.schedule)"));
     auto *browse = new QPushButton(tr("Browse…"));
     browse->setObjectName(QStringLiteral("scheduleBrowseButton"));
     connect(browse, &QPushButton::clicked, this, &NewRunDialog::browseSchedule);
@@ -121,16 +163,20 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_maxUsd->setSpecialValueText(tr("no limit"));
     m_maxCalls = spinBox(QStringLiteral("budgetCalls"), 0, std::numeric_limits<int>::max());
     m_maxCalls->setSpecialValueText(tr("no limit"));
+    m_maxUsd->setToolTip(tr("The run stops once its LLM calls cost this much (budget.max_usd)"));
+    m_maxCalls->setToolTip(tr("The run stops after this many LLM calls (budget.max_llm_calls)"));
     m_maxHours = new QDoubleSpinBox;
     m_maxHours->setObjectName(QStringLiteral("budgetHours"));
     m_maxHours->setRange(0, 10000);
     m_maxHours->setSuffix(tr(" h"));
     m_maxHours->setSpecialValueText(tr("no limit"));
+    m_maxHours->setToolTip(tr("The run stops after this much wall time (budget.max_hours)"));
 
     m_executor = new ExecutorEditor;
     m_sandbox = new QComboBox;
     m_sandbox->setObjectName(QStringLiteral("sandboxCombo"));
     m_sandbox->addItems({QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")});
+    m_sandbox->setToolTip(tr("auto: bubblewrap when available; required: refuse to evaluate without it (evaluation.sandbox)"));
     m_profile = new QCheckBox(tr("Cache profile of each candidate (callgrind; slow)"));
     m_profile->setObjectName(QStringLiteral("profile"));
     m_profile->setToolTip(tr("Runs one call of every candidate under callgrind's cache simulation and gives the planner "
@@ -142,14 +188,48 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     whatForm->addRow(QString(), m_targetState);
     whatForm->addRow(tr("&Problem:"), m_problem);
     whatForm->addRow(tr("&Agent:"), m_agent);
+    m_whatErrors = errorLabel(QStringLiteral("targetErrors"));
+    whatForm->addRow(m_whatErrors);
+
+    m_modelProvider = new QComboBox;
+    m_modelProvider->setObjectName(QStringLiteral("modelProviderCombo"));
+    m_modelProvider->setToolTip(tr("The provider of the model to add, with where its API key comes from"));
+    for (const QString &provider : pickerProviders())
+        m_modelProvider->addItem(provider, provider);
+    m_modelName = new QComboBox;
+    m_modelName->setObjectName(QStringLiteral("modelNameCombo"));
+    m_modelName->setEditable(true);
+    m_modelName->setInsertPolicy(QComboBox::NoInsert);
+    m_modelName->setToolTip(tr("The model's name as the provider knows it; Add puts it in the plan or code models"));
+    m_modelName->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_modelName->setMinimumContentsLength(14);
+    connect(m_modelProvider, &QComboBox::currentIndexChanged, this, &NewRunDialog::fillModelNames);
+    auto *picker = new QHBoxLayout;
+    auto *pickerLabel = new QLabel(tr("&Model:"));
+    pickerLabel->setBuddy(m_modelProvider);
+    picker->addWidget(pickerLabel);
+    picker->addWidget(m_modelProvider, 3);
+    picker->addWidget(m_modelName, 2);
+    m_modelKeys = new QLabel;
+    m_modelKeys->setObjectName(QStringLiteral("modelKeyStatus"));
+    m_modelKeys->setWordWrap(true);
+    m_modelKeys->setTextFormat(Qt::RichText);
+    m_modelKeys->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_modelErrors = errorLabel(QStringLiteral("modelErrors"));
 
     auto *models = new QGroupBox(tr("Models"));
-    auto *modelsLayout = new QHBoxLayout(models);
+    auto *modelsOuter = new QVBoxLayout(models);
+    modelsOuter->addLayout(picker);
+    auto *modelsLayout = new QHBoxLayout;
     modelsLayout->addWidget(createModelList(QStringLiteral("planModels"), &m_planModels, tr("Plan models")));
     modelsLayout->addWidget(createModelList(QStringLiteral("codeModels"), &m_codeModels, tr("Code models (empty: the plan models)")));
+    modelsOuter->addLayout(modelsLayout, 1);
+    modelsOuter->addWidget(m_modelKeys);
+    modelsOuter->addWidget(m_modelErrors);
 
     auto *search = new QGroupBox(tr("Search"));
-    auto *searchForm = new QFormLayout(search);
+    auto *searchLayout = new QVBoxLayout(search);
+    auto *searchForm = new QFormLayout;
     searchForm->addRow(tr("&Beam width (B):"), m_beamWidth);
     searchForm->addRow(tr("Plans per parent (&N):"), m_plansPerParent);
     searchForm->addRow(tr("Code per plan (&K):"), m_codePerPlan);
@@ -160,7 +240,20 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     searchForm->addRow(tr("Feedback:"), m_feedback);
     searchForm->addRow(tr("T&ranslation iterations:"), m_translateIters);
     searchForm->addRow(tr("S&eed:"), m_seed);
-    searchForm->addRow(tr("Schedule see&d:"), scheduleRow);
+    // A label given a layout has no buddy, and would show its '&': the buddy is set by hand.
+    auto *scheduleLabel = new QLabel(tr("Sched&ule seed:"));
+    scheduleLabel->setBuddy(m_schedule);
+    searchForm->addRow(scheduleLabel, scheduleRow);
+    m_estimate = new QLabel;
+    m_estimate->setObjectName(QStringLiteral("runEstimate"));
+    m_estimate->setWordWrap(true);
+    m_estimate->setToolTip(tr("Upper bounds: the first iteration starts from one candidate, and fixes are sent only for "
+                              "candidates that fail to compile or give wrong results"));
+    m_searchErrors = errorLabel(QStringLiteral("searchErrors"));
+    // Below the form, not in a spanning row: QFormLayout gives a wrapped label too little height.
+    searchLayout->addLayout(searchForm);
+    searchLayout->addWidget(m_estimate);
+    searchLayout->addWidget(m_searchErrors);
 
     auto *limits = new QGroupBox(tr("Budget and evaluation"));
     auto *limitsForm = new QFormLayout(limits);
@@ -169,13 +262,14 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     limitsForm->addRow(tr("Max &hours:"), m_maxHours);
     limitsForm->addRow(tr("&Sandbox:"), m_sandbox);
     limitsForm->addRow(tr("Profile:"), m_profile);
+    m_limitsErrors = errorLabel(QStringLiteral("limitsErrors"));
+    limitsForm->addRow(m_limitsErrors);
 
     m_errorsLabel = new QLabel;
     m_errorsLabel->setObjectName(QStringLiteral("validationErrors"));
     m_errorsLabel->setWordWrap(true);
     m_errorsLabel->setTextFormat(Qt::PlainText);
-    m_errorsLabel->setStyleSheet(QStringLiteral("QLabel#validationErrors { color: palette(bright-text); background: #b3261e;"
-                                                " border-radius: 4px; padding: 6px; }"));
+    m_errorsLabel->setStyleSheet(QStringLiteral("QLabel#validationErrors { color: #d03030; }"));
     m_errorsLabel->hide();
 
     auto *buttons = new QDialogButtonBox;
@@ -189,17 +283,15 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     load->setObjectName(QStringLiteral("loadYamlButton"));
     connect(save, &QPushButton::clicked, this, &NewRunDialog::saveYamlClicked);
     connect(load, &QPushButton::clicked, this, &NewRunDialog::loadYamlClicked);
-    connect(buttons, &QDialogButtonBox::accepted, this, [this] {
-        validateNow();
-        if (m_setup)
-            accept();
-    });
+    connect(buttons, &QDialogButtonBox::accepted, this, &NewRunDialog::startClicked);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
 
     auto *where = new QGroupBox(tr("Where evaluations run"));
     where->setObjectName(QStringLiteral("executorGroup"));
     auto *whereLayout = new QVBoxLayout(where);
     whereLayout->addWidget(m_executor);
+    m_executorErrors = errorLabel(QStringLiteral("executorErrors"));
+    whereLayout->addWidget(m_executorErrors);
 
     auto *columns = new QHBoxLayout;
     auto *left = new QVBoxLayout;
@@ -230,6 +322,16 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     connect(m_profile, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_schedule, &QLineEdit::textChanged, this, &NewRunDialog::scheduleValidation);
 
+    // Each provider's keychain entry, read once; the environment is looked at whenever the state is shown.
+    connect(m_secrets, &SecretStore::keyRead, this, [this](const QString &provider, const QString &, KeyStatus status, const QString &) {
+        m_stored.insert(provider, status);
+        updateKeyState();
+    });
+    for (const QString &provider : SecretStore::providers())
+        if (SecretStore::keyRequired(provider))
+            m_secrets->readStoredKey(provider);
+    fillModelNames();
+
     RunConfig defaults;
     defaults.target = m_repository.targetNames().contains(QStringLiteral("cpu")) ? QStringLiteral("cpu") : m_target->itemText(0);
     setConfig(defaults);
@@ -256,11 +358,11 @@ QWidget *NewRunDialog::createModelList(const QString &name, QListWidget **list, 
     buttons->addWidget(remove);
     buttons->addStretch(1);
     layout->addLayout(buttons);
-    connect(add, &QPushButton::clicked, this, [l] {
-        auto *item = new QListWidgetItem(QStringLiteral("openai::gpt-5.2"), l);
+    add->setToolTip(tr("Adds the model picked above; double-click an entry to edit it"));
+    connect(add, &QPushButton::clicked, this, [this, l] {
+        auto *item = new QListWidgetItem(pickedModel(), l);
         item->setFlags(item->flags() | Qt::ItemIsEditable);
         l->setCurrentItem(item);
-        l->editItem(item);
     });
     connect(remove, &QPushButton::clicked, this, [this, l] {
         delete l->currentItem();
@@ -389,10 +491,193 @@ void NewRunDialog::validateNow()
         m_setup = prepareRun(c, yaml, m_repository, m_storePath, &errors);
     }
     m_errors = errors;
-    m_errorsLabel->setText(errors.join(QLatin1Char('\n')));
-    m_errorsLabel->setVisible(!errors.isEmpty());
-    m_startButton->setEnabled(m_setup.has_value());
-    m_startButton->setToolTip(errors.isEmpty() ? QString() : tr("Fix the problems listed above first"));
+    if (m_attempted)
+        showErrors();
+    updateEstimate();
+    updateKeyState();
+}
+
+void NewRunDialog::startClicked()
+{
+    m_attempted = true;
+    validateNow();
+    if (m_setup && m_keyProblem.isEmpty()) {
+        accept();
+        return;
+    }
+    // The first field concerned takes the focus.
+    if (m_whatErrors->isVisibleTo(this))
+        m_target->setFocus();
+    else if (m_modelErrors->isVisibleTo(this))
+        m_planModels->setFocus();
+    else if (m_searchErrors->isVisibleTo(this))
+        m_beamWidth->setFocus();
+}
+
+void NewRunDialog::showErrors()
+{
+    QStringList what;
+    QStringList models;
+    QStringList search;
+    QStringList limits;
+    QStringList where = m_executor->errors();
+    for (const QString &error : std::as_const(m_errors)) {
+        if (where.contains(error))
+            continue;
+        // RunConfig names the key it checks ('search.beam_width'); prepareRun names models.plan / models.code.
+        if (error.startsWith(QLatin1String("models.")) || error.startsWith(QLatin1String("'models.")))
+            models << error;
+        else if (error.startsWith(QLatin1String("'search.")))
+            search << error;
+        else if (error.startsWith(QLatin1String("'budget.")))
+            limits << error;
+        else if (error.startsWith(QLatin1String("'evaluation.")))
+            where << error;
+        else
+            what << error; // the target, the problem, the agent
+    }
+    const auto show = [](QLabel *label, const QStringList &lines) {
+        label->setText(lines.join(QLatin1Char('\n')));
+        label->setVisible(!lines.isEmpty());
+    };
+    show(m_whatErrors, what);
+    show(m_modelErrors, models);
+    show(m_searchErrors, search);
+    show(m_limitsErrors, limits);
+    show(m_executorErrors, where);
+}
+
+void NewRunDialog::fillModelNames()
+{
+    const QString provider = m_modelProvider->currentData().toString();
+    // The models the price table knows for the provider; any other name can be typed.
+    QStringList names;
+    const QString prefix = provider + QStringLiteral("::");
+    const PriceTable prices = PriceTable::loadDefault();
+    for (auto it = prices.entries().cbegin(), end = prices.entries().cend(); it != end; ++it)
+        if (it.key().startsWith(prefix))
+            names << it.key().mid(prefix.size());
+    names.sort();
+    m_modelName->clear();
+    m_modelName->addItems(names);
+    if (provider == QLatin1String("openai-compatible"))
+        m_modelName->lineEdit()->setPlaceholderText(QStringLiteral("http://host:port/v1::MODEL"));
+    else if (names.isEmpty())
+        m_modelName->lineEdit()->setPlaceholderText(tr("MODEL, as the server names it"));
+    else
+        m_modelName->lineEdit()->setPlaceholderText(QString());
+    // A common default first: the provider's current flagship where the price table has it.
+    for (const QString &preferred : {QStringLiteral("gpt-5.2"), QStringLiteral("claude-opus-4-5"), QStringLiteral("gemini-2.5-pro")})
+        if (const int index = m_modelName->findText(preferred); index >= 0)
+            m_modelName->setCurrentIndex(index);
+    if (names.isEmpty())
+        m_modelName->setEditText(QString());
+}
+
+QString NewRunDialog::pickedModel() const
+{
+    const QString provider = m_modelProvider->currentData().toString();
+    const QString name = m_modelName->currentText().trimmed();
+    if (provider == QLatin1String("openai-compatible"))
+        return QStringLiteral("openai-compatible@") + (name.isEmpty() ? QStringLiteral("http://localhost:8000/v1::MODEL") : name);
+    return provider + QStringLiteral("::") + (name.isEmpty() ? QStringLiteral("MODEL") : name);
+}
+
+QString NewRunDialog::providerKeyState(const QString &provider, bool *missing) const
+{
+    *missing = false;
+    QString variable;
+    if (SecretStore::hasEnvironmentCredentials(provider, &variable))
+        return tr("key from %1").arg(variable);
+    if (!SecretStore::keyRequired(provider))
+        return tr("local server, no key needed");
+    const auto stored = m_stored.constFind(provider);
+    if (stored == m_stored.cend())
+        return tr("checking the keychain…");
+    if (*stored == KeyStatus::Stored)
+        return tr("key stored in the keychain");
+    *missing = true;
+    return tr("key missing: set %1").arg(ModelSpec::apiKeyVariable(provider));
+}
+
+QString NewRunDialog::modelKeyState(const ModelSpec &spec, bool *missing) const
+{
+    const QString state = providerKeyState(spec.provider, missing);
+    // A server on this machine speaking a hosted provider's protocol takes no key either.
+    if (*missing && isLoopback(spec.baseUrl)) {
+        *missing = false;
+        return tr("local server, no key needed");
+    }
+    return state;
+}
+
+void NewRunDialog::updateKeyState()
+{
+    for (int i = 0; i < m_modelProvider->count(); ++i) {
+        const QString provider = m_modelProvider->itemData(i).toString();
+        bool missing = false;
+        const QString state = providerKeyState(provider, &missing);
+        m_modelProvider->setItemText(i, QStringLiteral("%1 — %2").arg(provider, state));
+        m_modelProvider->setItemData(i, missing && SecretStore::keychainReachable()
+                                            ? tr("%1, or store a key in Settings").arg(state) : state, Qt::ToolTipRole);
+    }
+
+    QStringList chosen = itemsOf(m_planModels);
+    for (const QString &code : itemsOf(m_codeModels))
+        if (!chosen.contains(code))
+            chosen << code;
+    QStringList lines;
+    QStringList withoutKey;
+    for (const QString &text : std::as_const(chosen)) {
+        QString error;
+        const std::optional<ModelSpec> spec = ModelSpec::parse(text, &error);
+        if (!spec)
+            continue; // said by the validation, next to the models
+        bool missing = false;
+        const QString state = modelKeyState(*spec, &missing);
+        const QString line = QStringLiteral("%1: %2").arg(text.toHtmlEscaped(), state.toHtmlEscaped());
+        lines << (missing ? QStringLiteral("<span style=\"color:#d03030\">%1</span>").arg(line) : line);
+        if (missing)
+            withoutKey << (SecretStore::keychainReachable()
+                               ? tr("%1 has no API key: set %2 in the environment or store a key in Settings")
+                               : tr("%1 has no API key: set %2 in the environment (there is no keychain here)"))
+                              .arg(text, ModelSpec::apiKeyVariable(spec->provider));
+    }
+    const QString keys = lines.join(QStringLiteral("<br>"));
+    if (m_modelKeys->text() != keys)
+        m_modelKeys->setText(keys);
+    m_modelKeys->setVisible(!lines.isEmpty());
+    m_keyProblem = withoutKey.join(QLatin1Char('\n'));
+    m_startButton->setEnabled(m_keyProblem.isEmpty());
+    m_startButton->setToolTip(m_keyProblem);
+}
+
+void NewRunDialog::updateEstimate()
+{
+    const qint64 b = m_beamWidth->value();
+    const qint64 n = m_plansPerParent->value();
+    const qint64 k = m_codePerPlan->value();
+    const qint64 f = m_fixAttempts->value();
+    const qint64 iterations = m_iterations->value();
+    const qint64 plans = b * n;
+    const qint64 candidates = plans * k;
+    const qint64 calls = plans + candidates;
+    QString text = tr("Per iteration: up to B×N×K = %1×%2×%3 = %4 candidates; %5 plan + %4 code = %6 LLM calls")
+                       .arg(b)
+                       .arg(n)
+                       .arg(k)
+                       .arg(candidates)
+                       .arg(plans)
+                       .arg(calls);
+    if (f > 0)
+        text += tr(", and at most F = %1 fix call(s) per candidate (%2 more)", nullptr, int(f)).arg(f).arg(candidates * f);
+    text += QLatin1Char('\n');
+    text += tr("%n iteration(s): up to %1 candidates and %2 LLM calls", nullptr, int(iterations))
+                .arg(candidates * iterations)
+                .arg(calls * iterations);
+    if (f > 0)
+        text += tr(" (%1 with every fix)").arg((calls + candidates * f) * iterations);
+    m_estimate->setText(text);
 }
 
 bool NewRunDialog::saveYaml(const QString &path, QString *error) const

@@ -1,10 +1,13 @@
 #pragma once
 
 #include "model/repository.h"
+#include "llm/model_spec.h"
 #include "model/run_config.h"
 #include "search/search_engine.h"
+#include "secrets/secret_store.h"
 
 #include <QDialog>
+#include <QHash>
 
 #include <optional>
 
@@ -22,9 +25,13 @@ namespace autocomp {
 
 class ExecutorEditor;
 
-// Edits a run configuration (DESIGN.md §8) with live validation: the same checks the CLI runs
-// (RunConfig::validate and prepareRun) are shown under the form, and Start stays disabled until they
-// pass. Save YAML writes exactly what `autocomp run` reads.
+// Edits a run configuration (DESIGN.md §8). The same checks the CLI runs (RunConfig::validate and
+// prepareRun) run as the form changes, but what is wrong is shown only once the user tries to start,
+// next to the group concerned: a first look at the form is not a wall of errors. A model picker shows
+// each provider's key state (keychain, environment variable, missing, or a local endpoint that needs
+// none); Start stays disabled while a chosen model has no key, with the reason in its tooltip. An
+// estimate of candidates and LLM calls follows the search settings. Save YAML writes exactly what
+// `autocomp run` reads.
 class NewRunDialog : public QDialog
 {
     Q_OBJECT
@@ -39,6 +46,11 @@ public:
     // Re-validates now instead of after the short debounce.
     void validateNow();
 
+    // The model string the picker composes (provider and model name).
+    QString pickedModel() const;
+    // Why Start is disabled (a chosen model without a key); empty when it is not.
+    QString keyProblem() const { return m_keyProblem; }
+
     bool saveYaml(const QString &path, QString *error) const;
     bool loadYaml(const QString &path, QStringList *errors);
 
@@ -49,6 +61,15 @@ private:
     void saveYamlClicked();
     void loadYamlClicked();
     void browseSchedule();
+    void startClicked();
+    // Each error next to its group, once the user has tried to start.
+    void showErrors();
+    // The picker's key states, the chosen models' key lines and Start's state.
+    void updateKeyState();
+    void updateEstimate();
+    void fillModelNames();
+    QString providerKeyState(const QString &provider, bool *missing) const;
+    QString modelKeyState(const ModelSpec &spec, bool *missing) const;
 
     Repository m_repository;
     QString m_storePath;
@@ -56,11 +77,18 @@ private:
     std::optional<RunSetup> m_setup;
     QStringList m_errors;
     QTimer *m_validateTimer;
+    SecretStore *m_secrets;
+    QHash<QString, KeyStatus> m_stored; // the keychain's answer per provider
+    bool m_attempted = false;          // Start was pressed: errors are shown
+    QString m_keyProblem;
 
     QComboBox *m_target;
     QLabel *m_targetState; // available or absent (and what is missing), the metric and its unit
     QComboBox *m_problem;
     QComboBox *m_agent;
+    QComboBox *m_modelProvider;
+    QComboBox *m_modelName;
+    QLabel *m_modelKeys; // each chosen model's key state
     QListWidget *m_planModels = nullptr;
     QListWidget *m_codeModels = nullptr;
     QSpinBox *m_beamWidth;
@@ -80,7 +108,13 @@ private:
     ExecutorEditor *m_executor;
     QComboBox *m_sandbox;
     QCheckBox *m_profile;
-    QLabel *m_errorsLabel;
+    QLabel *m_estimate;
+    QLabel *m_whatErrors;
+    QLabel *m_modelErrors;
+    QLabel *m_searchErrors;
+    QLabel *m_limitsErrors;
+    QLabel *m_executorErrors;
+    QLabel *m_errorsLabel; // what belongs to no group: a YAML file that cannot be read or written
     QPushButton *m_startButton;
 };
 

@@ -17,6 +17,7 @@
 #include "search/run_setup.h"
 #include "settings.h"
 #include "settings_dialog.h"
+#include "value_format.h"
 #include "store/run_store.h"
 #include "store/store_follower.h"
 
@@ -64,6 +65,9 @@ RunActions::RunActions(MainWindow *window)
     m_status = new RunStatusWidget(first);
     createActions();
     m_window->statusBar()->addPermanentWidget(m_status);
+    connect(m_host, &EngineHost::keychainUnavailable, this, [this](const QString &notice) {
+        m_window->statusBar()->showMessage(notice, 30000);
+    });
     // The status bar follows the shown run: its controller when this window drives it.
     connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateStatusWidget);
     connect(m_window, &MainWindow::storeChanged, this, &RunActions::storeChanged);
@@ -610,8 +614,14 @@ void RunActions::runFinished(const RunInfo &run)
     QString message = tr("Run %1 (%2/%3) %4").arg(run.id).arg(run.problem, run.target, toString(run.state));
     if (run.bestScore > 0 && run.baselineScore > 0)
         message += tr(", %1x faster than the starting code").arg(run.speedup(), 0, 'f', 2);
+    // A reason with a log (the start could not be evaluated) is not flattened into the notification: its first
+    // line, and the whole log behind Details… in the run header (or a click on the notification).
+    bool more = false;
     if (!run.stopReason.isEmpty())
-        message += QStringLiteral(": ") + run.stopReason;
+        message += QStringLiteral(": ") + ValueFormat::summary(run.stopReason, &more);
+    if (more)
+        message += tr(" (the whole log: Details… in the run header)");
+    m_notifiedRun = more ? run.id : 0;
     notify(isFailure(run.state) ? tr("Run failed") : tr("Run ended"), message, isFailure(run.state));
     updateActions();
 }
@@ -622,6 +632,10 @@ void RunActions::notify(const QString &title, const QString &message, bool failu
         if (!m_tray) {
             m_tray = new QSystemTrayIcon(m_window->windowIcon().isNull() ? QApplication::windowIcon() : m_window->windowIcon(), this);
             m_tray->setToolTip(QApplication::applicationDisplayName());
+            connect(m_tray, &QSystemTrayIcon::messageClicked, this, [this] {
+                if (m_notifiedRun != 0 && m_window->selectRun(m_notifiedRun))
+                    m_window->showStopReasonDetails();
+            });
         }
         m_tray->show();
         m_tray->showMessage(title, message, failure ? QSystemTrayIcon::Critical : QSystemTrayIcon::Information);

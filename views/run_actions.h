@@ -98,6 +98,7 @@ private:
     QSystemTrayIcon *m_tray = nullptr;
     QPointer<AgentEditor> m_agentEditorDialog;
     qint64 m_currentCandidate = 0;
+    qint64 m_notifiedRun = 0; // the run whose log a click on the last notification opens
     QHash<qint64, QString> m_requests; // run -> pause|resume|stop asked of another process, not yet done
     QHash<qint64, RunRequest> m_sentRequests; // request id -> a plan or edit handed to another process, not yet settled
     QHash<qint64, std::pair<int, std::optional<double>>> m_configs; // run -> iterations, budget (its stored configuration)

@@ -90,7 +90,7 @@ void RunStatusWidget::refresh()
                              s.state == RunState::Running && live ? tr("now") : tr("its last write"));
         }
         if (!s.reason.isEmpty())
-            tips.prepend(tr("Reason: %1").arg(s.reason));
+            tips.prepend(tr("Reason: %1").arg(ValueFormat::summary(s.reason)));
         if (text() != parts.join(QStringLiteral(" · ")))
             setText(parts.join(QStringLiteral(" · ")));
         setToolTip(tips.join(QLatin1Char('\n')));
@@ -98,7 +98,7 @@ void RunStatusWidget::refresh()
     }
     const RunController::Status s = m_controller->status();
     if (s.runId == 0 && !m_controller->isActive()) {
-        setText(s.state == RunState::Failed ? tr("Run failed to start: %1").arg(s.reason) : tr("No active run"));
+        setText(s.state == RunState::Failed ? tr("Run failed to start: %1").arg(ValueFormat::summary(s.reason)) : tr("No active run"));
         setToolTip({});
         return;
     }
@@ -114,7 +114,7 @@ void RunStatusWidget::refresh()
     parts << (s.maxUsd ? tr("%1 of %2").arg(ValueFormat::dollars(s.usd), ValueFormat::dollars(*s.maxUsd)) : ValueFormat::dollars(s.usd));
     parts << tr("%1 elapsed").arg(elapsedText(s.elapsedMs));
     setText(parts.join(QStringLiteral(" · ")));
-    setToolTip(s.reason.isEmpty() ? QString() : tr("Reason: %1").arg(s.reason));
+    setToolTip(s.reason.isEmpty() ? QString() : tr("Reason: %1").arg(ValueFormat::summary(s.reason)));
 }
 
 } // namespace autocomp

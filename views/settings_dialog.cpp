@@ -1,6 +1,7 @@
 #include "settings_dialog.h"
 
 #include "code_highlighter.h"
+#include "llm/model_spec.h"
 #include "llm/price_table.h"
 #include "secrets/secret_store.h"
 #include "settings.h"
@@ -80,7 +81,6 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     m_keyEdit = new QLineEdit;
     m_keyEdit->setObjectName(QStringLiteral("apiKeyEdit"));
     m_keyEdit->setEchoMode(QLineEdit::Password);
-    m_keyEdit->setPlaceholderText(tr("paste a key to store it in the keychain"));
     m_saveKey = new QPushButton(tr("Store Key"));
     m_saveKey->setObjectName(QStringLiteral("saveKeyButton"));
     m_deleteKey = new QPushButton(tr("Delete Key"));
@@ -196,7 +196,15 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
         }
     });
     connect(m_secrets, &SecretStore::keyWritten, this, [this](const QString &provider, bool ok, const QString &error) {
-        m_result->setText(ok ? tr("The %1 key was stored in the keychain.").arg(provider) : tr("The %1 key was not stored: %2").arg(provider, error));
+        if (ok) {
+            m_keyEdit->clear(); // the key does not linger in the form
+            m_result->setText(tr("The %1 key was stored in the keychain.").arg(provider));
+        } else {
+            // The pasted key stays in the field, so nothing is lost while the user follows the advice.
+            m_result->setText(tr("The %1 key was not stored (%2). It is still in the field. Set %3 in the environment the "
+                                 "workbench starts from instead, or store it with `autocomp keys set %1` where a keychain runs.")
+                                  .arg(provider, error, ModelSpec::apiKeyVariable(provider)));
+        }
         refreshKeyStatus(provider);
     });
     connect(m_secrets, &SecretStore::keyDeleted, this, [this](const QString &provider, bool ok, const QString &error) {
@@ -208,8 +216,8 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
         const QString provider = selectedProvider();
         if (provider.isEmpty() || m_keyEdit->text().trimmed().isEmpty())
             return;
+        m_result->setText(tr("Storing the %1 key…").arg(provider));
         m_secrets->writeKey(provider, m_keyEdit->text().trimmed());
-        m_keyEdit->clear();
     });
     connect(m_deleteKey, &QPushButton::clicked, this, [this] {
         if (const QString provider = selectedProvider(); !provider.isEmpty())
@@ -224,6 +232,8 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     for (const QString &p : providers)
         refreshKeyStatus(p);
     m_providers->selectRow(0);
+    if (QString reason; !SecretStore::keychainReachable(&reason))
+        m_result->setText(SecretStore::environmentOnlyNotice(reason));
 }
 
 int SettingsDialog::rowOf(const QString &provider) const
@@ -246,6 +256,11 @@ void SettingsDialog::providerSelected()
 {
     const QString provider = selectedProvider();
     m_keyLabel->setText(tr("%1 key:").arg(provider));
+    const QString variable = ModelSpec::apiKeyVariable(provider);
+    if (!SecretStore::keychainReachable() && !variable.isEmpty())
+        m_keyEdit->setPlaceholderText(tr("no keychain here: set %1 in the environment").arg(variable));
+    else
+        m_keyEdit->setPlaceholderText(tr("paste a key to store it in the keychain"));
     const bool enabled = !provider.isEmpty();
     for (QWidget *w : {static_cast<QWidget *>(m_keyEdit), static_cast<QWidget *>(m_saveKey), static_cast<QWidget *>(m_deleteKey),
                        static_cast<QWidget *>(m_test)})

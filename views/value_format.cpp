@@ -109,4 +109,20 @@ QString ValueFormat::durationMs(double ms)
     return QLocale::c().toString(ms, 'f', 0) + QStringLiteral(" ms");
 }
 
+QString ValueFormat::summary(const QString &text, bool *truncated)
+{
+    constexpr qsizetype maxLength = 300;
+    const QString trimmed = text.trimmed();
+    QString line = trimmed.section(QLatin1Char('\n'), 0, 0).trimmed();
+    if (line.size() > maxLength)
+        line = line.left(maxLength - 1) + QChar(0x2026);
+    const bool more = line != trimmed;
+    // "...: " followed by the log reads as a sentence once the log is behind a link.
+    if (more && line.endsWith(QLatin1Char(':')))
+        line.chop(1);
+    if (truncated)
+        *truncated = more;
+    return line;
+}
+
 } // namespace autocomp

@@ -20,6 +20,9 @@ public:
     static QString dollars(double usd);
     static QString durationMs(double ms);
     static QString number(double value);
+    // The first line of a message that may carry a whole log (a run's stop reason), at most 300 characters;
+    // `truncated` tells whether anything was left out.
+    static QString summary(const QString &text, bool *truncated = nullptr);
 };
 
 } // namespace autocomp

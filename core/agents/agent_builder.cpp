@@ -305,13 +305,39 @@ void AgentBuilder::cancel()
         return;
     m_cancelled = true;
     ++m_generation; // answers of this attempt that still arrive are stored, and otherwise ignored
-    for (const QPointer<QObject> &reply : std::as_const(m_inFlight))
-        if (auto *llm = qobject_cast<LlmReply *>(reply.data()))
-            llm->abort();
-        else if (auto *net = qobject_cast<QNetworkReply *>(reply.data()))
+    // A call that has been handed to the network may already be at the provider, which answers and bills it
+    // whether or not we wait: it is not aborted, its answer is stored when it comes, and the next build
+    // waits for it rather than paying for it again. Calls still queued in the client cost nothing: dropped.
+    int onTheWay = 0;
+    const QList<QPointer<QObject>> replies = m_inFlight; // handlers of aborted replies edit m_inFlight
+    for (const QPointer<QObject> &reply : replies) {
+        if (auto *llm = qobject_cast<LlmReply *>(reply.data())) {
+            if (llm->abortIfUnsent()) {
+                --m_sent; // it never left: not paid, and the next build sends it
+                m_onTheWay.removeIf([llm](const auto &entry) { return entry.value() == llm; });
+            } else
+                ++onTheWay;
+        } else if (auto *net = qobject_cast<QNetworkReply *>(reply.data())) {
             net->abort();
-    m_inFlight.clear();
-    fail(QStringLiteral("cancelled; %1 answer(s) are kept in the store and the next build reuses them").arg(m_sent + m_reused));
+        }
+    }
+    m_inFlight.removeIf([](const QPointer<QObject> &reply) {
+        const auto *llm = qobject_cast<const LlmReply *>(reply.data());
+        return !llm || llm->isFinished();
+    });
+    const QString kept = QStringLiteral("cancelled; %1 answer(s) are kept in the store and the next build reuses them").arg(m_answered.size());
+    fail(onTheWay > 0 ? kept + QStringLiteral("; %1 call(s) already sent are still being answered, and their answers are stored as they "
+                                              "arrive")
+                                   .arg(onTheWay)
+                      : kept);
+}
+
+int AgentBuilder::callsOnTheWay() const
+{
+    int n = 0;
+    for (const QPointer<LlmReply> &reply : m_onTheWay)
+        n += reply && !reply->isFinished();
+    return n;
 }
 
 // ---- collecting
@@ -512,6 +538,7 @@ void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample, 
     const quint64 generation = m_generation;
     if (const std::optional<LlmCall> cached = m_store->cachedResponse(hash)) {
         ++m_reused;
+        m_answered.insert(hash);
         const QString text = cached->response;
         QMetaObject::invokeMethod(
             this,
@@ -523,6 +550,18 @@ void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample, 
                 oneDone();
             },
             Qt::QueuedConnection);
+        return;
+    }
+    // Sent by an earlier build and still on its way (the build was cancelled after it left): its answer is
+    // paid for already. Once it is stored this asks again and finds it there; if it failed, this sends it.
+    if (const QPointer<LlmReply> earlier = m_onTheWay.value(hash); earlier && !earlier->isFinished()) {
+        Q_EMIT logLine(QStringLiteral("%1: waiting for the answer to a call sent before the cancel").arg(phase));
+        connect(earlier, &LlmReply::finished, this, [this, phase, prompt, sample, done, generation] {
+            if (m_cancelled || m_stage == Stage::Failed || generation != m_generation)
+                return;
+            --m_outstanding;
+            ask(phase, prompt, sample, done);
+        });
         return;
     }
     // Recorded before it is sent: a kill while it is in flight leaves it marked, and its cost estimated.
@@ -541,9 +580,13 @@ void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample, 
     ++m_sent;
     LlmReply *reply = m_client->send(request);
     m_inFlight << reply;
+    m_onTheWay.insert(hash, reply);
+    // Connected first, so it stores the answer before the handler of a later build waiting for it runs.
     connect(reply, &LlmReply::finished, this, [this, reply, call, callId, done, generation] {
         reply->deleteLater();
         m_inFlight.removeAll(reply);
+        if (m_onTheWay.value(call.requestHash) == reply)
+            m_onTheWay.remove(call.requestHash);
         const LlmResponse &r = reply->response();
         LlmCall finished = call;
         finished.id = callId;
@@ -557,7 +600,8 @@ void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample, 
         finished.attempts = r.attempts.join(QLatin1Char('\n'));
         finished.status = r.ok ? QStringLiteral("ok") : QStringLiteral("error");
         finished.error = r.error;
-        m_store->completeLlmCall(finished);
+        if (m_store->completeLlmCall(finished) && r.ok)
+            m_answered.insert(call.requestHash);
         m_usd += r.usd;
         Q_EMIT usageChanged(m_sent, m_reused, m_usd);
         if (m_cancelled || m_stage == Stage::Failed || generation != m_generation)

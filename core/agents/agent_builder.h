@@ -85,7 +85,10 @@ public:
     void collect();
     // Runs the stages on the collected plan; emits progress and finally finished() or failed().
     void build();
-    // Stops sending; answers received so far stay in the store for the next build.
+    // Stops the build: calls not yet handed to the network are dropped; calls already on their way (which
+    // the provider may be answering, and billing) are left to finish and their answers are stored, not used.
+    // The next build takes every stored answer from the store and waits for those still on their way
+    // instead of sending them again: no answer is paid for twice.
     void cancel();
 
     Stage stage() const { return m_stage; }
@@ -93,6 +96,9 @@ public:
     QString outDir() const;
     int callsSent() const { return m_sent; }
     int callsReused() const { return m_reused; }
+    // Calls sent and not answered yet; after a cancel, those whose answers are still to be stored (a program
+    // that ends now loses them, and the next build pays for them again).
+    int callsOnTheWay() const;
     double usd() const { return m_usd; }
     // The files written (name -> text), after finished().
     QHash<QString, QString> files() const { return m_files; }
@@ -130,7 +136,8 @@ private:
     void runReduce();
     void writeFiles();
     void fail(const QString &error);
-    // One request: reused from the store or sent; `done` gets the answer text.
+    // One request: reused from the store, taken over from an earlier build's call still on its way, or sent;
+    // `done` gets the answer text.
     void ask(const QString &phase, const QString &prompt, int sample, std::function<void(const QString &)> done);
     void oneDone();
 
@@ -146,6 +153,8 @@ private:
     QHash<QString, QString> m_prefixOf; // queued URL -> its start URL's prefix
     QHash<QString, int> m_pagesOf;      // prefix -> pages read
     QList<QPointer<QObject>> m_inFlight;
+    QHash<QString, QPointer<LlmReply>> m_onTheWay; // request hash -> the call sent for it, until it finishes
+    QSet<QString> m_answered;                      // request hashes with an answer in the store
     int m_outstanding = 0;
     int m_total = 0;
     int m_done = 0;

@@ -68,6 +68,16 @@ void LlmReply::abort()
         }, Qt::QueuedConnection);
 }
 
+bool LlmReply::abortIfUnsent()
+{
+    if (m_finished)
+        return false;
+    if (m_network) // set as the attempt is handed to Qt, before its HTTP thread can write a byte of it
+        return false;
+    abort();
+    return true;
+}
+
 void LlmClient::abortIdle(LlmReply *reply)
 {
     const LlmClientCpu::Scope clientCpu;
@@ -550,6 +560,8 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     // Redirects are followed here, not by Qt: a POST must go again as a POST with its body (307, 308), and
     // only within the origin its key was meant for.
     net.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
+    if (m_closingOrigins.contains(originKey(net.url())))
+        net.setRawHeader("Connection", "close");
     int index = 0;
     QNetworkAccessManager *manager = managerFor(net.url(), &index);
     auto *body = new OneShotBody(reply->m_sentBody, nullptr);
@@ -763,7 +775,37 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         }
         return;
     }
-    if (network->error() != QNetworkReply::NoError) {
+    // A response that arrived whole is the response, whatever Qt says of the connection afterwards: a peer
+    // may end each answer by closing the connection (valid HTTP/1.x), and Qt 6.4 then sometimes reports an
+    // error (ContentReSendError, RemoteHostClosedError) for a body that is complete. Whole: a stream that
+    // reached its final event or the provider's own error event; a body that parses as an answer or as the
+    // provider's error object. Handled below as if the connection had stayed open.
+    const bool whole = status >= 200 && status < 300 && reply->m_cutError.isEmpty() && [&] {
+        if (reply->m_streaming)
+            return (result.complete && result.error.isEmpty()) || (!result.error.isEmpty() && !result.malformed);
+        WireResult parsed; // parsed again below, into the attempt's result
+        const bool ok = format->parseBody(reply->m_body, &parsed);
+        return (ok && parsed.error.isEmpty()) || (!parsed.error.isEmpty() && !parsed.malformed);
+    }();
+    if (network->error() != QNetworkReply::NoError && whole)
+        reply->m_response.attempts << QStringLiteral("attempt %1: the connection closed after the whole response (%2); the response is kept")
+                                          .arg(reply->m_attempt + 1)
+                                          .arg(network->errorString());
+    if (network->error() != QNetworkReply::NoError && !whole) {
+        // The connection closed before any byte of the answer, and Qt, wanting to send the request again
+        // by itself, could not (its body is not resettable on purpose). Where the request had not been
+        // written whole (no requestSent), the provider cannot have acted on it: a kept-alive connection
+        // the peer had closed. Sent again at once, as HTTP clients do for a stale idle connection (never
+        // where every byte had been written: that one may have been billed). Either way the origin closes
+        // connections after its answers, so its requests ask for connections of their own from now on.
+        if (network->error() == QNetworkReply::ContentReSendError && reply->m_rawBytes == 0 && status == 0) {
+            m_closingOrigins.insert(originKey(network->url()));
+            if (!reply->m_mayHaveReached) {
+                retryOrFail(reply, QStringLiteral("the provider had closed the kept-alive connection before the request was written"), 0.0,
+                            Resend::Unsent);
+                return;
+            }
+        }
         QString error = reply->m_timeoutError;
         if (error.isEmpty())
             error = result.error.isEmpty() ? network->errorString() : result.error;

@@ -89,6 +89,11 @@ public:
     const LlmResponse &response() const { return m_response; }
     bool isFinished() const { return m_finished; }
     void abort();
+    // Cancels the reply only while nothing of its request can have reached the provider: it is still queued,
+    // waits for a token, or waits out a retry's backoff. Once an attempt has been handed to the network its
+    // bytes may be at the provider (Qt's HTTP thread writes them whenever it gets to them), which may answer
+    // and bill it: then this returns false and the reply goes on to finish, so its answer is not lost.
+    bool abortIfUnsent();
 
 Q_SIGNALS:
     void finished();
@@ -224,6 +229,9 @@ private:
     QList<QNetworkAccessManager *> m_managers;
     QHash<QString, Origin> m_origins;
     QHash<QNetworkReply *, std::pair<QString, int>> m_replyOrigin; // reply -> origin key, manager index
+    // Origins seen closing a kept-alive connection before reading the next request on it (a peer that
+    // closes after every answer): their requests ask for a connection of their own (Connection: close).
+    QSet<QString> m_closingOrigins;
     QString m_proxy;
     QNetworkProxy m_explicitProxy;
     bool m_resendBilled = false;

@@ -3,18 +3,23 @@
 #include "llm/model_spec.h"
 
 #include <QEventLoop>
+#include <QFileInfo>
 #include <QLoggingCategory>
 #include <QMutex>
 #include <QSet>
+#include <QStandardPaths>
 #include <QTimer>
 
 #include <algorithm>
+#include <atomic>
 
 #ifdef AUTOCOMP_HAVE_QTKEYCHAIN
 #include <qt6keychain/keychain.h>
 #endif
 
-Q_LOGGING_CATEGORY(lcSecrets, "autocomp.secrets")
+// Debug lines (each failed keychain job) only on request (QT_LOGGING_RULES="autocomp.secrets.debug=true"): a
+// machine without a keychain would otherwise print one per provider at every start.
+Q_LOGGING_CATEGORY(lcSecrets, "autocomp.secrets", QtInfoMsg)
 
 namespace autocomp {
 
@@ -29,6 +34,8 @@ QSet<QString> &knownSecrets()
 }
 
 constexpr int s_blockingTimeoutMs = 20000;
+
+std::atomic_bool s_noticeClaimed{false};
 
 } // namespace
 
@@ -110,6 +117,50 @@ bool SecretStore::hasEnvironmentCredentials(const QString &provider, QString *va
     return false;
 }
 
+bool SecretStore::keychainReachable(QString *reason)
+{
+#ifndef AUTOCOMP_HAVE_QTKEYCHAIN
+    if (reason)
+        *reason = QStringLiteral("this build has no keychain support (QtKeychain)");
+    return false;
+#elif defined(Q_OS_UNIX) && !defined(Q_OS_MACOS) && !defined(Q_OS_ANDROID)
+    if (!qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS"))
+        return true;
+    // systemd's per-user bus, which libdbus and GDBus find without the variable.
+    if (const QString runtime = qEnvironmentVariable("XDG_RUNTIME_DIR"); !runtime.isEmpty() && QFileInfo::exists(runtime + QStringLiteral("/bus")))
+        return true;
+    // Both libraries can start a session bus through dbus-launch, which needs an X display.
+    if (!qEnvironmentVariableIsEmpty("DISPLAY") && !QStandardPaths::findExecutable(QStringLiteral("dbus-launch")).isEmpty())
+        return true;
+    if (reason)
+        *reason = QStringLiteral("no D-Bus session bus for a Secret Service");
+    return false;
+#else
+    Q_UNUSED(reason);
+    return true;
+#endif
+}
+
+QStringList SecretStore::keyVariables()
+{
+    QStringList variables;
+    for (const QString &provider : providers())
+        if (keyRequired(provider))
+            variables << ModelSpec::apiKeyVariable(provider);
+    return variables;
+}
+
+QString SecretStore::environmentOnlyNotice(const QString &reason)
+{
+    return QStringLiteral("no keychain here (%1): API keys come from the environment variables %2")
+        .arg(reason, keyVariables().join(QLatin1String(", ")));
+}
+
+bool SecretStore::claimEnvironmentOnlyNotice()
+{
+    return !s_noticeClaimed.exchange(true);
+}
+
 void SecretStore::rememberSecret(const QString &secret)
 {
     // Very short strings would blank out ordinary words; no real key is that short.
@@ -162,6 +213,11 @@ bool unavailable(QKeychain::Error error)
 
 void SecretStore::readStoredKey(const QString &provider)
 {
+    if (QString reason; !keychainReachable(&reason)) {
+        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyRead(provider, {}, KeyStatus::KeychainUnavailable, reason); },
+                                  Qt::QueuedConnection);
+        return;
+    }
     // Jobs are not children of this object: libsecret calls back into a job when its D-Bus call ends, so a
     // job must outlive its store; it deletes itself when done (autoDelete), and the connection below
     // (context `this`) is dropped if the store went first.
@@ -192,6 +248,10 @@ void SecretStore::readStoredKey(const QString &provider)
 void SecretStore::writeKey(const QString &provider, const QString &key)
 {
     rememberSecret(key);
+    if (QString reason; !keychainReachable(&reason)) {
+        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyWritten(provider, false, reason); }, Qt::QueuedConnection);
+        return;
+    }
     auto *job = new QKeychain::WritePasswordJob(serviceName(), nullptr);
     job->setAutoDelete(true);
     job->setKey(provider);
@@ -208,6 +268,10 @@ void SecretStore::writeKey(const QString &provider, const QString &key)
 
 void SecretStore::deleteKey(const QString &provider)
 {
+    if (QString reason; !keychainReachable(&reason)) {
+        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyDeleted(provider, false, reason); }, Qt::QueuedConnection);
+        return;
+    }
     auto *job = new QKeychain::DeletePasswordJob(serviceName(), nullptr);
     job->setAutoDelete(true);
     job->setKey(provider);

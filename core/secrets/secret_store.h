@@ -65,6 +65,17 @@ public:
     static bool writeBlocking(const QString &provider, const QString &key, QString *error);
     static bool deleteBlocking(const QString &provider, QString *error);
 
+    // Whether a keychain can be asked at all. On Linux the Secret Service lives on the D-Bus session bus: with no
+    // DBUS_SESSION_BUS_ADDRESS, no user bus at $XDG_RUNTIME_DIR/bus and no dbus-launch (with a display) to start
+    // one, every job would only fail after QtDBus's complaints, so none is started; `reason` says what is missing.
+    static bool keychainReachable(QString *reason = nullptr);
+    // The environment variables that supply keys, one per provider that needs a key.
+    static QStringList keyVariables();
+    // One line for the user where no keychain answers: keys come from the environment, naming the variables.
+    static QString environmentOnlyNotice(const QString &reason);
+    // True the first time it is called in this process: the notice is said once, not at every lookup.
+    static bool claimEnvironmentOnlyNotice();
+
     // A lookup for LlmClient::setApiKeyLookup: the environment at call time, then `keychain` (loaded once).
     static std::function<QString(const QString &)> lookup(QHash<QString, QString> keychain);
 

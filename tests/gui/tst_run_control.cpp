@@ -2,7 +2,9 @@
 // server and the scriptable fake target, paused, resumed and finished with the tree filled live; the
 // dialog's executor fields (local, ssh hosts, Slurm) validated and round-tripped through YAML; an
 // agent edited and saved in the agent editor reaching the next plan prompt; a human's edited code
-// evaluated inside a running search.
+// evaluated inside a running search. A newcomer's first run from the empty store's page; the dialog's
+// model picker with each provider's key state, its estimate, and its errors shown only once Start is
+// pressed; a run whose start cannot be evaluated on this machine, with its whole log one click away.
 #include "agent_editor.h"
 #include "candidate_tree_model.h"
 #include "fake_llm_server.h"
@@ -22,6 +24,7 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
+#include <QFontInfo>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -32,9 +35,13 @@
 #include <QSpinBox>
 #include <QTableView>
 #include <QTableWidget>
+#include <QScopeGuard>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
+
+#include <algorithm>
 
 using namespace autocomp;
 
@@ -82,6 +89,9 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void menuModelIsSound();
+    void firstRunFromEmptyStore();
+    void newRunDialogShowsKeyStates();
+    void machineFailureShowsWholeLog();
     void newRunDialogCarriesEvaluationOptions();
     void newRunDialogShowsAbsentTarget();
     void newRunDialogEditsTheExecutor();
@@ -93,11 +103,12 @@ private Q_SLOTS:
 
 private:
     // Fills the New Run dialog through its widgets and starts the run; returns the run id (0 on failure).
-    qint64 startRun(int iterations, int plansPerParent);
+    qint64 startRun(int iterations, int plansPerParent, const QString &target = QStringLiteral("fake"));
     bool waitUntilEnded(int timeoutMs);
     QString statusText() const { return child<QLabel>(m_window.get(), "runStatus")->text(); }
 
     QTemporaryDir m_home;
+    QTemporaryDir m_runtime;
     std::unique_ptr<QTemporaryDir> m_dir;
     std::unique_ptr<test::FakeLlmServer> m_server;
     std::unique_ptr<MainWindow> m_window;
@@ -112,6 +123,13 @@ void TestRunControl::initTestCase()
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(m_home.filePath(QStringLiteral("config"))));
     qputenv("XDG_DATA_HOME", QFile::encodeName(m_home.filePath(QStringLiteral("data"))));
     qputenv("AUTOCOMP_DATA_DIR", qgetenv("AUTOCOMP_FAKE_DATA"));
+    // No keychain (no session bus): every key state is known at once, and no test reads the user's keyring.
+    QVERIFY(m_runtime.isValid());
+    qunsetenv("DBUS_SESSION_BUS_ADDRESS");
+    qunsetenv("DISPLAY");
+    qputenv("XDG_RUNTIME_DIR", QFile::encodeName(m_runtime.path()));
+    for (const char *variable : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"})
+        qunsetenv(variable);
 }
 
 void TestRunControl::init()
@@ -136,7 +154,7 @@ void TestRunControl::cleanup()
     m_dir.reset();
 }
 
-qint64 TestRunControl::startRun(int iterations, int plansPerParent)
+qint64 TestRunControl::startRun(int iterations, int plansPerParent, const QString &target)
 {
     RunActions *actions = m_window->runActions();
     if (!actions->startAction()->isEnabled()) {
@@ -150,7 +168,7 @@ qint64 TestRunControl::startRun(int iterations, int plansPerParent)
         qWarning("no New Run dialog");
         return 0;
     }
-    child<QComboBox>(dialog, "targetCombo")->setCurrentText(QStringLiteral("fake"));
+    child<QComboBox>(dialog, "targetCombo")->setCurrentText(target);
     child<QComboBox>(dialog, "problemCombo")->setCurrentText(QStringLiteral("kernel"));
     child<QComboBox>(dialog, "agentCombo")->setCurrentText(QStringLiteral("fake"));
     auto *planModels = child<QListWidget>(dialog, "planModels");
@@ -329,8 +347,16 @@ void TestRunControl::newRunDialogShowsAbsentTarget()
     QVERIFY2(state.contains(QStringLiteral("Absent")) && state.contains(QStringLiteral("ghost-sim-not-installed")) &&
                  state.contains(QStringLiteral("ghost-sim 2.0")),
              qPrintable(state));
-    QTRY_VERIFY(child<QLabel>(&dialog, "validationErrors")->text().contains(QStringLiteral("absent on this machine")));
-    QVERIFY(!child<QPushButton>(&dialog, "startButton")->isEnabled());
+    // Said next to the target once Start is pressed; the dialog stays open.
+    dialog.show();
+    auto *targetErrors = child<QLabel>(&dialog, "targetErrors");
+    QVERIFY(!targetErrors->isVisible());
+    child<QPushButton>(&dialog, "startButton")->click();
+    QVERIFY(dialog.isVisible());
+    QCOMPARE(dialog.result(), int(QDialog::Rejected));
+    QVERIFY(targetErrors->isVisible());
+    QVERIFY2(targetErrors->text().contains(QStringLiteral("absent on this machine")), qPrintable(targetErrors->text()));
+    QVERIFY(!dialog.setup());
 }
 
 // Where evaluations run, edited in the New Run dialog: only the chosen executor's fields are shown,
@@ -368,15 +394,19 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("/shared/autocomp"));
     child<QLineEdit>(&dialog, "remoteCommand")->setText(QStringLiteral("/opt/autocomp/bin/autocomp"));
     child<QComboBox>(&dialog, "placementCombo")->setCurrentText(QStringLiteral("compile_local"));
-    auto *errors = child<QLabel>(&dialog, "validationErrors");
+    // Errors are shown next to the executor once Start was pressed; it does not start while they stand.
+    auto *errors = child<QLabel>(&dialog, "executorErrors");
     auto *start = child<QPushButton>(&dialog, "startButton");
+    QVERIFY(errors->text().isEmpty());
+    start->click();
+    QCOMPARE(dialog.result(), int(QDialog::Rejected));
     QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.gres'")) && errors->text().contains(QStringLiteral("'gpu 1'")));
-    QVERIFY(!start->isEnabled());
+    QVERIFY(!dialog.setup());
     child<QLineEdit>(&dialog, "slurmGres")->setText(QStringLiteral("gpu:1"));
     child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("relative/dir"));
     QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.shared_dir' must be an absolute path")));
     QVERIFY(!errors->text().contains(QStringLiteral("gres")));
-    QVERIFY(!start->isEnabled());
+    QVERIFY(!dialog.setup());
     child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("/shared/autocomp"));
     dialog.validateNow();
     QVERIFY2(dialog.errors().isEmpty(), qPrintable(dialog.errors().join(QLatin1Char('\n'))));
@@ -406,7 +436,7 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     QVERIFY(child<QWidget>(&dialog, "sshGroup")->isVisibleTo(&dialog));
     QVERIFY(!child<QWidget>(&dialog, "slurmGroup")->isVisibleTo(&dialog));
     QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.hosts' names no host")));
-    QVERIFY(!start->isEnabled());
+    QVERIFY(!dialog.setup());
     auto *hosts = child<QTableWidget>(&dialog, "sshHosts");
     QTest::mouseClick(child<QPushButton>(&dialog, "addHostButton"), Qt::LeftButton);
     QTest::mouseClick(child<QPushButton>(&dialog, "addHostButton"), Qt::LeftButton);
@@ -420,7 +450,7 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.hosts[1].port' must be a number between 1 and 65535, got '22x'")));
     QVERIFY2(errors->text().contains(QStringLiteral("'evaluation.hosts[2].slots'")), qPrintable(errors->text()));
     QVERIFY(!errors->text().contains(QStringLiteral("hosts[1].slots")) && !errors->text().contains(QStringLiteral("hosts[2].port")));
-    QVERIFY(!start->isEnabled());
+    QVERIFY(!dialog.setup());
     hosts->item(0, 2)->setText(QStringLiteral("2222"));
     hosts->item(1, 3)->setText(QStringLiteral("2"));
     child<QLineEdit>(&dialog, "sshKnownHosts")->setText(QStringLiteral("/home/me/.ssh/known_hosts"));
@@ -451,6 +481,220 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     QFile saved(sshYaml);
     QVERIFY(saved.open(QIODevice::ReadOnly));
     QCOMPARE(again.config().toYaml(), saved.readAll());
+}
+
+// A newcomer's first run: the empty store's page leads to the New Run dialog, which opens without errors,
+// shows what is missing next to the field once Start is pressed, offers the models with their key state and
+// estimates the work; the run started from it against the local LLM server reaches `finished`.
+void TestRunControl::firstRunFromEmptyStore()
+{
+    QSettings().remove(QStringLiteral("newRun/lastConfig"));
+    auto *welcome = child<QWidget>(m_window.get(), "welcomePanel");
+    QVERIFY(welcome && welcome->isVisible());
+    QVERIFY(child<QLabel>(m_window.get(), "welcomeText")->text().contains(QStringLiteral("New Run")));
+    auto *newRun = child<QPushButton>(m_window.get(), "welcomeNewRunButton");
+    QVERIFY(newRun && newRun->isVisible());
+    QTest::mouseClick(newRun, Qt::LeftButton);
+    auto *dialog = m_window->findChild<NewRunDialog *>();
+    QVERIFY(dialog && dialog->isVisible());
+    const QList<const char *> errorLabels{"validationErrors", "targetErrors", "modelErrors", "searchErrors", "limitsErrors", "executorErrors"};
+    for (const char *name : errorLabels)
+        QVERIFY2(!child<QLabel>(dialog, name)->isVisible(), name);
+
+    child<QComboBox>(dialog, "targetCombo")->setCurrentText(QStringLiteral("fake"));
+    child<QComboBox>(dialog, "problemCombo")->setCurrentText(QStringLiteral("kernel"));
+    child<QComboBox>(dialog, "agentCombo")->setCurrentText(QStringLiteral("fake"));
+    auto *planModels = child<QListWidget>(dialog, "planModels");
+    planModels->clear();
+    child<QListWidget>(dialog, "codeModels")->clear();
+    auto *start = child<QPushButton>(dialog, "startButton");
+    dialog->validateNow();
+    for (const char *name : errorLabels)
+        QVERIFY2(!child<QLabel>(dialog, name)->isVisible(), name);
+
+    // Start without a model: the dialog stays, and says so next to the models.
+    QVERIFY(start->isEnabled());
+    start->click();
+    QVERIFY(dialog->isVisible());
+    auto *modelErrors = child<QLabel>(dialog, "modelErrors");
+    QVERIFY(modelErrors->isVisible());
+    QVERIFY2(modelErrors->text().contains(QStringLiteral("models.plan")), qPrintable(modelErrors->text()));
+    QVERIFY(!child<QLabel>(dialog, "targetErrors")->isVisible());
+
+    // The picker: a local OpenAI-compatible server needs no key.
+    auto *provider = child<QComboBox>(dialog, "modelProviderCombo");
+    const int local = provider->findData(QStringLiteral("openai-compatible"));
+    QVERIFY(local >= 0);
+    QVERIFY2(provider->itemText(local).contains(QStringLiteral("no key needed")), qPrintable(provider->itemText(local)));
+    provider->setCurrentIndex(local);
+    const QString url = m_server->baseUrl().toString() + QStringLiteral("/v1");
+    child<QComboBox>(dialog, "modelNameCombo")->setEditText(url + QStringLiteral("::test-model"));
+    QTest::mouseClick(child<QPushButton>(dialog, "planModelsAddButton"), Qt::LeftButton);
+    QCOMPARE(planModels->count(), 1);
+    QCOMPARE(planModels->item(0)->text(), QStringLiteral("openai-compatible@%1::test-model").arg(url));
+
+    child<QSpinBox>(dialog, "iterations")->setValue(2);
+    child<QSpinBox>(dialog, "beamWidth")->setValue(1);
+    child<QSpinBox>(dialog, "plansPerParent")->setValue(2);
+    child<QSpinBox>(dialog, "codePerPlan")->setValue(1);
+    child<QSpinBox>(dialog, "fixAttempts")->setValue(1);
+    child<QDoubleSpinBox>(dialog, "menuDropout")->setValue(0);
+    child<QComboBox>(dialog, "sandboxCombo")->setCurrentText(QStringLiteral("off"));
+    dialog->validateNow();
+    QVERIFY(!modelErrors->isVisible());
+    QVERIFY2(child<QLabel>(dialog, "modelKeyStatus")->text().contains(QStringLiteral("no key needed")),
+             qPrintable(child<QLabel>(dialog, "modelKeyStatus")->text()));
+    const QString estimate = child<QLabel>(dialog, "runEstimate")->text();
+    QVERIFY2(estimate.contains(QStringLiteral("1×2×1 = 2 candidates")) && estimate.contains(QStringLiteral("2 plan + 2 code = 4 LLM calls"))
+                 && estimate.contains(QStringLiteral("(2 more)")) && estimate.contains(QStringLiteral("up to 4 candidates and 8 LLM calls"))
+                 && estimate.contains(QStringLiteral("12 with every fix")),
+             qPrintable(estimate));
+    QVERIFY(start->isEnabled());
+    start->click();
+    QTRY_VERIFY_WITH_TIMEOUT(!m_window->findChild<NewRunDialog *>(), 5000);
+
+    RunActions *actions = m_window->runActions();
+    QTRY_VERIFY_WITH_TIMEOUT(actions->controller()->runId() != 0, 10000);
+    const qint64 runId = actions->controller()->runId();
+    QTRY_COMPARE_WITH_TIMEOUT(m_window->currentRunId(), runId, 10000);
+    QVERIFY(!welcome->isVisible());
+    QTRY_VERIFY_WITH_TIMEOUT(!actions->isDriving(runId), 120000);
+    const RunInfo run = *m_window->store()->run(runId);
+    QCOMPARE(toString(run.state), toString(RunState::Finished));
+    QCOMPARE(run.iteration, 2);
+    QTRY_VERIFY(child<QLabel>(m_window.get(), "runHeader")->text().contains(QStringLiteral("finished")));
+}
+
+// Which models can run: each provider's key state in the picker, Start disabled with the reason while a chosen
+// model has no key, enabled for one whose key comes from the environment or that needs none.
+void TestRunControl::newRunDialogShowsKeyStates()
+{
+    qputenv("ANTHROPIC_API_KEY", "sk-ant-from-environment-123");
+    const auto restore = qScopeGuard([] { qunsetenv("ANTHROPIC_API_KEY"); });
+    QTemporaryDir dir;
+    NewRunDialog dialog{Repository{}, dir.filePath(QStringLiteral("runs.sqlite"))};
+    RunConfig config = dialog.config();
+    config.planModels = {QStringLiteral("openai::gpt-5.2")};
+    config.codeModels = {QStringLiteral("anthropic::claude-opus-4-5")};
+    dialog.setConfig(config);
+    dialog.show();
+    auto *provider = child<QComboBox>(&dialog, "modelProviderCombo");
+    const auto itemOf = [provider](const char *name) { return provider->itemText(provider->findData(QLatin1String(name))); };
+    QTRY_VERIFY(itemOf("openai").contains(QStringLiteral("key missing")));
+    QVERIFY2(itemOf("openai").contains(QStringLiteral("OPENAI_API_KEY")), qPrintable(itemOf("openai")));
+    QVERIFY2(itemOf("anthropic").contains(QStringLiteral("key from ANTHROPIC_API_KEY")), qPrintable(itemOf("anthropic")));
+    QVERIFY2(itemOf("vllm").contains(QStringLiteral("no key needed")), qPrintable(itemOf("vllm")));
+    QVERIFY2(itemOf("ollama").contains(QStringLiteral("no key needed")), qPrintable(itemOf("ollama")));
+
+    auto *start = child<QPushButton>(&dialog, "startButton");
+    QTRY_VERIFY(!start->isEnabled());
+    QVERIFY2(start->toolTip().contains(QStringLiteral("openai::gpt-5.2")) && start->toolTip().contains(QStringLiteral("OPENAI_API_KEY")),
+             qPrintable(start->toolTip()));
+    QVERIFY(!start->toolTip().contains(QStringLiteral("anthropic")));
+    const QString keys = child<QLabel>(&dialog, "modelKeyStatus")->text();
+    QVERIFY2(keys.contains(QStringLiteral("openai::gpt-5.2")) && keys.contains(QStringLiteral("key from ANTHROPIC_API_KEY")), qPrintable(keys));
+    for (const char *name : {"validationErrors", "targetErrors", "modelErrors", "searchErrors", "executorErrors"})
+        QVERIFY2(!child<QLabel>(&dialog, name)->isVisible(), name);
+
+    // A model served on this machine needs no key, whatever protocol it speaks.
+    child<QListWidget>(&dialog, "planModels")->item(0)->setText(QStringLiteral("openai@http://127.0.0.1:9/v1::local-model"));
+    QTRY_VERIFY(start->isEnabled());
+    QVERIFY(start->toolTip().isEmpty());
+    child<QListWidget>(&dialog, "planModels")->item(0)->setText(QStringLiteral("vllm::m"));
+    dialog.validateNow();
+    QVERIFY(start->isEnabled());
+
+    // Every search field explains itself; the seed of a schedule reads as two words.
+    for (const char *name : {"beamWidth", "plansPerParent", "codePerPlan", "iterations", "menuDropout", "fixAttempts", "editMode",
+                             "feedback", "translateIters", "seed", "scheduleSeed"})
+        QVERIFY2(!child<QWidget>(&dialog, name)->toolTip().isEmpty(), name);
+    QStringList labels;
+    for (const QLabel *label : dialog.findChildren<QLabel *>())
+        labels << label->text();
+    // Its mnemonic takes: the label has the field as its buddy, so the '&' is not shown.
+    bool found = false;
+    for (const QLabel *label : dialog.findChildren<QLabel *>())
+        if (label->text() == QStringLiteral("Sched&ule seed:")) {
+            found = true;
+            QCOMPARE(label->buddy(), child<QWidget>(&dialog, "scheduleSeed"));
+        }
+    QVERIFY2(found, qPrintable(labels.join(QLatin1Char('|'))));
+}
+
+// A run whose start cannot be evaluated for a reason of this machine (here a setup step that fails) says so in
+// the run header and the notification, one line each, with the whole log one click away.
+void TestRunControl::machineFailureShowsWholeLog()
+{
+    QTemporaryDir data;
+    QVERIFY(data.isValid());
+    const QDir fake(qEnvironmentVariable("AUTOCOMP_FAKE_DATA"));
+    auto copy = [&](const QString &from, const QString &to) {
+        QDir().mkpath(QFileInfo(data.filePath(to)).absolutePath());
+        return QFile::copy(fake.filePath(from), data.filePath(to));
+    };
+    for (const QString &file : QDir(fake.filePath(QStringLiteral("agents/fake"))).entryList(QDir::Files))
+        QVERIFY(copy(QStringLiteral("agents/fake/") + file, QStringLiteral("agents/fake/") + file));
+    QVERIFY(copy(QStringLiteral("sols/fake/kernel/problem.yaml"), QStringLiteral("sols/fake-setup-fails/kernel/problem.yaml")));
+    QVERIFY(copy(QStringLiteral("sols/fake/kernel/start.cpp"), QStringLiteral("sols/fake-setup-fails/kernel/start.cpp")));
+    QFile original(fake.filePath(QStringLiteral("backends/fake/backend.yaml")));
+    QVERIFY(original.open(QIODevice::ReadOnly));
+    QByteArray yaml = original.readAll();
+    yaml.replace("name: fake\n", "name: fake-setup-fails\n");
+    yaml.replace("steps:\n", "setup:\n  - {name: probe_build, run: [sh, -c, \"echo 'probe.cpp:1: first line of the log'; "
+                             "echo 'probe.cpp:2: second line of the log' >&2; exit 3\"], timeout_s: 30}\nsteps:\n");
+    QDir().mkpath(data.filePath(QStringLiteral("backends/fake-setup-fails")));
+    QFile backend(data.filePath(QStringLiteral("backends/fake-setup-fails/backend.yaml")));
+    QVERIFY(backend.open(QIODevice::WriteOnly) && backend.write(yaml) == yaml.size());
+    backend.close();
+
+    // A window whose runs see that data directory.
+    const QByteArray dataDir = qgetenv("AUTOCOMP_DATA_DIR");
+    const auto restore = qScopeGuard([dataDir] { qputenv("AUTOCOMP_DATA_DIR", dataDir); });
+    qputenv("AUTOCOMP_DATA_DIR", QFile::encodeName(data.path()));
+    m_window.reset();
+    QString error;
+    std::unique_ptr<RunStore> store = RunStore::open(m_dir->filePath(QStringLiteral("machine.sqlite")), &error);
+    QVERIFY2(store, qPrintable(error));
+    m_window = std::make_unique<MainWindow>(std::move(store));
+    m_window->show();
+    QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+
+    const qint64 runId = startRun(1, 1, QStringLiteral("fake-setup-fails"));
+    QVERIFY(runId);
+    RunActions *actions = m_window->runActions();
+    QTRY_VERIFY_WITH_TIMEOUT(!actions->isDriving(runId), 60000);
+    const RunInfo run = *m_window->store()->run(runId);
+    QCOMPARE(toString(run.state), toString(RunState::Failed));
+    QVERIFY2(run.stopReason.contains(QStringLiteral("second line of the log")), qPrintable(run.stopReason));
+    // Nothing was asked of the LLM: no plan, and no fix for a fault that is not the code's.
+    QCOMPARE(m_server->requests().size(), 0);
+
+    // The header: the first line, not the log flattened into it, and a link to the whole log.
+    auto *header = child<QLabel>(m_window.get(), "runHeader");
+    QTRY_VERIFY(header->text().contains(QStringLiteral("Details…")));
+    QVERIFY2(!header->text().contains(QStringLiteral("second line of the log")), qPrintable(header->text()));
+    // The notification (the status bar's line where no tray shows it): one line, pointing at the log.
+    const QString notice = m_window->statusBar()->currentMessage();
+    QVERIFY2(notice.contains(QStringLiteral("Run %1").arg(runId)) && notice.contains(QStringLiteral("Details…")), qPrintable(notice));
+    QVERIFY2(!notice.contains(QLatin1Char('\n')) && !notice.contains(QStringLiteral("second line of the log")), qPrintable(notice));
+
+    QVERIFY(QMetaObject::invokeMethod(header, "linkActivated", Q_ARG(QString, QStringLiteral("#stop-reason"))));
+    auto *details = m_window->findChild<QDialog *>(QStringLiteral("stopReasonDialog"));
+    QVERIFY(details && details->isVisible());
+    auto *log = child<QPlainTextEdit>(details, "stopReasonLog");
+    QVERIFY(log->isReadOnly());
+    QVERIFY(QFontInfo(log->font()).fixedPitch());
+    const QStringList lines = log->toPlainText().split(QLatin1Char('\n'));
+    QVERIFY2(lines.size() > 2, qPrintable(log->toPlainText()));
+    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(), [](const QString &l) { return l.endsWith(QStringLiteral("first line of the log")); }),
+             qPrintable(log->toPlainText()));
+    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(), [](const QString &l) { return l.endsWith(QStringLiteral("second line of the log")); }),
+             qPrintable(log->toPlainText()));
+    details->close();
+
+    // The machine is named as the cause, not the starting code.
+    QVERIFY2(header->text().contains(QStringLiteral("could not be evaluated on this machine")), qPrintable(header->text()));
+    QVERIFY2(notice.contains(QStringLiteral("could not be evaluated on this machine")), qPrintable(notice));
 }
 
 void TestRunControl::menuModelIsSound()

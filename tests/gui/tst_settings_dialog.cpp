@@ -15,10 +15,13 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSettings>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <utility>
 
 using namespace autocomp;
 
@@ -81,6 +84,49 @@ private Q_SLOTS:
         QCOMPARE(stored.key, key);
         QString error;
         QVERIFY2(SecretStore::deleteBlocking(provider, &error), qPrintable(error));
+    }
+
+    // No D-Bus session bus (a server, a fresh VM): the dialog says keys come from the environment, and a pasted
+    // key that cannot be stored stays in the field with the way to set it instead.
+    void storeKeyWithoutSessionBus()
+    {
+        QTemporaryDir runtime;
+        QVERIFY(runtime.isValid());
+        const QByteArray bus = qgetenv("DBUS_SESSION_BUS_ADDRESS");
+        const QByteArray display = qgetenv("DISPLAY");
+        const QByteArray runtimeDir = qgetenv("XDG_RUNTIME_DIR");
+        const auto restore = qScopeGuard([&] {
+            for (const auto &[name, value] : {std::pair{"DBUS_SESSION_BUS_ADDRESS", bus}, std::pair{"DISPLAY", display},
+                                              std::pair{"XDG_RUNTIME_DIR", runtimeDir}})
+                value.isNull() ? qunsetenv(name) : qputenv(name, value);
+        });
+        qunsetenv("DBUS_SESSION_BUS_ADDRESS");
+        qunsetenv("DISPLAY");
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(runtime.path()));
+
+        const QString provider = QStringLiteral("openai");
+        const QString key = QStringLiteral("sk-pasted-0123456789abcdef");
+        Settings settings;
+        SettingsDialog dialog(&settings);
+        dialog.show();
+        auto *providers = dialog.findChild<QTableWidget *>(QStringLiteral("providersTable"));
+        auto *edit = dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit"));
+        auto *save = dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton"));
+        auto *result = dialog.findChild<QLabel *>(QStringLiteral("connectionResult"));
+        QVERIFY(providers && edit && save && result);
+        QVERIFY2(result->text().contains(QLatin1String("OPENAI_API_KEY")) && result->text().contains(QLatin1String("environment")),
+                 qPrintable(result->text()));
+        const int row = int(Settings::providers().indexOf(provider));
+        QTRY_COMPARE_WITH_TIMEOUT(providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::KeychainUnavailable), 2000);
+        providers->selectRow(row);
+        QVERIFY2(edit->placeholderText().contains(QLatin1String("OPENAI_API_KEY")), qPrintable(edit->placeholderText()));
+        QTest::keyClicks(edit, key);
+        QTest::mouseClick(save, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(result->text().contains(QLatin1String("was not stored")), 2000);
+        QVERIFY2(result->text().contains(QLatin1String("OPENAI_API_KEY")) && result->text().contains(QLatin1String("autocomp keys set openai")),
+                 qPrintable(result->text()));
+        QVERIFY(!result->text().contains(key));
+        QCOMPARE(edit->text(), key);
     }
 
     void prices()

@@ -6,15 +6,20 @@
 #include "agents/html_text.h"
 #include "agents/isa_filter.h"
 #include "fake_llm_server.h"
+#include "llm/llm_client.h"
 #include "model/repository.h"
 #include "model/target_scaffold.h"
 #include "store/run_store.h"
+#ifdef AUTOCOMP_HAVE_POPPLER
+#include "pdf/poppler_pdf_reader.h"
+#endif
 
 #include <QDir>
 #include <QFile>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -278,6 +283,69 @@ private Q_SLOTS:
         for (const auto &r : server.requests())
             pdfSeen = pdfSeen || (r.ruleName == QLatin1String("map-opt") && r.prompt.contains(QStringLiteral("two 128 KiB halves")));
         QVERIFY(pdfSeen);
+    }
+
+    // A cancel in this process (the wizard's Cancel Build, the CLI's Ctrl-C) drops the calls still queued in the
+    // client, and lets those already handed to the network finish: their answers are stored, and the next
+    // build waits for them instead of paying for them again. Counted per request key, so it holds however
+    // late the server reads a request sent before the cancel.
+    void cancelWaitsForCallsOnTheirWay()
+    {
+#ifdef AUTOCOMP_HAVE_POPPLER
+        PopplerPdfReader::install();
+#endif
+        test::FakeLlmServer server;
+        QVERIFY(server.listen());
+        QString error;
+        // The reduce answers take 2.5 s: two of them are on their way when the cancel comes, the third waits in
+        // the client's queue (two calls at a time).
+        QVERIFY2(server.loadScriptText(script().replace("delay_ms: 1500", "delay_ms: 2500"), m_dir.path(), &error), qPrintable(error));
+        qputenv("VLLM_API_BASE", (server.baseUrl().toString() + QStringLiteral("/v1")).toUtf8());
+        auto store = RunStore::open(m_dir.filePath(QStringLiteral("cancel.sqlite")), &error);
+        QVERIFY2(store, qPrintable(error));
+        LlmClient client;
+        client.setMaxInFlightPerProvider(2);
+        AgentBuildOptions options;
+        options.name = QStringLiteral("zephyr-cancel");
+        options.sources = {m_docs};
+        options.scope = QStringLiteral("int8 matrix kernels on the Zephyr-7");
+        options.model = QStringLiteral("vllm::builder-model");
+        AgentBuilder builder(options, &client, store.get());
+        QSignalSpy planReady(&builder, &AgentBuilder::planReady);
+        QSignalSpy failed(&builder, &AgentBuilder::failed);
+        QSignalSpy finished(&builder, &AgentBuilder::finished);
+        builder.collect();
+        QTRY_COMPARE_WITH_TIMEOUT(planReady.count(), 1, 20000);
+        builder.build();
+        QTRY_VERIFY_WITH_TIMEOUT(server.requestCount() >= 4 + 3 + 3 + 1, 20000); // filter, route, map, a reduce call
+        QCOMPARE(builder.stage(), AgentBuilder::Stage::Reducing);
+        builder.cancel();
+        QCOMPARE(failed.count(), 1);
+        const QString message = failed.first().first().toString();
+        const QRegularExpressionMatch counts =
+            QRegularExpression(QStringLiteral("^cancelled; (\\d+) answer\\(s\\) are kept in the store and the next build reuses them; (\\d+) call\\(s\\) already sent")).match(message);
+        QVERIFY2(counts.hasMatch(), qPrintable(message));
+        const int stored = counts.captured(1).toInt();
+        const int onTheWay = counts.captured(2).toInt();
+        QCOMPARE(builder.callsOnTheWay(), onTheWay);
+        QVERIFY2(onTheWay >= 1, qPrintable(message));          // the one the server has, at least
+        QVERIFY2(stored + onTheWay < 13, qPrintable(message)); // a call was still queued, and was dropped
+        const int sentBefore = builder.callsSent();
+        const int reusedBefore = builder.callsReused();
+
+        builder.build();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+        QCOMPARE(builder.callsOnTheWay(), 0);
+        QHash<QByteArray, int> received;
+        for (const auto &r : server.requests())
+            ++received[r.header("x-autocomp-request")];
+        for (auto it = received.cbegin(); it != received.cend(); ++it)
+            QVERIFY2(it.value() == 1, it.key().constData());
+        QCOMPARE(received.size(), 4 + 3 + 3 + 3);
+        // The second build reused the stored answers and those on their way, and sent only what never left.
+        QCOMPARE(builder.callsReused() - reusedBefore, stored + onTheWay);
+        QCOMPARE(builder.callsSent() - sentBefore, 13 - stored - onTheWay);
+        QCOMPARE(builder.callsSent(), server.requestCount());
     }
 
     void builtFilesLoadAsAnAgent()

@@ -36,6 +36,8 @@ public:
     void close();
 
     static QByteArray reasonPhrase(int status);
+    // Close the connection once the current response is finished (before writeHead: announced as such).
+    void setCloseAfterResponse(bool close) { m_closeAfterResponse = close; }
 
 Q_SIGNALS:
     void requestArrived(const autocomp::test::FakeHttpRequest& request);

@@ -394,7 +394,11 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
         }
         HttpHeaders headers{{"Content-Type", plan->contentType}};
         headers += plan->headers;
-        if (plan->chunked) {
+        if (m_closeAfterAnswer == CloseAfterAnswer::Delimited) {
+            // No framing at all: the answer ends where the connection closes.
+            headers.removeIf([](const auto& h) { return h.first.compare("Content-Length", Qt::CaseInsensitive) == 0; });
+            connection->setCloseAfterResponse(true);
+        } else if (plan->chunked) {
             headers.emplaceBack("Transfer-Encoding", "chunked");
         } else if (plan->abortAfterParts < 0 && !plan->hang && plan->endless.isEmpty()) {
             qsizetype length = 0;
@@ -419,7 +423,7 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
             connection->abort();
             return;
         }
-        if (plan->chunked)
+        if (plan->chunked && m_closeAfterAnswer != CloseAfterAnswer::Delimited)
             FakeHttpConnection::appendChunk(&out, plan->parts.at(next));
         else
             out += plan->parts.at(next);
@@ -455,9 +459,11 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
         QTimer::singleShot(plan->partDelayMs, connection, [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
         return;
     }
-    if (plan->chunked)
+    if (plan->chunked && m_closeAfterAnswer != CloseAfterAnswer::Delimited)
         out += "0\r\n\r\n";
     connection->writeRaw(out);
+    if (m_closeAfterAnswer == CloseAfterAnswer::Framed)
+        connection->setCloseAfterResponse(true); // keep-alive was announced; closed all the same
     if (m_timing.isOpen() && m_requestOf.contains(connection)) {
         const RecordedRequest& record = m_requests.at(m_requestOf.value(connection));
         QByteArray tag;

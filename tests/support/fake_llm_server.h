@@ -48,6 +48,13 @@ public:
     // the client's own clock readings a benchmark can tell the server's time from the client's.
     bool setTimingFile(const QString& path);
 
+    // A healthy peer that ends every answer by closing the connection, as HTTP/1.x allows:
+    //  Delimited: the body has no Content-Length and no chunked framing ("Connection: close"); its end is the close.
+    //  Framed: the body is framed as usual and keep-alive is announced, but the connection closes right after.
+    // Every answer is complete; a client must keep each one.
+    enum class CloseAfterAnswer { Off, Delimited, Framed };
+    void setCloseAfterAnswer(CloseAfterAnswer mode) { m_closeAfterAnswer = mode; }
+
     QList<RecordedRequest> requests() const { return m_requests; }
     int requestCount() const { return int(m_requests.size()); }
     int connectionsAccepted() const { return m_connectionsAccepted; }
@@ -78,6 +85,7 @@ private:
     QHash<FakeHttpConnection*, int> m_requestOf; // the request each connection is answering
     QSet<FakeHttpConnection*> m_inFlight;
     int m_peakInFlight = 0;
+    CloseAfterAnswer m_closeAfterAnswer = CloseAfterAnswer::Off;
     int m_connectionsAccepted = 0;
 };
 

@@ -28,7 +28,12 @@ int main(int argc, char** argv)
                                           QStringLiteral("Append a line per answered request: its X-Autocomp-Request header and "
                                                          "the monotonic ns when it was read and when its answer was written."),
                                           QStringLiteral("file"));
-    parser.addOptions({scriptOption, portOption, logOption, timingOption});
+    const QCommandLineOption closeOption(QStringLiteral("close-after-answer"),
+                                         QStringLiteral("End every answer by closing the connection: 'delimited' (no length, no "
+                                                        "chunking: the close ends the body) or 'framed' (framed, keep-alive "
+                                                        "announced, closed all the same)."),
+                                         QStringLiteral("mode"));
+    parser.addOptions({scriptOption, portOption, logOption, timingOption, closeOption});
     parser.process(app);
 
     if (!parser.isSet(scriptOption)) {
@@ -43,6 +48,17 @@ int main(int argc, char** argv)
     }
 
     FakeLlmServer server;
+    if (parser.isSet(closeOption)) {
+        const QString mode = parser.value(closeOption);
+        if (mode == QLatin1String("delimited"))
+            server.setCloseAfterAnswer(FakeLlmServer::CloseAfterAnswer::Delimited);
+        else if (mode == QLatin1String("framed"))
+            server.setCloseAfterAnswer(FakeLlmServer::CloseAfterAnswer::Framed);
+        else {
+            std::fprintf(stderr, "fake-llm-server: --close-after-answer: '%s' is not delimited or framed\n", qPrintable(mode));
+            return 2;
+        }
+    }
     QString error;
     if (!server.loadScript(parser.value(scriptOption), &error)) {
         std::fprintf(stderr, "fake-llm-server: %s\n", qPrintable(error));

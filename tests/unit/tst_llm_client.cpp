@@ -4,6 +4,7 @@
 #include "llm/model_spec.h"
 
 #include "fake_llm_server.h"
+#include "tinyproxy.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -525,9 +526,10 @@ void TestLlmClient::proxy()
     QFETCH(bool, systemConfiguration);
     QFETCH(bool, stream);
     QFETCH(bool, excluded);
-    const QString tinyproxy = QStandardPaths::findExecutable(u"tinyproxy"_s);
-    if (tinyproxy.isEmpty())
-        QSKIP("tinyproxy is not installed (packaging/install-deps.sh --test installs it)");
+    test::TinyProxy proxy;
+    QString why;
+    if (!proxy.start(&why))
+        QSKIP(qPrintable(why));
     QString host = u"127.0.0.1"_s;
     QHostAddress address(QHostAddress::LocalHost);
     if (systemConfiguration) {
@@ -546,38 +548,12 @@ void TestLlmClient::proxy()
     QString error;
     QVERIFY(server.loadScriptText("rules:\n  - responses:\n      - {content: \"through the proxy\", chunk_delay_ms: 5}\n", QString(), &error));
 
-    QTemporaryDir dir;
-    quint16 proxyPort = 0;
-    {
-        QTcpServer probe;
-        QVERIFY(probe.listen(QHostAddress::LocalHost));
-        proxyPort = probe.serverPort();
-    }
-    QFile conf(dir.filePath(u"tinyproxy.conf"_s));
-    QVERIFY(conf.open(QIODevice::WriteOnly));
-    conf.write(u"Port %1\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\nAllow 127.0.0.0/8\nLogLevel Info\nLogFile \"%2\"\nPidFile \"%3\"\n"_s
-                   .arg(proxyPort)
-                   .arg(dir.filePath(u"tinyproxy.log"_s), dir.filePath(u"tinyproxy.pid"_s))
-                   .toUtf8());
-    conf.close();
-    QProcess proxy;
-    proxy.setProcessChannelMode(QProcess::MergedChannels);
-    proxy.start(tinyproxy, {u"-d"_s, u"-c"_s, conf.fileName()});
-    QVERIFY2(proxy.waitForStarted(), qPrintable(proxy.errorString()));
-    QTRY_VERIFY_WITH_TIMEOUT(([&] {
-                                 QTcpSocket socket;
-                                 socket.connectToHost(QHostAddress::LocalHost, proxyPort);
-                                 return socket.waitForConnected(200);
-                             }()),
-                             10000);
-    const QString proxyUrl = u"http://127.0.0.1:%1"_s.arg(proxyPort);
+    const QString proxyUrl = proxy.url();
     const QByteArray oldHttpProxy = qgetenv("http_proxy");
     const QByteArray oldNoProxy = qgetenv("no_proxy");
     const auto restore = qScopeGuard([&] {
         qputenv("http_proxy", oldHttpProxy);
         qputenv("no_proxy", oldNoProxy);
-        proxy.kill();
-        proxy.waitForFinished();
     });
     if (systemConfiguration) {
         qputenv("http_proxy", proxyUrl.toLatin1());
@@ -592,7 +568,7 @@ void TestLlmClient::proxy()
     r.spec = *spec;
     LlmReply *reply = m_client->send(r);
     QVERIFY(waitFor(reply));
-    QVERIFY2(reply->response().ok, qPrintable(reply->response().error + u"\n"_s + QString::fromUtf8(proxy.readAll())));
+    QVERIFY2(reply->response().ok, qPrintable(reply->response().error + u"\n"_s + proxy.output()));
     QCOMPARE(reply->response().text, u"through the proxy"_s);
     QCOMPARE(server.requestCount(), 1);
     // tinyproxy says where a request passed through it in a Via header.

@@ -6,6 +6,7 @@
 #include "llm/price_table.h"
 
 #include "fake_llm_server.h"
+#include "tinyproxy.h"
 
 #include <QDir>
 #include <QFile>
@@ -98,6 +99,8 @@ private Q_SLOTS:
     void responseAndUsage();
     void faults_data();
     void faults();
+    void closeAfterEveryAnswer_data();
+    void closeAfterEveryAnswer();
     void unsupportedParameterIsDropped_data();
     void unsupportedParameterIsDropped();
     void unsupportedParameterName_data();
@@ -410,6 +413,79 @@ void TestLlmProviders::faults_data()
                     << modelTemplate(format) << stream << s.responses << s.maxRetries << s.idleMs << s.ok << s.requests << s.errorContains
                     << (s.partialWhenStreaming && stream);
         }
+}
+
+void TestLlmProviders::closeAfterEveryAnswer_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("stream");
+    QTest::addColumn<int>("mode");
+    QTest::addColumn<bool>("viaProxy");
+    for (const QString &format : formats())
+        for (bool stream : {true, false}) {
+            if (format == u"bedrock" && stream)
+                continue; // Bedrock's ConverseStream (binary event stream) is not spoken by the local server
+            for (const auto &[mode, modeName] : {std::pair{FakeLlmServer::CloseAfterAnswer::Delimited, "close-delimited"},
+                                                 std::pair{FakeLlmServer::CloseAfterAnswer::Framed, "framed, then closed"}})
+                for (bool viaProxy : {false, true}) {
+                    // Framed and closed behind a proxy is a race no client can win: the proxy may take the next
+                    // request whole before it sees the close, and such a request may have been billed (the
+                    // client says so rather than send it again).
+                    if (mode == FakeLlmServer::CloseAfterAnswer::Framed && viaProxy)
+                        continue;
+                    QTest::addRow("%s, %s, %s, %s", qPrintable(format), stream ? "streaming" : "whole body", modeName,
+                                  viaProxy ? "through tinyproxy" : "direct")
+                        << modelTemplate(format) << stream << int(mode) << viaProxy;
+                }
+        }
+}
+
+// A healthy peer that ends every answer by closing the connection (valid HTTP/1.x): every answer that
+// arrived whole is kept, a 500 or an error event before one does not cost it, and the tokens are the sum
+// of what the server reported. Six requests, three at a time, so connections are opened, closed and reused under each other.
+void TestLlmProviders::closeAfterEveryAnswer()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, stream);
+    QFETCH(int, mode);
+    QFETCH(bool, viaProxy);
+    test::TinyProxy proxy;
+    if (viaProxy) {
+        QString why;
+        if (!proxy.start(&why))
+            QSKIP(qPrintable(why));
+        QVERIFY2(m_client->setProxy(proxy.url(), &why), qPrintable(why));
+    }
+    m_server->setCloseAfterAnswer(FakeLlmServer::CloseAfterAnswer(mode));
+    const QByteArray answer = "{content: \"The answer is forty-two, computed with care.\", usage: {prompt_tokens: 100, completion_tokens: 7}}";
+    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses:\n"
+                       "      - {status: 500, error_message: \"Internal\", headers: {retry-after-ms: \"10\"}}\n"
+                       "      - " + answer + "\n      - " + answer + "\n"
+                       "      - {content: \"half\", fault: error_event, error_message: \"Overloaded right now\"}\n"));
+    m_client->setMaxRetries(6); // two of every four answers are errors: a request may meet several in a row
+    m_client->setMaxInFlightPerProvider(3);
+    QList<LlmReply *> replies;
+    for (int i = 0; i < 6; ++i)
+        replies << m_client->send(request(model, stream));
+    qint64 tokensIn = 0, tokensOut = 0;
+    for (LlmReply *reply : std::as_const(replies)) {
+        QVERIFY(waitFor(reply));
+        const LlmResponse &r = reply->response();
+        QVERIFY2(r.ok, qPrintable(r.error + u" | attempts: "_s + r.attempts.join(u"; "_s)));
+        QCOMPARE(r.text, u"The answer is forty-two, computed with care."_s);
+        tokensIn += r.tokensIn;
+        tokensOut += r.tokensOut;
+        reply->deleteLater();
+    }
+    // Every answer the server wrote was kept: 6 answers (the 500s and the error events cost nothing and
+    // were sent again).
+    int answered = 0;
+    for (const auto &recorded : m_server->requests())
+        answered += recorded.responseIndex == 1 || recorded.responseIndex == 2;
+    QCOMPARE(answered, 6);
+    QCOMPARE(tokensIn, qint64(600));
+    QCOMPARE(tokensOut, qint64(42));
+    QCOMPARE(m_client->inFlight(), 0);
 }
 
 void TestLlmProviders::faults()

@@ -1,9 +1,16 @@
 // SecretStore against a real keychain: gnome-keyring on a private session bus, started by
-// tests/support/with-keyring.sh (see tests/unit/CMakeLists.txt).
+// tests/support/with-keyring.sh (see tests/unit/CMakeLists.txt); and without any session bus.
 #include "secrets/secret_store.h"
 
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <utility>
 
 using namespace autocomp;
 
@@ -120,6 +127,81 @@ private Q_SLOTS:
         QVERIFY(!SecretStore::redact(QStringLiteral("secret wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")).contains(QStringLiteral("EXAMPLEKEY")));
         qunsetenv("AWS_ACCESS_KEY_ID");
         qunsetenv("AWS_SECRET_ACCESS_KEY");
+    }
+
+    // A server or a fresh VM: no D-Bus session bus, no user bus, no display for dbus-launch. Every answer comes at
+    // once (no 20 s timeout), and the programs say in one line that keys come from the environment, naming the
+    // variables, instead of printing a line per provider at every start.
+    void withoutSessionBus()
+    {
+        QTemporaryDir runtime;
+        QVERIFY(runtime.isValid());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"));
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
+        const QByteArray bus = qgetenv("DBUS_SESSION_BUS_ADDRESS");
+        const QByteArray display = qgetenv("DISPLAY");
+        const QByteArray runtimeDir = qgetenv("XDG_RUNTIME_DIR");
+        const auto restore = qScopeGuard([&] {
+            for (const auto &[name, value] : {std::pair{"DBUS_SESSION_BUS_ADDRESS", bus}, std::pair{"DISPLAY", display},
+                                              std::pair{"XDG_RUNTIME_DIR", runtimeDir}})
+                value.isNull() ? qunsetenv(name) : qputenv(name, value);
+        });
+        qunsetenv("DBUS_SESSION_BUS_ADDRESS");
+        qunsetenv("DISPLAY");
+        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(runtime.path()));
+
+        QString reason;
+        QVERIFY(!SecretStore::keychainReachable(&reason));
+        QVERIFY2(reason.contains(QLatin1String("D-Bus")), qPrintable(reason));
+        const QString notice = SecretStore::environmentOnlyNotice(reason);
+        QVERIFY(!notice.contains(QLatin1Char('\n')));
+        for (const char *variable : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"})
+            QVERIFY2(notice.contains(QLatin1String(variable)), qPrintable(notice));
+
+        SecretStore store;
+        QSignalSpy read(&store, &SecretStore::keyRead);
+        QElapsedTimer timer;
+        timer.start();
+        store.readStoredKey(QStringLiteral("openai"));
+        QTRY_COMPARE_WITH_TIMEOUT(read.size(), 1, 2000);
+        QCOMPARE_STATUS(read.at(0).at(2).value<KeyStatus>(), KeyStatus::KeychainUnavailable);
+        QCOMPARE(read.at(0).at(3).toString(), reason);
+        QString error;
+        QVERIFY(!SecretStore::writeBlocking(QStringLiteral("openai"), m_key, &error));
+        QCOMPARE(error, reason);
+        QVERIFY2(timer.elapsed() < 2000, qPrintable(QString::number(timer.elapsed())));
+
+        // The CLI: `keys list` says it once, in one line, on standard error; `keys set` says where the key can go.
+        const QString cli = qEnvironmentVariable("AUTOCOMP_CLI");
+        if (cli.isEmpty())
+            QSKIP("AUTOCOMP_CLI is not set (ctest sets it)");
+        QProcess list;
+        list.setProcessEnvironment(env);
+        list.start(cli, {QStringLiteral("keys"), QStringLiteral("list")});
+        QVERIFY(list.waitForFinished(30000));
+        const QStringList errLines = QString::fromUtf8(list.readAllStandardError()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QString out = QString::fromUtf8(list.readAllStandardOutput());
+        QCOMPARE(errLines.size(), 1);
+        QVERIFY2(errLines.first().contains(QLatin1String("OPENAI_API_KEY")) && errLines.first().contains(QLatin1String("environment")),
+                 qPrintable(errLines.first()));
+        QCOMPARE(out.count(QLatin1Char('\n')), SecretStore::providers().size());
+        QVERIFY2(out.contains(QLatin1String("keychain unavailable")), qPrintable(out));
+
+        QProcess set;
+        set.setProcessEnvironment(env);
+        set.start(cli, {QStringLiteral("keys"), QStringLiteral("set"), QStringLiteral("anthropic")});
+        QVERIFY(set.waitForStarted());
+        set.write(m_key.toUtf8() + '\n');
+        set.closeWriteChannel();
+        QVERIFY(set.waitForFinished(30000));
+        QCOMPARE(set.exitCode(), 1);
+        const QString setErr = QString::fromUtf8(set.readAllStandardError());
+        QCOMPARE(setErr.trimmed().count(QLatin1Char('\n')), 0);
+        QVERIFY2(setErr.contains(QLatin1String("set ANTHROPIC_API_KEY in the environment")), qPrintable(setErr));
+        QVERIFY(!setErr.contains(m_key));
     }
 
     void redaction()
