@@ -184,7 +184,8 @@ QString usage()
     text += QStringLiteral("\nThe store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.\n"
                            "Exit status: 0 success (a run: finished with at least one evaluated candidate), 1 error, 2 usage,\n"
                            "3 evaluated but not correct / run failed (every LLM call failed, or the starting code is wrong),\n"
-                           "4 run stopped or paused (`autocomp resume RUN_ID` continues it). With several runs, the worst.\n");
+                           "4 run stopped or paused (`autocomp resume RUN_ID` continues it), or taken over by another process.\n"
+                           "With several runs, the worst. `resume` of a run that has ended reports it: 0 finished, 3 failed.\n");
     return text;
 }
 
@@ -344,26 +345,35 @@ void printJson(const QJsonObject &o)
     out().flush();
 }
 
-void printSummary(const RunInfo &final, const RunSetup &setup)
+// alreadyEnded: `resume` of a run that had ended before, said as such.
+void printSummary(const RunInfo &final, const QString &unit, bool reuseAcrossRuns, const QString &storePath, bool alreadyEnded = false)
 {
     // A reason with a log (a machine's failure: the step's whole output) keeps its lines, indented.
     const qsizetype newline = final.stopReason.indexOf(QLatin1Char('\n'));
-    out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason.left(newline) << ")\n";
+    if (alreadyEnded)
+        out() << "run " << final.id << " already finished (" << toString(final.state) << ": " << final.stopReason.left(newline) << ")\n";
+    else
+        out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason.left(newline) << ")\n";
     if (newline >= 0) {
         const QStringList lines = final.stopReason.mid(newline + 1).split(QLatin1Char('\n'));
         for (const QString &line : lines)
             out() << "    " << line << '\n';
     }
     if (final.bestCandidateId)
-        out() << "baseline " << final.baselineScore << ' ' << setup.target.metricUnit << ", best " << final.bestScore << ' '
-              << setup.target.metricUnit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
+        out() << "baseline " << final.baselineScore << ' ' << unit << ", best " << final.bestScore << ' '
+              << unit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
               << "x\n";
     out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
-    if (setup.config.llm.reuseAcrossRuns)
+    if (reuseAcrossRuns)
         out() << "answers reused across runs (llm.reuse_answers: across_runs)\n";
-    if (auto store = RunStore::open(setup.storePath, {.create = false, .allowReadOnly = true}, nullptr))
+    if (auto store = RunStore::open(storePath, {.create = false, .allowReadOnly = true}, nullptr))
         cli::printRunNotes(*store, final, out());
     out().flush();
+}
+
+void printSummary(const RunInfo &final, const RunSetup &setup)
+{
+    printSummary(final, setup.target.metricUnit, setup.config.llm.reuseAcrossRuns, setup.storePath);
 }
 
 // Drives one or more runs in this process (RunManager: one LLM client and one set of evaluation slots for
@@ -398,6 +408,10 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
         engines << engine;
     }
     QObject::connect(&manager, &RunManager::runFinished, [&finals](SearchEngine *engine, const RunInfo &run) { finals[engine] = run; });
+    // Runs another process took over while this one was not heard from (stopped past the lease's timeout).
+    QHash<SearchEngine *, RunLease> lostTo;
+    for (SearchEngine *engine : std::as_const(engines))
+        QObject::connect(engine, &SearchEngine::leaseLost, [engine, &lostTo](const RunLease &holder) { lostTo[engine] = holder; });
     QObject::connect(&manager, &RunManager::idle, [] { QCoreApplication::exit(0); });
     int started = 0;
     bool failedToStart = false;
@@ -432,9 +446,24 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
         if (!engine)
             continue;
         const RunInfo final = finals.value(engine);
-        const int code = cli::runExitCode(final);
+        const auto lost = lostTo.constFind(engine);
+        const int code = lost != lostTo.cend() ? int(cli::RunExitStopped) : cli::runExitCode(final);
         if (rank(code) > rank(exitCode))
             exitCode = code;
+        if (lost != lostTo.cend()) {
+            // The run goes on in the other process: this one says so, and nothing of the run as it knew it.
+            const QString holder = lost->held() ? QStringLiteral("pid %1 on %2").arg(lost->pid).arg(lost->host) : QStringLiteral("another process");
+            if (json)
+                all.append(QJsonObject{{QStringLiteral("run_id"), final.id},
+                                       {QStringLiteral("driven_by"), holder},
+                                       {QStringLiteral("driver_pid"), lost->pid},
+                                       {QStringLiteral("driver_host"), lost->host},
+                                       {QStringLiteral("lease_lost"), true}});
+            else
+                out() << "run " << final.id << " is driven by " << holder
+                      << " now: this process lost the run's lease to it and stopped, writing nothing" << Qt::endl;
+            continue;
+        }
         if (json)
             all.append(runJson(final));
         else
@@ -478,6 +507,17 @@ int cmdResume(const Args &args)
     QStringList errors;
     const QString where = QStringLiteral("run %1's stored configuration").arg(runId);
     const auto config = RunConfig::fromYaml(run->configYaml.toUtf8(), where, &errors);
+    if (run->state == RunState::Finished || run->state == RunState::Failed) {
+        // Nothing to drive (nor its target needed): the run as it ended, with the exit status of that end.
+        if (args.flag(QStringLiteral("--json"))) {
+            QJsonObject o = runJson(*run);
+            o.insert(QStringLiteral("already_finished"), true);
+            printJson(o);
+        } else {
+            printSummary(*run, runUnit(*run), config && config->llm.reuseAcrossRuns, storePath(args), true);
+        }
+        return cli::runExitCode(*run);
+    }
     std::optional<RunSetup> setup;
     if (config)
         setup = prepareRun(*config, run->configYaml.toUtf8(), Repository(), storePath(args), &errors);

@@ -52,17 +52,30 @@ bool ended(RunState state)
 }
 
 // Records the state of a run no process drives. Calls it had in flight when its process died stay unconfirmed.
-int recordDirectly(RunStore &store, RunInfo run, RunState wanted, const QString &command, QTextStream &out, QTextStream &err)
+// The lease is read again in the transaction that writes: nullopt (nothing written) when a process took the run
+// over meanwhile, which is then asked instead.
+std::optional<int> recordDirectly(RunStore &store, qint64 runId, RunState wanted, const QString &command, QTextStream &out, QTextStream &err)
 {
-    run.state = wanted;
-    run.stopReason = QStringLiteral("%1 while no process was driving it").arg(command == QLatin1String("pause") ? QStringLiteral("paused")
-                                                                                                                 : QStringLiteral("stopped"));
-    if (!store.updateRun(run) || !store.settleInFlightCalls(run.id) || !store.requestState(run.id, {})) {
-        err << "autocomp: cannot record run " << run.id << "'s state: " << store.lastError() << Qt::endl;
+    store.beginBatch();
+    const auto lease = store.lease(runId);
+    if (lease && lease->alive) {
+        store.endBatch(false);
+        return std::nullopt;
+    }
+    std::optional<RunInfo> run = store.run(runId);
+    bool ok = run.has_value();
+    if (ok) {
+        run->state = wanted;
+        run->stopReason = QStringLiteral("%1 while no process was driving it").arg(command == QLatin1String("pause") ? QStringLiteral("paused")
+                                                                                                                      : QStringLiteral("stopped"));
+        ok = store.updateRun(*run) && store.settleInFlightCalls(runId) && store.requestState(runId, {});
+    }
+    if (!store.endBatch(ok) || !ok) {
+        err << "autocomp: cannot record run " << runId << "'s state: " << (run ? store.lastError() : QStringLiteral("it was deleted")) << Qt::endl;
         return 1;
     }
-    out << "run " << run.id << ' ' << toString(wanted) << " (no process was driving it; `autocomp resume " << run.id
-        << "` continues it)" << Qt::endl;
+    out << "run " << runId << ' ' << toString(wanted) << " (no process was driving it; `autocomp resume " << runId << "` continues it)"
+        << Qt::endl;
     return 0;
 }
 
@@ -85,8 +98,10 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
         return 1;
     }
     const auto lease = store.lease(runId);
-    if (!lease || !lease->alive)
-        return recordDirectly(store, *run, wanted, command, out, err);
+    if (!lease || !lease->alive) {
+        if (const auto recorded = recordDirectly(store, runId, wanted, command, out, err))
+            return *recorded;
+    }
     if (!store.requestState(runId, command)) {
         err << "autocomp: cannot ask run " << runId << " to " << command << ": " << store.lastError() << Qt::endl;
         return 1;
@@ -109,8 +124,16 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
         if (!now || !now->alive) {
             // Its driver ended without recording the state (killed meanwhile).
             run = store.run(runId);
-            if (run && !ended(run->state) && run->state != wanted)
-                return recordDirectly(store, *run, wanted, command, out, err);
+            if (run && !ended(run->state) && run->state != wanted) {
+                if (const auto recorded = recordDirectly(store, runId, wanted, command, out, err))
+                    return *recorded;
+                // Taken over meanwhile, by a process that cleared the requests it found: asked again.
+                if (!store.requestState(runId, command)) {
+                    err << "autocomp: cannot ask run " << runId << " to " << command << ": " << store.lastError() << Qt::endl;
+                    return 1;
+                }
+                continue;
+            }
             out << "run " << runId << ' ' << toString(run ? run->state : wanted) << Qt::endl;
             return 0;
         }

@@ -166,6 +166,15 @@ LlmReply *LlmClient::send(const LlmRequest &request)
     auto *reply = new LlmReply(request, this);
     reply->m_clock.start();
     auto queue = std::find_if(m_queues.begin(), m_queues.end(), [&](const OwnerQueue &q) { return q.owner == request.owner; });
+    if (!m_service.contains(request.owner)) {
+        std::optional<qint64> level;
+        for (const OwnerQueue &q : std::as_const(m_queues))
+            level = std::min(level.value_or(m_service.value(q.owner)), m_service.value(q.owner));
+        for (auto it = m_inFlightPerOwner.cbegin(); it != m_inFlightPerOwner.cend(); ++it)
+            if (it.value() > 0)
+                level = std::min(level.value_or(m_service.value(it.key())), m_service.value(it.key()));
+        m_service.insert(request.owner, level.value_or(0));
+    }
     if (queue == m_queues.end())
         m_queues.append(OwnerQueue{request.owner, {reply}});
     else
@@ -186,13 +195,19 @@ void LlmClient::pump()
 {
     const LlmClientCpu::Scope clientCpu;
     m_pumpPosted = false;
-    // Owners take turns: each turn starts the oldest request of the next owner whose provider has a free
-    // slot. Within an owner requests keep their arrival order, skipping those whose provider is at its limit.
+    // Fair shares: each slot goes to the owner (a run) with work waiting that has had the least service
+    // so far, ties in turn order from m_nextOwner; within an owner requests keep their arrival order,
+    // skipping those whose provider is at its limit. So no run waits behind another's queue, and a run
+    // that fell behind (its answers came slowly, it waited for its evaluations) catches up first.
     QList<QPointer<LlmReply>> cancelled;
     while (m_inFlight < m_globalLimit && !m_queues.isEmpty()) {
         LlmReply *next = nullptr;
-        for (qsizetype turn = 0; turn < m_queues.size() && !next; ++turn) {
+        qsizetype nextIndex = -1;
+        qsizetype nextAt = -1;
+        for (qsizetype turn = 0; turn < m_queues.size(); ++turn) {
             const qsizetype index = (m_nextOwner + turn) % m_queues.size();
+            if (next && m_service.value(m_queues.at(index).owner) >= m_service.value(m_queues.at(nextIndex).owner))
+                continue;
             QList<QPointer<LlmReply>> &replies = m_queues[index].replies;
             for (qsizetype i = 0; i < replies.size();) {
                 LlmReply *reply = replies.at(i);
@@ -203,12 +218,16 @@ void LlmClient::pump()
                 const QString &provider = reply->m_request.spec.provider;
                 if (m_inFlightPerProvider.value(provider) < m_providerLimits.value(provider, m_perProviderLimit)) {
                     next = reply;
-                    replies.removeAt(i);
-                    m_nextOwner = index + 1;
+                    nextIndex = index;
+                    nextAt = i;
                     break;
                 }
                 ++i;
             }
+        }
+        if (next) {
+            m_queues[nextIndex].replies.removeAt(nextAt);
+            m_nextOwner = nextIndex + 1;
         }
         // Owners with nothing queued leave the rotation; the turn order of the others is kept.
         for (qsizetype index = m_queues.size() - 1; index >= 0; --index) {
@@ -226,6 +245,8 @@ void LlmClient::pump()
         ++m_inFlight;
         ++m_inFlightPerProvider[next->m_request.spec.provider];
         ++m_startedPerOwner[next->m_request.owner];
+        ++m_service[next->m_request.owner];
+        ++m_inFlightPerOwner[next->m_request.owner];
         startAttempt(next);
     }
     // Finished last: a slot reacting to finished() may queue new requests.
@@ -856,6 +877,13 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     finish(reply);
 }
 
+bool LlmResponse::cutAtTokenLimit() const
+{
+    static const QStringList s_cut{QStringLiteral("length"), QStringLiteral("max_tokens"), QStringLiteral("MAX_TOKENS"),
+                                   QStringLiteral("max_output_tokens")};
+    return s_cut.contains(stopReason);
+}
+
 void LlmClient::price(LlmResponse *response, const LlmRequest &request)
 {
     if (!m_prices) {
@@ -930,6 +958,7 @@ void LlmClient::finish(LlmReply *reply)
         reply->m_totalTimer->stop();
     --m_inFlight;
     --m_inFlightPerProvider[reply->m_request.spec.provider];
+    --m_inFlightPerOwner[reply->m_request.owner];
     {
         const LlmClientCpu::Pause handlers;
         Q_EMIT reply->finished();

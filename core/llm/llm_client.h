@@ -78,6 +78,10 @@ struct LlmResponse {
     // Why each earlier attempt failed and whether it was sent again ("attempt 1: HTTP 529 ... - sent again").
     QStringList attempts;
     bool fromCache = false;
+
+    // The provider stopped the answer at the request's output-token limit (finish_reason "length",
+    // stop_reason "max_tokens", finishReason "MAX_TOKENS", incomplete "max_output_tokens").
+    bool cutAtTokenLimit() const;
 };
 
 // One request in flight (or queued). Emits finished() exactly once.
@@ -247,6 +251,12 @@ private:
     bool m_pumpPosted = false;
     QHash<QString, int> m_inFlightPerProvider;
     QHash<QString, qint64> m_startedPerOwner;
+    // Fair shares: each owner's service so far (requests started), and its requests in flight. The next
+    // slot goes to the owner with work waiting that has had the least service; an owner seen for the
+    // first time starts level with the least served of the active ones (those with requests waiting or in
+    // flight), so a new run neither waits behind old ones nor takes every slot until it has caught up.
+    QHash<QString, qint64> m_service;
+    QHash<QString, int> m_inFlightPerOwner;
     QHash<QString, int> m_providerLimits;
     int m_inFlight = 0;
     int m_perProviderLimit = 8;

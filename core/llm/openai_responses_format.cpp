@@ -45,8 +45,15 @@ void readResponse(const QJsonObject &response, bool takeText, WireResult *result
     result->stopReason = status;
     if (status == QLatin1String("failed"))
         result->error = failure(response);
-    else if (status == QLatin1String("incomplete"))
-        result->error = incomplete(response);
+    else if (status == QLatin1String("incomplete")) {
+        // Cut at the output limit: an answer all the same (billed), with the reason as its stop reason;
+        // whoever reads it decides what a cut answer is worth. Any other reason (a content filter) fails it.
+        const QString reason = response.value(QLatin1String("incomplete_details")).toObject().value(QLatin1String("reason")).toString();
+        if (reason == QLatin1String("max_output_tokens"))
+            result->stopReason = reason;
+        else
+            result->error = incomplete(response);
+    }
     if (!takeText)
         return;
     QString text;

@@ -1,5 +1,7 @@
 #include "model/run_config.h"
 
+#include <algorithm>
+
 #include "llm/llm_client.h"
 #include "model/yaml_reader.h"
 
@@ -279,7 +281,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
 
             if (const auto l = root["llm"]) {
                 r.checkKeys(l, QStringLiteral("llm"), {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"), QStringLiteral("reuse_answers"),
-                                                     QStringLiteral("resend_billed"), QStringLiteral("proxy")});
+                                                     QStringLiteral("resend_billed"), QStringLiteral("proxy"), QStringLiteral("max_tokens")});
                 if (l.IsMap()) {
                     if (const auto n = l["max_answer_bytes"])
                         if (auto v = r.integer(n, QStringLiteral("llm.max_answer_bytes")))
@@ -287,6 +289,9 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                     if (const auto n = l["max_prompt_bytes"])
                         if (auto v = r.integer(n, QStringLiteral("llm.max_prompt_bytes")))
                             config.llm.maxPromptBytes = *v;
+                    if (const auto n = l["max_tokens"])
+                        if (auto v = r.integer(n, QStringLiteral("llm.max_tokens")))
+                            config.llm.maxTokens = int(std::clamp<qint64>(*v, 0, 1 << 30));
                     if (const auto n = l["resend_billed"])
                         config.llm.resendBilled = r.boolean(n, QStringLiteral("llm.resend_billed")).value_or(false);
                     if (const auto n = l["proxy"]) {
@@ -467,6 +472,8 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'llm.max_answer_bytes' must be at least 1024");
     if (llm.maxPromptBytes < 1024)
         out << QStringLiteral("'llm.max_prompt_bytes' must be at least 1024");
+    if (llm.maxTokens < 256)
+        out << QStringLiteral("'llm.max_tokens' must be at least 256");
     return out;
 }
 
@@ -540,6 +547,7 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "max_prompt_bytes" << YAML::Value << static_cast<long long>(llm.maxPromptBytes);
     out << YAML::Key << "reuse_answers" << YAML::Value << (llm.reuseAcrossRuns ? "across_runs" : "per_run");
     out << YAML::Key << "resend_billed" << YAML::Value << llm.resendBilled;
+    out << YAML::Key << "max_tokens" << YAML::Value << llm.maxTokens;
     if (!llm.proxy.isEmpty())
         out << YAML::Key << "proxy" << YAML::Value << toStd(llm.proxy);
     out << YAML::EndMap;

@@ -105,6 +105,9 @@ struct LlmConfig {
     qint64 maxAnswerBytes = 4 * 1024 * 1024;
     // A prompt longer than this is not sent (e.g. one built around a huge plan); the call fails with the reason.
     qint64 maxPromptBytes = 2 * 1024 * 1024;
+    // The output-token limit of every request (max_tokens, max_output_tokens, maxOutputTokens): an answer
+    // the provider stops there is reported as cut, with this setting named.
+    int maxTokens = 8192;
     // Answers are reused per run and position (a resumed run pays nothing twice). With true, an answer paid
     // for in another run to the same request is reused too (replays, tests): `reuse_answers: across_runs`.
     bool reuseAcrossRuns = false;

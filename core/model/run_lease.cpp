@@ -25,4 +25,18 @@ QString RunLease::describe() const
         .arg(host, age < 0 ? QStringLiteral("never") : QStringLiteral("%1 s ago").arg(qMax<qint64>(0, age)));
 }
 
+int RunLease::timeoutSecs()
+{
+    static const int s_timeout = [] {
+        const int value = qEnvironmentVariableIntValue("AUTOCOMP_LEASE_TIMEOUT_S");
+        return value >= 2 ? value : 120;
+    }();
+    return s_timeout;
+}
+
+int RunLease::heartbeatIntervalMs()
+{
+    return qBound(500, timeoutSecs() * 1000 / 24, 5000);
+}
+
 } // namespace autocomp

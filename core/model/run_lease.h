@@ -22,6 +22,13 @@ struct RunLease {
     bool isThisProcess() const;
     // "pid 1234 on host1, heartbeat 3 s ago"
     QString describe() const;
+
+    // A heartbeat older than this says the owner is gone, even if its pid exists (reused after a kill or a
+    // reboot, or a process stopped with SIGSTOP): its lease is taken over. 120 s; the environment variable
+    // AUTOCOMP_LEASE_TIMEOUT_S (whole seconds, at least 2) sets it for tests that take a lease over.
+    static int timeoutSecs();
+    // How often the owner renews its heartbeat: 5 s, or a 24th of a shorter timeout (at least 0.5 s).
+    static int heartbeatIntervalMs();
 };
 
 } // namespace autocomp

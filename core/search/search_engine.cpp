@@ -439,9 +439,16 @@ void SearchEngine::pollControl()
 {
     if (m_done || !m_store || m_halted)
         return;
-    // The lease's heartbeat, every 5 s: other processes see that this run is driven (runs list, resume).
-    if (++m_heartbeatTick % 10 == 0 && !m_store->heartbeat(m_run.id)) {
+    // The lease's heartbeat (every 5 s by default): other processes see that this run is driven (runs list, resume).
+    const int heartbeatTicks = qMax(1, RunLease::heartbeatIntervalMs() / m_controlTimer->interval());
+    if (++m_heartbeatTick % heartbeatTicks == 0 && !m_store->heartbeat(m_run.id)) {
         storeFailed(QStringLiteral("renewing the run's lease"));
+        return;
+    }
+    // A process stopped past the lease's timeout (SIGSTOP, a suspended machine) may find the run taken over:
+    // it stops here, at the latest (its writes are refused anyway).
+    if (!m_store->checkLease(m_run.id) && m_store->lostLease(m_run.id)) {
+        leaseTakenOver();
         return;
     }
     takeRunRequests();
@@ -486,6 +493,7 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
     request.owner = QStringLiteral("run %1").arg(m_run.id);
     request.maxAnswerBytes = m_setup.config.llm.maxAnswerBytes; // per request: the client may serve other runs
     request.resendBilled = m_setup.config.llm.resendBilled;
+    request.maxTokens = m_setup.config.llm.maxTokens;
     request.system = PromptBuilder::systemPrompt(m_setup.target);
     request.prompt = prompt;
     request.sampleIndex = sampleIndex;
@@ -1138,11 +1146,19 @@ void SearchEngine::codeArrived(qint64 candidateId, const LlmResponse &response, 
         fail(QStringLiteral("%1 request failed: %2").arg(fix ? QStringLiteral("fix") : QStringLiteral("code"), response.error));
         return;
     }
+    // Cut at the output limit with no usable code: the model's limit, not a wrong answer; no fix is asked
+    // for (it would be cut the same way).
+    const QString cut = response.cutAtTokenLimit()
+        ? QStringLiteral("the answer was cut at the model's output limit (max_tokens %1, stop reason '%2'); raise llm.max_tokens in "
+                         "the run's configuration to let the model finish")
+              .arg(m_setup.config.llm.maxTokens)
+              .arg(response.stopReason)
+        : QString();
     if (m_setup.config.search.editMode && !fix) {
         const QString parentCode = m_candidates.value(c.parentId).code;
         const EditApplier::Result applied = EditApplier::apply(parentCode, EditApplier::parse(response.text));
         if (!applied.ok) {
-            fail(QStringLiteral("edit not applied: %1").arg(applied.error));
+            fail(cut.isEmpty() ? QStringLiteral("edit not applied: %1").arg(applied.error) : cut);
             return;
         }
         c.code = applied.code;
@@ -1151,7 +1167,7 @@ void SearchEngine::codeArrived(qint64 candidateId, const LlmResponse &response, 
     } else {
         const auto code = ResponseParser::extractCode(response.text, m_setup.target.language);
         if (!code || code->trimmed().isEmpty()) {
-            fail(QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language));
+            fail(cut.isEmpty() ? QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language) : cut);
             return;
         }
         c.code = *code;
@@ -1445,6 +1461,10 @@ void SearchEngine::suspend(const QString &reason)
 
 void SearchEngine::storeFailed(const QString &what)
 {
+    if (m_store->lostLease(m_run.id)) {
+        leaseTakenOver();
+        return;
+    }
     if (m_halted || m_done)
         return;
     m_halted = true;
@@ -1458,6 +1478,32 @@ void SearchEngine::storeFailed(const QString &what)
                 return;
             cancelInFlight();
             finish(RunState::Paused, m_haltReason);
+        },
+        Qt::QueuedConnection);
+}
+
+void SearchEngine::leaseTakenOver()
+{
+    if (m_lostTo)
+        return;
+    m_lostTo = m_store->lostLease(m_run.id).value_or(RunLease());
+    m_halted = true; // nothing is acted on or written any more
+    m_endAnnouncement = {};
+    log(QStringLiteral("run %1 was taken over by another process while this one was not heard from (%2): "
+                       "this process stops and leaves the run to it, writing nothing more")
+            .arg(m_run.id)
+            .arg(m_lostTo->held() ? QStringLiteral("now driven by %1").arg(m_lostTo->describe())
+                                  : QStringLiteral("no process drives it now")));
+    // From the event loop: the handler that hit the refused write unwinds first and its transaction is rolled back.
+    QMetaObject::invokeMethod(
+        this,
+        [this] {
+            cancelInFlight();
+            m_done = true;
+            if (m_controlTimer)
+                m_controlTimer->stop();
+            Q_EMIT leaseLost(*m_lostTo);
+            Q_EMIT finished(m_run);
         },
         Qt::QueuedConnection);
 }
@@ -1477,6 +1523,14 @@ QString SearchEngine::failureOf() const
             .arg(m_failedCalls)
             .arg(m_failedCalls + m_okCalls)
             .arg(m_lastLlmError);
+    // Say the most common reason the answers were unusable (e.g. every one cut at the output limit).
+    QHash<QString, int> reasons;
+    for (const Candidate &c : m_candidates)
+        if (c.origin != CandidateOrigin::Root && c.code.isEmpty() && !c.error.isEmpty())
+            ++reasons[c.error.section(QLatin1Char(';'), 0, 0)];
+    const auto most = std::max_element(reasons.cbegin(), reasons.cend());
+    if (most != reasons.cend())
+        return QStringLiteral("no candidate was evaluated (no answer held usable code; %1 of them: %2)").arg(*most).arg(most.key());
     return QStringLiteral("no candidate was evaluated (no answer held usable code)");
 }
 
@@ -1523,6 +1577,11 @@ void SearchEngine::finish(RunState state, const QString &reason)
         for (const RunRequest &request : m_store->pendingRunRequests(m_run.id))
             m_store->settleRunRequest(request.id, 0, QStringLiteral("the run has ended (%1)").arg(toString(m_run.state)));
         m_store->releaseLease(m_run.id);
+    }
+    if (m_store && m_store->lostLease(m_run.id)) {
+        // Taken over by another process: none of the end was written, and none is announced.
+        leaseTakenOver();
+        return;
     }
     if (m_store && m_store->inBatch()) {
         // Announced once the enclosing transaction is committed (inBatch): an end that is not stored is not claimed.

@@ -7,6 +7,7 @@
 #include "model/problem.h"
 #include "model/run_config.h"
 #include "model/run_info.h"
+#include "model/run_lease.h"
 #include "model/target.h"
 #include "llm/price_table.h"
 
@@ -80,6 +81,9 @@ public:
     qint64 runId() const { return m_run.id; }
     RunInfo runInfo() const { return m_run; }
     RunState state() const { return m_run.state; }
+    // The process that took this run over (its lease) while this one was not heard from (stopped, cut off):
+    // this engine then ended without writing anything more. nullopt otherwise.
+    std::optional<RunLease> lostTo() const { return m_lostTo; }
     QList<qint64> beam() const { return m_beam; }
     Candidate candidate(qint64 id) const { return m_candidates.value(id); }
     LlmClient *llmClient() const { return m_llm; }
@@ -103,6 +107,9 @@ Q_SIGNALS:
     void usageChanged(qint64 tokensIn, qint64 tokensOut, double usd, qint64 calls);
     void logMessage(const QString &message);
     void finished(const autocomp::RunInfo &run);
+    // Another process took the run over: this engine stops and writes nothing more; finished() follows, with the
+    // run as this engine last knew it (the store has the new driver's).
+    void leaseLost(const autocomp::RunLease &holder);
 
 private:
     using LlmCallback = std::function<void(const LlmResponse &response, qint64 callId)>;
@@ -138,6 +145,8 @@ private:
     // A write to the store failed (disk full, I/O error, read-only): nothing acts on unstored work any more,
     // and the run ends paused with the reason; `resume` continues it once the store can be written.
     void storeFailed(const QString &what);
+    // The store says another process drives the run now: stop at once, write nothing (not even the end).
+    void leaseTakenOver();
     // Runs `work` in one store transaction; requests it sends leave only once that transaction is committed.
     void inBatch(const std::function<void()> &work);
     // Why a finished run counts as failed (nothing was evaluated); empty when it does not.
@@ -201,6 +210,7 @@ private:
     int m_failedCalls = 0;
     QString m_lastLlmError;
     int m_heartbeatTick = 0;
+    std::optional<RunLease> m_lostTo;
     std::optional<PriceTable> m_prices;
     QString m_drainReason;
     QElapsedTimer m_clock;

@@ -9,6 +9,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QThread>
 #include <QSysInfo>
 #include <QUrl>
 #include <QCoreApplication>
@@ -162,6 +163,15 @@ QString classify(const QSqlError &error, const QString &path)
     return QStringLiteral("%1: %2: %3").arg(kind, path, text);
 }
 
+// How often opening a store tries again where SQLite stays busy past its busy timeout.
+constexpr int s_busyRetries = 8;
+
+bool isBusy(const QSqlError &error)
+{
+    const int code = error.nativeErrorCode().toInt() & 0xff;
+    return code == 5 || code == 6; // SQLITE_BUSY, SQLITE_LOCKED
+}
+
 QString hostName()
 {
     static const QString s_host = QSysInfo::machineHostName();
@@ -177,9 +187,9 @@ bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
 {
     if (pid <= 0)
         return false;
-    // The engine renews its heartbeat every 5 s. One older than this is a dead owner even if its pid exists
-    // (the pid was reused after a kill or a reboot).
-    const bool recent = heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < 120;
+    // The engine renews its heartbeat every RunLease::heartbeatIntervalMs(). One older than the timeout is a dead
+    // owner even if its pid exists (the pid was reused after a kill or a reboot, or the process is stopped).
+    const bool recent = heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < RunLease::timeoutSecs();
     if (host == hostName()) {
         if (pid == ownPid())
             return true;
@@ -252,8 +262,10 @@ bool RunStore::beginBatch()
 {
     // IMMEDIATE takes the write lock now (waiting out another writer with the busy timeout) rather than at
     // the first write, where a stale read snapshot could only fail.
-    if (m_batchDepth == 0)
+    if (m_batchDepth == 0) {
         m_batchFailed = false;
+        m_leaseChecked.clear();
+    }
     QSqlQuery &q = query(m_batchDepth == 0 ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("SAVEPOINT batch%1").arg(m_batchDepth));
     const bool ok = q.exec();
     ++m_batchDepth;
@@ -486,14 +498,68 @@ bool RunStore::migrate(QString *error)
             return false;
         }
     }
-    q.exec(QStringLiteral("PRAGMA journal_mode=WAL"));
+    q.finish(); // no read transaction left open: the exclusive transaction below must not need to upgrade one
+    // Several processes may open a new store at once (two `run`s, an `import`): WAL is set outside a transaction,
+    // again where another connection held the file at that moment.
+    for (int attempt = 0; attempt < s_busyRetries; ++attempt) {
+        if (q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !isBusy(q.lastError()))
+            break;
+        QThread::msleep(50 + 50 * attempt);
+    }
+    q.finish();
     q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
     q.exec(QStringLiteral("PRAGMA foreign_keys=ON"));
-    while (version < SchemaVersion) {
-        if (!db.transaction()) {
-            *error = QStringLiteral("cannot start a transaction: %1").arg(db.lastError().text());
-            return false;
-        }
+    if (version == SchemaVersion)
+        return true;
+    return migrateExclusively(error);
+}
+
+bool RunStore::migrateExclusively(QString *error)
+{
+    QSqlQuery q(QSqlDatabase::database(m_connectionName));
+    // The version is read again inside the transaction: another process may have created or upgraded the store
+    // since it was read above, and only one process at a time gets here. SQLITE_BUSY past the busy timeout (a
+    // process that holds the store a long time) is tried again a few times.
+    bool begun = false;
+    for (int attempt = 0; attempt < s_busyRetries && !begun; ++attempt) {
+        begun = q.exec(QStringLiteral("BEGIN EXCLUSIVE"));
+        if (!begun && !isBusy(q.lastError()))
+            break;
+        if (!begun)
+            QThread::msleep(50 + 50 * attempt);
+    }
+    if (!begun) {
+        *error = QStringLiteral("cannot start a transaction: %1").arg(classify(q.lastError(), m_path));
+        return false;
+    }
+    auto abandon = [&](const QString &message) {
+        *error = message;
+        q.finish();
+        q.exec(QStringLiteral("ROLLBACK"));
+        return false;
+    };
+    if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next())
+        return abandon(QStringLiteral("cannot read the schema: %1").arg(classify(q.lastError(), m_path)));
+    const int objectCount = q.value(0).toInt();
+    q.exec(QStringLiteral("PRAGMA application_id"));
+    const qint64 appId = q.next() ? q.value(0).toLongLong() : 0;
+    q.finish();
+    if (objectCount > 0 && appId != s_applicationId)
+        return abandon(QStringLiteral("this SQLite database is not an Autocomp Workbench store; it was left untouched"));
+    int version = 0;
+    if (objectCount > 0) {
+        if (!q.exec(QStringLiteral("SELECT version FROM schema_version")) || !q.next())
+            return abandon(QStringLiteral("the store has no schema version; it was left untouched"));
+        version = q.value(0).toInt();
+        q.finish();
+    }
+    if (version > SchemaVersion)
+        return abandon(QStringLiteral("the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
+                                      "The file was left untouched.")
+                           .arg(version)
+                           .arg(SchemaVersion));
+    // Every step in the one transaction: a kill leaves the store as it was.
+    for (; version < SchemaVersion; ++version) {
         bool ok = true;
         if (version == 0) {
             ok = q.exec(QStringLiteral("PRAGMA application_id=%1").arg(s_applicationId))
@@ -507,17 +573,11 @@ bool RunStore::migrate(QString *error)
             ok = q.exec(statement);
         }
         ok = ok && q.exec(QStringLiteral("UPDATE schema_version SET version = %1").arg(version + 1));
-        if (!ok) {
-            *error = QStringLiteral("migration to schema version %1 failed: %2").arg(version + 1).arg(q.lastError().text());
-            db.rollback();
-            return false;
-        }
-        if (!db.commit()) {
-            *error = QStringLiteral("cannot commit migration: %1").arg(db.lastError().text());
-            return false;
-        }
-        ++version;
+        if (!ok)
+            return abandon(QStringLiteral("migration to schema version %1 failed: %2").arg(version + 1).arg(q.lastError().text()));
     }
+    if (!q.exec(QStringLiteral("COMMIT")))
+        return abandon(QStringLiteral("cannot commit migration: %1").arg(classify(q.lastError(), m_path)));
     return true;
 }
 
@@ -671,20 +731,22 @@ qint64 RunStore::createRun(const RunInfo &run)
 
 bool RunStore::updateRun(const RunInfo &run)
 {
-    if (doomed())
-        return false;
-    QSqlQuery &q = query(QStringLiteral(
-        "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
-        "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
-        "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls, "
-        "schedule=:schedule WHERE id=:id"));
-    bindRun(q, run);
-    q.bindValue(QStringLiteral(":id"), run.id);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return false;
-    }
-    return true;
+    return leased(run.id, [&]() -> bool {
+        if (doomed())
+            return false;
+        QSqlQuery &q = query(QStringLiteral(
+            "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
+            "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
+            "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls, "
+            "schedule=:schedule WHERE id=:id"));
+        bindRun(q, run);
+        q.bindValue(QStringLiteral(":id"), run.id);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        return true;
+    });
 }
 
 bool RunStore::deleteRun(qint64 runId)
@@ -714,66 +776,72 @@ bool RunStore::deleteRun(qint64 runId)
 
 qint64 RunStore::addCandidate(const Candidate &candidate)
 {
-    if (doomed())
-        return 0;
-    QSqlQuery &q = query(QStringLiteral(
-        "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
-        "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
-        ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, "
-        ":error, :in_beam, :plan_call_id, :plan_slot, :sample, :fix_of, :created_at, :updated_at)"));
-    bindCandidate(q, candidate);
-    q.bindValue(QStringLiteral(":created_at"), now());
-    if (!q.exec()) {
-        fail(q.lastError());
-        return 0;
-    }
-    return q.lastInsertId().toLongLong();
+    return leased(candidate.runId, [&]() -> qint64 {
+        if (doomed())
+            return 0;
+        QSqlQuery &q = query(QStringLiteral(
+            "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
+            "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
+            ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, "
+            ":error, :in_beam, :plan_call_id, :plan_slot, :sample, :fix_of, :created_at, :updated_at)"));
+        bindCandidate(q, candidate);
+        q.bindValue(QStringLiteral(":created_at"), now());
+        if (!q.exec()) {
+            fail(q.lastError());
+            return 0;
+        }
+        return q.lastInsertId().toLongLong();
+    });
 }
 
 bool RunStore::updateCandidate(const Candidate &candidate)
 {
-    if (doomed())
-        return false;
-    QSqlQuery &q = query(QStringLiteral(
-        "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
-        "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
-        "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
-        "WHERE id=:id"));
-    bindCandidate(q, candidate);
-    q.bindValue(QStringLiteral(":id"), candidate.id);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return false;
-    }
-    return true;
+    return leased(candidate.runId, [&]() -> bool {
+        if (doomed())
+            return false;
+        QSqlQuery &q = query(QStringLiteral(
+            "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
+            "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
+            "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
+            "WHERE id=:id"));
+        bindCandidate(q, candidate);
+        q.bindValue(QStringLiteral(":id"), candidate.id);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        return true;
+    });
 }
 
 bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
 {
-    if (doomed())
-        return false;
-    beginBatch();
-    // A beam change is a change of those rows (updated_at): views that follow the store see it.
-    const QString stamp = now();
-    QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0, updated_at=:now WHERE run_id=:run AND in_beam=1"));
-    q.bindValue(QStringLiteral(":run"), runId);
-    q.bindValue(QStringLiteral(":now"), stamp);
-    bool ok = q.exec();
-    QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1, updated_at=:now WHERE id=:id AND run_id=:run"));
-    for (qint64 id : candidateIds) {
-        if (!ok)
-            break;
-        mark.bindValue(QStringLiteral(":id"), id);
-        mark.bindValue(QStringLiteral(":run"), runId);
-        mark.bindValue(QStringLiteral(":now"), stamp);
-        ok = mark.exec();
-    }
-    if (!ok) {
-        fail(q.lastError().isValid() ? q.lastError() : mark.lastError());
-        endBatch(false);
-        return false;
-    }
-    return endBatch();
+    return leased(runId, [&]() -> bool {
+        if (doomed())
+            return false;
+        beginBatch();
+        // A beam change is a change of those rows (updated_at): views that follow the store see it.
+        const QString stamp = now();
+        QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0, updated_at=:now WHERE run_id=:run AND in_beam=1"));
+        q.bindValue(QStringLiteral(":run"), runId);
+        q.bindValue(QStringLiteral(":now"), stamp);
+        bool ok = q.exec();
+        QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1, updated_at=:now WHERE id=:id AND run_id=:run"));
+        for (qint64 id : candidateIds) {
+            if (!ok)
+                break;
+            mark.bindValue(QStringLiteral(":id"), id);
+            mark.bindValue(QStringLiteral(":run"), runId);
+            mark.bindValue(QStringLiteral(":now"), stamp);
+            ok = mark.exec();
+        }
+        if (!ok) {
+            fail(q.lastError().isValid() ? q.lastError() : mark.lastError());
+            endBatch(false);
+            return false;
+        }
+        return endBatch();
+    });
 }
 
 namespace {
@@ -799,66 +867,72 @@ void bindAnswer(QSqlQuery &q, const LlmCall &call)
 
 qint64 RunStore::addLlmCall(const LlmCall &call)
 {
-    if (doomed())
-        return 0;
-    QSqlQuery &q = query(QStringLiteral(
-        "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
-        "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
-        ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
-    q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
-    q.bindValue(QStringLiteral(":phase"), nn(call.phase));
-    q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
-    q.bindValue(QStringLiteral(":provider"), nn(call.provider));
-    q.bindValue(QStringLiteral(":model"), nn(call.model));
-    q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
-    bindAnswer(q, call);
-    q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
-    if (!q.exec()) {
-        fail(q.lastError());
-        return 0;
-    }
-    return q.lastInsertId().toLongLong();
+    return leased(call.runId, [&]() -> qint64 {
+        if (doomed())
+            return 0;
+        QSqlQuery &q = query(QStringLiteral(
+            "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
+            "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
+            ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
+        q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
+        q.bindValue(QStringLiteral(":phase"), nn(call.phase));
+        q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
+        q.bindValue(QStringLiteral(":provider"), nn(call.provider));
+        q.bindValue(QStringLiteral(":model"), nn(call.model));
+        q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
+        bindAnswer(q, call);
+        q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
+        if (!q.exec()) {
+            fail(q.lastError());
+            return 0;
+        }
+        return q.lastInsertId().toLongLong();
+    });
 }
 
 bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
 {
-    if (doomed())
-        return false;
-    beginBatch();
-    int index = 0;
-    for (const StepResult &step : result.steps) {
-        QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
-                                 "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, :exit_code, :timed_out, :crashed, "
-                                 ":duration_ms, :log, :created_at)"));
-        q.bindValue(QStringLiteral(":candidate_id"), candidateId);
-        q.bindValue(QStringLiteral(":step_index"), index++);
-        q.bindValue(QStringLiteral(":name"), nn(step.name));
-        q.bindValue(QStringLiteral(":command"), jsonText(step.command));
-        q.bindValue(QStringLiteral(":exit_code"), step.exitCode);
-        q.bindValue(QStringLiteral(":timed_out"), step.timedOut ? 1 : 0);
-        q.bindValue(QStringLiteral(":crashed"), step.crashed ? 1 : 0);
-        q.bindValue(QStringLiteral(":duration_ms"), step.durationMs);
-        q.bindValue(QStringLiteral(":log"), nn(step.log));
-        q.bindValue(QStringLiteral(":created_at"), now());
-        if (!q.exec()) {
-            fail(q.lastError());
-            endBatch(false);
+    return leased(AnyDrivenRun, [&]() -> bool {
+        if (doomed())
             return false;
+        beginBatch();
+        int index = 0;
+        for (const StepResult &step : result.steps) {
+            QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
+                                     "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, :exit_code, :timed_out, :crashed, "
+                                     ":duration_ms, :log, :created_at)"));
+            q.bindValue(QStringLiteral(":candidate_id"), candidateId);
+            q.bindValue(QStringLiteral(":step_index"), index++);
+            q.bindValue(QStringLiteral(":name"), nn(step.name));
+            q.bindValue(QStringLiteral(":command"), jsonText(step.command));
+            q.bindValue(QStringLiteral(":exit_code"), step.exitCode);
+            q.bindValue(QStringLiteral(":timed_out"), step.timedOut ? 1 : 0);
+            q.bindValue(QStringLiteral(":crashed"), step.crashed ? 1 : 0);
+            q.bindValue(QStringLiteral(":duration_ms"), step.durationMs);
+            q.bindValue(QStringLiteral(":log"), nn(step.log));
+            q.bindValue(QStringLiteral(":created_at"), now());
+            if (!q.exec()) {
+                fail(q.lastError());
+                endBatch(false);
+                return false;
+            }
         }
-    }
-    return endBatch();
+        return endBatch();
+    });
 }
 
 bool RunStore::requestState(qint64 runId, const QString &request)
 {
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET requested_state=:request WHERE id=:id"));
-    q.bindValue(QStringLiteral(":request"), nn(request));
-    q.bindValue(QStringLiteral(":id"), runId);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return false;
-    }
-    return q.numRowsAffected() == 1;
+    return leased(runId, [&]() -> bool {
+        QSqlQuery &q = query(QStringLiteral("UPDATE runs SET requested_state=:request WHERE id=:id"));
+        q.bindValue(QStringLiteral(":request"), nn(request));
+        q.bindValue(QStringLiteral(":id"), runId);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        return q.numRowsAffected() == 1;
+    });
 }
 
 QString RunStore::requestedState(qint64 runId)
@@ -916,26 +990,28 @@ QList<RunRequest> RunStore::requestsWhere(const QString &condition, qint64 value
 
 bool RunStore::settleRunRequest(qint64 requestId, qint64 candidateId, const QString &reason)
 {
-    if (doomed())
-        return false;
-    QSqlQuery &q = query(QStringLiteral("UPDATE run_requests SET state=:state, candidate_id=:candidate, reason=:reason, driver_pid=:pid, "
-                                        "driver_host=:host, handled_at=:now WHERE id=:id AND state='pending'"));
-    q.bindValue(QStringLiteral(":state"), candidateId ? QStringLiteral("taken") : QStringLiteral("refused"));
-    q.bindValue(QStringLiteral(":candidate"), candidateId ? QVariant(candidateId) : QVariant(QMetaType::fromType<qint64>()));
-    q.bindValue(QStringLiteral(":reason"), nn(reason));
-    q.bindValue(QStringLiteral(":pid"), ownPid());
-    q.bindValue(QStringLiteral(":host"), hostName());
-    q.bindValue(QStringLiteral(":now"), now());
-    q.bindValue(QStringLiteral(":id"), requestId);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return false;
-    }
-    if (q.numRowsAffected() != 1) {
-        m_lastError = QStringLiteral("request %1 is not pending").arg(requestId);
-        return false;
-    }
-    return true;
+    return leased(AnyDrivenRun, [&]() -> bool {
+        if (doomed())
+            return false;
+        QSqlQuery &q = query(QStringLiteral("UPDATE run_requests SET state=:state, candidate_id=:candidate, reason=:reason, driver_pid=:pid, "
+                                            "driver_host=:host, handled_at=:now WHERE id=:id AND state='pending'"));
+        q.bindValue(QStringLiteral(":state"), candidateId ? QStringLiteral("taken") : QStringLiteral("refused"));
+        q.bindValue(QStringLiteral(":candidate"), candidateId ? QVariant(candidateId) : QVariant(QMetaType::fromType<qint64>()));
+        q.bindValue(QStringLiteral(":reason"), nn(reason));
+        q.bindValue(QStringLiteral(":pid"), ownPid());
+        q.bindValue(QStringLiteral(":host"), hostName());
+        q.bindValue(QStringLiteral(":now"), now());
+        q.bindValue(QStringLiteral(":id"), requestId);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        if (q.numRowsAffected() != 1) {
+            m_lastError = QStringLiteral("request %1 is not pending").arg(requestId);
+            return false;
+        }
+        return true;
+    });
 }
 
 QList<RunRequest> RunStore::runRequests(qint64 fromId)
@@ -1067,19 +1143,21 @@ std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash, qint
 
 bool RunStore::completeLlmCall(const LlmCall &call)
 {
-    if (doomed())
-        return false;
-    QSqlQuery &q = query(QStringLiteral(
-        "UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, reasoning=:reasoning, tokens_in=:tokens_in, "
-        "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, retries=:retries, status=:status, error=:error, attempts=:attempts "
-        "WHERE id=:id"));
-    bindAnswer(q, call);
-    q.bindValue(QStringLiteral(":id"), call.id);
-    if (!q.exec()) {
-        fail(q.lastError());
-        return false;
-    }
-    return q.numRowsAffected() == 1;
+    return leased(call.runId, [&]() -> bool {
+        if (doomed())
+            return false;
+        QSqlQuery &q = query(QStringLiteral(
+            "UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, reasoning=:reasoning, tokens_in=:tokens_in, "
+            "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, retries=:retries, status=:status, error=:error, attempts=:attempts "
+            "WHERE id=:id"));
+        bindAnswer(q, call);
+        q.bindValue(QStringLiteral(":id"), call.id);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        return q.numRowsAffected() == 1;
+    });
 }
 
 QList<LlmCall> RunStore::unconfirmedCalls(qint64 runId)
@@ -1096,36 +1174,120 @@ QList<LlmCall> RunStore::unconfirmedCalls(qint64 runId)
 
 bool RunStore::settleInFlightCalls(qint64 runId)
 {
-    if (doomed())
-        return false;
-    QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET status='unconfirmed', error='no answer recorded: the process ended while it was in flight' "
-                                        "WHERE run_id=:run AND status='in_flight'"));
-    q.bindValue(QStringLiteral(":run"), runId);
+    return leased(runId, [&]() -> bool {
+        if (doomed())
+            return false;
+        QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET status='unconfirmed', error='no answer recorded: the process ended while it was in flight' "
+                                            "WHERE run_id=:run AND status='in_flight'"));
+        q.bindValue(QStringLiteral(":run"), runId);
+        if (!q.exec()) {
+            fail(q.lastError());
+            return false;
+        }
+        return true;
+    });
+}
+
+bool RunStore::readLease(qint64 runId, RunLease *lease)
+{
+    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs WHERE id=:id"));
+    q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec()) {
         fail(q.lastError());
         return false;
     }
+    *lease = RunLease();
+    if (q.next()) {
+        lease->pid = q.value(0).toLongLong();
+        lease->host = q.value(1).toString();
+        lease->heartbeat = QDateTime::fromString(q.value(2).toString(), Qt::ISODateWithMs);
+        lease->takesRequests = q.value(3).toString() == inboxOf(lease->pid, lease->host);
+        lease->alive = leaseAlive(lease->pid, lease->host, lease->heartbeat);
+    }
+    q.finish();
     return true;
 }
 
 std::optional<RunLease> RunStore::lease(qint64 runId)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs WHERE id=:id"));
-    q.bindValue(QStringLiteral(":id"), runId);
-    if (!q.exec() || !q.next()) {
-        q.finish();
-        return std::nullopt;
-    }
     RunLease l;
-    l.pid = q.value(0).toLongLong();
-    l.host = q.value(1).toString();
-    l.heartbeat = QDateTime::fromString(q.value(2).toString(), Qt::ISODateWithMs);
-    l.takesRequests = q.value(3).toString() == inboxOf(l.pid, l.host);
-    q.finish();
-    if (!l.held())
+    if (!readLease(runId, &l) || !l.held())
         return std::nullopt;
-    l.alive = leaseAlive(l.pid, l.host, l.heartbeat);
     return l;
+}
+
+void RunStore::leaseLost(qint64 runId, const RunLease &holder)
+{
+    m_heldLeases.remove(runId);
+    m_lostLeases.insert(runId, holder);
+}
+
+std::optional<RunLease> RunStore::lostLease(qint64 runId) const
+{
+    const auto it = m_lostLeases.constFind(runId);
+    return it == m_lostLeases.cend() ? std::nullopt : std::optional<RunLease>(*it);
+}
+
+bool RunStore::checkLease(qint64 runId)
+{
+    if (m_lostLeases.contains(runId))
+        return false;
+    RunLease current;
+    if (!readLease(runId, &current))
+        return false;
+    if (current.pid == ownPid() && current.host == hostName())
+        return true;
+    leaseLost(runId, current);
+    return false;
+}
+
+bool RunStore::stillLeased(qint64 runId)
+{
+    const QList<qint64> runs = runId == AnyDrivenRun ? QList<qint64>(m_heldLeases.cbegin(), m_heldLeases.cend()) << m_lostLeases.keys()
+                                                     : QList<qint64>{runId};
+    for (const qint64 run : runs) {
+        if (m_leaseChecked.contains(run))
+            continue;
+        if (!m_lostLeases.contains(run)) {
+            RunLease current;
+            if (!readLease(run, &current))
+                return false; // fail() has doomed the batch
+            if (current.pid == ownPid() && current.host == hostName()) {
+                m_leaseChecked.insert(run);
+                continue;
+            }
+            leaseLost(run, current);
+        }
+        const RunLease holder = m_lostLeases.value(run);
+        m_lastError = holder.held()
+                          ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now").arg(run).arg(holder.describe())
+                          : QStringLiteral("run %1: this process no longer holds the run's lease (another process took it over)").arg(run);
+        if (m_batchDepth > 0)
+            m_batchFailed = true;
+        return false;
+    }
+    return true;
+}
+
+template <typename Write>
+auto RunStore::leased(qint64 runId, Write write) -> decltype(write())
+{
+    using Result = decltype(write());
+    const bool driven = runId == AnyDrivenRun ? !m_heldLeases.isEmpty() || !m_lostLeases.isEmpty()
+                                              : m_heldLeases.contains(runId) || m_lostLeases.contains(runId);
+    if (!driven || doomed())
+        return write();
+    // The check and the write commit together: a process that took the run over in between waits for the write
+    // lock this transaction holds, and sees the write; one that did so before makes the check fail.
+    const bool own = m_batchDepth == 0;
+    if (own && !beginBatch()) {
+        endBatch(false);
+        return Result{};
+    }
+    const Result result = stillLeased(runId) ? write() : Result{};
+    if (own && !endBatch(bool(result)))
+        return Result{};
+    return result;
 }
 
 bool RunStore::acquireLease(qint64 runId, RunLease *holder)
@@ -1164,7 +1326,11 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
         if (!r.exec())
             fail(r.lastError());
     }
-    return endBatch(true);
+    if (!endBatch(true))
+        return false;
+    m_lostLeases.remove(runId);
+    m_heldLeases.insert(runId);
+    return true;
 }
 
 bool RunStore::heartbeat(qint64 runId)
@@ -1181,7 +1347,12 @@ bool RunStore::heartbeat(qint64 runId)
         return false;
     }
     if (q.numRowsAffected() != 1) {
-        m_lastError = QStringLiteral("run %1: this process no longer holds the run's lease").arg(runId);
+        RunLease current;
+        if (readLease(runId, &current))
+            leaseLost(runId, current);
+        m_lastError = current.held()
+                          ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now").arg(runId).arg(current.describe())
+                          : QStringLiteral("run %1: this process no longer holds the run's lease").arg(runId);
         return false;
     }
     return true;
@@ -1191,6 +1362,7 @@ bool RunStore::releaseLease(qint64 runId)
 {
     if (doomed())
         return false;
+    m_heldLeases.remove(runId);
     QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='', lease_inbox='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
     q.bindValue(QStringLiteral(":id"), runId);
     q.bindValue(QStringLiteral(":pid"), ownPid());

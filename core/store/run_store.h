@@ -8,7 +8,9 @@
 #include "model/run_info.h"
 #include "model/store_changes.h"
 
+#include <QHash>
 #include <QList>
+#include <QSet>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QString>
@@ -125,11 +127,21 @@ public:
 
     // The run lease: one process drives a run. acquireLease() takes a free lease, or one whose owner is gone,
     // for this process; when another live process holds it, returns false with that holder in *holder.
+    // From then on every write of that run through this store (the run, its candidates, LLM calls, evaluations,
+    // beam, requests and their settling) checks in its own transaction that this process still holds the lease:
+    // once another process has taken the run over, the write is refused (lastError says so, lostLease() says
+    // who drives the run now) and the whole enclosing batch with it.
     bool acquireLease(qint64 runId, RunLease *holder);
     // Renews this process's lease; false when it no longer holds it (taken over) or the write failed.
     bool heartbeat(qint64 runId);
     bool releaseLease(qint64 runId);
     std::optional<RunLease> lease(qint64 runId);
+    // Whether this process still holds the lease it took; false with lostLease() set when another process took
+    // the run over, or with lastError() when the store could not be read.
+    bool checkLease(qint64 runId);
+    // The lease as found when this process learned it had lost the run (a write refused, a heartbeat or
+    // checkLease()): the process that drives it now (pid 0: none any more). nullopt while it holds the lease.
+    std::optional<RunLease> lostLease(qint64 runId) const;
     // A run recorded as running whose driving process is gone (killed, crashed): shown as "interrupted".
     bool isInterrupted(const RunInfo &run);
     // The state to show: toString(run.state), or "interrupted" for a running run nobody drives.
@@ -179,6 +191,18 @@ public:
 private:
     RunStore() = default;
     bool migrate(QString *error);
+    // The check and the migration, in one exclusive transaction (another process may be creating the same store).
+    bool migrateExclusively(QString *error);
+    // The lease columns of a run (pid 0 when nobody holds it or the run is gone); false when the read failed.
+    bool readLease(qint64 runId, RunLease *lease);
+    // A write of run `runId` (AnyDrivenRun: of whichever run it concerns, when the write does not say): where this
+    // process took the run's lease, it runs in the enclosing batch or a transaction of its own, after checking that
+    // the lease is still this process's.
+    static constexpr qint64 AnyDrivenRun = -1;
+    template <typename Write>
+    auto leased(qint64 runId, Write write) -> decltype(write());
+    bool stillLeased(qint64 runId);
+    void leaseLost(qint64 runId, const RunLease &holder);
     // Records a failed statement: the classified message, and dooms the enclosing batch.
     void fail(const QSqlError &error);
     bool exec(const QString &sql);
@@ -194,6 +218,11 @@ private:
     bool m_batchFailed = false;
     int m_beginFailedDepth = 0; // the batch level whose BEGIN/SAVEPOINT failed, 0 when none
     bool doomed() const { return m_batchDepth > 0 && m_batchFailed; }
+    // Runs whose lease this process took here, those it has lost since (with the holder found), and those whose
+    // lease was checked in the current transaction.
+    QSet<qint64> m_heldLeases;
+    QHash<qint64, RunLease> m_lostLeases;
+    QSet<qint64> m_leaseChecked;
     bool m_check = true;
     bool m_readOnly = false;
     QString m_readOnlyNote;

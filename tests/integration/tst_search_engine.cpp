@@ -37,6 +37,7 @@ struct Rule {
     QStringList contents;
     bool cycle = false;
     int delayMs = 0;
+    bool cutAtLimit = false; // every answer of the rule stops at the output-token limit
 };
 
 QByteArray script(const QList<Rule> &rules)
@@ -45,7 +46,10 @@ QByteArray script(const QList<Rule> &rules)
     for (const Rule &r : rules) {
         out += QStringLiteral("  - name: %1\n    match: '%2'\n    cycle: %3\n    responses:\n").arg(r.name, r.match, r.cycle ? QStringLiteral("true") : QStringLiteral("false"));
         for (const QString &c : r.contents)
-            out += QStringLiteral("      - content: %1\n        delay_ms: %2\n").arg(yamlString(c)).arg(r.delayMs);
+            out += QStringLiteral("      - content: %1\n        delay_ms: %2\n        cut_at_limit: %3\n")
+                       .arg(yamlString(c))
+                       .arg(r.delayMs)
+                       .arg(r.cutAtLimit ? QStringLiteral("true") : QStringLiteral("false"));
     }
     return out.toUtf8();
 }
@@ -305,6 +309,40 @@ private Q_SLOTS:
         for (const Candidate &c : candidates(*h))
             if (c.origin == CandidateOrigin::Fix)
                 QCOMPARE(c.fixOf, compileError);
+    }
+
+    // An answer the provider stopped at the output-token limit, with its code block unclosed: the candidate
+    // fails saying so and naming the setting (llm.max_tokens, set here to 3000), never as a wrong answer,
+    // and no fix is asked for it (it would be cut the same way).
+    void cutAnswerSaysSoAndIsNotFixed()
+    {
+        Rule cut{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
+                 {QStringLiteral("Here is the code.\n```cpp\n// fake: latency_ms=50;\nvoid kernel() {\n  for (int i = 0; i < 1000; ++i)")}};
+        cut.cutAtLimit = true;
+        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}}, cut,
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 2"),
+                             {QStringLiteral("m1")}, QStringLiteral("llm: {max_tokens: 3000}\n"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        // Nothing was evaluated beyond the start, so the run itself ends failed; what matters is why.
+        QVERIFY2(run.stopReason.contains(QStringLiteral("cut at the model's output limit")), qPrintable(run.stopReason));
+        int cutCandidates = 0;
+        for (const Candidate &c : candidates(*h)) {
+            QVERIFY2(c.origin != CandidateOrigin::Fix, "no fix is asked for a cut answer");
+            if (c.origin == CandidateOrigin::Root)
+                continue;
+            ++cutCandidates;
+            QCOMPARE(toString(c.status), QStringLiteral("failed"));
+            QVERIFY2(c.error.contains(QStringLiteral("cut at the model's output limit (max_tokens 3000, stop reason 'length')")), qPrintable(c.error));
+            QVERIFY2(c.error.contains(QStringLiteral("llm.max_tokens")), qPrintable(c.error));
+        }
+        QCOMPARE(cutCandidates, 1);
+        for (const auto &r : h->server.requests()) {
+            QVERIFY(r.ruleName != QLatin1String("fix"));
+            // The limit reached the provider as the request's max_tokens.
+            QVERIFY2(r.body.contains("\"max_tokens\":3000") || r.body.contains("\"max_completion_tokens\":3000"), r.body.left(400).constData());
+        }
     }
 
     // A target whose setup step fails on purpose (its tool includes a header that is not there): the

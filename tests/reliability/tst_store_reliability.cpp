@@ -155,6 +155,85 @@ private Q_SLOTS:
         QVERIFY(!store->lease(runId));
     }
 
+    // Once another process took the run's lease over, no write of that run through this store goes in: each checks
+    // the lease in its own transaction (or its batch's), and says who drives the run now.
+    void writesOfALostRunAreRefused()
+    {
+        const QString path = m_dir.filePath(u"lost-lease.sqlite"_s);
+        QString error;
+        auto store = RunStore::open(path, &error);
+        QVERIFY2(store, qPrintable(error));
+        RunInfo run = runningRun();
+        run.id = store->createRun(run);
+        QVERIFY(run.id);
+        const qint64 rootId = store->addCandidate(rootOf(run.id));
+        const qint64 callId = store->addLlmCall(call(run.id, u"h1"_s, u"in_flight"_s));
+        QVERIFY(rootId && callId);
+        // A run nobody leased is written as before (an import, a state recorded while no process drives it).
+        run.iteration = 1;
+        QVERIFY(store->updateRun(run));
+        QVERIFY(store->acquireLease(run.id, nullptr));
+        QVERIFY(store->checkLease(run.id));
+        QVERIFY(!store->lostLease(run.id));
+        run.iteration = 2;
+        QVERIFY(store->updateRun(run));
+
+        // Another live process takes it over (this one was stopped past the lease's timeout).
+        QProcess other;
+        other.start(u"sleep"_s, {u"60"_s});
+        QVERIFY(other.waitForStarted());
+        auto cleanup = qScopeGuard([&] {
+            other.kill();
+            other.waitForFinished();
+        });
+        QVERIFY(writeLease(path, run.id, other.processId(), QSysInfo::machineHostName()));
+
+        const QString holder = u"pid %1 on %2"_s.arg(other.processId()).arg(QSysInfo::machineHostName());
+        run.state = RunState::Paused;
+        QVERIFY(!store->updateRun(run));
+        QVERIFY2(store->lastError().contains(u"no longer holds the run's lease: "_s + holder), qPrintable(store->lastError()));
+        QCOMPARE(store->lostLease(run.id)->pid, other.processId());
+        Candidate late = rootOf(run.id);
+        late.origin = CandidateOrigin::Human;
+        late.parentId = rootId;
+        QCOMPARE(store->addCandidate(late), qint64(0));
+        QVERIFY(!store->updateCandidate(*store->candidate(rootId)));
+        QVERIFY(!store->setBeam(run.id, {rootId}));
+        LlmCall answered = call(run.id, u"h1"_s, u"ok"_s);
+        answered.id = callId;
+        QVERIFY(!store->completeLlmCall(answered));
+        QCOMPARE(store->addLlmCall(call(run.id, u"h2"_s, u"ok"_s)), qint64(0));
+        EvalResult result;
+        result.status = u"ok"_s;
+        StepResult step;
+        step.name = u"compile"_s;
+        step.exitCode = 0;
+        result.steps << step;
+        QVERIFY(!store->addEvaluation(rootId, result));
+        QVERIFY(!store->settleInFlightCalls(run.id));
+        QVERIFY(!store->requestState(run.id, {}));
+        QVERIFY(!store->heartbeat(run.id));
+        QVERIFY(!store->checkLease(run.id));
+        // A batch with one of them is rolled back whole.
+        QVERIFY(store->beginBatch());
+        QCOMPARE(store->addCandidate(late), qint64(0));
+        QVERIFY(!store->endBatch(true));
+        // Releasing leaves the new holder's lease alone.
+        QVERIFY(store->releaseLease(run.id));
+
+        auto reader = RunStore::open(path, &error);
+        QVERIFY2(reader, qPrintable(error));
+        const RunInfo stored = *reader->run(run.id);
+        QCOMPARE(toString(stored.state), u"running"_s);
+        QCOMPARE(stored.iteration, 2);
+        QCOMPARE(reader->candidates(run.id).size(), 1);
+        QVERIFY(!reader->candidate(rootId)->inBeam);
+        QCOMPARE(reader->llmCalls(run.id).size(), 1);
+        QCOMPARE(reader->llmCalls(run.id).first().status, u"in_flight"_s);
+        QVERIFY(reader->evaluationSteps(rootId).isEmpty());
+        QCOMPARE(reader->lease(run.id)->pid, other.processId());
+    }
+
     void callsRecordedBeforeSendingBecomeUnconfirmed()
     {
         QString error;

@@ -119,7 +119,7 @@ QByteArray AnthropicMessagesDialect::completionBody(const DialectRequest&, const
                            {QStringLiteral("role"), QStringLiteral("assistant")},
                            {QStringLiteral("model"), reply.model},
                            {QStringLiteral("content"), content},
-                           {QStringLiteral("stop_reason"), QStringLiteral("end_turn")},
+                           {QStringLiteral("stop_reason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
                            {QStringLiteral("stop_sequence"), QJsonValue::Null},
                            {QStringLiteral("usage"), usageObject(reply, reply.completionTokens)}};
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
@@ -163,7 +163,7 @@ QList<QByteArray> AnthropicMessagesDialect::streamEvents(const DialectRequest&, 
     if (!reply.reasoning.isEmpty())
         block(QStringLiteral("thinking"), QStringLiteral("thinking"), QStringLiteral("thinking_delta"), reply.reasoning);
     block(QStringLiteral("text"), QStringLiteral("text"), QStringLiteral("text_delta"), reply.content);
-    add("message_delta", {{QStringLiteral("delta"), QJsonObject{{QStringLiteral("stop_reason"), QStringLiteral("end_turn")},
+    add("message_delta", {{QStringLiteral("delta"), QJsonObject{{QStringLiteral("stop_reason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
                                                                 {QStringLiteral("stop_sequence"), QJsonValue::Null}}},
                           {QStringLiteral("usage"), QJsonObject{{QStringLiteral("output_tokens"), reply.completionTokens}}}});
     add("message_stop", {});

@@ -80,7 +80,7 @@ QByteArray BedrockConverseDialect::completionBody(const DialectRequest&, const D
     const QJsonObject body{
         {QStringLiteral("output"), QJsonObject{{QStringLiteral("message"), QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
                                                                                        {QStringLiteral("content"), content}}}}},
-        {QStringLiteral("stopReason"), QStringLiteral("end_turn")},
+        {QStringLiteral("stopReason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
         {QStringLiteral("usage"), usage},
         {QStringLiteral("metrics"), QJsonObject{{QStringLiteral("latencyMs"), 1}}}};
     return QJsonDocument(body).toJson(QJsonDocument::Compact);

@@ -73,7 +73,7 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
 {
     checkKeys(node,
               {"content", "content_file", "reasoning", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message", "headers",
-               "fault", "gzip"},
+               "fault", "gzip", "cut_at_limit"},
               context);
     ScriptedResponse response;
     if (node["content"] && node["content_file"])
@@ -128,6 +128,8 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
         response.fault = parseFault(node["fault"], context);
     if (node["gzip"])
         response.gzip = node["gzip"].as<bool>();
+    if (node["cut_at_limit"])
+        response.cutAtLimit = node["cut_at_limit"].as<bool>();
     return response;
 }
 

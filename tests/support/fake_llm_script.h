@@ -37,6 +37,7 @@ struct ScriptedResponse {
     HttpHeaders headers;
     FakeFault fault = FakeFault::None;
     bool gzip = false; // a whole body sent with Content-Encoding: gzip
+    bool cutAtLimit = false; // `cut_at_limit: true`: the answer stops at the output-token limit, as the format says it
 };
 
 struct ScriptRule {

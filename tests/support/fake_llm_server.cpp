@@ -304,6 +304,7 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
                                        : estimateTokens(response.content) + reply.reasoningTokens;
     reply.cachedTokens = std::min(std::max(0, response.cachedTokens), reply.promptTokens);
     reply.created = QDateTime::currentSecsSinceEpoch();
+    reply.cutAtLimit = response.cutAtLimit;
 
     if (request.stream) {
         plan.chunked = true;

@@ -141,7 +141,7 @@ QByteArray GeminiDialect::completionBody(const DialectRequest&, const DialectRep
     if (!reply.reasoning.isEmpty())
         parts.append(textPart(reply.reasoning, true));
     parts.append(textPart(reply.content));
-    return QJsonDocument(chunk(reply, parts, QStringLiteral("STOP"), true)).toJson(QJsonDocument::Compact);
+    return QJsonDocument(chunk(reply, parts, reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP"), true)).toJson(QJsonDocument::Compact);
 }
 
 QList<QByteArray> GeminiDialect::streamEvents(const DialectRequest&, const DialectReply& reply) const
@@ -152,7 +152,7 @@ QList<QByteArray> GeminiDialect::streamEvents(const DialectRequest&, const Diale
     const QStringList pieces = splitForStreaming(reply.content);
     for (qsizetype i = 0; i < pieces.size(); ++i) {
         const bool last = i + 1 == pieces.size();
-        events.append(sseEvent({}, chunk(reply, QJsonArray{textPart(pieces.at(i))}, last ? QStringLiteral("STOP") : QString(), last)));
+        events.append(sseEvent({}, chunk(reply, QJsonArray{textPart(pieces.at(i))}, last ? (reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP")) : QString(), last)));
     }
     return events;
 }

@@ -29,6 +29,7 @@ struct DialectReply {
     int reasoningTokens = 0;
     int cachedTokens = 0; // of promptTokens
     qint64 created = 0; // seconds since the epoch
+    bool cutAtLimit = false; // the answer ends at the output-token limit (each format's own stop reason)
 };
 
 // One provider wire format. The server picks the first dialect whose route() claims the request, so

@@ -98,7 +98,7 @@ QByteArray OpenAiChatDialect::completionBody(const DialectRequest&, const Dialec
     const QJsonObject choice{{QStringLiteral("index"), 0},
                              {QStringLiteral("message"), message},
                              {QStringLiteral("logprobs"), QJsonValue::Null},
-                             {QStringLiteral("finish_reason"), QStringLiteral("stop")}};
+                             {QStringLiteral("finish_reason"), reply.cutAtLimit ? QStringLiteral("length") : QStringLiteral("stop")}};
     const QJsonObject body{{QStringLiteral("id"), reply.id},
                            {QStringLiteral("object"), QStringLiteral("chat.completion")},
                            {QStringLiteral("created"), reply.created},
@@ -134,7 +134,7 @@ QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest& request,
     const QStringList pieces = splitForStreaming(reply.content);
     for (const QString& piece : pieces)
         events.append(chunk(QJsonObject{{QStringLiteral("content"), piece}}, QJsonValue::Null));
-    events.append(chunk(QJsonObject{}, QStringLiteral("stop")));
+    events.append(chunk(QJsonObject{}, reply.cutAtLimit ? QStringLiteral("length") : QStringLiteral("stop")));
     if (request.includeUsage) {
         events.append(sseData(QJsonObject{{QStringLiteral("id"), reply.id},
                                           {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},

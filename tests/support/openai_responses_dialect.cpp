@@ -56,7 +56,9 @@ QJsonObject responseObject(const DialectReply& reply, const QString& status, boo
                          {QStringLiteral("output"), output},
                          {QStringLiteral("error"), QJsonValue::Null},
                          {QStringLiteral("incomplete_details"), QJsonValue::Null}};
-    if (status == QLatin1String("completed"))
+    if (status == QLatin1String("incomplete"))
+        response.insert(QStringLiteral("incomplete_details"), QJsonObject{{QStringLiteral("reason"), QStringLiteral("max_output_tokens")}});
+    if (status != QLatin1String("in_progress"))
         response.insert(QStringLiteral("usage"), usageObject(reply));
     return response;
 }
@@ -112,7 +114,8 @@ bool OpenAiResponsesDialect::parseRequest(const FakeHttpRequest&, const QJsonObj
 
 QByteArray OpenAiResponsesDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
 {
-    return QJsonDocument(responseObject(reply, QStringLiteral("completed"), true)).toJson(QJsonDocument::Compact);
+    return QJsonDocument(responseObject(reply, reply.cutAtLimit ? QStringLiteral("incomplete") : QStringLiteral("completed"), true))
+        .toJson(QJsonDocument::Compact);
 }
 
 QList<QByteArray> OpenAiResponsesDialect::streamEvents(const DialectRequest&, const DialectReply& reply) const
@@ -144,7 +147,10 @@ QList<QByteArray> OpenAiResponsesDialect::streamEvents(const DialectRequest&, co
                                       {QStringLiteral("output_index"), outputIndex},
                                       {QStringLiteral("content_index"), 0},
                                       {QStringLiteral("text"), reply.content}});
-    add("response.completed", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("completed"), true)}});
+    if (reply.cutAtLimit)
+        add("response.incomplete", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("incomplete"), true)}});
+    else
+        add("response.completed", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("completed"), true)}});
     return events;
 }
 

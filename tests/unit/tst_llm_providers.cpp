@@ -101,6 +101,8 @@ private Q_SLOTS:
     void faults();
     void closeAfterEveryAnswer_data();
     void closeAfterEveryAnswer();
+    void cutAtTheTokenLimit_data();
+    void cutAtTheTokenLimit();
     void unsupportedParameterIsDropped_data();
     void unsupportedParameterIsDropped();
     void unsupportedParameterName_data();
@@ -486,6 +488,43 @@ void TestLlmProviders::closeAfterEveryAnswer()
     QCOMPARE(tokensIn, qint64(600));
     QCOMPARE(tokensOut, qint64(42));
     QCOMPARE(m_client->inFlight(), 0);
+}
+
+void TestLlmProviders::cutAtTheTokenLimit_data()
+{
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("stream");
+    QTest::addColumn<QString>("stopReason");
+    const QMap<QString, QString> reasons{{u"responses"_s, u"max_output_tokens"_s}, {u"chat"_s, u"length"_s}, {u"anthropic"_s, u"max_tokens"_s},
+                                         {u"gemini"_s, u"MAX_TOKENS"_s}, {u"bedrock"_s, u"max_tokens"_s}};
+    for (const QString &format : formats())
+        for (bool stream : {true, false}) {
+            if (format == u"bedrock" && stream)
+                continue;
+            QTest::addRow("%s, %s", qPrintable(format), stream ? "streaming" : "whole body") << modelTemplate(format) << stream << reasons.value(format);
+        }
+}
+
+// An answer the provider stopped at the output-token limit is an answer (billed, kept, not sent again),
+// marked as cut in each format's own words, so whoever reads it can say why it ends where it does.
+void TestLlmProviders::cutAtTheTokenLimit()
+{
+    QFETCH(QString, model);
+    QFETCH(bool, stream);
+    QFETCH(QString, stopReason);
+    QVERIFY(loadScript("rules:\n  - responses:\n      - {content: \"```cpp\\nvoid kernel() {\\n  for (int i = 0;\", cut_at_limit: true, "
+                       "usage: {prompt_tokens: 10, completion_tokens: 8192}}\n"));
+    LlmRequest r = request(model, stream);
+    r.maxTokens = 8192;
+    LlmReply *reply = sendAndWait(r);
+    const LlmResponse &response = reply->response();
+    QVERIFY2(response.ok, qPrintable(response.error));
+    QCOMPARE(response.text, u"```cpp\nvoid kernel() {\n  for (int i = 0;"_s);
+    QCOMPARE(response.stopReason, stopReason);
+    QVERIFY(response.cutAtTokenLimit());
+    QCOMPARE(response.tokensOut, qint64(8192));
+    QCOMPARE(m_server->requestCount(), 1);
+    QCOMPARE(response.retries, 0);
 }
 
 void TestLlmProviders::faults()
