@@ -25,6 +25,7 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QEventLoop>
+#include <QDeadlineTimer>
 #include <QTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -322,6 +323,7 @@ QJsonObject candidateJson(const Candidate &c, bool full)
                   {QStringLiteral("iteration"), c.iteration},
                   {QStringLiteral("origin"), toString(c.origin)},
                   {QStringLiteral("status"), toString(c.status)},
+                  {QStringLiteral("status_word"), statusWord(c)},
                   {QStringLiteral("menu_item"), c.menuItem},
                   {QStringLiteral("in_beam"), c.inBeam},
                   {QStringLiteral("plan_model"), c.planModel},
@@ -920,7 +922,7 @@ int cmdWatch(RunStore &store, const Args &args)
                          o);
                 } else if (verdictNow) {
                     o.insert(QStringLiteral("event"), QStringLiteral("verdict"));
-                    QString what = toString(c.status);
+                    QString what = statusWord(c);
                     if (c.status == CandidateStatus::Correct && c.hasScore())
                         what += QLatin1Char(' ') + score(c.score)
                             + (last.baselineScore > 0 ? QStringLiteral(" (%1x)").arg(QString::number(last.baselineScore / c.score, 'f', 2)) : QString());
@@ -1039,7 +1041,7 @@ int cmdRuns(const Args &args)
             if (json) {
                 printJson(candidateJson(*c, true));
             } else {
-                out() << "candidate " << c->id << " (" << toString(c->status) << ", parent " << c->parentId << ")\n\n"
+                out() << "candidate " << c->id << " (" << statusWord(*c) << ", parent " << c->parentId << ")\n\n"
                       << "plan:\n" << c->plan << "\n\ncode:\n" << c->code << '\n';
                 if (!c->error.isEmpty())
                     out() << "\nerror:\n" << c->error << '\n';
@@ -1070,7 +1072,7 @@ int cmdRuns(const Args &args)
                              .arg(c.parentId, 4)
                              .arg(c.iteration)
                              .arg(toString(c.origin), -6)
-                             .arg(toString(c.status), -13)
+                             .arg(statusWord(c), -15)
                              .arg(c.hasScore() ? QString::number(c.score, 'g', 4) : QStringLiteral("-"), 8)
                              .arg(c.inBeam ? QStringLiteral("beam") : QString());
             out().flush();
@@ -1187,6 +1189,16 @@ int cmdList(const Args &args)
                 out() << "    no hardware: " << noHardware << " (the steps that need it are left out: evaluations end with the status no_hardware)\n";
             if (!t->requires_.isEmpty())
                 out() << "    needs: " << t->requires_ << '\n';
+            // Where its tools were found, when that is outside the system's folders (on the steps' PATH and
+            // shown in the sandbox), and which were not found at all.
+            QStringList tools;
+            for (const Target::Tool &tool : t->toolView().tools)
+                if (tool.path.isEmpty())
+                    tools << QStringLiteral("%1 not found").arg(tool.name);
+                else if (!tool.path.startsWith(QLatin1String("/usr/")) && !tool.path.startsWith(QLatin1String("/bin/")))
+                    tools << QStringLiteral("%1 at %2").arg(tool.name, tool.path);
+            if (!tools.isEmpty())
+                out() << "    tools: " << tools.join(QLatin1String("; ")) << '\n';
         }
     } else if (what == QLatin1String("problems") && args.positional.value(1) == QLatin1String("import")) {
         return cmdImportProblems(args);
@@ -1242,9 +1254,22 @@ int cmdAgentsBuild(const Args &args)
     }
     QEventLoop loop;
     int code = ExitOk;
+    // Ctrl-C or SIGTERM: calls already sent are paid for and their answers are kept in the store, so the next
+    // build reuses them instead of paying again: the process waits for them (at most 3 minutes); a second
+    // signal leaves at once.
+    bool cancelling = false;
+    QTimer onTheWay;
+    onTheWay.setInterval(200);
+    QDeadlineTimer giveUp;
+    QObject::connect(&onTheWay, &QTimer::timeout, &loop, [&] {
+        if (builder.callsOnTheWay() == 0 || giveUp.hasExpired())
+            loop.quit();
+    });
     QObject::connect(&builder, &AgentBuilder::failed, &loop, [&](const QString &why) {
         err() << "autocomp agents build: " << why << '\n';
         code = ExitError;
+        if (cancelling && builder.callsOnTheWay() > 0)
+            return; // the timer quits once they are in
         loop.quit();
     });
     QObject::connect(&builder, &AgentBuilder::planReady, &loop, [&] { loop.quit(); });
@@ -1283,7 +1308,24 @@ int cmdAgentsBuild(const Args &args)
         }
         loop.quit();
     });
-    const cli::StopOnSignals stopOnSignals([&builder](const QString &) { builder.cancel(); });
+    const cli::StopOnSignals stopOnSignals([&](const QString &reason) {
+        if (cancelling) {
+            err() << "autocomp agents build: " << reason << " again: leaving now; " << builder.callsOnTheWay()
+                  << " call(s) still on their way will be paid for again by the next build\n";
+            code = cli::RunExitStopped;
+            loop.quit();
+            return;
+        }
+        cancelling = true;
+        giveUp = QDeadlineTimer(180000);
+        builder.cancel();
+        if (const int left = builder.callsOnTheWay(); left > 0) {
+            err() << "autocomp agents build: " << reason << ": waiting for " << left
+                  << " call(s) already sent (paid for: their answers are kept for the next build); again to leave now\n";
+            onTheWay.start();
+        }
+        err().flush();
+    });
     builder.build();
     if (builder.stage() != AgentBuilder::Stage::Failed)
         loop.exec();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <QJsonArray>
 #include <QSocketNotifier>
+#include <QTimer>
 #include <QThread>
 
 #include <csignal>
@@ -52,27 +53,19 @@ bool ended(RunState state)
 }
 
 // Records the state of a run no process drives. Calls it had in flight when its process died stay unconfirmed.
-// The lease is read again in the transaction that writes: nullopt (nothing written) when a process took the run
-// over meanwhile, which is then asked instead.
+// nullopt (nothing written) when a process took the run over meanwhile, which is then asked instead.
 std::optional<int> recordDirectly(RunStore &store, qint64 runId, RunState wanted, const QString &command, QTextStream &out, QTextStream &err)
 {
-    store.beginBatch();
-    const auto lease = store.lease(runId);
-    if (lease && lease->alive) {
-        store.endBatch(false);
+    const QString reason = QStringLiteral("%1 while no process was driving it").arg(command == QLatin1String("pause") ? QStringLiteral("paused")
+                                                                                                                   : QStringLiteral("stopped"));
+    switch (store.recordUndrivenState(runId, wanted, reason)) {
+    case RunStore::UndrivenWrite::TakenOver:
         return std::nullopt;
-    }
-    std::optional<RunInfo> run = store.run(runId);
-    bool ok = run.has_value();
-    if (ok) {
-        run->state = wanted;
-        run->stopReason = QStringLiteral("%1 while no process was driving it").arg(command == QLatin1String("pause") ? QStringLiteral("paused")
-                                                                                                                      : QStringLiteral("stopped"));
-        ok = store.updateRun(*run) && store.settleInFlightCalls(runId) && store.requestState(runId, {});
-    }
-    if (!store.endBatch(ok) || !ok) {
-        err << "autocomp: cannot record run " << runId << "'s state: " << (run ? store.lastError() : QStringLiteral("it was deleted")) << Qt::endl;
+    case RunStore::UndrivenWrite::Failed:
+        err << "autocomp: cannot record run " << runId << "'s state: " << store.lastError() << Qt::endl;
         return 1;
+    case RunStore::UndrivenWrite::Recorded:
+        break;
     }
     out << "run " << runId << ' ' << toString(wanted) << " (no process was driving it; `autocomp resume " << runId << "` continues it)"
         << Qt::endl;
@@ -149,16 +142,25 @@ namespace {
 
 int s_signalPipe[2] = {-1, -1};
 
+// Seconds within which the event loop must take a stop signal before the process ends regardless.
+constexpr unsigned StuckExitSeconds = 10;
+
 extern "C" void onStopSignal(int signal)
 {
     const char byte = char(signal);
     [[maybe_unused]] const auto written = ::write(s_signalPipe[1], &byte, 1);
+    // A watchdog for a process whose event loop is stuck (a call that never returns, a lock taken twice):
+    // SIGALRM's default action ends it unless the loop takes the signal and keeps re-arming the alarm while
+    // the stop goes on (StopOnSignals), so SIGTERM and Ctrl-C stop an evaluation stuck anywhere within
+    // seconds. Sandboxed steps die with the process (bubblewrap's --die-with-parent).
+    ::alarm(StuckExitSeconds);
 }
 
 } // namespace
 
 struct StopOnSignals::Private {
     std::unique_ptr<QSocketNotifier> notifier;
+    QTimer watchdog;
     struct sigaction previousInt {};
     struct sigaction previousTerm {};
 };
@@ -168,13 +170,20 @@ StopOnSignals::StopOnSignals(std::function<void(const QString &reason)> stop) : 
     if (::pipe2(s_signalPipe, O_CLOEXEC | O_NONBLOCK) != 0)
         return;
     d->notifier = std::make_unique<QSocketNotifier>(s_signalPipe[0], QSocketNotifier::Read);
-    QObject::connect(d->notifier.get(), &QSocketNotifier::activated, [stop = std::move(stop)] {
+    // While the event loop runs, it keeps the watchdog from firing: a stop that takes long on purpose (waiting
+    // for answers already paid for, cancelling remote jobs) is not cut short; a stuck loop is.
+    d->watchdog.setInterval(1000);
+    QObject::connect(&d->watchdog, &QTimer::timeout, [] { ::alarm(StuckExitSeconds); });
+    QObject::connect(d->notifier.get(), &QSocketNotifier::activated, [this, stop = std::move(stop)] {
+        ::alarm(StuckExitSeconds);
+        d->watchdog.start();
         char byte = 0;
         QString name = QStringLiteral("a signal");
         while (::read(s_signalPipe[0], &byte, 1) == 1)
             name = byte == SIGINT ? QStringLiteral("SIGINT (Ctrl-C)") : byte == SIGTERM ? QStringLiteral("SIGTERM") : name;
         stop(QStringLiteral("stopped by %1").arg(name));
     });
+    ::signal(SIGALRM, SIG_DFL); // the watchdog's signal ends the process (never inherited as ignored)
     struct sigaction action {};
     action.sa_handler = onStopSignal;
     sigemptyset(&action.sa_mask);
@@ -185,6 +194,7 @@ StopOnSignals::StopOnSignals(std::function<void(const QString &reason)> stop) : 
 
 StopOnSignals::~StopOnSignals()
 {
+    ::alarm(0);
     if (!d->notifier)
         return;
     ::sigaction(SIGINT, &d->previousInt, nullptr);

@@ -23,6 +23,7 @@
 #include <QPointer>
 #include <QStringList>
 #include <QTimer>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <cstdio>
 #include <cstdlib>
@@ -180,6 +181,15 @@ int main(int argc, char **argv)
     }
     autocomp::MainWindow window(std::move(store));
     window.show();
+    // Whether each target can run here (its availability and hardware checks, sandboxed like its steps: a
+    // Python probe takes a second or two) is asked in the background now, so the New Run dialog finds the
+    // answers ready instead of making the user wait for them (Target caches them per process).
+    (void)QtConcurrent::run([] {
+        const autocomp::Repository repository;
+        for (const QString &name : repository.targetNames())
+            if (const auto target = repository.target(name, nullptr); target && target->available())
+                target->hardwareAbsence();
+    });
     if (candidateId != 0)
         window.selectCandidate(candidateId);
     if (parser.isSet(options.search))

@@ -302,12 +302,31 @@ QString BeamGraphView::stateName(NodeState state)
     case NodeState::Compiling: return tr("compiling");
     case NodeState::Testing: return tr("testing");
     case NodeState::Benchmarking: return tr("benchmarking");
-    case NodeState::Failed: return tr("failed");
+    case NodeState::Failed: return tr("crash, timeout…");
+    case NodeState::CompileError: return tr("compile error");
     case NodeState::Incorrect: return tr("incorrect");
     case NodeState::Correct: return tr("correct");
     case NodeState::InBeam: return tr("in beam");
+    case NodeState::Duplicate: return tr("duplicate");
+    case NodeState::Cancelled: return tr("cancelled");
+    case NodeState::NoHardware: return tr("no hardware");
     case NodeState::Pruned: return tr("pruned");
     }
+    return {};
+}
+
+QString BeamGraphView::glyphOf(const QString &word)
+{
+    if (word == QLatin1String("crash"))
+        return QStringLiteral("✕");
+    if (word == QLatin1String("timeout"))
+        return QStringLiteral("◷");
+    if (word == QLatin1String("rejected"))
+        return QStringLiteral("⊘");
+    if (word == QLatin1String("error (machine)"))
+        return QStringLiteral("!");
+    if (word == QLatin1String("no code"))
+        return QStringLiteral("∅");
     return {};
 }
 
@@ -321,12 +340,30 @@ QColor BeamGraphView::stateColor(NodeState state, const QPalette &palette)
     case NodeState::Testing: return dark ? QColor(0x6b, 0x5e, 0x25) : QColor(0xf5, 0xe9, 0xb5);
     case NodeState::Benchmarking: return dark ? QColor(0x7a, 0x4e, 0x1c) : QColor(0xf8, 0xd3, 0xa4);
     case NodeState::Failed: return dark ? QColor(0x70, 0x2a, 0x40) : QColor(0xf0, 0xbf, 0xcd);
+    case NodeState::CompileError: return dark ? QColor(0x7a, 0x3d, 0x12) : QColor(0xf2, 0xb8, 0x8a);
     case NodeState::Incorrect: return dark ? QColor(0x8a, 0x2f, 0x2a) : QColor(0xf4, 0xa4, 0x9a);
     case NodeState::Correct: return dark ? QColor(0x2f, 0x5e, 0x3a) : QColor(0xcd, 0xee, 0xcd);
     case NodeState::InBeam: return dark ? QColor(0x23, 0x8a, 0x3e) : QColor(0x7c, 0xd0, 0x88);
+    case NodeState::Duplicate: return dark ? QColor(0x2e, 0x55, 0x5a) : QColor(0xc8, 0xe6, 0xe8);
+    case NodeState::Cancelled: return dark ? QColor(0x3a, 0x3a, 0x3a) : QColor(0xf7, 0xf7, 0xf7);
+    case NodeState::NoHardware: return dark ? QColor(0x4a, 0x45, 0x60) : QColor(0xe8, 0xe4, 0xf0);
     case NodeState::Pruned: return dark ? QColor(0x45, 0x48, 0x4d) : QColor(0xe3, 0xe4, 0xe6);
     }
     return {};
+}
+
+bool BeamGraphView::isWithinNoise(const Node &node) const
+{
+    // The same rule as withinNoise(): both intervals known and overlapping (zero-width ones only when equal).
+    const auto parent = m_nodeOfId.constFind(node.parentId);
+    if (!node.interval || parent == m_nodeOfId.constEnd())
+        return false;
+    const std::optional<ScoreInterval> &other = m_nodes.at(*parent).interval;
+    if (!other)
+        return false;
+    if (node.interval->low == node.interval->high && other->low == other->high)
+        return node.interval->low == other->low;
+    return node.interval->low <= other->high && other->low <= node.interval->high;
 }
 
 void BeamGraphView::clear()
@@ -407,6 +444,8 @@ void BeamGraphView::store(const Candidate &candidate)
     node.origin = candidate.origin;
     node.score = candidate.hasScore() ? candidate.score : 0;
     node.inBeam = candidate.inBeam;
+    node.word = statusWord(candidate);
+    node.interval = scoreInterval(candidate);
     if (node.menuItem != candidate.menuItem) {
         node.menuItem = candidate.menuItem;
         node.shortName = PromptBuilder::shortName(candidate.menuItem);
@@ -448,9 +487,11 @@ BeamGraphView::NodeState BeamGraphView::stateOf(const Node &node) const
     case CandidateStatus::Testing: return NodeState::Testing;
     case CandidateStatus::Benchmarking: return NodeState::Benchmarking;
     case CandidateStatus::Incorrect: return NodeState::Incorrect;
-    case CandidateStatus::NoHardware: return NodeState::Compiling; // compiled, never run
-    case CandidateStatus::CompileError:
-    case CandidateStatus::Failed: return NodeState::Failed;
+    case CandidateStatus::NoHardware: return NodeState::NoHardware;
+    case CandidateStatus::Duplicate: return NodeState::Duplicate;
+    case CandidateStatus::Cancelled: return NodeState::Cancelled;
+    case CandidateStatus::CompileError: return NodeState::CompileError;
+    case CandidateStatus::Failed: return node.word == QLatin1String("cancelled") ? NodeState::Cancelled : NodeState::Failed;
     case CandidateStatus::Correct:
         if (node.inBeam)
             return NodeState::InBeam;
@@ -684,6 +725,14 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
                 title += QLatin1String(" root");
             if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
                 title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
+            QString glyph = glyphOf(node.word);
+            if (glyph.isEmpty() && isWithinNoise(node))
+                glyph = QStringLiteral("≈");
+            if (!glyph.isEmpty()) {
+                painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
+                painter->setFont(bold);
+                painter->drawText(box.adjusted(7, 3, -7, -s_nodeHeight / 2), Qt::AlignRight | Qt::AlignVCenter, glyph);
+            }
             const QString subtitle = subtitleOf(node);
             painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
             painter->setFont(bold);
@@ -701,7 +750,8 @@ QString BeamGraphView::subtitleOf(const Node &node) const
     const NodeState state = stateOf(node);
     if (!node.shortName.isEmpty() && (state == NodeState::InBeam || state == NodeState::Correct || state == NodeState::Pruned))
         return node.shortName;
-    return stateName(state) + (node.shortName.isEmpty() ? QString() : QStringLiteral(" · ") + node.shortName);
+    const QString name = state == NodeState::Failed || state == NodeState::Cancelled ? node.word : stateName(state);
+    return name + (node.shortName.isEmpty() ? QString() : QStringLiteral(" · ") + node.shortName);
 }
 
 QString BeamGraphView::nodeSubtitle(qint64 candidateId) const
@@ -864,48 +914,60 @@ void BeamGraphView::drawForeground(QPainter *painter, const QRectF &rect)
     painter->setFont(font());
     const int line = metrics.height() + 2;
     const int boxSize = metrics.height() - 4;
-    QStringList names;
+    // The states (a coloured box each), the best path and the beam border, then the glyphs that tell the kinds of
+    // failure apart and mark a child within noise of its parent.
+    struct Entry {
+        int state = -1; // a NodeState, or -1
+        QString glyph;
+        QString text;
+    };
+    QList<Entry> entries;
+    for (int s = 0; s < NodeStateCount; ++s)
+        entries.append({s, {}, stateName(NodeState(s))});
+    entries.append({-1, QStringLiteral("best"), tr("best path")});
+    entries.append({-1, QStringLiteral("beam"), tr("beam member")});
+    for (const char *word : {"crash", "timeout", "rejected", "error (machine)", "no code"})
+        entries.append({-1, glyphOf(QString::fromLatin1(word)), tr(word)});
+    entries.append({-1, QStringLiteral("≈"), tr("within noise of parent")});
     int width = 0;
-    for (int s = 0; s < NodeStateCount; ++s) {
-        names.append(stateName(NodeState(s)));
-        width = std::max(width, metrics.horizontalAdvance(names.last()));
-    }
-    const QString bestText = tr("best path");
-    const QString beamText = tr("beam member");
-    width = std::max({width, metrics.horizontalAdvance(bestText), metrics.horizontalAdvance(beamText)});
-    const int rows = (NodeStateCount + 2 + 1) / 2;
+    for (const Entry &entry : std::as_const(entries))
+        width = std::max(width, metrics.horizontalAdvance(entry.text));
+    // As many columns (up to three) as the view has room for.
+    const int columns = std::clamp((viewport()->width() - 24) / (width + boxSize + 20), 1, 3);
+    const int rows = int((entries.size() + columns - 1) / columns);
     const int columnWidth = width + boxSize + 20;
-    const QRect frame(8, viewport()->height() - 8 - rows * line - 8, 2 * columnWidth + 8, rows * line + 8);
+    const QRect frame(8, viewport()->height() - 8 - rows * line - 8, columns * columnWidth + 8, rows * line + 8);
     QColor background = palette().color(QPalette::Base);
     background.setAlpha(225);
     painter->setPen(palette().color(QPalette::Mid));
     painter->setBrush(background);
     painter->drawRoundedRect(frame, 4, 4);
-    // Entries fill the first column, then the second: the states, then the best path and the beam border.
+    // Entries fill the first column, then the next.
     const auto cell = [&](int entry) {
         return QPoint(frame.left() + 8 + (entry / rows) * columnWidth, frame.top() + 4 + (entry % rows) * line);
     };
-    const auto label = [&](int entry, const QString &text) {
-        const QPoint at = cell(entry);
+    for (int i = 0; i < entries.size(); ++i) {
+        const Entry &entry = entries.at(i);
+        const QPoint at = cell(i);
+        const QRect box(at.x(), at.y() + 3, boxSize, boxSize);
+        if (entry.state >= 0) {
+            painter->setPen(palette().color(QPalette::Mid));
+            painter->setBrush(stateColor(NodeState(entry.state), palette()));
+            painter->drawRect(box);
+        } else if (entry.glyph == QLatin1String("best")) {
+            painter->setPen(QPen(QColor(0xff, 0x8f, 0x00), 3));
+            painter->drawLine(at.x(), at.y() + line / 2, at.x() + boxSize, at.y() + line / 2);
+        } else if (entry.glyph == QLatin1String("beam")) {
+            painter->setBrush(Qt::NoBrush);
+            painter->setPen(QPen(isDarkPalette(palette()) ? QColor(0x8a, 0xb4, 0xff) : QColor(0x1a, 0x4f, 0xb8), 2.5));
+            painter->drawRect(box);
+        } else {
+            painter->setPen(palette().color(QPalette::Text));
+            painter->drawText(QRect(at.x(), at.y(), boxSize + 4, line), Qt::AlignCenter, entry.glyph);
+        }
         painter->setPen(palette().color(QPalette::Text));
-        painter->drawText(QRect(at.x() + boxSize + 6, at.y(), width + 4, line), Qt::AlignVCenter, text);
-    };
-    for (int s = 0; s < NodeStateCount; ++s) {
-        const QPoint at = cell(s);
-        painter->setPen(palette().color(QPalette::Mid));
-        painter->setBrush(stateColor(NodeState(s), palette()));
-        painter->drawRect(QRect(at.x(), at.y() + 3, boxSize, boxSize));
-        label(s, names.at(s));
+        painter->drawText(QRect(at.x() + boxSize + 6, at.y(), width + 4, line), Qt::AlignVCenter, entry.text);
     }
-    painter->setBrush(Qt::NoBrush);
-    QPoint at = cell(NodeStateCount);
-    painter->setPen(QPen(QColor(0xff, 0x8f, 0x00), 3));
-    painter->drawLine(at.x(), at.y() + line / 2, at.x() + boxSize, at.y() + line / 2);
-    label(NodeStateCount, bestText);
-    at = cell(NodeStateCount + 1);
-    painter->setPen(QPen(isDarkPalette(palette()) ? QColor(0x8a, 0xb4, 0xff) : QColor(0x1a, 0x4f, 0xb8), 2.5));
-    painter->drawRect(QRect(at.x(), at.y() + 3, boxSize, boxSize));
-    label(NodeStateCount + 1, beamText);
     painter->restore();
 }
 
@@ -925,7 +987,11 @@ bool BeamGraphView::viewportEvent(QEvent *event)
 
 QString BeamGraphView::tooltipFor(const Node &node) const
 {
-    QString text = tr("<b>Candidate %1</b> · iteration %2 · %3").arg(node.id).arg(node.iteration).arg(stateName(stateOf(node)));
+    const NodeState state = stateOf(node);
+    const QString word = state == NodeState::InBeam || state == NodeState::Pruned
+                             ? node.word + QStringLiteral(", ") + stateName(state)
+                             : node.word;
+    QString text = tr("<b>Candidate %1</b> · iteration %2 · %3").arg(node.id).arg(node.iteration).arg(word);
     if (!node.menuItem.isEmpty())
         text += QLatin1String("<br>") + node.menuItem.toHtmlEscaped();
     if (node.status == CandidateStatus::Correct && node.score > 0) {
@@ -933,6 +999,10 @@ QString BeamGraphView::tooltipFor(const Node &node) const
         if (m_rootScore > 0)
             text += tr(", %1 vs the root").arg(ValueFormat::speedup(m_rootScore / node.score));
     }
+    if (isWithinNoise(node))
+        text += QLatin1String("<br>") + tr("≈ within noise of its parent #%1: their 95 % intervals overlap, so the "
+                                          "difference is no improvement")
+                                           .arg(node.parentId);
     if (isOnBestPath(node.id))
         text += QLatin1String("<br>") + tr("on the path to the best candidate");
     return text;

@@ -33,10 +33,14 @@ public:
         Compiling, // also waiting for an evaluation slot
         Testing,
         Benchmarking,
-        Failed,    // compile error, timeout, crash, rejected, failed LLM call
+        Failed,    // timeout, crash, rejected, error (machine), no code: told apart by the node's glyph
+        CompileError,
         Incorrect,
         Correct,   // correct, its beam selection has not happened yet
         InBeam,
+        Duplicate, // not evaluated: the same code as an earlier candidate
+        Cancelled, // in flight when the run stopped; redone on resume
+        NoHardware,
         Pruned,
     };
     static constexpr int NodeStateCount = int(NodeState::Pruned) + 1;
@@ -74,6 +78,8 @@ public:
     bool exportImage(const QString &path, QString *error);
 
     static QString stateName(NodeState state);
+    // A failure's kind, or a child within noise of its parent, as a glyph in the node's corner (empty: none).
+    static QString glyphOf(const QString &word);
     static QColor stateColor(NodeState state, const QPalette &palette);
 
 public Q_SLOTS:
@@ -107,6 +113,8 @@ private:
         CandidateOrigin origin = CandidateOrigin::Llm;
         double score = 0;
         bool inBeam = false;
+        QString word;   // statusWord: what the node says of itself
+        std::optional<ScoreInterval> interval;
         QString menuItem;
         QString shortName; // the strategy in a few words (PromptBuilder::shortName), drawn on the node
         int column = -1; // -1: not laid out yet
@@ -114,6 +122,7 @@ private:
     };
 
     void store(const Candidate &candidate);
+    bool isWithinNoise(const Node &node) const;
     void scheduleRelayout();
     // Full: sorts every column by parent order (a new run). Otherwise new nodes go to the end of their column,
     // so a burst of updates costs time in proportion to the burst, plus one pass to rebuild the edges.

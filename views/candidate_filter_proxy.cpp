@@ -19,11 +19,11 @@ void CandidateFilterProxy::setSearchText(const QString &text)
     changed();
 }
 
-void CandidateFilterProxy::setStatusFilter(std::optional<CandidateStatus> status)
+void CandidateFilterProxy::setStatusFilter(const QString &word)
 {
-    if (status == m_status)
+    if (word == m_status)
         return;
-    m_status = status;
+    m_status = word;
     changed();
 }
 
@@ -38,14 +38,14 @@ void CandidateFilterProxy::setStrategyFilter(const QString &strategy)
 void CandidateFilterProxy::clearSearch()
 {
     m_text.clear();
-    m_status.reset();
+    m_status.clear();
     m_strategy.clear();
     changed();
 }
 
 bool CandidateFilterProxy::isSearching() const
 {
-    return !m_text.trimmed().isEmpty() || m_status || !m_strategy.isEmpty();
+    return !m_text.trimmed().isEmpty() || !m_status.isEmpty() || !m_strategy.isEmpty();
 }
 
 void CandidateFilterProxy::changed()
@@ -56,7 +56,7 @@ void CandidateFilterProxy::changed()
 
 bool CandidateFilterProxy::matches(const Candidate &c) const
 {
-    if (m_status && c.status != *m_status)
+    if (!m_status.isEmpty() && statusWord(c) != m_status)
         return false;
     if (!m_strategy.isEmpty() && c.menuItem != m_strategy)
         return false;

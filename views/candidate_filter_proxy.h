@@ -18,7 +18,8 @@ public:
     explicit CandidateFilterProxy(QObject *parent = nullptr);
 
     void setSearchText(const QString &text);
-    void setStatusFilter(std::optional<CandidateStatus> status);
+    // A status word (statusWord: "compile error", "crash", "cancelled"...); empty for any.
+    void setStatusFilter(const QString &word);
     void setStrategyFilter(const QString &strategy); // empty: any
     void clearSearch();
     bool isSearching() const;
@@ -37,7 +38,7 @@ private:
     void changed();
 
     QString m_text;
-    std::optional<CandidateStatus> m_status;
+    QString m_status;
     QString m_strategy;
 };
 

@@ -4,9 +4,12 @@
 #include "status_palette.h"
 #include "value_format.h"
 
+#include <QCoreApplication>
 #include <QFontDatabase>
+#include <QJsonObject>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPlainTextEdit>
 #include <QSyntaxHighlighter>
 #include <QTableWidget>
@@ -42,6 +45,22 @@ QTableWidgetItem *item(const QString &text, bool number = false)
     if (number)
         result->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return result;
+}
+
+// A metric with its unit, a fraction as a percentage, the achieved GFLOP/s with its share of the measured roofline.
+QString metricText(const QString &key, const QJsonValue &value, const QJsonObject &metrics)
+{
+    if (key == QLatin1String("duplicate_of") && value.toInteger() > 0)
+        return QStringLiteral("#%1").arg(value.toInteger());
+    if (value.isDouble() && (key.endsWith(QLatin1String("_fraction")) || key.endsWith(QLatin1String("_rate"))))
+        return QLocale::c().toString(value.toDouble() * 100, 'f', 1) + QStringLiteral(" %");
+    QString text = ValueFormat::metricValue(key, value);
+    const double bound = metrics.value(QStringLiteral("roofline_bound_gflops")).toDouble();
+    if (key == QLatin1String("gflops") && value.isDouble() && bound > 0)
+        text += QCoreApplication::translate("autocomp::CandidateInspector", " (%1 % of the roofline bound, %2)")
+                    .arg(QLocale::c().toString(value.toDouble() / bound * 100, 'f', 0),
+                         ValueFormat::figure(bound, QStringLiteral("gflops")));
+    return text;
 }
 
 } // namespace
@@ -101,6 +120,7 @@ CandidateInspector::CandidateInspector(QWidget *parent)
 void CandidateInspector::clear()
 {
     m_candidateId = 0;
+    m_headline.clear();
     m_menuItemLabel->setText(tr("Select a candidate in the tree."));
     m_planView->clear();
     m_codeView->clear();
@@ -110,7 +130,8 @@ void CandidateInspector::clear()
 }
 
 void CandidateInspector::setCandidate(const Candidate &candidate, const QList<LlmCall> &calls,
-                                      const QList<StepResult> &steps, const QString &metric, const QString &language)
+                                      const QList<StepResult> &steps, const QString &metric, const QString &language,
+                                      const std::optional<Candidate> &root, const std::optional<Candidate> &parent)
 {
     m_candidateId = candidate.id;
     showPlan(candidate);
@@ -121,7 +142,7 @@ void CandidateInspector::setCandidate(const Candidate &candidate, const QList<Ll
     }
     m_codeView->setPlainText(candidate.code);
 
-    showEvaluation(candidate, steps, metric);
+    showEvaluation(candidate, steps, metric, root, parent);
     showPrompts(calls);
     showLlmUsage(calls);
 }
@@ -139,18 +160,64 @@ void CandidateInspector::showPlan(const Candidate &candidate)
     m_planView->setMarkdown(candidate.plan);
 }
 
-void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<StepResult> &steps, const QString &metric)
+QString CandidateInspector::headline(const Candidate &candidate, const QString &metric,
+                                     const std::optional<Candidate> &root, const std::optional<Candidate> &parent)
+{
+    QStringList parts{statusWord(candidate)};
+    const qint64 original = candidate.metrics.value(QStringLiteral("duplicate_of")).toInteger();
+    if (candidate.status == CandidateStatus::Duplicate && original > 0)
+        parts.last() = tr("duplicate of #%1").arg(original);
+    else if (original > 0)
+        parts << tr("same code as #%1 (another measurement)").arg(original); // an imported run's repeated step
+    if (!candidate.hasScore())
+        return parts.join(QStringLiteral(" · "));
+    parts << ValueFormat::figure(candidate.score, metric);
+    const std::optional<ScoreInterval> interval = scoreInterval(candidate);
+    const auto speedupOver = [&](const Candidate &base) { return ValueFormat::factor(base.score / candidate.score); };
+    const bool hasRoot = root && root->id != candidate.id && root->hasScore() && root->score > 0 && candidate.score > 0;
+    if (hasRoot) {
+        QString text = tr("%1 root").arg(speedupOver(*root));
+        // The speedup's own 95 % interval, from the score's: zero width (nothing shown) for a deterministic metric.
+        if (interval && interval->low > 0 && interval->high > interval->low) {
+            const double halfWidth = (root->score / interval->low - root->score / interval->high) / 2;
+            text += QStringLiteral(" (±%1)").arg(ValueFormat::factorValue(halfWidth));
+        }
+        parts << text;
+    }
+    if (parent && parent->hasScore() && parent->score > 0 && candidate.score > 0 && (!hasRoot || parent->id != root->id))
+        parts << tr("%1 parent").arg(speedupOver(*parent));
+    if (parent && withinNoise(candidate, *parent))
+        parts << tr("within noise of #%1").arg(parent->id);
+    const double roofline = candidate.metrics.value(QStringLiteral("roofline_fraction")).toDouble();
+    if (roofline > 0)
+        parts << tr("%1 % of the roofline bound (GFLOP/s)").arg(QLocale::c().toString(roofline * 100, 'f', 0));
+    return parts.join(QStringLiteral(" · "));
+}
+
+void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<StepResult> &steps, const QString &metric,
+                                        const std::optional<Candidate> &root, const std::optional<Candidate> &parent)
 {
     const QColor statusColor = StatusPalette::foreground(candidate.status, palette());
-    const QString statusText = escaped(toString(candidate.status).replace(QLatin1Char('_'), QLatin1Char(' ')));
+    m_headline = headline(candidate, metric, root, parent);
+    // The status word in its colour, then the figures.
+    const qsizetype split = m_headline.indexOf(QStringLiteral(" · "));
+    const QString first = split < 0 ? m_headline : m_headline.left(split);
+    const QString rest = split < 0 ? QString() : m_headline.mid(split);
     QString html = QStringLiteral("<h3>");
     if (statusColor.isValid())
-        html += QStringLiteral("<span style=\"color: %1;\">%2</span>").arg(statusColor.name(), statusText);
+        html += QStringLiteral("<span style=\"color: %1;\">%2</span>").arg(statusColor.name(), escaped(first));
     else
-        html += statusText;
-    if (candidate.hasScore())
-        html += QStringLiteral(" · ") + escaped(ValueFormat::score(candidate.score, metric));
-    html += QStringLiteral("</h3>");
+        html += escaped(first);
+    html += escaped(rest) + QStringLiteral("</h3>");
+    if (parent && withinNoise(candidate, *parent))
+        html += QStringLiteral("<p style=\"color: gray;\">")
+                + tr("Its 95 % interval overlaps that of its parent #%1: the difference is within the timing's noise, "
+                     "not an improvement.")
+                      .arg(parent->id)
+                + QStringLiteral("</p>");
+    if (candidate.status == CandidateStatus::Cancelled)
+        html += QStringLiteral("<p>") + tr("Its work was in flight when the run stopped; resuming the run redoes it.")
+                + QStringLiteral("</p>");
     if (candidate.inBeam)
         html += QStringLiteral("<p>") + tr("In the current beam.") + QStringLiteral("</p>");
     if (!candidate.error.isEmpty())
@@ -160,7 +227,7 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
         html += QStringLiteral("<h4>") + tr("Metrics") + QStringLiteral("</h4><table cellspacing=\"2\" cellpadding=\"3\">");
         for (auto it = candidate.metrics.begin(); it != candidate.metrics.end(); ++it)
             html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                        .arg(escaped(it.key()), escaped(ValueFormat::metricValue(it.key(), it.value())));
+                        .arg(escaped(it.key()), escaped(metricText(it.key(), it.value(), candidate.metrics)));
         html += QStringLiteral("</table>");
     }
     if (!candidate.feedback.isEmpty())

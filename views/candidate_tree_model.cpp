@@ -152,6 +152,11 @@ int CandidateTreeModel::parentNodeOf(const Candidate &candidate) const
     return m_nodeOfId.value(candidate.parentId, -1);
 }
 
+qint64 CandidateTreeModel::rootCandidateId() const
+{
+    return m_rootNode < 0 ? 0 : m_nodes.at(m_rootNode).candidate.id;
+}
+
 double CandidateTreeModel::rootScore() const
 {
     return m_rootNode < 0 ? std::numeric_limits<double>::quiet_NaN() : m_nodes.at(m_rootNode).candidate.score;
@@ -208,7 +213,12 @@ QVariant CandidateTreeModel::data(const QModelIndex &index, int role) const
 {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid))
         return {};
-    const Candidate &c = m_nodes.at(int(index.internalId())).candidate;
+    const Node &node = m_nodes.at(int(index.internalId()));
+    const Candidate &c = node.candidate;
+    // A child within noise of its parent: the difference is no improvement, shown muted with the reason.
+    const Candidate *parentCandidate = node.parent >= 0 ? &m_nodes.at(node.parent).candidate : nullptr;
+    const bool noise = parentCandidate && (index.column() == ScoreColumn || index.column() == SpeedupColumn)
+                       && withinNoise(c, *parentCandidate);
     const double base = rootScore();
     const double speedup = c.hasScore() && c.score > 0 && base > 0 ? base / c.score : std::numeric_limits<double>::quiet_NaN();
     const QString model = c.codeModel.isEmpty() ? c.planModel : c.codeModel;
@@ -240,14 +250,18 @@ QVariant CandidateTreeModel::data(const QModelIndex &index, int role) const
         case IdColumn: return c.id;
         case IterationColumn: return c.iteration;
         case OriginColumn: return toString(c.origin);
-        case StatusColumn: return toString(c.status).replace(QLatin1Char('_'), QLatin1Char(' '));
+        case StatusColumn: return statusWord(c);
         case MenuItemColumn: return c.menuItem.section(QLatin1Char('\n'), 0, 0);
         case ScoreColumn: return ValueFormat::score(c.score, m_metric);
-        case SpeedupColumn: return ValueFormat::speedup(speedup);
+        case SpeedupColumn: return noise ? QStringLiteral("≈ ") + ValueFormat::speedup(speedup) : ValueFormat::speedup(speedup);
         case ModelColumn: return model;
         }
         break;
     case Qt::ToolTipRole:
+        if (noise)
+            return tr("Within noise of its parent #%1: their 95 % intervals of the score overlap, so the difference is "
+                      "no improvement")
+                .arg(parentCandidate->id);
         switch (index.column()) {
         case MenuItemColumn:
             return c.menuItem.isEmpty() ? QVariant() : QVariant(c.menuItem);
@@ -266,6 +280,8 @@ QVariant CandidateTreeModel::data(const QModelIndex &index, int role) const
             return StatusPalette::icon(c.status, QGuiApplication::palette());
         break;
     case Qt::ForegroundRole:
+        if (noise)
+            return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
         if (index.column() == StatusColumn) {
             const QColor color = StatusPalette::foreground(c.status, QGuiApplication::palette());
             if (color.isValid())
@@ -313,6 +329,15 @@ QList<qint64> CandidateTreeModel::beamIds() const
     QList<qint64> ids;
     for (const Node &node : m_nodes)
         if (node.candidate.inBeam)
+            ids << node.candidate.id;
+    return ids;
+}
+
+QList<qint64> CandidateTreeModel::inFlightIds() const
+{
+    QList<qint64> ids;
+    for (const Node &node : m_nodes)
+        if (!isFinal(node.candidate.status) && node.candidate.status != CandidateStatus::Cancelled)
             ids << node.candidate.id;
     return ids;
 }

@@ -14,13 +14,14 @@ class CandidateTreeModel : public QAbstractItemModel
     Q_OBJECT
 public:
     enum Columns {
+        // The figures before the long texts (strategy, model): they stay in sight in a narrow pane.
         IdColumn,
-        IterationColumn,
-        OriginColumn,
         StatusColumn,
-        MenuItemColumn,
         ScoreColumn,
         SpeedupColumn,
+        IterationColumn,
+        OriginColumn,
+        MenuItemColumn,
         ModelColumn,
         ColumnCount
     };
@@ -42,9 +43,13 @@ public:
     QModelIndex indexOfCandidate(qint64 candidateId, int column = 0) const;
     // Null when the index is invalid.
     const Candidate *candidate(const QModelIndex &index) const;
+    // The run's root (0 before it is known): the candidate the speedups are measured against.
+    qint64 rootCandidateId() const;
     int candidateCount() const { return m_nodes.size(); }
     // The candidates held that are in the beam.
     QList<qint64> beamIds() const;
+    // Candidates still planned, coded or evaluated.
+    QList<qint64> inFlightIds() const;
     // The highest candidate id held (0: none).
     qint64 lastCandidateId() const;
 

@@ -1,5 +1,7 @@
 #include "latency_chart.h"
 
+#include "chart_point_layer.h"
+
 #include "image_export.h"
 
 #include "status_palette.h"
@@ -106,12 +108,14 @@ LatencyChart::LatencyChart(QWidget *parent)
     , m_baseline(new QLineSeries)
     , m_vendor(new QLineSeries)
     , m_speedupAnchor(new QLineSeries)
+    , m_logAnchor(new QLineSeries)
     , m_xAxis(new QValueAxis(this))
     , m_linearAxis(new QValueAxis(this))
     , m_logAxis(new QLogValueAxis(this))
     , m_failedAxis(new QValueAxis(this))
     , m_speedupLinearAxis(new QCategoryAxis(this))
-    , m_speedupLogAxis(new QLogValueAxis(this))
+    , m_logLabels(new QCategoryAxis(this))
+    , m_speedupLogAxis(new QCategoryAxis(this))
     , m_updateTimer(new QTimer(this))
 {
     setObjectName(QStringLiteral("latencyChart"));
@@ -158,8 +162,7 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_failed->setMarkerSize(11);
     m_failed->setBrush(QBrush(crossMarker(failColor, 11)));
     m_failed->setPen(QColor(Qt::transparent));
-    // Light markers are painted in one pass instead of one QGraphicsItem per point, which is what keeps
-    // 10,000 points and a live stream of them smooth.
+    // The legend's markers; the points are painted by m_points.
     m_correct->setLightMarker(dotMarker(m_correct->color(), m_correct->borderColor(), 9));
     m_failed->setLightMarker(crossMarker(failColor, 11));
     m_selectedMarker->setMarkerShape(QScatterSeries::MarkerShapeCircle);
@@ -173,12 +176,14 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_vendor->setName(tr("Vendor library"));
     m_vendor->setPen(QPen(QColor(0x9c, 0x27, 0xb0), 1.5, Qt::DashDotLine));
     m_speedupAnchor->setPen(Qt::NoPen);
+    m_logAnchor->setPen(Qt::NoPen);
 
     for (QAbstractSeries *series : std::initializer_list<QAbstractSeries *>{m_baseline, m_vendor, m_best, m_failed, m_correct,
-                                                                             m_selectedMarker, m_speedupAnchor})
+                                                                             m_selectedMarker, m_speedupAnchor, m_logAnchor})
         m_chart->addSeries(series);
     hideFromLegend(m_chart, m_selectedMarker);
     hideFromLegend(m_chart, m_speedupAnchor);
+    hideFromLegend(m_chart, m_logAnchor);
 
     m_xAxis->setTitleText(tr("Iteration"));
     m_xAxis->setLabelFormat(QStringLiteral("%d"));
@@ -194,10 +199,10 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_failedAxis->setVisible(false);
     m_failed->attachAxis(m_failedAxis);
     m_logAxis->setBase(10);
-    m_logAxis->setMinorTickCount(8);
-    m_speedupLogAxis->setBase(10);
+    m_logAxis->setVisible(false); // maps the points; m_logLabels shows the scale
+    m_logLabels->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
+    m_speedupLogAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     m_speedupLogAxis->setReverse(true);
-    m_speedupLogAxis->setLabelFormat(QStringLiteral("%.3g"));
     m_speedupLinearAxis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
     m_speedupLogAxis->setTitleText(tr("Speedup over the root (×)"));
     m_speedupLinearAxis->setTitleText(tr("Speedup over the root"));
@@ -209,6 +214,18 @@ LatencyChart::LatencyChart(QWidget *parent)
     connect(m_updateTimer, &QTimer::timeout, this, &LatencyChart::applyQueued);
     connect(m_logToggle, &QCheckBox::toggled, this, &LatencyChart::setLogScale);
     connect(m_logToggle, &QCheckBox::clicked, this, [this] { m_userChoseScale = true; });
+    m_points = new ChartPointLayer(m_chart);
+    m_points->setPointSets({{&m_correctPoints, m_correct, dotMarker(m_correct->color(), m_correct->borderColor(), 9)},
+                            {&m_failedPoints, m_failed, crossMarker(failColor, 11)}});
+    m_points->onHovered = [this](int set, qsizetype index, bool state) {
+        onHovered(set == 0 ? m_correct : m_failed, (set == 0 ? m_correctPoints : m_failedPoints).at(index), state);
+    };
+    m_points->onClicked = [this](int set, qsizetype index) {
+        onClicked(set == 0 ? m_correct : m_failed, (set == 0 ? m_correctPoints : m_failedPoints).at(index));
+    };
+    for (QValueAxis *axis : {m_xAxis, m_linearAxis, m_failedAxis})
+        connect(axis, &QValueAxis::rangeChanged, this, [this] { m_points->invalidate(); });
+    connect(m_logAxis, &QLogValueAxis::rangeChanged, this, [this] { m_points->invalidate(); });
     for (QXYSeries *series : {static_cast<QXYSeries *>(m_correct), static_cast<QXYSeries *>(m_failed)}) {
         connect(series, &QXYSeries::hovered, this,
                 [this, series](const QPointF &point, bool state) { onHovered(series, point, state); });
@@ -257,7 +274,7 @@ void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QStri
     const QString unit = ValueFormat::unitOfMetric(m_metric);
     const QString title = m_metric.isEmpty() ? tr("Score") : m_metric;
     m_linearAxis->setTitleText(unit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, unit));
-    m_logAxis->setTitleText(m_linearAxis->titleText());
+    m_logLabels->setTitleText(m_linearAxis->titleText());
     rebuild();
 }
 
@@ -286,6 +303,7 @@ void LatencyChart::store(const Candidate &candidate)
     entry.id = candidate.id;
     entry.iteration = std::max(0, candidate.iteration);
     entry.status = candidate.status;
+    entry.word = statusWord(candidate);
     entry.score = candidate.hasScore() ? candidate.score : 0;
     entry.menuItem = candidate.menuItem;
     entry.root = candidate.origin == CandidateOrigin::Root || (candidate.parentId == 0 && candidate.iteration == 0);
@@ -330,7 +348,7 @@ void LatencyChart::flushPendingUpdates()
 
 int LatencyChart::pointCount() const
 {
-    return int(m_correct->count() + m_failed->count());
+    return int(m_correctPoints.size() + m_failedPoints.size());
 }
 
 namespace {
@@ -379,9 +397,9 @@ void LatencyChart::extendRange(double score)
 
 void LatencyChart::applyQueued()
 {
-    // Every update repaints every marker: on big runs they are drawn without antialiasing and updates are
-    // gathered for longer, so streaming results never holds the GUI thread for long.
-    const qsizetype points = m_correct->count() + m_failed->count();
+    // On big runs the lines are drawn without antialiasing and updates are gathered for longer, so streaming
+    // results never holds the GUI thread for long (the points are drawn once each, by m_points).
+    const qsizetype points = m_correctPoints.size() + m_failedPoints.size();
     const bool big = points >= s_bigRunPoints;
     if (m_view->renderHints().testFlag(QPainter::Antialiasing) == big)
         m_view->setRenderHint(QPainter::Antialiasing, !big);
@@ -401,16 +419,8 @@ void LatencyChart::applyQueued()
             plot(entry);
     }
     m_queued.clear();
-    // Each appended point makes Qt Charts redo the series' geometry; past a few, one replace is cheaper.
-    const auto appendNew = [](QXYSeries *series, const QList<QPointF> &points, qsizetype before) {
-        if (points.size() - before > 8)
-            series->replace(points);
-        else
-            for (qsizetype i = before; i < points.size(); ++i)
-                series->append(points.at(i));
-    };
-    appendNew(m_correct, m_correctPoints, correctBefore);
-    appendNew(m_failed, m_failedPoints, failedBefore);
+    if (m_correctPoints.size() != correctBefore || m_failedPoints.size() != failedBefore)
+        m_points->pointsAppended();
     updateBestLine();
     updateReferenceLines();
     updateAxes();
@@ -437,8 +447,8 @@ void LatencyChart::rebuild()
         if (isFinal(entry.status))
             plot(entry);
     }
-    m_correct->replace(m_correctPoints);
-    m_failed->replace(m_failedPoints);
+    if (m_points)
+        m_points->invalidate();
     updateBestLine();
     updateReferenceLines();
     m_axes = {};
@@ -520,15 +530,44 @@ void LatencyChart::updateCaption()
     m_caption->setText(caption);
 }
 
+QList<double> LatencyChart::niceLogTicks(double low, double high)
+{
+    QList<double> ticks;
+    if (!(low > 0) || !(high > low))
+        return ticks;
+    for (const QList<double> &steps : {QList<double>{1, 2, 5}, QList<double>{1, 1.5, 2, 3, 4, 5, 6, 8}}) {
+        ticks.clear();
+        for (int exponent = int(std::floor(std::log10(low))); exponent <= int(std::ceil(std::log10(high))); ++exponent)
+            for (double step : steps)
+                if (const double value = step * std::pow(10.0, exponent); value >= low * (1 - 1e-9) && value <= high * (1 + 1e-9))
+                    ticks.append(value);
+        if (ticks.size() >= 3)
+            break;
+    }
+    return ticks;
+}
+
 void LatencyChart::applyAxes(double low, double high, double lastIteration)
 {
-    QAbstractAxis *left = m_log ? static_cast<QAbstractAxis *>(m_logAxis) : m_linearAxis;
+    const QList<QAbstractAxis *> logAxes{m_logAxis, m_logLabels};
+    const QList<QAbstractAxis *> linearAxes{m_linearAxis};
     QAbstractAxis *right = m_log ? static_cast<QAbstractAxis *>(m_speedupLogAxis) : m_speedupLinearAxis;
-    QAbstractAxis *oldLeft = m_log ? static_cast<QAbstractAxis *>(m_linearAxis) : m_logAxis;
     QAbstractAxis *oldRight = m_log ? static_cast<QAbstractAxis *>(m_speedupLinearAxis) : m_speedupLogAxis;
+    const auto relabel = [](QCategoryAxis *axis, double from, double to, const QList<std::pair<double, QString>> &labels) {
+        for (const QString &label : axis->categoriesLabels())
+            axis->remove(label);
+        axis->setRange(from, to);
+        axis->setStartValue(from);
+        for (const auto &[value, label] : labels)
+            axis->append(label, value);
+    };
     // Ranges first: a log axis attached while its range holds zero would complain.
     if (m_log) {
         m_logAxis->setRange(low, high);
+        QList<std::pair<double, QString>> labels;
+        for (double value : niceLogTicks(low, high))
+            labels.append({std::log10(value), QLocale::c().toString(value, 'g', 3)});
+        relabel(m_logLabels, std::log10(low), std::log10(high), labels);
     } else {
         m_linearAxis->setRange(low, high);
         m_linearAxis->applyNiceNumbers();
@@ -536,12 +575,14 @@ void LatencyChart::applyAxes(double low, double high, double lastIteration)
     }
     const double base = baseline();
     if (base > 0) {
-        m_speedupLogAxis->setRange(base / high, base / low);
+        // Log latency: the speedup is log-linear too, its ticks nice numbers of their own.
+        if (m_log) {
+            QList<std::pair<double, QString>> speedups;
+            for (double s : niceLogTicks(base / high, base / low))
+                speedups.append({std::log10(s), QLocale::c().toString(s, 'g', 3) + QStringLiteral("×")});
+            relabel(m_speedupLogAxis, std::log10(base / high), std::log10(base / low), speedups);
+        }
         // Linear latency: the speedups sit at base/s, labelled where there is room between them.
-        for (const QString &label : m_speedupLinearAxis->categoriesLabels())
-            m_speedupLinearAxis->remove(label);
-        m_speedupLinearAxis->setRange(low, high);
-        m_speedupLinearAxis->setStartValue(low);
         static constexpr double s_speedups[] = {0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20,
                                                 25, 30, 40, 50, 75, 100, 150, 200, 300, 500, 1000};
         QList<std::pair<double, double>> marks; // (latency, speedup), latency descending
@@ -554,27 +595,37 @@ void LatencyChart::applyAxes(double low, double high, double lastIteration)
             marks.append({y, s});
         }
         std::reverse(marks.begin(), marks.end());
+        QList<std::pair<double, QString>> labels;
         for (const auto &[y, s] : marks)
-            m_speedupLinearAxis->append(QLocale::c().toString(s, 'g', 3) + QStringLiteral("×"), y);
+            labels.append({y, QLocale::c().toString(s, 'g', 3) + QStringLiteral("×")});
+        relabel(m_speedupLinearAxis, low, high, labels);
     }
     m_xAxis->setRange(-0.5, lastIteration + 0.5);
 
-    if (!m_chart->axes(Qt::Vertical).contains(left)) {
-        if (m_chart->axes(Qt::Vertical).contains(oldLeft)) {
-            m_chart->removeAxis(oldLeft);
-            oldLeft->setParent(this);
-        }
-        if (m_chart->axes(Qt::Vertical).contains(oldRight)) {
-            m_chart->removeAxis(oldRight);
-            oldRight->setParent(this);
-        }
-        m_chart->addAxis(left, Qt::AlignLeft);
+    const QList<QAbstractAxis *> &left = m_log ? logAxes : linearAxes;
+    const QList<QAbstractAxis *> &oldLeft = m_log ? linearAxes : logAxes;
+    if (!m_chart->axes(Qt::Vertical).contains(left.first())) {
+        for (QAbstractAxis *axis : oldLeft + QList<QAbstractAxis *>{oldRight})
+            if (m_chart->axes(Qt::Vertical).contains(axis)) {
+                m_chart->removeAxis(axis);
+                axis->setParent(this);
+            }
+        for (QAbstractAxis *axis : left)
+            m_chart->addAxis(axis, Qt::AlignLeft);
         m_chart->addAxis(right, Qt::AlignRight);
-        for (QAbstractSeries *series : m_chart->series())
-            if (series != m_failed)
-                series->attachAxis(series == m_speedupAnchor ? right : left);
+        for (QAbstractSeries *series : m_chart->series()) {
+            if (series == m_failed)
+                continue;
+            if (series == m_speedupAnchor)
+                series->attachAxis(right);
+            else if (series == m_logAnchor)
+                series->attachAxis(m_log ? static_cast<QAbstractAxis *>(m_logLabels) : m_linearAxis);
+            else
+                series->attachAxis(left.first());
+        }
     }
     right->setVisible(base > 0);
+    m_points->invalidate(); // the score axis may have been swapped
 }
 
 void LatencyChart::setLogScale(bool log)
@@ -642,7 +693,7 @@ QString LatencyChart::describe(const Entry &entry) const
         if (base > 0)
             text += tr(" · %1 over the root").arg(ValueFormat::speedup(base / entry.score));
     } else {
-        text += QLatin1String("<br>") + toString(entry.status).toHtmlEscaped();
+        text += QLatin1String("<br>") + entry.word.toHtmlEscaped();
     }
     text += QLatin1String("<br>") + (entry.menuItem.isEmpty() ? tr("(no menu item)") : entry.menuItem.toHtmlEscaped());
     return text;

@@ -23,6 +23,8 @@ class QXYSeries;
 
 namespace autocomp {
 
+class ChartPointLayer;
+
 // The run's scores over its iterations: each evaluated candidate a point (failures as crosses along the
 // bottom), the best so far as a step line, the root's score and the vendor library's (when the evaluator
 // measured one) as reference lines, and on the right the speedup over the root.
@@ -52,8 +54,12 @@ public:
     // For tests and the benchmark: what is plotted, after any pending update.
     void flushPendingUpdates();
     int pointCount() const;
+    // The series give the points their legend entries and axes; the points themselves are painted by a
+    // ChartPointLayer, from these lists.
     QScatterSeries *correctSeries() const { return m_correct; }
     QScatterSeries *failedSeries() const { return m_failed; }
+    const QList<QPointF> &correctPoints() const { return m_correctPoints; }
+    const QList<QPointF> &failedPoints() const { return m_failedPoints; }
     QLineSeries *bestSeries() const { return m_best; }
     QLineSeries *baselineSeries() const { return m_baseline; }
     QLineSeries *vendorSeries() const { return m_vendor; }
@@ -78,6 +84,7 @@ private:
         qint64 id = 0;
         int iteration = 0;
         CandidateStatus status = CandidateStatus::Planning;
+        QString word; // statusWord
         double score = 0;
         QString menuItem;
         bool root = false;
@@ -106,6 +113,8 @@ private:
     void updateAxes();
     void updateCaption();
     void applyAxes(double low, double high, double lastIteration);
+    // 1, 2, 5 times the powers of ten between `low` and `high` (more steps where that gives fewer than three).
+    static QList<double> niceLogTicks(double low, double high);
     void onHovered(const QXYSeries *series, const QPointF &point, bool state);
     void onClicked(const QXYSeries *series, const QPointF &point);
     QString describe(const Entry &entry) const;
@@ -123,13 +132,18 @@ private:
     QLineSeries *m_baseline;
     QLineSeries *m_vendor;
     QLineSeries *m_speedupAnchor; // invisible; gives the speedup axis a series, as Qt Charts wants
+    QLineSeries *m_logAnchor;     // the same for the log scale's labels
     QValueAxis *m_xAxis;
     QValueAxis *m_linearAxis;
     QLogValueAxis *m_logAxis;
     QValueAxis *m_failedAxis; // hidden, fixed 0..1: the crosses keep their place whatever the score axis does
     QCategoryAxis *m_speedupLinearAxis;
-    QLogValueAxis *m_speedupLogAxis;
+    // A log axis labels only the powers of ten: on a log scale the labels are category axes over log10 of the
+    // values, with nice ticks (1, 2, 5, 10, 20, 50…) at their places, over the hidden QLogValueAxis.
+    QCategoryAxis *m_logLabels;
+    QCategoryAxis *m_speedupLogAxis;
     QTimer *m_updateTimer;
+    ChartPointLayer *m_points = nullptr;
 
     QString m_metric;
     double m_explicitBaseline = 0;

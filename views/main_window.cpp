@@ -157,7 +157,9 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     m_storeLabel = new QLabel;
     m_storeLabel->setObjectName(QStringLiteral("storePathLabel"));
     m_storeLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    statusBar()->addPermanentWidget(m_storeLabel, 1);
+    // A normal (not permanent) widget: a temporary message (a request sent, a run's end, the keychain notice)
+    // takes its place while shown, instead of being squeezed to nothing beside it.
+    statusBar()->addWidget(m_storeLabel, 1);
 
     createMenus();
     m_runActions = new RunActions(this);
@@ -329,11 +331,11 @@ QWidget *MainWindow::createSearchBar()
     m_searchStatus = new QComboBox;
     m_searchStatus->setObjectName(QStringLiteral("candidateStatusFilter"));
     m_searchStatus->addItem(tr("Any status"), QString());
-    for (CandidateStatus status : {CandidateStatus::Correct, CandidateStatus::Incorrect, CandidateStatus::CompileError,
-                                   CandidateStatus::Failed, CandidateStatus::Planning, CandidateStatus::Coding,
-                                   CandidateStatus::Pending, CandidateStatus::Compiling, CandidateStatus::Testing,
-                                   CandidateStatus::Benchmarking})
-        m_searchStatus->addItem(toString(status), toString(status));
+    // The words every view and the CLI use (statusWord), never the stored enum names.
+    for (const char *word : {"correct", "incorrect", "compile error", "crash", "timeout", "rejected", "duplicate",
+                             "error (machine)", "cancelled", "no hardware", "no code", "planning", "coding", "pending",
+                             "compiling", "testing", "benchmarking"})
+        m_searchStatus->addItem(tr(word), QString::fromLatin1(word));
     m_searchStrategy = new QComboBox;
     m_searchStrategy->setObjectName(QStringLiteral("candidateStrategyFilter"));
     m_searchStrategy->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
@@ -349,9 +351,7 @@ QWidget *MainWindow::createSearchBar()
     layout->addWidget(m_searchCount);
     connect(m_searchText, &QLineEdit::textChanged, m_candidateProxy, &CandidateFilterProxy::setSearchText);
     connect(m_searchStatus, &QComboBox::currentIndexChanged, this, [this] {
-        const QString status = m_searchStatus->currentData().toString();
-        m_candidateProxy->setStatusFilter(status.isEmpty() ? std::nullopt
-                                                           : std::optional<CandidateStatus>(candidateStatusFromString(status)));
+        m_candidateProxy->setStatusFilter(m_searchStatus->currentData().toString());
     });
     connect(m_searchStrategy, &QComboBox::currentIndexChanged, this,
             [this] { m_candidateProxy->setStrategyFilter(m_searchStrategy->currentData().toString()); });
@@ -670,7 +670,7 @@ void MainWindow::showRun(qint64 runId)
     m_evaluationsInFlight = 0;
     // Rows written from here on reach the views through the follower (this read may miss them).
     m_runLoadedAt = QDateTime::currentDateTimeUtc();
-    const QList<Candidate> candidates = m_store->candidates(runId);
+    const QList<Candidate> candidates = settled(m_store->candidates(runId));
     m_candidateModel->setCandidates(candidates);
     m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
     m_latencyChart->setCandidates(candidates, m_run.metric, m_run.baselineScore);
@@ -723,10 +723,20 @@ void MainWindow::updateRunHeader()
     if (const QString driver = driverText(m_run.id); !driver.isEmpty() && (m_run.state == RunState::Running || m_run.state == RunState::Paused))
         header += tr(" · driven by %1").arg(driver.toHtmlEscaped());
     header += QStringLiteral("<br>") + tr("%n candidate(s), iteration %1", nullptr, m_candidateModel->candidateCount()).arg(m_run.iteration);
-    if (m_run.bestScore > 0 && m_run.baselineScore > 0)
+    if (m_run.bestScore > 0 && m_run.baselineScore > 0) {
         header += tr(" · best %1 vs %2 (%3)")
                       .arg(ValueFormat::score(m_run.bestScore, m_run.metric), ValueFormat::score(m_run.baselineScore, m_run.metric),
                            ValueFormat::speedup(m_run.speedup()));
+        // A best whose code repeats an earlier candidate's (an imported or older run): its figure is another
+        // measurement of that code, not the effect of a change, and the header says so.
+        if (const Candidate *best = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(m_run.bestCandidateId))) {
+            if (const qint64 original = best->metrics.value(QStringLiteral("duplicate_of")).toInteger(); original > 0)
+                header += tr(" · <span style=\"color: #9c1b4a;\">#%1 has the code of #%2: its figure is another measurement, not a "
+                             "change</span>")
+                              .arg(best->id)
+                              .arg(original);
+        }
+    }
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
     if (!m_run.stopReason.isEmpty()) {
         // A reason with a log (a start that could not be evaluated) shows its first line; the log is one click away.
@@ -774,13 +784,24 @@ QDialog *MainWindow::showStopReasonDetails()
 void MainWindow::showCandidate(qint64 candidateId)
 {
     m_shownCandidate = candidateId;
-    const std::optional<Candidate> candidate = m_store->candidate(candidateId);
+    // The copy the tree and the graph show, so the inspector never states another status or beam membership; the
+    // store's for a candidate they do not hold.
+    const auto known = [this](qint64 id) -> std::optional<Candidate> {
+        if (id == 0)
+            return std::nullopt;
+        if (const Candidate *c = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)))
+            return *c;
+        return m_store->candidate(id);
+    };
+    const std::optional<Candidate> candidate = known(candidateId);
     if (!candidate) {
         m_inspector->clear();
         return;
     }
+    // The score's context: the speedups over the run's root and the candidate's parent.
+    const std::optional<Candidate> root = known(m_candidateModel->rootCandidateId());
     m_inspector->setCandidate(*candidate, m_store->llmCallsForCandidate(candidateId), m_store->evaluationSteps(candidateId),
-                              m_run.metric, m_runLanguage);
+                              m_run.metric, m_runLanguage, root, known(candidate->parentId));
     m_diffView->setCandidate(*candidate);
     m_beamGraph->selectCandidate(candidateId);
     m_latencyChart->selectCandidate(candidateId);
@@ -977,6 +998,7 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         if (id == m_run.id && !m_runActions->isDriving(id)) {
             m_run = snapshot.run;
             scheduleRunHeader();
+            settleInFlight();
         }
     }
     bool shownRemoved = false;
@@ -1057,8 +1079,31 @@ void MainWindow::applyBeam(const QList<qint64> &beam)
         applyCandidates(changed);
 }
 
-void MainWindow::applyCandidates(const QList<Candidate> &candidates)
+QList<Candidate> MainWindow::settled(QList<Candidate> candidates) const
 {
+    if (m_run.state == RunState::Running || m_run.state == RunState::Paused)
+        return candidates;
+    for (Candidate &c : candidates)
+        if (!isFinal(c.status) && c.status != CandidateStatus::Cancelled)
+            c.status = CandidateStatus::Cancelled;
+    return candidates;
+}
+
+void MainWindow::settleInFlight()
+{
+    if (m_run.state == RunState::Running || m_run.state == RunState::Paused)
+        return;
+    QList<Candidate> changed;
+    for (qint64 id : m_candidateModel->inFlightIds())
+        if (const Candidate *shown = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)))
+            changed << m_store->candidate(id).value_or(*shown); // the store may hold its verdict by now
+    if (!changed.isEmpty())
+        applyCandidates(changed);
+}
+
+void MainWindow::applyCandidates(const QList<Candidate> &unsettled)
+{
+    const QList<Candidate> candidates = settled(unsettled);
     const int before = m_candidateModel->candidateCount();
     m_candidateModel->upsertCandidates(candidates);
     m_beamGraph->upsertCandidates(candidates);

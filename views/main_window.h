@@ -136,6 +136,10 @@ private:
     void applyStoreChanges(const StoreChanges &changes);
     // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
     void applyCandidates(const QList<Candidate> &candidates);
+    // Work in flight in a run that has ended (stopped, failed, finished) reads "cancelled" in every view: nothing
+    // will finish it until the run is resumed, which redoes it.
+    QList<Candidate> settled(QList<Candidate> candidates) const;
+    void settleInFlight();
     void applyCandidateBacklog();
     void updateLiveState(qint64 runId);
     // A new beam of the shown run: the candidates that enter or leave it are updated in every view.

@@ -73,7 +73,7 @@ Computed computeIn(const QString &path, qint64 runId, const QString &target, Men
             const QString gain = c.status == CandidateStatus::Correct && parent > 0 && c.score > 0
                 ? ValueFormat::speedup(parent / c.score)
                 : QString();
-            out.candidateRows.insert(c.id, {QString::number(run), QString::number(c.iteration), toString(c.status), gain,
+            out.candidateRows.insert(c.id, {QString::number(run), QString::number(c.iteration), statusWord(c), gain,
                                             c.codeModel});
         }
     }

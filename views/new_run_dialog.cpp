@@ -257,10 +257,10 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
 
     auto *limits = new QGroupBox(tr("Budget and evaluation"));
     auto *limitsForm = new QFormLayout(limits);
-    limitsForm->addRow(tr("Max &dollars:"), m_maxUsd);
+    limitsForm->addRow(tr("Max d&ollars:"), m_maxUsd);
     limitsForm->addRow(tr("Max LLM &calls:"), m_maxCalls);
     limitsForm->addRow(tr("Max &hours:"), m_maxHours);
-    limitsForm->addRow(tr("&Sandbox:"), m_sandbox);
+    limitsForm->addRow(tr("Sandbo&x:"), m_sandbox);
     limitsForm->addRow(tr("Profile:"), m_profile);
     m_limitsErrors = errorLabel(QStringLiteral("limitsErrors"));
     limitsForm->addRow(m_limitsErrors);

@@ -402,17 +402,24 @@ void RunActions::requestOfDriver(qint64 runId, const QString &request)
 void RunActions::stopUndriven(qint64 runId)
 {
     RunStore *store = m_window->store();
-    std::optional<RunInfo> run = store->run(runId);
-    if (!run || (run->state != RunState::Paused && run->state != RunState::Running))
+    const std::optional<RunInfo> before = store->run(runId);
+    if (!before || (before->state != RunState::Paused && before->state != RunState::Running))
         return;
-    run->state = RunState::Stopped;
-    run->stopReason = tr("stopped in the workbench while no process was driving it");
-    if (!store->updateRun(*run) || !store->settleInFlightCalls(runId) || !store->requestState(runId, {})) {
+    // The lease is read again in the transaction that writes: a process that took the run over since is
+    // asked instead.
+    RunInfo run;
+    switch (store->recordUndrivenState(runId, RunState::Stopped, tr("stopped in the workbench while no process was driving it"), &run)) {
+    case RunStore::UndrivenWrite::TakenOver:
+        requestOfDriver(runId, QStringLiteral("stop"));
+        return;
+    case RunStore::UndrivenWrite::Failed:
         notify(tr("Run %1 was not stopped").arg(runId), store->lastError(), true);
         return;
+    case RunStore::UndrivenWrite::Recorded:
+        break;
     }
-    m_window->m_run = *run;
-    m_window->m_runModel->upsertRun(*run);
+    m_window->m_run = run;
+    m_window->m_runModel->upsertRun(run);
     m_window->updateRunHeader();
     m_window->statusBar()->showMessage(tr("Run %1 stopped; Resume continues it").arg(runId), 10000);
     m_window->storeFollower()->refresh();
@@ -473,8 +480,9 @@ void RunActions::storeChanged(const StoreChanges &changes)
 void RunActions::updateStatusWidget()
 {
     const RunInfo &shown = m_window->m_run;
-    const bool live = shown.state == RunState::Running || shown.state == RunState::Paused;
-    if (shown.id == 0 || isDriving(shown.id) || !live) {
+    // The status bar speaks of the run shown: its controller when this window drove it, else the run as stored
+    // (never another run's controller, which would say "Run 6: finished" while run 2 is shown).
+    if (shown.id == 0 || controllerFor(shown.id)) {
         m_status->clearExternal();
         m_status->setController(controller());
         return;
@@ -608,6 +616,7 @@ void RunActions::runFinished(const RunInfo &run)
         m_window->m_run = m_window->store()->run(run.id).value_or(run);
         m_window->m_runModel->upsertRun(m_window->m_run);
         m_window->updateRunHeader();
+        m_window->settleInFlight();
     } else {
         m_window->reloadRuns();
     }

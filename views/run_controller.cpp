@@ -216,6 +216,12 @@ void RunController::connectEngine()
             m_flushTimer->start(); // the status is refreshed with the next batch
     });
     connect(engine, &SearchEngine::logMessage, this, &RunController::logMessage);
+    // Another process took the run over while this one was not heard from (suspended, cut off): the engine
+    // stopped and wrote nothing; the run goes on there, and this window follows it from the store.
+    connect(engine, &SearchEngine::leaseLost, this, [this, engine](const RunLease &holder) {
+        if (engine == m_engine)
+            m_takenOverBy = holder.pid > 0 ? tr("pid %1 on %2").arg(holder.pid).arg(holder.host) : tr("no process");
+    });
     connect(engine, &SearchEngine::finished, this, [this, engine](const RunInfo &run) {
         if (engine == m_engine)
             engineFinished(run);
@@ -336,6 +342,12 @@ void RunController::engineFinished(const RunInfo &run)
     flush();
     m_status.state = run.state;
     m_status.reason = run.stopReason;
+    if (!m_takenOverBy.isEmpty()) {
+        m_status.reason = tr("taken over by %1 while this workbench was not heard from: it drives the run now, and this "
+                             "window follows it")
+                              .arg(std::exchange(m_takenOverBy, QString()));
+        Q_EMIT logMessage(tr("run %1 %2").arg(run.id).arg(m_status.reason));
+    }
     m_status.iteration = run.iteration;
     m_status.usd = run.usd;
     m_status.tokensIn = run.tokensIn;

@@ -107,6 +107,7 @@ private:
     Status m_status;
     QElapsedTimer m_clock;
     qint64 m_elapsedBefore = 0;
+    QString m_takenOverBy; // the process that took the run's lease over from this one (then the engine ends)
 };
 
 } // namespace autocomp

@@ -73,7 +73,8 @@ void RunStatusWidget::refresh()
                                                  : m_external->request == QLatin1String("stop") ? tr("stopping…")
                                                                                                 : tr("resuming…"));
         parts << state;
-        parts << (m_external->driver.isEmpty() ? tr("driven by no process") : tr("driven by %1").arg(m_external->driver));
+        if (s.state == RunState::Running || s.state == RunState::Paused)
+            parts << (m_external->driver.isEmpty() ? tr("driven by no process") : tr("driven by %1").arg(m_external->driver));
         parts << tr("iteration %1/%2").arg(s.iteration).arg(s.iterations);
         if (live)
             parts << tr("%1 requests, %2 evaluations in flight").arg(s.inFlightRequests).arg(s.inFlightEvaluations);

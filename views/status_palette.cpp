@@ -25,7 +25,11 @@ QColor StatusPalette::foreground(CandidateStatus status, const QPalette &palette
     case CandidateStatus::Failed:
         return dark ? QColor(0xe5, 0x73, 0x9b) : QColor(0x9c, 0x1b, 0x4a);
     case CandidateStatus::NoHardware: // compiled, not run: neither good nor bad
-        return dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x60, 0x60, 0x60);
+        return dark ? QColor(0xb0, 0xa8, 0xd0) : QColor(0x5a, 0x4e, 0x80);
+    case CandidateStatus::Duplicate: // not evaluated again: its original's verdict
+        return dark ? QColor(0x7f, 0xc8, 0xcf) : QColor(0x1f, 0x6f, 0x77);
+    case CandidateStatus::Cancelled: // no verdict; redone on resume
+        return dark ? QColor(0xa0, 0xa0, 0xa0) : QColor(0x80, 0x80, 0x80);
     case CandidateStatus::Planning:
     case CandidateStatus::Coding:
     case CandidateStatus::Pending:
@@ -55,14 +59,19 @@ QIcon StatusPalette::icon(CandidateStatus status, const QPalette &palette)
     {
         QPainter painter(&pixmap);
         painter.setRenderHint(QPainter::Antialiasing);
-        if (inProgress) {
-            painter.setPen(QPen(color, 4));
+        // A shape as well as a colour: verdicts are dots, a duplicate a square, work in flight and cancelled
+        // work rings (cancelled one dashed).
+        if (inProgress || status == CandidateStatus::Cancelled) {
+            painter.setPen(QPen(color, 4, status == CandidateStatus::Cancelled ? Qt::DotLine : Qt::SolidLine));
             painter.setBrush(Qt::NoBrush);
         } else {
             painter.setPen(Qt::NoPen);
             painter.setBrush(color);
         }
-        painter.drawEllipse(QRectF(6, 6, 20, 20));
+        if (status == CandidateStatus::Duplicate)
+            painter.drawRect(QRectF(7, 7, 18, 18));
+        else
+            painter.drawEllipse(QRectF(6, 6, 20, 20));
     }
     QIcon icon(pixmap);
     s_cache.insert(key, icon);

@@ -7,6 +7,7 @@
 #include <QLocale>
 #include <QStringList>
 
+#include <algorithm>
 #include <cmath>
 
 namespace autocomp {
@@ -35,6 +36,10 @@ QString ValueFormat::unitOfMetric(const QString &metric)
         return QStringLiteral("TFLOP/s");
     if (name == QLatin1String("cycles"))
         return QStringLiteral("cycles");
+    if (name == QLatin1String("gbps"))
+        return QStringLiteral("GB/s");
+    if (name == QLatin1String("instructions") || name.endsWith(QLatin1String("_instructions")))
+        return QStringLiteral("instructions");
     return {};
 }
 
@@ -95,6 +100,39 @@ QString ValueFormat::speedup(double factor)
     if (std::isnan(factor) || factor <= 0)
         return QStringLiteral("—");
     return QLocale::c().toString(factor, 'f', 2) + QStringLiteral("×");
+}
+
+namespace {
+
+QString threeDigits(double value)
+{
+    const double magnitude = std::abs(value);
+    if (magnitude != 0 && (magnitude >= 1e7 || magnitude < 1e-4))
+        return QLocale::c().toString(value, 'g', 3);
+    const int decimals = magnitude == 0 ? 0 : std::clamp(2 - int(std::floor(std::log10(magnitude))), 0, 6);
+    return QLocale::c().toString(value, 'f', decimals);
+}
+
+} // namespace
+
+QString ValueFormat::figure(double value, const QString &metric)
+{
+    if (std::isnan(value))
+        return QStringLiteral("—");
+    const QString unit = unitOfMetric(metric);
+    return unit.isEmpty() ? threeDigits(value) : threeDigits(value) + QLatin1Char(' ') + unit;
+}
+
+QString ValueFormat::factorValue(double factor)
+{
+    return std::isnan(factor) ? QStringLiteral("—") : threeDigits(factor);
+}
+
+QString ValueFormat::factor(double factor)
+{
+    if (std::isnan(factor) || factor <= 0)
+        return QStringLiteral("—");
+    return threeDigits(factor) + QStringLiteral("×");
 }
 
 QString ValueFormat::dollars(double usd)

@@ -17,6 +17,11 @@ public:
     // A metric from result.json: a number, or a distribution object {median, mean, p99, ...}.
     static QString metricValue(const QString &metric, const QJsonValue &value);
     static QString speedup(double factor);
+    // Three significant digits, with the metric's unit: "7.40 ms", "36.7 GFLOP/s".
+    static QString figure(double value, const QString &metric);
+    // A speedup to three significant digits: "36.7×", "3.30×"; factorValue without the sign.
+    static QString factor(double factor);
+    static QString factorValue(double factor);
     static QString dollars(double usd);
     static QString durationMs(double ms);
     static QString number(double value);

@@ -646,9 +646,32 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     return out;
 }
 
+namespace {
+// A target's tools, looked up once per process and target (PATH does not change under a running program).
+Target::ToolView toolsOf(const Target &target)
+{
+    static QMutex s_mutex;
+    static QHash<QString, Target::ToolView> s_views;
+    const QString key = target.dir + QLatin1Char('|') + target.name;
+    {
+        const QMutexLocker lock(&s_mutex);
+        if (const auto it = s_views.constFind(key); it != s_views.cend())
+            return *it;
+    }
+    const Target::ToolView view = target.toolView();
+    const QMutexLocker lock(&s_mutex);
+    s_views.insert(key, view);
+    return view;
+}
+} // namespace
+
 QMap<QString, QString> Evaluator::stepEnvironment(const Target &target, const Problem &problem)
 {
     QMap<QString, QString> env;
+    // The target's tools where the user has them (Chipyard's $RISCV/bin, a venv, /opt/...), before the system's.
+    if (const QStringList dirs = toolsOf(target).pathDirs; !dirs.isEmpty())
+        env.insert(QStringLiteral("PATH"), (dirs + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")})
+                                               .join(QLatin1Char(':')));
     for (auto it = target.environment.cbegin(); it != target.environment.cend(); ++it)
         env.insert(it.key(), expand(it.value(), target, problem, {}));
     return env;
@@ -667,7 +690,10 @@ QStringList Evaluator::sandboxReadOnly(const Target &target, const Problem &prob
     };
     add(target.dir);
     for (const QString &path : target.sandboxReadOnly)
-        add(expand(path, target, problem, {}));
+        if (const QString expanded = expand(path, target, problem, {}); QDir::cleanPath(expanded).startsWith(QLatin1Char('/')))
+            add(expanded);
+    for (const QString &path : toolsOf(target).readOnly)
+        add(path);
     if (trusted)
         add(problem.dir);
     return dirs;
@@ -699,20 +725,26 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     // The target's and the problem's files and every -I directory of the steps: a cached build
     // product named with this hash is rebuilt whenever any of them changes. Computed once per
     // process, so setup and steps agree even when a file is edited while the program runs.
+    // No lock is held while expanding: an -I argument may itself name a hash ("-I{cache_dir}/x-{backend_hash}/include"),
+    // and expanding it comes back here (a re-entrant call on a held lock hung every evaluation of such a target).
     static QMutex s_mutex;
     static QHash<QString, QString> s_hashes;
     const QString key = target.dir + QLatin1Char('|') + problem.dir;
-    QMutexLocker lock(&s_mutex);
-    if (const auto it = s_hashes.constFind(key); it != s_hashes.cend())
-        return *it;
-    // Without a problem (its dir empty): the backend's files alone, {backend_hash}.
+    {
+        const QMutexLocker lock(&s_mutex);
+        if (const auto it = s_hashes.constFind(key); it != s_hashes.cend())
+            return *it;
+    }
+    // Without a problem (its dir empty): the backend's files alone, {backend_hash}. Folders that a hash
+    // names are build products in the cache, not sources: left out.
     QStringList dirs{target.dir};
     if (!problem.dir.isEmpty())
         dirs << problem.dir;
     for (const QList<TargetStep> *steps : {&target.steps, &target.setupSteps})
         for (const TargetStep &step : *steps)
             for (const QString &arg : step.run)
-                if (arg.startsWith(QLatin1String("-I")) && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}"))))
+                if (arg.startsWith(QLatin1String("-I")) && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}")))
+                    && !arg.contains(QLatin1String("_hash}")) && !arg.contains(QLatin1String("{cache_dir}")))
                     dirs << QDir::cleanPath(expand(arg.mid(2), target, problem, {}));
     QStringList files;
     for (const QString &dir : std::as_const(dirs)) {
@@ -736,8 +768,9 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
         }
     }
     const QString result = QString::fromLatin1(hash.result().toHex().left(16));
-    s_hashes.insert(key, result);
-    return result;
+    const QMutexLocker lock(&s_mutex);
+    // Another thread may have computed it meanwhile (the same files, the same hash): the first one stays.
+    return *s_hashes.insert(key, s_hashes.value(key, result));
 }
 
 Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
@@ -908,9 +941,24 @@ void Evaluator::runSetupStep(const QString &key)
     // others wait and then find it. QLockFile notices a holder that died.
     std::shared_ptr<QLockFile> lock;
     if (!step.creates.isEmpty()) {
-        lock = std::make_shared<QLockFile>(expand(step.creates, setup.target, setup.problem, {}) + QStringLiteral(".lock"));
+        const QString lockPath = expand(step.creates, setup.target, setup.problem, {}) + QStringLiteral(".lock");
+        // The file may be made in a folder the step makes itself: the lock needs its folder first.
+        QDir().mkpath(QFileInfo(lockPath).absolutePath());
+        lock = std::make_shared<QLockFile>(lockPath);
         lock->setStaleLockTime(0);
         if (!lock->tryLock(0)) {
+            if (lock->error() != QLockFile::LockFailedError) {
+                // Not another process holding it: the lock cannot be made at all (a read-only cache).
+                m_setups[key].failure = QStringLiteral("setup of target '%1' failed: its step '%2' cannot lock %3 (%4). This is a problem of "
+                                                       "this machine (the cache folder %5), not of the code being evaluated.")
+                                            .arg(setup.target.name, step.name, lockPath,
+                                                 lock->error() == QLockFile::PermissionError ? QStringLiteral("permission denied")
+                                                                                              : QStringLiteral("unknown error"),
+                                                 cacheDir());
+                finish();
+                m_setups.remove(key);
+                return;
+            }
             QTimer::singleShot(200, this, [this, key] { runSetupStep(key); });
             return;
         }

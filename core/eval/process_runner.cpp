@@ -555,17 +555,17 @@ void ProcessRunner::done()
     }
     // The machine's failures before the command's own code ran are no verdict about what it was given:
     // its program could not be started, the sandbox could not set itself up (bwrap's own message, e.g. a
-    // path it cannot bind), or the dynamic loader could not load the program (a library missing).
+    // path it cannot bind), or a program it needs could not be found or loaded: exit status 127, as the
+    // shell, the dynamic loader and the shipped tools' wrappers (gemmini_run.py) report it.
     if (!m_result.setupFailed && !m_result.timedOut && !m_cancelled) {
-        static const QRegularExpression s_loader(QStringLiteral("^[^\n]*error while loading shared libraries"));
         if (m_startFailed) {
             m_result.setupFailed = true;
         } else if (m_sandboxed && m_result.exitCode == 1 && m_result.log.startsWith(QLatin1String("bwrap: "))) {
             m_result.setupFailed = true;
             m_result.log = QStringLiteral("the sandbox (bubblewrap) could not run the command: ") + m_result.log;
-        } else if (m_result.exitCode == 127 && s_loader.match(m_result.log).hasMatch()) {
+        } else if (m_result.exitCode == 127 && !m_result.crashed) {
             m_result.setupFailed = true;
-            m_result.log = QStringLiteral("the program could not be loaded: ") + m_result.log;
+            m_result.log = QStringLiteral("a program the step needs could not be found, started or loaded (exit status 127): ") + m_result.log;
         }
     }
     // The workers end with their judge; what they printed (a crash, a forbidden system call) is

@@ -13,7 +13,7 @@ constexpr std::array<std::pair<CandidateOrigin, const char *>, 5> s_origins{{
     {CandidateOrigin::Translate, "translate"},
     {CandidateOrigin::Human, "human"},
 }};
-constexpr std::array<std::pair<CandidateStatus, const char *>, 11> s_statuses{{
+constexpr std::array<std::pair<CandidateStatus, const char *>, 13> s_statuses{{
     {CandidateStatus::Planning, "planning"},
     {CandidateStatus::Coding, "coding"},
     {CandidateStatus::Pending, "pending"},
@@ -25,6 +25,8 @@ constexpr std::array<std::pair<CandidateStatus, const char *>, 11> s_statuses{{
     {CandidateStatus::CompileError, "compile_error"},
     {CandidateStatus::Failed, "failed"},
     {CandidateStatus::NoHardware, "no_hardware"},
+    {CandidateStatus::Duplicate, "duplicate"},
+    {CandidateStatus::Cancelled, "cancelled"},
 }};
 } // namespace
 
@@ -63,7 +65,8 @@ CandidateStatus candidateStatusFromString(const QString &text)
 bool isFinal(CandidateStatus status)
 {
     return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect
-        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed || status == CandidateStatus::NoHardware;
+        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed || status == CandidateStatus::NoHardware
+        || status == CandidateStatus::Duplicate;
 }
 
 bool Candidate::sameContent(const Candidate &o) const
@@ -78,6 +81,55 @@ bool Candidate::sameContent(const Candidate &o) const
 bool isMachineFault(const Candidate &candidate)
 {
     return candidate.status == CandidateStatus::Failed && candidate.error.startsWith(QLatin1String("error: "));
+}
+
+QString statusWord(const Candidate &candidate)
+{
+    switch (candidate.status) {
+    case CandidateStatus::CompileError:
+        return QStringLiteral("compile error");
+    case CandidateStatus::NoHardware:
+        return QStringLiteral("no hardware");
+    case CandidateStatus::Failed: {
+        // The evaluation's own status leads the error ("timeout: ...", "error: ..."); anything else is a
+        // failure before there was code to evaluate (the LLM call, an answer without code, an edit).
+        const QString kind = candidate.error.section(QLatin1Char(':'), 0, 0);
+        if (kind == QLatin1String("error"))
+            return QStringLiteral("error (machine)");
+        if (kind == QLatin1String("timeout") || kind == QLatin1String("crash") || kind == QLatin1String("rejected")
+            || kind == QLatin1String("incorrect") || kind == QLatin1String("cancelled"))
+            return kind;
+        if (kind == QLatin1String("compile_error"))
+            return QStringLiteral("compile error");
+        return QStringLiteral("no code");
+    }
+    default:
+        return toString(candidate.status);
+    }
+}
+
+std::optional<ScoreInterval> scoreInterval(const Candidate &candidate)
+{
+    if (candidate.status != CandidateStatus::Correct || !candidate.hasScore())
+        return std::nullopt;
+    const QJsonObject ratio = candidate.metrics.value(QStringLiteral("paired_ratio")).toObject();
+    const double value = ratio.value(QStringLiteral("value")).toDouble();
+    const double low = ratio.value(QStringLiteral("ci_low")).toDouble();
+    const double high = ratio.value(QStringLiteral("ci_high")).toDouble();
+    if (value > 0 && low > 0 && high >= low)
+        return ScoreInterval{candidate.score * low / value, candidate.score * high / value};
+    return ScoreInterval{candidate.score, candidate.score};
+}
+
+bool withinNoise(const Candidate &a, const Candidate &b)
+{
+    const auto ia = scoreInterval(a);
+    const auto ib = scoreInterval(b);
+    if (!ia || !ib)
+        return false;
+    if (ia->low == ia->high && ib->low == ib->high)
+        return ia->low == ib->low;
+    return ia->low <= ib->high && ib->low <= ia->high;
 }
 
 } // namespace autocomp

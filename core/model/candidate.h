@@ -1,6 +1,8 @@
 #pragma once
 
 #include <QJsonObject>
+
+#include <optional>
 #include <QMetaType>
 #include <QString>
 #include <QStringList>
@@ -25,6 +27,9 @@ enum class CandidateStatus {
     CompileError,
     Failed,       // timeout, crash, rejected, evaluation error, failed LLM call, bad edit
     NoHardware,   // compiled, but the target's hardware is absent (or compile_only): not run, no score
+    Duplicate,    // its normalized code equals that of a candidate evaluated before in the run: not evaluated
+                  // again; metrics["duplicate_of"] names that candidate, whose verdict it shares
+    Cancelled,    // its work was in flight when the run stopped or paused: not a verdict; redone on resume
 };
 
 QString toString(CandidateOrigin origin);
@@ -60,6 +65,24 @@ struct Candidate {
     // Every field a view shows is equal (a NaN score equals a NaN score).
     bool sameContent(const Candidate &other) const;
 };
+
+// One word (or two) for a candidate's state, the same in every view and in the CLI: planning, coding,
+// pending, compiling, testing, benchmarking, correct, incorrect, compile error, crash, timeout, rejected,
+// duplicate, error (machine), cancelled, no hardware, no code (the LLM call failed or its answer held no
+// usable code).
+QString statusWord(const Candidate &candidate);
+// The 95 % interval of a correct candidate's score, in the target's unit: from the paired timing
+// (metrics.paired_ratio's ci_low and ci_high, scaled like the score), zero width for a deterministic
+// metric (an instruction count); nullopt without a score.
+struct ScoreInterval {
+    double low = 0;
+    double high = 0;
+    bool contains(double value) const { return value >= low && value <= high; }
+};
+std::optional<ScoreInterval> scoreInterval(const Candidate &candidate);
+// Both are correct and their intervals overlap: the difference between them is within the measurement's
+// noise (never for zero-width intervals of different values).
+bool withinNoise(const Candidate &a, const Candidate &b);
 
 // The evaluation ended in `error`: a fault of the machine or of the target's tools (a setup step, the
 // sandbox, a loader, an absent tool), no verdict about the candidate's code. Never sent for a fix.

@@ -31,7 +31,7 @@ QString Target::absenceReason() const
     if (!missing.isEmpty())
         why = QStringLiteral("%1 not found on PATH").arg(missing.join(QLatin1String(", ")));
     else if (!availableCheck.isEmpty())
-        why = runCheck(expandCheck(availableCheck), environment, sandboxReadOnlyDirs());
+        why = runCheck(expandCheck(availableCheck), checkEnvironment(), sandboxReadOnlyDirs());
     if (why.isEmpty())
         return {};
     QString reason = QStringLiteral("target '%1' is absent on this machine: %2").arg(name, why);
@@ -44,7 +44,113 @@ QString Target::hardwareAbsence() const
 {
     if (hardwareCheck.isEmpty() || !missingPrograms().isEmpty())
         return {};
-    return runCheck(expandCheck(hardwareCheck), environment, sandboxReadOnlyDirs(), true);
+    return runCheck(expandCheck(hardwareCheck), checkEnvironment(), sandboxReadOnlyDirs(), true);
+}
+
+QMap<QString, QString> Target::checkEnvironment() const
+{
+    // The steps' PATH (their tools first, then the system's), so the check finds what the steps will.
+    QMap<QString, QString> env = environment;
+    if (!env.contains(QStringLiteral("PATH")))
+        env.insert(QStringLiteral("PATH"), (toolView().pathDirs + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"),
+                                                                              QStringLiteral("/bin")})
+                                               .join(QLatin1Char(':')));
+    return env;
+}
+
+Target::ToolView Target::toolView() const
+{
+    ToolView view;
+    const QStringList system = Sandbox::systemPaths();
+    auto isSystem = [&system](const QString &path) {
+        for (const QString &base : system)
+            if (path == base || path.startsWith(base + QLatin1Char('/')))
+                return true;
+        return false;
+    };
+    // Folders that hold the user's or this program's own files are never shown whole.
+    const QString home = QDir::homePath();
+    QStringList guarded{home};
+    for (const auto location : {QStandardPaths::GenericDataLocation, QStandardPaths::GenericConfigLocation, QStandardPaths::GenericCacheLocation})
+        guarded << QStandardPaths::writableLocation(location);
+    auto holdsGuarded = [&guarded](const QString &dir) {
+        for (const QString &g : std::as_const(guarded))
+            if (!g.isEmpty() && (g == dir || g.startsWith(dir + QLatin1Char('/'))))
+                return true;
+        return false;
+    };
+    auto show = [&](const QString &dir) {
+        if (!dir.isEmpty() && dir != QLatin1String("/") && !isSystem(dir) && !view.readOnly.contains(dir) && !holdsGuarded(dir))
+            view.readOnly << dir;
+    };
+    auto addBinDir = [&](const QString &binDir) {
+        if (binDir.isEmpty() || isSystem(binDir))
+            return;
+        if (!view.pathDirs.contains(binDir))
+            view.pathDirs << binDir;
+        const QString prefix = QDir::cleanPath(binDir + QStringLiteral("/.."));
+        if (QFileInfo(binDir).fileName() == QLatin1String("bin") && !isSystem(prefix) && !holdsGuarded(prefix))
+            show(prefix); // the installation: lib/, libexec/, share/ beside bin/
+        else {
+            show(binDir);
+            for (const char *lib : {"lib", "lib64"})
+                if (QFileInfo(prefix + QLatin1Char('/') + QLatin1String(lib)).isDir())
+                    show(prefix + QLatin1Char('/') + QLatin1String(lib));
+        }
+    };
+    // A name the system's own folders provide stays the system's, as the steps' PATH has always found it
+    // (a pyenv or conda shim first on the caller's PATH would not run in the sandbox); only a tool they lack
+    // is looked up on the caller's PATH.
+    static const QStringList s_systemPath{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")};
+    auto addProgram = [&](const QString &name, const QString &program) {
+        if (std::any_of(view.tools.cbegin(), view.tools.cend(), [&](const Tool &t) { return t.name == name; }))
+            return;
+        if (!program.startsWith(QLatin1Char('/'))) {
+            if (const QString system = QStandardPaths::findExecutable(program, s_systemPath); !system.isEmpty()) {
+                view.tools << Tool{name, system};
+                return;
+            }
+        }
+        const QString found = program.startsWith(QLatin1Char('/')) ? (QFileInfo(program).isExecutable() ? program : QString())
+                                                                   : QStandardPaths::findExecutable(program);
+        view.tools << Tool{name, found};
+        if (found.isEmpty())
+            return;
+        addBinDir(QFileInfo(found).absolutePath());
+        // A link into an installation elsewhere (/usr/local/bin/spike -> /opt/chipyard/bin/spike).
+        const QString real = QFileInfo(found).canonicalFilePath();
+        if (!real.isEmpty() && real != found)
+            addBinDir(QFileInfo(real).absolutePath());
+    };
+    for (const QString &program : availableIf)
+        addProgram(program, program);
+    for (const QList<TargetStep> *list : {&steps, &setupSteps})
+        for (const TargetStep &step : *list)
+            for (const QStringList *command : {&step.run, &step.worker, &step.baselineWorker}) {
+                const QString first = expandCheck(command->mid(0, 1)).value(0);
+                // A bare program name; paths and the cache's own programs are the steps' business.
+                if (!first.isEmpty() && !first.contains(QLatin1Char('/')) && !first.contains(QLatin1Char('{')))
+                    addProgram(first, first);
+            }
+    for (const auto &[name, value] : settings) {
+        // A plain word that names a program on the caller's PATH (spike: spike) is a tool like the others.
+        if (!value.isEmpty() && !value.contains(QLatin1Char('/')) && !QStandardPaths::findExecutable(value).isEmpty()) {
+            addProgram(name, value);
+            continue;
+        }
+        if (!value.startsWith(QLatin1Char('/')))
+            continue;
+        const QFileInfo info(value);
+        if (info.isDir()) {
+            view.tools << Tool{name, value};
+            if (QFileInfo(value + QStringLiteral("/bin")).isDir())
+                addBinDir(value + QStringLiteral("/bin"));
+            show(value);
+        } else if (info.isFile()) {
+            addProgram(name, value);
+        }
+    }
+    return view;
 }
 
 QStringList Target::sandboxReadOnlyDirs() const
@@ -62,6 +168,9 @@ QStringList Target::sandboxReadOnlyDirs() const
     };
     add(dir);
     for (const QString &path : expandCheck(sandboxReadOnly))
+        if (QDir::cleanPath(path).startsWith(QLatin1Char('/')))
+            add(path);
+    for (const QString &path : toolView().readOnly)
         add(path);
     return dirs;
 }

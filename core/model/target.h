@@ -106,8 +106,27 @@ struct Target {
     static QString runCheck(const QStringList &command, const QMap<QString, QString> &environment,
                             const QStringList &readOnly = {}, bool gpu = false);
     // What every sandboxed command of this target may read besides the system: its own folder (and the
-    // real one, when it is reached through a link) and sandboxReadOnly, expanded; only those that exist.
+    // real one, when it is reached through a link), sandboxReadOnly, expanded, and its tools' installations
+    // (tools()); only those that exist.
     QStringList sandboxReadOnlyDirs() const;
+    // The target's tools wherever the user has them: each program it names (available_if, the first word of
+    // every step, a setting that is a program's path) found on the caller's PATH or at the setting's path,
+    // and each setting that names a directory. Tools outside the system's folders go on the steps' PATH
+    // (pathDirs, before /usr/local/bin:/usr/bin:/bin) and are shown read-only in the sandbox with their
+    // installation (readOnly: for .../bin/tool, the whole prefix, so a toolchain finds its libexec and a
+    // simulator its extension libraries; never the user's home or a folder holding this program's data).
+    struct Tool {
+        QString name; // as the target names it (spike, riscv64-unknown-elf-gcc, a setting's name)
+        QString path; // where it was found; empty: not found
+    };
+    struct ToolView {
+        QList<Tool> tools;
+        QStringList pathDirs;
+        QStringList readOnly;
+    };
+    ToolView toolView() const;
+    // The environment of the availability and hardware checks: the target's env and the steps' PATH.
+    QMap<QString, QString> checkEnvironment() const;
     // "absent: needs clang++-16, qemu-riscv64 (requires: ...)" for messages; empty when available.
     QString absenceReason() const;
     // The environment variable that overrides a setting: AUTOCOMP_RVV_VLEN for (rvv, vlen).

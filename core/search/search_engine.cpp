@@ -5,6 +5,7 @@
 #include "agents/prompt_builder.h"
 #include "agents/response_parser.h"
 #include "eval/evaluator.h"
+#include "model/code_identity.h"
 #include "model/yaml_reader.h"
 #include "store/run_store.h"
 
@@ -23,16 +24,6 @@ Q_LOGGING_CATEGORY(lcSearch, "autocomp.search", QtInfoMsg)
 namespace autocomp {
 
 namespace {
-
-QString normalizedCode(const QString &code)
-{
-    QString out;
-    out.reserve(code.size());
-    for (QChar c : code)
-        if (!c.isSpace())
-            out += c;
-    return out;
-}
 
 CandidateStatus statusFromResult(const EvalResult &result)
 {
@@ -686,6 +677,10 @@ void SearchEngine::evaluate(qint64 candidateId)
     if (m_halted || m_stopping || candidateId <= 0)
         return;
     const Candidate &candidate = m_candidates[candidateId];
+    if (const qint64 original = duplicateOf(candidate)) {
+        inBatch([&] { markDuplicate(candidateId, original); });
+        return;
+    }
     QString baseline;
     if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
                                                                 [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
@@ -699,6 +694,7 @@ void SearchEngine::evaluate(qint64 candidateId)
                       .arg(candidateId);
     EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline, &m_setup.config.evaluation, request);
     m_jobs << job;
+    m_evaluating.insert(candidateId);
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
         auto it = m_candidates.find(candidateId);
         if (it == m_candidates.end() || it->status == status || m_done)
@@ -715,6 +711,7 @@ void SearchEngine::evaluate(qint64 candidateId)
     });
     connect(job, &EvalJob::finished, this, [this, candidateId, job](const EvalResult &result) {
         m_jobs.removeAll(job);
+        m_evaluating.remove(candidateId);
         // Cancelled by stop() or a store failure: not a verdict; the candidate is evaluated again on resume.
         if (m_done || m_stopping || m_halted)
             return;
@@ -757,11 +754,7 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
                 .arg(c.score, 0, 'g', 4)
                 .arg(m_setup.target.metricUnit)
                 .arg(m_run.baselineScore / c.score, 0, 'f', 2));
-        if (m_run.bestScore <= 0 || c.score < m_run.bestScore) {
-            m_run.bestScore = c.score;
-            m_run.bestCandidateId = c.id;
-            persistRun();
-        }
+        updateBest();
         if (inTranslation() && !c.metrics.contains(QStringLiteral("translation_score"))) {
             startWork([this, candidateId] { requestTranslationScore(candidateId); });
             return; // the score request carries this candidate's outstanding count
@@ -774,6 +767,73 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
         }
     }
     workDone();
+}
+
+qint64 SearchEngine::duplicateOf(const Candidate &c) const
+{
+    if (c.origin == CandidateOrigin::Root || c.code.isEmpty())
+        return 0;
+    auto keyOf = [&](const Candidate &o) -> const QString & {
+        auto it = m_codeKeys.find(o.id);
+        if (it == m_codeKeys.end())
+            it = m_codeKeys.insert(o.id, normalizedCode(o.code));
+        return *it;
+    };
+    const QString key = normalizedCode(c.code);
+    qint64 original = 0;
+    for (const Candidate &o : std::as_const(m_candidates)) {
+        if (o.id == c.id || o.code.isEmpty() || o.status == CandidateStatus::Duplicate || (original && o.id > original))
+            continue;
+        // Evaluated, or being evaluated: a candidate still waiting (or cancelled, to be redone) is no original yet.
+        if (!isFinal(o.status) && !m_evaluating.contains(o.id))
+            continue;
+        if (keyOf(o) == key)
+            original = o.id;
+    }
+    return original;
+}
+
+void SearchEngine::markDuplicate(qint64 candidateId, qint64 originalId)
+{
+    Candidate c = m_candidates.value(candidateId);
+    const Candidate original = m_candidates.value(originalId);
+    c.status = CandidateStatus::Duplicate;
+    c.metrics = {{QStringLiteral("duplicate_of"), originalId}};
+    c.error = QStringLiteral("duplicate of #%1: its code is the same, whitespace aside (#%1: %2); not evaluated again")
+                  .arg(originalId)
+                  .arg(isFinal(original.status) ? statusWord(original) : QStringLiteral("being evaluated"));
+    updateCandidate(c);
+    log(QStringLiteral("candidate %1 (iteration %2): duplicate of #%3, not evaluated").arg(c.id).arg(c.iteration).arg(originalId));
+    workDone();
+}
+
+bool SearchEngine::clearlyBetter(const Candidate &c, const Candidate &incumbent, double slack)
+{
+    const auto ic = scoreInterval(c);
+    const auto ii = scoreInterval(incumbent);
+    if (!ic || !ii)
+        return c.score < incumbent.score * slack;
+    // Zero-width intervals (a deterministic metric) reduce this to the plain comparison.
+    return ic->high < ii->low * slack;
+}
+
+void SearchEngine::updateBest()
+{
+    QList<qint64> ids = m_candidates.keys();
+    std::sort(ids.begin(), ids.end());
+    const Candidate *best = nullptr;
+    for (qint64 id : std::as_const(ids)) {
+        const Candidate &c = m_candidates[id];
+        if (c.status != CandidateStatus::Correct || !c.hasScore())
+            continue;
+        if (!best || clearlyBetter(c, *best))
+            best = &c;
+    }
+    if (!best || (best->id == m_run.bestCandidateId && best->score == m_run.bestScore))
+        return;
+    m_run.bestScore = best->score;
+    m_run.bestCandidateId = best->id;
+    persistRun();
 }
 
 QString SearchEngine::startFailure(const Candidate &root)
@@ -1282,14 +1342,24 @@ void SearchEngine::selectBeam()
                 continue;
         } else {
             const Candidate parent = m_candidates.value(c.parentId);
-            if (parent.hasScore() && !(c.score < parent.score * slack))
-                continue; // not fast enough against its parent
+            if (parent.hasScore() && !clearlyBetter(c, parent, slack))
+                continue; // not fast enough against its parent, beyond the noise of both measurements
         }
         pool << c;
     }
     std::stable_sort(pool.begin(), pool.end(), [](const Candidate &a, const Candidate &b) {
         return a.score < b.score || (a.score == b.score && a.id < b.id);
     });
+    // Within noise, the earlier candidate goes first: each place takes the fastest left, or the earliest
+    // of those left that it cannot be told apart from.
+    for (qsizetype i = 0; i < pool.size(); ++i) {
+        qsizetype pick = i;
+        for (qsizetype j = i + 1; j < pool.size(); ++j)
+            if (pool.at(j).id < pool.at(pick).id && withinNoise(pool.at(j), pool.at(i)))
+                pick = j;
+        if (pick != i)
+            pool.move(pick, i);
+    }
     QList<qint64> beam;
     QSet<QString> codes;
     QSet<QString> parentPlans;

@@ -16,6 +16,7 @@
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <QSet>
 
 #include <functional>
 #include <memory>
@@ -167,6 +168,15 @@ private:
     void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
                  LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;
+    // The candidate evaluated (or being evaluated) in this run whose normalized code equals `c`'s; 0 when none.
+    qint64 duplicateOf(const Candidate &c) const;
+    void markDuplicate(qint64 candidateId, qint64 originalId);
+    // The run's best: scanning the correct candidates in the order they were made, one replaces the best
+    // only when clearly better, so among candidates within noise of each other the earlier stays best.
+    void updateBest();
+    // Whether `c` improves on `incumbent` beyond the noise of their measurements (always for a better
+    // deterministic score).
+    static bool clearlyBetter(const Candidate &c, const Candidate &incumbent, double slack = 1.0);
     qint64 addCandidate(Candidate candidate);
     void updateCandidate(const Candidate &candidate);
     void persistRun();
@@ -188,6 +198,8 @@ private:
     QList<qint64> m_iterationCandidates;
     QList<QPointer<LlmReply>> m_replies;
     QList<QPointer<EvalJob>> m_jobs;
+    QSet<qint64> m_evaluating; // candidates whose evaluation is in flight
+    mutable QHash<qint64, QString> m_codeKeys; // candidate -> its normalized code
     QList<std::function<void()>> m_deferred;
     QHash<QString, QList<std::function<void(const LlmResponse &)>>> m_waitingOnHash; // identical requests in flight
     QStringList m_schedule;

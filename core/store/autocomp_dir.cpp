@@ -1,4 +1,5 @@
 #include "store/autocomp_dir.h"
+#include "model/code_identity.h"
 #include "model/metric_units.h"
 #include "store/run_store.h"
 
@@ -1463,6 +1464,13 @@ struct Importer {
             return 0;
         }
 
+        // Steps that changed nothing (the same code as an earlier candidate) say so.
+        for (const Candidate &c : flagIdenticalCode(store.candidates(runId)))
+            if (!store.updateCandidate(c)) {
+                fail(QStringLiteral("%1: cannot store candidate %2: %3").arg(dir.path()).arg(c.id).arg(store.lastError()));
+                store.deleteRun(runId);
+                return 0;
+            }
         // Totals and the best.
         const QList<Candidate> all = store.candidates(runId);
         std::optional<Candidate> best;

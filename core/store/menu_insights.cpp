@@ -24,14 +24,26 @@ struct Key {
 
 struct Tally {
     StrategyRecord record;
-    QSet<qint64> plans;
     QList<double> gains;
 };
 
-bool compiled(CandidateStatus status)
+// Built and ran (or was built where there is no hardware to run it).
+bool compiled(const Candidate &c)
 {
-    return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect || status == CandidateStatus::Testing
-        || status == CandidateStatus::Benchmarking;
+    switch (c.status) {
+    case CandidateStatus::Correct:
+    case CandidateStatus::Incorrect:
+    case CandidateStatus::Testing:
+    case CandidateStatus::Benchmarking:
+    case CandidateStatus::NoHardware:
+        return true;
+    case CandidateStatus::Failed: {
+        const QString word = statusWord(c);
+        return word == QLatin1String("crash") || word == QLatin1String("timeout");
+    }
+    default:
+        return false;
+    }
 }
 
 QString csvField(const QString &text)
@@ -84,9 +96,22 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
             if (c.parentId > 0 && c.origin != CandidateOrigin::Human && c.origin != CandidateOrigin::Root)
                 beam.insert(c.parentId);
 
+        // One plan request is one offer of each item its prompt listed: a plan call answered ("ok"), or
+        // reused from the cache ("cached") where it is not the same request again (a resumed run records
+        // the answer it reuses once more, under the same request hash), or a plan whose request is not
+        // stored (a human plan, an imported run). The item a request chose counts as offered by it too: the
+        // planner saw it (or proposed it), so chosen never exceeds offered.
+        struct Request {
+            QStringList offered;
+            QString chosen;
+            QString model;
+        };
+        std::map<qint64, Request> requests;
         if (grouping != Grouping::CodeModel) {
-            // A resumed run records a reused answer again ("cached") under the request hash of the answer it
-            // reuses: that is the same offer. Answers received ("ok") each count (an imported run may have no hashes).
+            QSet<qint64> chosenCalls;
+            for (const Candidate &c : candidates)
+                if (c.planCallId > 0)
+                    chosenCalls.insert(c.planCallId);
             const QList<LlmCall> calls = store.llmCalls(runId, QStringLiteral("plan"));
             QSet<QString> answered;
             for (const LlmCall &call : calls)
@@ -95,17 +120,33 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
             QSet<QString> reused;
             for (const LlmCall &call : calls) {
                 if (call.status == QLatin1String("cached")) {
-                    if (answered.contains(call.requestHash) || reused.contains(call.requestHash))
+                    if (!chosenCalls.contains(call.id) && (answered.contains(call.requestHash) || reused.contains(call.requestHash)))
                         continue;
                     reused.insert(call.requestHash);
                 } else if (call.status != QLatin1String("ok")) {
                     continue;
                 }
-                const QString model = grouping == Grouping::PlanModel
-                    ? planModelOfCall.value(call.id, call.provider + QStringLiteral("::") + call.model)
-                    : QString();
-                for (const QString &item : PromptBuilder::offeredMenu(call.prompt))
-                    ++tally(item, model).record.offered;
+                Request &r = requests[call.id];
+                r.offered = PromptBuilder::offeredMenu(call.prompt);
+                r.model = grouping == Grouping::PlanModel ? planModelOfCall.value(call.id, call.provider + QStringLiteral("::") + call.model)
+                                                          : QString();
+            }
+            for (const Candidate &c : candidates) {
+                if (c.origin == CandidateOrigin::Root || c.origin == CandidateOrigin::Fix || c.menuItem.isEmpty())
+                    continue;
+                Request &r = requests[c.planCallId > 0 ? c.planCallId : -c.id];
+                r.chosen = c.menuItem;
+                if (grouping == Grouping::PlanModel && r.model.isEmpty())
+                    r.model = c.planModel;
+            }
+            for (const auto &[id, r] : requests) {
+                QStringList items = r.offered;
+                if (!r.chosen.isEmpty() && !items.contains(r.chosen))
+                    items << r.chosen;
+                for (const QString &item : std::as_const(items))
+                    ++tally(item, r.model).record.offered;
+                if (!r.chosen.isEmpty())
+                    ++tally(r.chosen, r.model).record.chosen;
             }
         }
 
@@ -116,20 +157,22 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
                 : grouping == Grouping::CodeModel               ? c.codeModel
                                                                  : QString();
             Tally &t = tally(c.menuItem, model);
-            if (grouping != Grouping::CodeModel && c.origin != CandidateOrigin::Fix)
-                t.plans.insert(c.planCallId > 0 ? c.planCallId : -c.id); // human plans have no call
             if (c.status == CandidateStatus::Planning || (c.code.isEmpty() && c.status == CandidateStatus::Coding))
                 continue; // no code yet
             ++t.record.candidates;
             t.record.candidateIds << c.id;
-            if (compiled(c.status))
-                ++t.record.compiled;
-            if (c.status == CandidateStatus::Correct) {
-                ++t.record.correct;
-                const Candidate *parent = byId.value(c.parentId);
-                if (parent && parent->hasScore() && parent->score > 0 && c.hasScore() && c.score > 0)
-                    t.gains << parent->score / c.score;
+            if (c.status == CandidateStatus::Duplicate) {
+                ++t.record.duplicates;
+                continue;
             }
+            if (compiled(c))
+                ++t.record.compiled;
+            if (c.status != CandidateStatus::Correct)
+                continue;
+            ++t.record.correct;
+            const Candidate *parent = byId.value(c.parentId);
+            if (parent && parent->hasScore() && parent->score > 0 && c.hasScore() && c.score > 0)
+                t.gains << parent->score / c.score;
             if (beam.contains(c.id))
                 ++t.record.enteredBeam;
         }
@@ -138,7 +181,6 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
     QList<StrategyRecord> out;
     out.reserve(qsizetype(tallies.size()));
     for (auto &[key, t] : tallies) {
-        t.record.chosen = int(t.plans.size());
         if (!t.gains.isEmpty()) {
             std::sort(t.gains.begin(), t.gains.end());
             const qsizetype n = t.gains.size();

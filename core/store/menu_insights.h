@@ -13,9 +13,12 @@ class RunStore;
 // compiled, correct, selected into the beam, and its gain over the parent (parent score / own score,
 // over correct candidates: 2.0 means twice as fast as the candidate it was derived from).
 //
-// Offered comes from the plan prompts as stored (PromptBuilder::offeredMenu), counted once per distinct
-// request (a resumed run's reused answers are the same offer). A candidate entered the beam when it is in
-// the beam now or the engine derived a candidate from it (only beam members are parents of planned work).
+// Offered and chosen are counted per plan request, once each (a resumed run's reused answer is the same
+// request; a cached answer that a plan came from is a request): offered from the menu its prompt listed
+// (PromptBuilder::offeredMenu) plus the item it chose, so chosen <= offered also where prompts are not
+// stored (human plans, imports). A correct candidate entered the beam when it is in the beam now or the
+// engine derived a candidate from it (only beam members are parents of planned work). See StrategyRecord
+// for the invariants.
 class MenuInsights
 {
 public:

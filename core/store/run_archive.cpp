@@ -1,4 +1,5 @@
 #include "store/run_archive.h"
+#include "model/code_identity.h"
 #include "model/metric_units.h"
 #include "store/run_store.h"
 
@@ -345,6 +346,11 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
         if (!store.updateCandidate(*c))
             return abandon(records.first().line, QStringLiteral("candidate %1's plan link").arg(candidateId));
     }
+    // Steps that changed nothing (the same code as an earlier candidate) say so, in archives written before
+    // the engine marked them.
+    for (const Candidate &c : flagIdenticalCode(store.candidates(runId)))
+        if (!store.updateCandidate(c))
+            return abandon(records.first().line, QStringLiteral("candidate %1's duplicate mark").arg(c.id));
     run.bestCandidateId = idMap.value(idOf(records.first().o, "best_candidate_id"), 0);
     if (!store.updateRun(run))
         return abandon(records.first().line, QStringLiteral("the run's totals"));

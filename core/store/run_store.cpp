@@ -1208,6 +1208,32 @@ bool RunStore::readLease(qint64 runId, RunLease *lease)
     return true;
 }
 
+RunStore::UndrivenWrite RunStore::recordUndrivenState(qint64 runId, RunState state, const QString &reason, RunInfo *written)
+{
+    if (!beginBatch())
+        return UndrivenWrite::Failed;
+    const std::optional<RunLease> holder = lease(runId);
+    if (holder && holder->alive) {
+        endBatch(false);
+        return UndrivenWrite::TakenOver;
+    }
+    std::optional<RunInfo> run = this->run(runId);
+    if (!run) {
+        endBatch(false);
+        if (m_lastError.isEmpty())
+            m_lastError = QStringLiteral("run %1 is not in the store (deleted?)").arg(runId);
+        return UndrivenWrite::Failed;
+    }
+    run->state = state;
+    run->stopReason = reason;
+    const bool ok = updateRun(*run) && settleInFlightCalls(runId) && requestState(runId, {});
+    if (!endBatch(ok) || !ok)
+        return UndrivenWrite::Failed;
+    if (written)
+        *written = *run;
+    return UndrivenWrite::Recorded;
+}
+
 std::optional<RunLease> RunStore::lease(qint64 runId)
 {
     RunLease l;

@@ -136,6 +136,12 @@ public:
     bool heartbeat(qint64 runId);
     bool releaseLease(qint64 runId);
     std::optional<RunLease> lease(qint64 runId);
+    // Records the state of a run that no process drives (a pause or stop from the CLI or the workbench while
+    // its driver is gone), with its reason; its calls left in flight become unconfirmed and its requests are
+    // cleared. The lease is read again in the transaction that writes: when a live process drives the run by
+    // then, nothing is written (TakenOver: ask that process instead). Failed: lastError() says why.
+    enum class UndrivenWrite { Recorded, TakenOver, Failed };
+    UndrivenWrite recordUndrivenState(qint64 runId, RunState state, const QString &reason, RunInfo *written = nullptr);
     // Whether this process still holds the lease it took; false with lostLease() set when another process took
     // the run over, or with lastError() when the store could not be read.
     bool checkLease(qint64 runId);

@@ -6,6 +6,8 @@
 // model picker with each provider's key state, its estimate, and its errors shown only once Start is
 // pressed; a run whose start cannot be evaluated on this machine, with its whole log one click away.
 #include "agent_editor.h"
+#include "beam_graph_view.h"
+#include "candidate_inspector.h"
 #include "candidate_tree_model.h"
 #include "fake_llm_server.h"
 #include "human_input_dialog.h"
@@ -97,6 +99,7 @@ private Q_SLOTS:
     void newRunDialogEditsTheExecutor();
     void settingsFillSlurmFieldsOfNewRuns();
     void startPauseResumeFinish();
+    void stopCancelsWorkInFlight();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
     void twoRunsAtOncePauseOne();
@@ -247,8 +250,7 @@ void TestRunControl::twoRunsAtOncePauseOne()
         QCOMPARE(run.iteration, 3);
         QVERIFY2(run.speedup() > 1.0, qPrintable(QString::number(run.speedup())));
         for (const Candidate &c : m_window->store()->candidates(id))
-            QVERIFY2(c.status == CandidateStatus::Correct || c.status == CandidateStatus::Incorrect || c.status == CandidateStatus::Failed
-                         || c.status == CandidateStatus::CompileError,
+            QVERIFY2(isFinal(c.status), // a verdict (a duplicate shares its original's)
                      qPrintable(QStringLiteral("run %1 candidate %2 left %3").arg(id).arg(c.id).arg(toString(c.status))));
     }
     QCOMPARE(actions->activeRuns(), 0);
@@ -759,6 +761,49 @@ void TestRunControl::startPauseResumeFinish()
     QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("finished"));
     QVERIFY(actions->startAction()->isEnabled());
     QVERIFY(!actions->stopAction()->isEnabled());
+}
+
+// Work in flight when the run is stopped reads "cancelled" in the tree, the graph and the inspector alike: no view
+// keeps "compiling" or "benchmarking" while another says "pending".
+void TestRunControl::stopCancelsWorkInFlight()
+{
+    RunActions *actions = m_window->runActions();
+    const qint64 runId = startRun(3, 2);
+    QVERIFY(runId);
+    auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
+    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    auto *graph = m_window->findChild<BeamGraphView *>(QStringLiteral("beamGraph"));
+    auto *inspector = m_window->findChild<CandidateInspector *>();
+    QVERIFY(model && graph && inspector);
+    // Stop while a child of the root is being planned, coded or evaluated.
+    QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() >= 2, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(!model->inFlightIds().isEmpty(), 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(actions->stopAction()->isEnabled(), 5000);
+    actions->stopAction()->trigger();
+    QVERIFY(waitUntilEnded(60000));
+    QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("stopped"));
+    QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("stopped")), 5000);
+
+    const QStringList inFlightWords{QStringLiteral("planning"), QStringLiteral("coding"), QStringLiteral("pending"),
+                                    QStringLiteral("compiling"), QStringLiteral("testing"), QStringLiteral("benchmarking")};
+    QTRY_VERIFY_WITH_TIMEOUT(model->inFlightIds().isEmpty(), 5000);
+    for (const Candidate &stored : m_window->store()->candidates(runId)) {
+        const QModelIndex row = model->indexOfCandidate(stored.id, CandidateTreeModel::StatusColumn);
+        QVERIFY(row.isValid());
+        const QString word = row.data().toString();
+        QVERIFY2(!inFlightWords.contains(word), qPrintable(QStringLiteral("#%1 %2").arg(stored.id).arg(word)));
+        // The graph and the inspector say the same word.
+        QVERIFY2(graph->nodeSubtitle(stored.id).startsWith(word) || graph->nodeState(stored.id) == BeamGraphView::NodeState::InBeam
+                     || graph->nodeState(stored.id) == BeamGraphView::NodeState::Pruned
+                     || graph->nodeState(stored.id) == BeamGraphView::NodeState::Correct,
+                 qPrintable(QStringLiteral("#%1 tree %2, graph %3").arg(stored.id).arg(word, graph->nodeSubtitle(stored.id))));
+        m_window->selectCandidate(stored.id);
+        QCOMPARE(inspector->candidateId(), stored.id);
+        QVERIFY2(inspector->evaluationHeadline().startsWith(word),
+                 qPrintable(QStringLiteral("#%1 tree %2, inspector %3").arg(stored.id).arg(word, inspector->evaluationHeadline())));
+        if (word == QLatin1String("cancelled"))
+            QCOMPARE(graph->nodeState(stored.id), BeamGraphView::NodeState::Cancelled);
+    }
 }
 
 void TestRunControl::editedMenuReachesPlanPrompt()

@@ -6,6 +6,8 @@
 #include "settings_dialog.h"
 #include "theme.h"
 
+#include "no_session_bus.h"
+
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
@@ -90,19 +92,8 @@ private Q_SLOTS:
     // key that cannot be stored stays in the field with the way to set it instead.
     void storeKeyWithoutSessionBus()
     {
-        QTemporaryDir runtime;
-        QVERIFY(runtime.isValid());
-        const QByteArray bus = qgetenv("DBUS_SESSION_BUS_ADDRESS");
-        const QByteArray display = qgetenv("DISPLAY");
-        const QByteArray runtimeDir = qgetenv("XDG_RUNTIME_DIR");
-        const auto restore = qScopeGuard([&] {
-            for (const auto &[name, value] : {std::pair{"DBUS_SESSION_BUS_ADDRESS", bus}, std::pair{"DISPLAY", display},
-                                              std::pair{"XDG_RUNTIME_DIR", runtimeDir}})
-                value.isNull() ? qunsetenv(name) : qputenv(name, value);
-        });
-        qunsetenv("DBUS_SESSION_BUS_ADDRESS");
-        qunsetenv("DISPLAY");
-        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(runtime.path()));
+        const test::NoSessionBus noBus;
+        QVERIFY(noBus.isValid());
 
         const QString provider = QStringLiteral("openai");
         const QString key = QStringLiteral("sk-pasted-0123456789abcdef");

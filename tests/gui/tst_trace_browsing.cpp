@@ -240,7 +240,7 @@ void TestTraceBrowsing::searchInARun()
     QCOMPARE(matches(), QList<qint64>{m_ids.tiled});
     // By status: the tree keeps the ancestors so it still reads as a tree.
     search->clear();
-    status->setCurrentIndex(status->findData(QStringLiteral("compile_error")));
+    status->setCurrentIndex(status->findData(QStringLiteral("compile error")));
     QCOMPARE(matches(), QList<qint64>{m_ids.broken});
     auto *tree = m_window->findChild<QTreeView *>(QStringLiteral("candidateTree"));
     QCOMPARE(tree->model()->rowCount(), 1); // the root, on the path to the match
@@ -327,7 +327,7 @@ void TestTraceBrowsing::graphNodesSayWhatTheyTried()
     // The strategy's short name, not the start of the plan or the whole menu text.
     QCOMPARE(graph->nodeSubtitle(m_ids.tiled), QStringLiteral("Tile the loops for the cache…"));
     QCOMPARE(graph->nodeSubtitle(m_ids.best), QStringLiteral("Vectorize the innermost loop…"));
-    QCOMPARE(graph->nodeSubtitle(m_ids.broken), QStringLiteral("failed · Vectorize the innermost loop…"));
+    QCOMPARE(graph->nodeSubtitle(m_ids.broken), QStringLiteral("compile error · Vectorize the innermost loop…"));
 }
 
 void TestTraceBrowsing::runsTableColumnsFit()

@@ -15,11 +15,14 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBrowser>
 #include <QTextBlock>
 #include <QToolButton>
 #include <QTreeView>
+#include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
 #include <QtCharts/QScatterSeries>
 
@@ -104,10 +107,23 @@ Ids fillStore(RunStore &store)
     Candidate unrolled = make(ids.run, ids.tiled, 2, CandidateStatus::Correct, 4, true);
     unrolled.plan = QStringLiteral("Tile the loops by 64.\nUnroll k by 4.\n");
     unrolled.menuItem = QStringLiteral("loop unrolling");
-    unrolled.metrics = QJsonObject{{QStringLiteral("vendor_latency_ms"), 2.0}};
+    // A paired timing's 95 % interval of the ratio to the root (0.38..0.42 around 0.40), the judge's roofline.
+    unrolled.metrics = QJsonObject{
+        {QStringLiteral("vendor_latency_ms"), 2.0},
+        {QStringLiteral("paired_ratio"),
+         QJsonObject{{QStringLiteral("value"), 0.4}, {QStringLiteral("ci_low"), 0.38}, {QStringLiteral("ci_high"), 0.42}}},
+        {QStringLiteral("gflops"), 21.0},
+        {QStringLiteral("gbps"), 0.5089},
+        {QStringLiteral("roofline_bound_gflops"), 50.0},
+        {QStringLiteral("roofline_fraction"), 0.42}};
     ids.unrolled = store.addCandidate(unrolled);
     ids.wrong = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Incorrect, std::nan("")));
-    ids.slow = store.addCandidate(make(ids.run, ids.root, 1, CandidateStatus::Correct, 8, false));
+    Candidate slow = make(ids.run, ids.root, 1, CandidateStatus::Correct, 8, false);
+    // 8 ms measured, but anywhere in 7.5..10.5 ms: within noise of the root's 10 ms.
+    slow.metrics = QJsonObject{
+        {QStringLiteral("paired_ratio"),
+         QJsonObject{{QStringLiteral("value"), 0.8}, {QStringLiteral("ci_low"), 0.75}, {QStringLiteral("ci_high"), 1.05}}}};
+    ids.slow = store.addCandidate(slow);
     ids.planning = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Planning, std::nan("")));
 
     run.id = ids.run;
@@ -164,6 +180,7 @@ private Q_SLOTS:
     void diffRows_data();
     void diffRows();
     void windowShowsRunConsistently();
+    void evaluationHeaderGivesContext();
     void chartClickSelectsEverywhere();
     void graphClickSelectsEverywhere();
     void diffShowsParentAndChild();
@@ -288,9 +305,10 @@ void TestViews::windowShowsRunConsistently()
     QVERIFY(!graph->isOnBestPath(m_ids.slow));
     QCOMPARE(graph->nodeState(m_ids.unrolled), BeamGraphView::NodeState::InBeam);
     QCOMPARE(graph->nodeState(m_ids.slow), BeamGraphView::NodeState::Pruned);
-    QCOMPARE(graph->nodeState(m_ids.broken), BeamGraphView::NodeState::Failed);
+    QCOMPARE(graph->nodeState(m_ids.broken), BeamGraphView::NodeState::CompileError);
     QCOMPARE(graph->nodeState(m_ids.wrong), BeamGraphView::NodeState::Incorrect);
-    QCOMPARE(graph->nodeState(m_ids.planning), BeamGraphView::NodeState::Planning);
+    // The run has finished: what was still being planned will not be, until the run is resumed.
+    QCOMPARE(graph->nodeState(m_ids.planning), BeamGraphView::NodeState::Cancelled);
     // Columns by iteration.
     QCOMPARE(graph->nodePosition(m_ids.tiled).x(), graph->nodePosition(m_ids.slow).x());
     QVERIFY(graph->nodePosition(m_ids.unrolled).x() > graph->nodePosition(m_ids.tiled).x());
@@ -298,8 +316,8 @@ void TestViews::windowShowsRunConsistently()
 
     // Every evaluated candidate is a point; the planning one is not.
     QCOMPARE(chart->pointCount(), 6);
-    QCOMPARE(chart->correctSeries()->count(), 4);
-    QCOMPARE(chart->failedSeries()->count(), 2);
+    QCOMPARE(chart->correctPoints().size(), qsizetype(4));
+    QCOMPARE(chart->failedPoints().size(), qsizetype(2));
     QCOMPARE(chart->baselineSeries()->count(), 2);
     QCOMPARE(chart->baselineSeries()->at(0).y(), 10.0);
     QCOMPARE(chart->bestSeries()->points().last().y(), 4.0);
@@ -309,6 +327,73 @@ void TestViews::windowShowsRunConsistently()
     QCOMPARE(inspector->candidateId(), m_ids.unrolled);
     QCOMPARE(graph->selectedCandidate(), m_ids.unrolled);
     QCOMPARE(chart->selectedCandidate(), m_ids.unrolled);
+}
+
+// The Evaluation header states the score with its unit and its context, from the stored figures: the speedups
+// over the root (with the interval of the paired timing) and the parent, the share of the roofline; a child within
+// noise of its parent says so in the tree and the inspector; every view uses the same status words.
+void TestViews::evaluationHeaderGivesContext()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *inspector = window->findChild<CandidateInspector *>();
+    auto *evaluation = child<QTextBrowser>(*window, "evaluationView");
+    auto *tree = child<QTreeView>(*window, "candidateTree");
+    auto *graph = child<BeamGraphView>(*window, "beamGraph");
+    QVERIFY(inspector && evaluation && tree && graph);
+    QCOMPARE(inspector->candidateId(), m_ids.unrolled);
+
+    // Stored: root 10 ms, parent (tiled) 5 ms, unrolled 4 ms with a ratio to the root of 0.38..0.42.
+    const Candidate root = *window->store()->candidate(m_ids.root);
+    const Candidate parent = *window->store()->candidate(m_ids.tiled);
+    const Candidate unrolled = *window->store()->candidate(m_ids.unrolled);
+    QCOMPARE(root.score / unrolled.score, 2.5);
+    QCOMPARE(parent.score / unrolled.score, 1.25);
+    // ± half the width of 10/3.8 .. 10/4.2, the speedup's 95 % interval.
+    const double halfWidth = (root.score / (unrolled.score * 0.38 / 0.4) - root.score / (unrolled.score * 0.42 / 0.4)) / 2;
+    QCOMPARE(QString::number(halfWidth, 'g', 3), QStringLiteral("0.125"));
+    const QString expected = QStringLiteral("correct · 4.00 ms · 2.50× root (±0.125) · 1.25× parent · 42 % of the roofline "
+                                            "bound (GFLOP/s)");
+    QCOMPARE(inspector->evaluationHeadline(), expected);
+    QVERIFY2(evaluation->toPlainText().startsWith(expected), qPrintable(evaluation->toPlainText().left(200)));
+    // Metrics with their units and their share of the measured roofline.
+    QVERIFY2(evaluation->toPlainText().contains(QStringLiteral("0.5089 GB/s")), qPrintable(evaluation->toPlainText()));
+    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("21.00 GFLOP/s (42 % of the roofline bound, 50.0 GFLOP/s)")));
+    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("42.0 %")));
+
+    // A child of the root (no interval: zero width) within noise: muted in the tree, said in the inspector.
+    const QModelIndex slow = qobject_cast<QSortFilterProxyModel *>(tree->model())
+                                 ->mapFromSource(qobject_cast<CandidateTreeModel *>(
+                                                     qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel())
+                                                     ->indexOfCandidate(m_ids.slow, CandidateTreeModel::SpeedupColumn));
+    QVERIFY(slow.isValid());
+    QCOMPARE(slow.data().toString(), QStringLiteral("≈ 1.25×"));
+    QVERIFY(slow.data(Qt::ToolTipRole).toString().contains(QStringLiteral("Within noise of its parent #%1").arg(m_ids.root)));
+    window->selectCandidate(m_ids.slow);
+    QCOMPARE(inspector->candidateId(), m_ids.slow);
+    QCOMPARE(inspector->evaluationHeadline(),
+             QStringLiteral("correct · 8.00 ms · 1.25× root (±0.190) · within noise of #%1").arg(m_ids.root));
+    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("within the timing's noise")));
+    // The tiled child's interval is zero-width and its score differs: not within noise.
+    QVERIFY(!withinNoise(parent, root));
+
+    // One vocabulary: the tree, the graph, the inspector and the filter say "compile error", never "compile_error".
+    window->selectCandidate(m_ids.broken);
+    QCOMPARE(inspector->evaluationHeadline(), QStringLiteral("compile error"));
+    QCOMPARE(qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel())
+                 ->indexOfCandidate(m_ids.broken, CandidateTreeModel::StatusColumn)
+                 .data()
+                 .toString(),
+             QStringLiteral("compile error"));
+    QVERIFY(graph->nodeSubtitle(m_ids.broken).startsWith(QStringLiteral("compile error")));
+    auto *filter = child<QComboBox>(*window, "candidateStatusFilter");
+    QVERIFY(filter);
+    QCOMPARE(filter->findData(QStringLiteral("compile_error")), -1);
+    QVERIFY(filter->findData(QStringLiteral("compile error")) > 0);
+    QVERIFY(filter->findData(QStringLiteral("cancelled")) > 0);
+    filter->setCurrentIndex(filter->findData(QStringLiteral("compile error")));
+    QCOMPARE(tree->model()->rowCount(), 1); // the root, holding the broken child
+    filter->setCurrentIndex(0);
 }
 
 void TestViews::chartClickSelectsEverywhere()
@@ -322,7 +407,7 @@ void TestViews::chartClickSelectsEverywhere()
     QVERIFY(window->showView(QStringLiteral("chart")));
 
     QSignalSpy selected(chart, &LatencyChart::candidateSelected);
-    const QList<QPointF> points = chart->correctSeries()->points();
+    const QList<QPointF> points = chart->correctPoints();
     QPointF slowPoint;
     for (const QPointF &point : points)
         if (point.y() == 8.0)
@@ -336,8 +421,16 @@ void TestViews::chartClickSelectsEverywhere()
     QCOMPARE(graph->selectedCandidate(), m_ids.slow);
     QCOMPARE(chart->selectedCandidate(), m_ids.slow);
 
+    // The points are painted by the chart, not by Qt Charts: a click with the mouse on one still selects it.
+    window->selectCandidate(m_ids.root);
+    const QPoint onScreen = chart->chartView()->mapFromScene(
+        chart->chartView()->chart()->mapToPosition(slowPoint, chart->correctSeries()));
+    QTest::mouseClick(chart->chartView()->viewport(), Qt::LeftButton, {}, onScreen);
+    QCOMPARE(currentTreeCandidate(*window), m_ids.slow);
+    QCOMPARE(chart->selectedCandidate(), m_ids.slow);
+
     // A failed candidate's cross selects it too.
-    const QPointF cross = chart->failedSeries()->at(0);
+    const QPointF cross = chart->failedPoints().at(0);
     const qint64 failedId = chart->candidateAt(chart->failedSeries(), cross);
     QVERIFY(failedId == m_ids.broken || failedId == m_ids.wrong);
     Q_EMIT chart->failedSeries()->clicked(cross);
@@ -617,8 +710,8 @@ void TestViews::chartAppendsLivePointsInPlace()
         first.append(c);
     }
     chart.setCandidates(first, QStringLiteral("latency_ms"));
-    const QList<QPointF> correctBefore = chart.correctSeries()->points();
-    const QList<QPointF> failedBefore = chart.failedSeries()->points();
+    const QList<QPointF> correctBefore = chart.correctPoints();
+    const QList<QPointF> failedBefore = chart.failedPoints();
     QCOMPARE(chart.pointCount(), 20);
 
     // A later candidate in the same iteration, a faster one in the next and one still being evaluated.
@@ -632,9 +725,9 @@ void TestViews::chartAppendsLivePointsInPlace()
     chart.flushPendingUpdates();
     QCOMPARE(chart.pointCount(), 22);
     // The points already plotted keep their places; the new ones come after them, inside their iteration's column.
-    QCOMPARE(chart.correctSeries()->points().mid(0, correctBefore.size()), correctBefore);
-    QCOMPARE(chart.failedSeries()->points(), failedBefore);
-    const QPointF added = chart.correctSeries()->points().last();
+    QCOMPARE(chart.correctPoints().mid(0, correctBefore.size()), correctBefore);
+    QCOMPARE(chart.failedPoints(), failedBefore);
+    const QPointF added = chart.correctPoints().last();
     QVERIFY(added.x() > 1.5 && added.x() < 2.5);
     QCOMPARE(chart.candidateAt(chart.correctSeries(), added), 22);
     QCOMPARE(chart.bestSeries()->points().last().y(), 10.0);
@@ -643,10 +736,10 @@ void TestViews::chartAppendsLivePointsInPlace()
     coding.status = CandidateStatus::Incorrect;
     chart.upsertCandidate(coding);
     chart.flushPendingUpdates();
-    QCOMPARE(chart.failedSeries()->count(), failedBefore.size() + 1);
-    const QList<QPointF> correctNow = chart.correctSeries()->points();
+    QCOMPARE(chart.failedPoints().size(), failedBefore.size() + 1);
+    const QList<QPointF> correctNow = chart.correctPoints();
     chart.setLogScale(!chart.logScale());
-    QCOMPARE(chart.correctSeries()->points(), correctNow);
+    QCOMPARE(chart.correctPoints(), correctNow);
     QCOMPARE(chart.pointCount(), 23);
 }
 

@@ -182,8 +182,6 @@ private Q_SLOTS:
         QTest::addColumn<QString>("code");
         QTest::addColumn<QString>("missing");
         QTest::addColumn<QString>("needs");
-        QTest::newRow("gemmini") << u"gemmini"_s << u"matmul_tiled"_s << u"sols/gemmini/matmul_tiled/matmul_tiled_start.c"_s << u"spike"_s
-                                 << u"libgemmini"_s;
         QTest::newRow("trainium") << u"trainium"_s << u"matmul"_s << u"sols/trainium/matmul/start.py"_s << u"neuronx-cc, neuron-profile"_s
                                   << u"Neuron SDK"_s;
     }
@@ -223,6 +221,9 @@ private Q_SLOTS:
         QTest::addColumn<QString>("reason");
         QTest::newRow("gemmini: no RISC-V compiler") << u"gemmini"_s << QStringList{u"spike"_s}
                                                      << u"the RISC-V compiler 'autocomp-no-such-riscv-gcc' is not on PATH (setting toolchain)"_s;
+        // spike is a setting (a name on PATH, or a path: AUTOCOMP_GEMMINI_SPIKE), checked by the probe.
+        QTest::newRow("gemmini: no spike") << u"gemmini"_s << QStringList{u"autocomp-no-such-riscv-gcc"_s}
+                                           << u"spike 'spike' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE=/path/to/spike)"_s;
         QTest::newRow("trainium: no NKI in python3") << u"trainium"_s << QStringList{u"neuronx-cc"_s, u"neuron-profile"_s}
                                                      << u"python3 cannot import the NKI modules of the Neuron SDK (neuronx-cc) and NumPy"_s;
     }
@@ -233,7 +234,7 @@ private Q_SLOTS:
         QFETCH(QStringList, standIns);
         QFETCH(QString, reason);
         // The stand-ins come first on the usual PATH (python3 may be a wrapper that needs the rest of it).
-        const QString path = m_dir.filePath(u"probe-path-"_s + target);
+        const QString path = m_dir.filePath(u"probe-path-"_s + QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]"_s), u"-"_s));
         QVERIFY(QDir().mkpath(path));
         const QString falseProgram = QStandardPaths::findExecutable(u"false"_s);
         QVERIFY(!falseProgram.isEmpty());

@@ -18,6 +18,16 @@ using namespace autocomp;
 
 namespace {
 
+// Distinct answers (the same code twice would be a duplicate, not benchmarked again).
+QByteArray codeAnswers()
+{
+    QByteArray out;
+    for (int i = 0; i < 24; ++i)
+        out += "      - {content: \"```cpp\\n// fake: status=ok latency_ms=0.5 bench_ms=40 compile_ms=10 variant=" + QByteArray::number(i)
+            + ";\\nvoid kernel() {}\\n```\\n\", delay_ms: 30}\n";
+    return out;
+}
+
 // Plans and code for any prompt; every code is correct, faster than the start (1 ms), and its benchmark
 // takes 40 ms, so benchmarks of two runs would overlap if each run had slots of its own.
 QByteArray script()
@@ -26,7 +36,7 @@ QByteArray script()
            "  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
            "      - {content: \"Chosen optimization: 1. alpha: tile the loops\\nTile it.\", delay_ms: 30}\n"
            "  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n"
-           "      - {content: \"```cpp\\n// fake: status=ok latency_ms=0.5 bench_ms=40 compile_ms=10;\\nvoid kernel() {}\\n```\\n\", delay_ms: 30}\n";
+        + codeAnswers();
 }
 
 } // namespace

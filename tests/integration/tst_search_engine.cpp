@@ -2,6 +2,7 @@
 // evaluator (tests/support/fake_eval_main.cpp): verdicts and latencies are written into the scripted
 // code (`// fake: status=ok latency_ms=90;`), so every expectation below is exact.
 #include "fake_llm_server.h"
+#include "menu_invariants.h"
 #include "model/repository.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
@@ -112,6 +113,14 @@ class TestSearchEngine : public QObject
         }
         if (!finished.wait(120000))
             return {};
+        // Every run the tests make: its menu insights add up.
+        if (auto store = RunStore::open(h.storePath, &error)) {
+            const QStringList violations = test::menuInsightViolations(*store);
+            if (!violations.isEmpty())
+                QTest::qFail(qPrintable(violations.join(QLatin1Char('\n'))), __FILE__, __LINE__);
+        } else {
+            QTest::qFail(qPrintable(error), __FILE__, __LINE__);
+        }
         return finished.first().first().value<RunInfo>();
     }
 
@@ -215,13 +224,107 @@ private Q_SLOTS:
             if (!c.hasScore())
                 QVERIFY2(!c.inBeam, "a failed candidate never enters the beam");
         }
-        QCOMPARE(failed, 2);
+        QCOMPARE(failed, 3);
+        // The code that is the same as the 95 ms one (whitespace aside) is not evaluated again.
+        int duplicates = 0;
+        for (const Candidate &c : candidates(*h)) {
+            if (c.status != CandidateStatus::Duplicate)
+                continue;
+            ++duplicates;
+            const Candidate original = h->engine->candidate(c.metrics.value(QStringLiteral("duplicate_of")).toInteger());
+            QCOMPARE(toString(original.status), QStringLiteral("correct"));
+            QCOMPARE(original.score, 95.0);
+            QVERIFY(c.error.startsWith(QStringLiteral("duplicate of #%1").arg(original.id)));
+        }
+        QCOMPARE(duplicates, 1);
         QList<double> beamScores;
         for (qint64 id : h->engine->beam())
             beamScores << h->engine->candidate(id).score;
         // 95 first; the root keeps its place; 105 passes with slack; 115 is rejected; the duplicate 95 is pruned.
         QCOMPARE(beamScores, (QList<double>{95, 100, 105}));
         QCOMPARE(run.bestScore, 95.0);
+    }
+
+    // The LLM returns its parent's code unchanged (only the layout differs): nothing is evaluated again,
+    // the copy is a duplicate of the root and the best stays the root.
+    void unchangedCodeIsADuplicate()
+    {
+        const QStringList codes{QStringLiteral("Unchanged.\n```cpp\n// fake: status=ok latency_ms=100\nvoid kernel()  {\n}\n```\n")};
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        const QList<Candidate> all = candidates(*h);
+        QCOMPARE(all.size(), 2);
+        const Candidate root = all.at(0).origin == CandidateOrigin::Root ? all.at(0) : all.at(1);
+        const Candidate copy = all.at(0).origin == CandidateOrigin::Root ? all.at(1) : all.at(0);
+        QCOMPARE(toString(copy.status), QStringLiteral("duplicate"));
+        QCOMPARE(statusWord(copy), QStringLiteral("duplicate"));
+        QCOMPARE(copy.metrics.value(QStringLiteral("duplicate_of")).toInteger(), root.id);
+        QVERIFY(!copy.hasScore());
+        QVERIFY(!copy.inBeam);
+        QString error;
+        auto store = RunStore::open(h->storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        QVERIFY(!store->evaluationSteps(root.id).isEmpty());
+        QVERIFY2(store->evaluationSteps(copy.id).isEmpty(), "the copy is not evaluated");
+        QCOMPARE(run.bestCandidateId, root.id);
+        QCOMPARE(h->engine->beam(), QList<qint64>{root.id});
+    }
+
+    // Two candidates whose paired-timing intervals overlap cannot be told apart: the later one, although
+    // its point estimate is lower, is no improvement on its parent and does not become the run's best.
+    void withinNoiseTheEarlierStaysBest()
+    {
+        const QStringList codes{code(QStringLiteral("latency_ms=80 paired_ratio=0.80 ci_low=0.78 ci_high=0.82")),
+                                code(QStringLiteral("latency_ms=79 paired_ratio=0.79 ci_low=0.77 ci_high=0.81"))};
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"),
+                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        Candidate first;
+        Candidate second;
+        for (const Candidate &c : candidates(*h)) {
+            if (c.iteration == 1)
+                first = c;
+            if (c.iteration == 2)
+                second = c;
+        }
+        QCOMPARE(toString(first.status), QStringLiteral("correct"));
+        QCOMPARE(toString(second.status), QStringLiteral("correct"));
+        QCOMPARE(second.parentId, first.id);
+        QVERIFY(second.score < first.score);
+        QVERIFY(withinNoise(first, second));
+        QCOMPARE(run.bestCandidateId, first.id);
+        QCOMPARE(run.bestScore, first.score);
+        QCOMPARE(h->engine->beam(), QList<qint64>{first.id});
+    }
+
+    // A deterministic metric has no noise: the smallest difference ranks, as without intervals.
+    void deterministicMetricRanksAsBefore()
+    {
+        const QStringList codes{code(QStringLiteral("latency_ms=80")), code(QStringLiteral("latency_ms=79.9"))};
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        Candidate second;
+        for (const Candidate &c : candidates(*h))
+            if (c.iteration == 2)
+                second = c;
+        QCOMPARE(second.score, 79.9);
+        const auto interval = scoreInterval(second);
+        QVERIFY(interval);
+        QCOMPARE(interval->low, interval->high);
+        QCOMPARE(run.bestCandidateId, second.id);
+        QCOMPARE(h->engine->beam(), QList<qint64>{second.id});
     }
 
     // Where the target times a baseline beside each candidate, every candidate is evaluated against
@@ -506,7 +609,11 @@ private Q_SLOTS:
         QVERIFY(prices.open(QIODevice::WriteOnly));
         prices.write("as_of: 2026-11-22\nmodels:\n  openai-compatible::m1: {input: 1000, output: 1000}\n");
         prices.close();
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=200"))}, true},
+        // Each answer differs (the same code again would be a duplicate, not evaluated, taking no time).
+        QStringList codes;
+        for (int i = 0; i < 40; ++i)
+            codes << code(QStringLiteral("latency_ms=90 bench_ms=200 variant=%1").arg(i));
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes, true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
                              QStringLiteral("iterations: 8, beam_width: 2, plans_per_parent: 2, code_per_plan: 1"), {QStringLiteral("m1")}, budget);
         QVERIFY(h);

@@ -413,8 +413,15 @@ private Q_SLOTS:
         const int corruptLine = int(lines.size() / 2);
         QList<QByteArray> corruptLines = lines;
         corruptLines[corruptLine - 1] = corruptLines.at(corruptLine - 1).left(corruptLines.at(corruptLine - 1).size() / 2);
+        // An evaluation step goes missing (nothing else refers to one): only the end record's counts tell.
         QList<QByteArray> missingLine = lines;
-        missingLine.removeAt(corruptLine - 1);
+        const qsizetype missingStep = [&] {
+            for (qsizetype i = corruptLine - 1; i < lines.size(); ++i)
+                if (lines.at(i).contains("\"type\":\"step\""))
+                    return i;
+            return qsizetype(corruptLine - 1);
+        }();
+        missingLine.removeAt(missingStep);
         const QList<Broken> broken{
             {QStringLiteral("first3"), lines.mid(0, 3).join('\n') + '\n', QStringLiteral(":3: the file ends without its end record")},
             {QStringLiteral("corrupt"), corruptLines.join('\n'), QStringLiteral(":%1: invalid JSON").arg(corruptLine)},

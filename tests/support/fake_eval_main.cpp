@@ -4,7 +4,8 @@
 //   fake-eval compile CANDIDATE            sleeps compile_ms; exits 1 on status=compile_error
 //   fake-eval bench CANDIDATE DIR [BASELINE]   sleeps bench_ms; writes DIR/result.json; with
 //                                          `paired_ratio=R` and a BASELINE file that exists, the
-//                                          metrics carry paired_ratio {value: R}
+//                                          metrics carry paired_ratio {value: R} (with ci_low=L and
+//                                          ci_high=H also its 95 % interval)
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -81,7 +82,9 @@ int main(int argc, char **argv)
         out << "\"latency_ms\": {\"median\": " << d["latency_ms"] << ", \"mean\": " << d["latency_ms"] << ", \"min\": " << d["latency_ms"]
             << ", \"p99\": " << d["latency_ms"] << ", \"stddev\": 0, \"n\": 10}";
     if (correct && d.count("paired_ratio") && argc >= 5 && std::ifstream(argv[4]).good())
-        out << ", \"paired_ratio\": {\"value\": " << d["paired_ratio"] << "}";
+        out << ", \"paired_ratio\": {\"value\": " << d["paired_ratio"]
+            << (d.count("ci_low") && d.count("ci_high") ? ", \"ci_low\": " + d["ci_low"] + ", \"ci_high\": " + d["ci_high"] : std::string())
+            << "}";
     out << "}, \"feedback\": [" << (feedback.empty() ? "" : "\"" + feedback + "\"") << "], \"flags\": [], \"log\": \""
         << (correct ? "" : "scripted failure: " + status) << "\"}\n";
     return 0;

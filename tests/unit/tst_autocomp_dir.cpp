@@ -1,6 +1,8 @@
 // Autocomp-style output directories: our runs written in Autocomp's layout (ucb-bar/autocomp,
 // autocomp/search/search.py + agents/llm_agent.py), read back, and Autocomp's own directories read in.
+#include "menu_invariants.h"
 #include "store/autocomp_dir.h"
+#include "store/run_archive.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -245,6 +247,8 @@ private Q_SLOTS:
         QCOMPARE(run.iteration, 2);
         QCOMPARE(run.baselineScore, 10.0);
         QCOMPARE(run.bestScore, 3.0);
+        const QStringList violations = test::menuInsightViolations(*fresh);
+        QVERIFY2(violations.isEmpty(), qPrintable(violations.join(u'\n')));
 
         const QList<Candidate> original = store->candidates(b.runId);
         const QList<Candidate> imported = fresh->candidates(id);
@@ -334,6 +338,8 @@ private Q_SLOTS:
         QCOMPARE(run.baselineScore, 100.0);
         QCOMPARE(run.bestScore, 40.5);
         QCOMPARE(run.tokensIn, 1234);
+        const QStringList violations = test::menuInsightViolations(*store);
+        QVERIFY2(violations.isEmpty(), qPrintable(violations.join(u'\n')));
         const QList<Candidate> cands = store->candidates(id);
         QCOMPARE(cands.size(), 3);
         const Candidate &r = cands[0];
@@ -363,6 +369,36 @@ private Q_SLOTS:
         QCOMPARE(codeCalls.size(), 2);
         QCOMPARE(codeCalls[1].prompt, u"Implement A"_s);
         QVERIFY(codeCalls[1].response.startsWith(u"```python"_s));
+    }
+
+    // The shipped example run (resources/example_run.jsonl): its menu insights add up, and the step of its
+    // best path whose code is its parent's says it is a duplicate.
+    void shippedExampleAddsUp()
+    {
+        auto store = openStore();
+        QVERIFY(store);
+        QString error;
+        const qint64 id = importRunJsonl(*store, qEnvironmentVariable("AUTOCOMP_DATA_DIR") + u"/resources/example_run.jsonl"_s, &error);
+        QVERIFY2(id, qPrintable(error));
+        const QStringList violations = test::menuInsightViolations(*store);
+        QVERIFY2(violations.isEmpty(), qPrintable(violations.join(u'\n')));
+        const RunInfo run = *store->run(id);
+        QHash<qint64, Candidate> byId;
+        for (const Candidate &c : store->candidates(id))
+            byId.insert(c.id, c);
+        int flagged = 0;
+        for (qint64 at = run.bestCandidateId; at > 0; at = byId.value(at).parentId) {
+            const Candidate c = byId.value(at);
+            if (c.parentId > 0 && c.code.simplified() == byId.value(c.parentId).code.simplified()) {
+                // Of the earliest candidate with that code (the parent, or one before it).
+                const qint64 original = c.metrics.value(u"duplicate_of"_s).toInteger();
+                QVERIFY(original > 0 && original <= c.parentId);
+                QCOMPARE(byId.value(original).code.simplified(), c.code.simplified());
+                QVERIFY(c.flags.join(u' ').contains(u"duplicate of #%1"_s.arg(original)));
+                ++flagged;
+            }
+        }
+        QCOMPARE(flagged, 1);
     }
 
     void malformedResultLeavesNoRun()

@@ -2,6 +2,8 @@
 // tests/support/with-keyring.sh (see tests/unit/CMakeLists.txt); and without any session bus.
 #include "secrets/secret_store.h"
 
+#include "no_session_bus.h"
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QProcess>
@@ -134,24 +136,13 @@ private Q_SLOTS:
     // variables, instead of printing a line per provider at every start.
     void withoutSessionBus()
     {
-        QTemporaryDir runtime;
-        QVERIFY(runtime.isValid());
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        const test::NoSessionBus noBus;
+        QVERIFY(noBus.isValid());
         env.remove(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"));
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), runtime.path());
-        const QByteArray bus = qgetenv("DBUS_SESSION_BUS_ADDRESS");
-        const QByteArray display = qgetenv("DISPLAY");
-        const QByteArray runtimeDir = qgetenv("XDG_RUNTIME_DIR");
-        const auto restore = qScopeGuard([&] {
-            for (const auto &[name, value] : {std::pair{"DBUS_SESSION_BUS_ADDRESS", bus}, std::pair{"DISPLAY", display},
-                                              std::pair{"XDG_RUNTIME_DIR", runtimeDir}})
-                value.isNull() ? qunsetenv(name) : qputenv(name, value);
-        });
-        qunsetenv("DBUS_SESSION_BUS_ADDRESS");
-        qunsetenv("DISPLAY");
-        qputenv("XDG_RUNTIME_DIR", QFile::encodeName(runtime.path()));
+        env.insert(QStringLiteral("XDG_RUNTIME_DIR"), noBus.runtimeDir());
 
         QString reason;
         QVERIFY(!SecretStore::keychainReachable(&reason));

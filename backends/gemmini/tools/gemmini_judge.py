@@ -4,7 +4,7 @@
     gemmini_judge.py lint   --candidate FILE --result FILE
     gemmini_judge.py report --harness H --problem-dir D --include DIR --shape S --key K --cc CC
                             --spike-log FILE [--firesim-log FILE] --build-dir DIR --dim N --result FILE
-    gemmini_judge.py probe  --cc PROGRAM --rocc-tests DIR
+    gemmini_judge.py probe  --cc PROGRAM --rocc-tests DIR [--spike PROGRAM]
     gemmini_judge.py parse-spike FILE | parse-firesim FILE      (prints JSON; for people and tests)
 
 `report` never trusts the simulated run's own verdict alone: it builds the problem's harness for the
@@ -239,6 +239,8 @@ def cmd_probe(a):
     missing = []
     if not shutil.which(a.cc):
         missing.append(f"the RISC-V compiler '{a.cc}' is not on PATH (setting toolchain)")
+    if a.spike and not shutil.which(a.spike):
+        missing.append(f"spike '{a.spike}' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE=/path/to/spike)")
     for rel in ("include/gemmini.h", "include/gemmini_params.h", "riscv-tests/benchmarks/common/test.ld",
                 "riscv-tests/benchmarks/common/crt.S", "riscv-tests/benchmarks/common/syscalls.c"):
         if not os.path.exists(os.path.join(a.rocc_tests, rel)):
@@ -276,6 +278,7 @@ def main():
     s.add_argument("--dim", type=int, default=16)
     s = sub.add_parser("probe")
     s.add_argument("--cc", required=True)
+    s.add_argument("--spike")
     s.add_argument("--rocc-tests", required=True)
     for name in ("parse-spike", "parse-firesim"):
         sub.add_parser(name).add_argument("file")

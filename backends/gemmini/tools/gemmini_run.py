@@ -4,7 +4,9 @@
     gemmini_run.py --log FILE [--max-bytes N] -- spike --extension=gemmini BINARY
 
 The program's output is copied to stdout as well (for the step's log) and cut at --max-bytes.
-The exit status is the program's: the harness exits 1 when its own comparison failed.
+The exit status is the program's: the harness exits 1 when its own comparison failed. A program that
+cannot be started (spike missing, not executable) gives 127: the evaluator's "a tool of this machine is
+missing", an `error`, never a verdict about the candidate.
 """
 import argparse
 import subprocess
@@ -26,8 +28,8 @@ def main():
         try:
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         except OSError as e:
-            print(f"gemmini_run: cannot start {command[0]}: {e}", file=sys.stderr)
-            return 2
+            print(f"gemmini_run: cannot start {command[0]} (setting spike, AUTOCOMP_GEMMINI_SPIKE): {e}", file=sys.stderr)
+            return 127
         for chunk in iter(lambda: proc.stdout.read1(65536), b""):
             if kept < a.max_bytes:
                 part = chunk[: a.max_bytes - kept]
