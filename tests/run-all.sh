@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # --rvv, --kernelbench, --tpu: the optional rvv, kernelbench and tpu targets' tools, so their tests run
 # rather than skip; the tpu target's jax comes from PyPI into its virtual environment (the default place,
-# ~/.local/share/autocomp-workbench/venvs/tpu, where its `python` setting looks).
+# ~/.local/share/autocomp-workbench/venvs/tpu), which the tests find through AUTOCOMP_TPU_PYTHON.
 packaging/install-deps.sh --build --runtime --test --rvv --kernelbench --tpu
 # Without PyPI (an offline machine, or one whose TLS goes through a proxy it does not trust) the suite
 # still runs: tst_tpu then skips and says why, and this says it first.

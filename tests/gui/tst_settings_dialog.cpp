@@ -27,6 +27,24 @@
 
 using namespace autocomp;
 
+namespace {
+// The parts of the dialog's API-key page the tests drive.
+struct KeyWidgets {
+    explicit KeyWidgets(const SettingsDialog &dialog)
+        : providers(dialog.findChild<QTableWidget *>(QStringLiteral("providersTable"))),
+          edit(dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit"))),
+          save(dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton"))),
+          result(dialog.findChild<QLabel *>(QStringLiteral("connectionResult")))
+    {
+    }
+    bool found() const { return providers && edit && save && result; }
+    QTableWidget *providers;
+    QLineEdit *edit;
+    QPushButton *save;
+    QLabel *result;
+};
+} // namespace
+
 class TestSettingsDialog : public QObject
 {
     Q_OBJECT
@@ -64,22 +82,19 @@ private Q_SLOTS:
         Settings settings;
         SettingsDialog dialog(&settings);
         dialog.show();
-        auto *providers = dialog.findChild<QTableWidget *>(QStringLiteral("providersTable"));
-        auto *edit = dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit"));
-        auto *save = dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton"));
-        auto *result = dialog.findChild<QLabel *>(QStringLiteral("connectionResult"));
-        QVERIFY(providers && edit && save && result);
+        const KeyWidgets w(dialog);
+        QVERIFY(w.found());
         const int row = int(Settings::providers().indexOf(provider));
         QVERIFY(row >= 0);
         // The initial status reads finish first ("checking…" becomes "missing").
-        QTRY_COMPARE_WITH_TIMEOUT(providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Missing), 20000);
-        providers->selectRow(row);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Missing), 20000);
+        w.providers->selectRow(row);
         QCOMPARE(dialog.selectedProvider(), provider);
-        QTest::keyClicks(edit, key);
-        QTest::mouseClick(save, Qt::LeftButton);
-        QTRY_COMPARE_WITH_TIMEOUT(providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Stored), 20000);
-        QVERIFY2(result->text().contains(QLatin1String("stored")), qPrintable(result->text()));
-        QVERIFY(edit->text().isEmpty()); // the key does not linger in the form
+        QTest::keyClicks(w.edit, key);
+        QTest::mouseClick(w.save, Qt::LeftButton);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Stored), 20000);
+        QVERIFY2(w.result->text().contains(QLatin1String("stored")), qPrintable(w.result->text()));
+        QVERIFY(w.edit->text().isEmpty()); // the key does not linger in the form
 
         const SecretStore::Result stored = SecretStore::readStoredBlocking(provider);
         QCOMPARE(toString(stored.status), toString(KeyStatus::Stored));
@@ -100,24 +115,21 @@ private Q_SLOTS:
         Settings settings;
         SettingsDialog dialog(&settings);
         dialog.show();
-        auto *providers = dialog.findChild<QTableWidget *>(QStringLiteral("providersTable"));
-        auto *edit = dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit"));
-        auto *save = dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton"));
-        auto *result = dialog.findChild<QLabel *>(QStringLiteral("connectionResult"));
-        QVERIFY(providers && edit && save && result);
-        QVERIFY2(result->text().contains(QLatin1String("OPENAI_API_KEY")) && result->text().contains(QLatin1String("environment")),
-                 qPrintable(result->text()));
+        const KeyWidgets w(dialog);
+        QVERIFY(w.found());
+        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY")) && w.result->text().contains(QLatin1String("environment")),
+                 qPrintable(w.result->text()));
         const int row = int(Settings::providers().indexOf(provider));
-        QTRY_COMPARE_WITH_TIMEOUT(providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::KeychainUnavailable), 2000);
-        providers->selectRow(row);
-        QVERIFY2(edit->placeholderText().contains(QLatin1String("OPENAI_API_KEY")), qPrintable(edit->placeholderText()));
-        QTest::keyClicks(edit, key);
-        QTest::mouseClick(save, Qt::LeftButton);
-        QTRY_VERIFY_WITH_TIMEOUT(result->text().contains(QLatin1String("was not stored")), 2000);
-        QVERIFY2(result->text().contains(QLatin1String("OPENAI_API_KEY")) && result->text().contains(QLatin1String("autocomp keys set openai")),
-                 qPrintable(result->text()));
-        QVERIFY(!result->text().contains(key));
-        QCOMPARE(edit->text(), key);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::KeychainUnavailable), 2000);
+        w.providers->selectRow(row);
+        QVERIFY2(w.edit->placeholderText().contains(QLatin1String("OPENAI_API_KEY")), qPrintable(w.edit->placeholderText()));
+        QTest::keyClicks(w.edit, key);
+        QTest::mouseClick(w.save, Qt::LeftButton);
+        QTRY_VERIFY_WITH_TIMEOUT(w.result->text().contains(QLatin1String("was not stored")), 2000);
+        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY")) && w.result->text().contains(QLatin1String("autocomp keys set openai")),
+                 qPrintable(w.result->text()));
+        QVERIFY(!w.result->text().contains(key));
+        QCOMPARE(w.edit->text(), key);
     }
 
     void prices()
