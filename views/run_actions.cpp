@@ -65,8 +65,11 @@ RunActions::RunActions(MainWindow *window)
     m_status = new RunStatusWidget(first);
     createActions();
     m_window->statusBar()->addPermanentWidget(m_status);
-    connect(m_host, &EngineHost::keychainUnavailable, this, [this](const QString &notice) {
-        m_window->statusBar()->showMessage(notice, 30000);
+    // The whole line went to stderr; the status bar says it in words that fit a laptop's width.
+    connect(m_host, &EngineHost::keychainUnavailable, this, [this](const QString &) {
+        m_window->statusBar()->showMessage(tr("No keychain here (no D-Bus session bus): API keys come from environment variables such as "
+                                              "OPENAI_API_KEY; Settings lists them"),
+                                           30000);
     });
     // The status bar follows the shown run: its controller when this window drives it.
     connect(m_window, &MainWindow::currentRunChanged, this, &RunActions::updateStatusWidget);
