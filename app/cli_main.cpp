@@ -2,6 +2,7 @@
 #include "agents/agent_builder.h"
 #include "cli_keys.h"
 #include "cli_run_control.h"
+#include "cli_targets_check.h"
 #include "llm/llm_client.h"
 #include "eval/evaluator.h"
 #include "eval/kernelbench_import.h"
@@ -140,7 +141,13 @@ const QList<Command> &commands()
          QStringLiteral("Imports a run archive written by `export` (JSONL) or an Autocomp output directory."),
          {store},
          {{QStringLiteral("PATH"), QStringLiteral("archive or directory")}}},
-        {QStringLiteral("targets"), QStringLiteral("targets"), QStringLiteral("Lists the installed targets."), {}, {}},
+        {QStringLiteral("targets"), QStringLiteral("targets [check T [--problem P]... [--sandbox auto|required|off]]"),
+         QStringLiteral("Lists the installed targets; `check` runs a target's availability check, then evaluates every problem's start "
+                        "code and its checks/ files (wrong_* must be incorrect, broken_* compile_error) and prints a table. "
+                        "Exit status: 0 all ok, 1 the target does not load, 3 a check failed, 5 the target is absent here."),
+         {valued(QStringLiteral("problem"), QStringLiteral("check: only this problem (repeatable)"), QStringLiteral("P")),
+          valued(QStringLiteral("sandbox"), QStringLiteral("check: auto (default), required or off (evaluation.sandbox)"), QStringLiteral("MODE"))},
+         {{QStringLiteral("check"), QStringLiteral("check a target")}, {QStringLiteral("T"), QStringLiteral("the target to check")}}},
         {QStringLiteral("problems"), QStringLiteral("problems [TARGET] | problems import PATH... [--level N] [--scale F] [--device cpu|cuda]"),
          QStringLiteral("Lists the problems of every target, or of one; `import` makes kernelbench problems of KernelBench problem "
                         "files (a file or a folder of them), refers to the files as they are, and prints the problem ids."),
@@ -681,24 +688,8 @@ int cmdEval(const Args &args)
     });
     QCoreApplication::exec();
 
-    QJsonArray steps;
-    for (const StepResult &s : result.steps)
-        steps.append(QJsonObject{{QStringLiteral("name"), s.name},
-                                 {QStringLiteral("command"), QJsonArray::fromStringList(s.command)},
-                                 {QStringLiteral("exit_code"), s.exitCode},
-                                 {QStringLiteral("timed_out"), s.timedOut},
-                                 {QStringLiteral("crashed"), s.crashed},
-                                 {QStringLiteral("output_flooded"), s.outputFlooded},
-                                 {QStringLiteral("duration_ms"), s.durationMs},
-                                 {QStringLiteral("log"), s.log}});
     if (args.flag(QStringLiteral("--json"))) {
-        printJson({{QStringLiteral("status"), result.status},
-                   {QStringLiteral("correct"), result.correct},
-                   {QStringLiteral("metrics"), result.metrics},
-                   {QStringLiteral("feedback"), QJsonArray::fromStringList(result.feedback)},
-                   {QStringLiteral("flags"), QJsonArray::fromStringList(result.flags)},
-                   {QStringLiteral("log"), result.log},
-                   {QStringLiteral("steps"), steps}});
+        printJson(result.toJson());
     } else {
         // `error`: the machine's fault (setup, sandbox, tools), no verdict about the code.
         const bool machine = result.status == QLatin1String("error");
@@ -1105,28 +1096,14 @@ int cmdExport(const Args &args)
     // Loading the run's target declares its metric's unit (MetricUnits), which the exports write.
     if (const auto run = store->run(runId))
         Repository().target(run->target, nullptr);
+    QString error;
     if (format == QLatin1String("schedule")) {
-        const auto run = store->run(runId);
-        if (!run || run->schedule.isEmpty()) {
-            err() << "autocomp: run " << runId << (run ? " has no schedule (no improvement along its best trajectory yet)" : " does not exist")
-                  << Qt::endl;
+        if (!exportSchedule(*store, runId, outPath, &error)) {
+            err() << "autocomp: " << error << Qt::endl;
             return ExitError;
         }
-        QFile file(outPath);
-        if (!file.open(QIODevice::WriteOnly)) {
-            err() << "autocomp: " << outPath << ": cannot write: " << file.errorString() << Qt::endl;
-            return ExitError;
-        }
-        QString text = QStringLiteral("# Schedule of run %1 (%2/%3): the menu items along its best trajectory, in order.\n"
-                                      "# Seed a run with it: search: {schedule: %4}\nsource_run: %1\nschedule:\n")
-                           .arg(runId)
-                           .arg(run->target, run->problem, outPath);
-        for (const QString &item : run->schedule)
-            text += QStringLiteral("  - \"%1\"\n").arg(QString(item).replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")));
-        file.write(text.toUtf8());
         return ExitOk;
     }
-    QString error;
     if (format == QLatin1String("autocomp-dir")) {
         if (!exportAutocompDir(*store, runId, outPath, &error)) {
             err() << "autocomp: " << error << Qt::endl;
@@ -1191,12 +1168,7 @@ int cmdList(const Args &args)
                 out() << "    needs: " << t->requires_ << '\n';
             // Where its tools were found, when that is outside the system's folders (on the steps' PATH and
             // shown in the sandbox), and which were not found at all.
-            QStringList tools;
-            for (const Target::Tool &tool : t->toolView().tools)
-                if (tool.path.isEmpty())
-                    tools << QStringLiteral("%1 not found").arg(tool.name);
-                else if (!tool.path.startsWith(QLatin1String("/usr/")) && !tool.path.startsWith(QLatin1String("/bin/")))
-                    tools << QStringLiteral("%1 at %2").arg(tool.name, tool.path);
+            const QStringList tools = t->toolNotes();
             if (!tools.isEmpty())
                 out() << "    tools: " << tools.join(QLatin1String("; ")) << '\n';
         }
@@ -1208,8 +1180,15 @@ int cmdList(const Args &args)
             for (const QString &p : repository.problemNames(t))
                 out() << t << '/' << p << '\n';
     } else {
-        for (const QString &name : repository.agentNames())
-            out() << name << '\n';
+        // Each agent is loaded as a run would load it: one that fails is listed as broken, with the
+        // loader's message (the file and line), as `targets` lists an invalid target.
+        for (const QString &name : repository.agentNames()) {
+            QString error;
+            if (repository.agent(name, &error))
+                out() << name << '\n';
+            else
+                out() << name << "  broken: " << QString(error).replace(QLatin1Char('\n'), QLatin1String("\n    ")) << '\n';
+        }
     }
     out().flush();
     return ExitOk;
@@ -1368,6 +1347,14 @@ int main(int argc, char **argv)
         return cmdKeys(args->positional);
     if (command == QLatin1String("agents") && args->positional.value(1) == QLatin1String("build"))
         return cmdAgentsBuild(*args);
+    if (command == QLatin1String("targets") && args->positional.value(1) == QLatin1String("check")) {
+        const QString sandbox = args->option(QStringLiteral("--sandbox"), QStringLiteral("auto"));
+        if (args->positional.size() != 3 || !QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(sandbox)) {
+            err() << "usage: autocomp targets check T [--problem P]... [--sandbox auto|required|off]" << Qt::endl;
+            return ExitUsage;
+        }
+        return cli::targetsCheck(args->positional.at(2), args->lists.value(QStringLiteral("--problem")), sandbox, out(), err());
+    }
     if (command == QLatin1String("targets") || command == QLatin1String("problems") || command == QLatin1String("agents"))
         return cmdList(*args);
     if (command == QLatin1String("version")) {

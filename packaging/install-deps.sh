@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Autocomp Workbench needs, and only the missing ones; prints what it
 # installs. Idempotent and quiet when everything is present.
-#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--kernelbench] [--tpu] [--list]
+#   packaging/install-deps.sh [--build] [--runtime] [--test] [--packaging] [--rvv] [--kernelbench] [--tpu] [--gemmini] [--list]
 #   no flag: --build --runtime; --list prints the chosen packages and installs nothing.
 set -euo pipefail
 
@@ -50,6 +50,12 @@ kernelbench_pkgs=(python3 python3-torch python3-setuptools libtorch-dev python3-
 # interpret mode on the CPU: correctness only; a TPU VM adds --tpu-runtime for jax[tpu]). Without the
 # environment tpu is listed absent and its tests skip.
 tpu_pkgs=(python3 python3-venv)
+# Optional, for the gemmini target (backends/gemmini): Debian's bare-metal RISC-V toolchain, which has no
+# C library of its own, and picolibc for it (the target's setting libc: auto adds --specs=picolibc.specs
+# where the compiler finds it), python3 for the judge and gcc for its host build of the harness. spike with
+# Gemmini's functional model (libgemmini) and a gemmini-rocc-tests checkout are not packaged: build them
+# and name them with the settings spike and rocc_tests. Without them gemmini is listed absent.
+gemmini_pkgs=(gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf python3 gcc)
 
 want=()
 list=0
@@ -62,6 +68,7 @@ for arg in "$@"; do
     --rvv) want+=("${rvv_pkgs[@]}") ;;
     --kernelbench) want+=("${kernelbench_pkgs[@]}") ;;
     --tpu) want+=("${tpu_pkgs[@]}") ;;
+    --gemmini) want+=("${gemmini_pkgs[@]}") ;;
     --list) list=1 ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown option $arg" >&2; exit 2 ;;

@@ -24,6 +24,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QStyle>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -133,6 +134,15 @@ AgentEditor::AgentEditor(Repository repository, QWidget *parent)
     m_agentCombo = new QComboBox;
     m_agentCombo->setObjectName(QStringLiteral("agentCombo"));
     m_agentCombo->addItems(m_repository.agentNames());
+    // An agent that fails to load is listed as broken, with the loader's message (file and line).
+    for (int i = 0; i < m_agentCombo->count(); ++i) {
+        QString error;
+        if (!m_repository.agent(m_agentCombo->itemText(i), &error)) {
+            m_agentCombo->setItemIcon(i, style()->standardIcon(QStyle::SP_MessageBoxWarning));
+            m_agentCombo->setItemData(i, tr("broken: %1").arg(error), Qt::ToolTipRole);
+            m_agentCombo->setItemData(i, error, BrokenRole);
+        }
+    }
     m_sourceLabel = new QLabel;
     m_sourceLabel->setObjectName(QStringLiteral("agentSourceLabel"));
     m_sourceLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -274,7 +284,7 @@ void AgentEditor::agentSelected(const QString &name)
         return;
     QString error;
     if (!loadAgent(name, &error)) {
-        m_validation->setText(error);
+        m_validation->setText(tr("Agent '%1' is broken and was not loaded:\n%2").arg(name, error));
         m_validation->show();
     }
 }

@@ -29,6 +29,9 @@ class AgentEditor : public QDialog
 {
     Q_OBJECT
 public:
+    // agentCombo's item data: the loader's message for an agent that fails to load (empty: it loads).
+    enum Roles { BrokenRole = Qt::UserRole + 1 };
+
     explicit AgentEditor(Repository repository, QWidget *parent = nullptr);
 
     bool loadAgent(const QString &name, QString *error);

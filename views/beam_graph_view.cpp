@@ -20,6 +20,8 @@
 #include <QSet>
 #include <QStyleOptionGraphicsItem>
 #include <QTimer>
+#include <QScrollBar>
+#include <QSignalBlocker>
 #include <QToolButton>
 #include <QToolTip>
 #include <QWheelEvent>
@@ -244,6 +246,30 @@ private:
     QFutureWatcher<EdgeImage> *m_watcher;
 };
 
+// The legend, below the graph's viewport (in the view's bottom margin), so it never covers a node.
+class BeamGraphLegend : public QWidget
+{
+public:
+    explicit BeamGraphLegend(BeamGraphView *view)
+        : QWidget(view)
+        , m_view(view)
+    {
+        setObjectName(QStringLiteral("graphLegendPanel"));
+        setAttribute(Qt::WA_OpaquePaintEvent);
+    }
+
+protected:
+    void paintEvent(QPaintEvent *) override
+    {
+        QPainter painter(this);
+        painter.fillRect(rect(), palette().color(QPalette::Base));
+        m_view->paintLegend(&painter);
+    }
+
+private:
+    BeamGraphView *m_view;
+};
+
 BeamGraphView::BeamGraphView(QWidget *parent)
     : QGraphicsView(parent)
     , m_scene(new QGraphicsScene(this))
@@ -254,6 +280,8 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     , m_zoomInButton(new QToolButton(this))
     , m_zoomOutButton(new QToolButton(this))
     , m_exportButton(new QToolButton(this))
+    , m_legendButton(new QToolButton(this))
+    , m_legend(new BeamGraphLegend(this))
 {
     setObjectName(QStringLiteral("beamGraph"));
     // Two items whose bounds change with every burst: an index would only be rebuilt.
@@ -268,7 +296,8 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     setViewportUpdateMode(QGraphicsView::MinimalViewportUpdate);
     setOptimizationFlags(QGraphicsView::DontSavePainterState);
     setFocusPolicy(Qt::StrongFocus);
-    setToolTip(tr("Wheel or Ctrl +/- to zoom, drag to pan, F to fit"));
+    setToolTip(tr("Wheel or Ctrl +/- to zoom, drag to pan, F to fit, L for the legend; arrows walk parent, child and "
+                  "neighbours, Home the root, End the best, Enter opens"));
 
     m_relayoutTimer->setSingleShot(true);
     m_relayoutTimer->setInterval(s_relayoutDelayMs);
@@ -289,6 +318,18 @@ BeamGraphView::BeamGraphView(QWidget *parent)
                 &BeamGraphView::zoomOut);
     setUpButton(m_exportButton, QStringLiteral("graphExport"), tr("Export…"), tr("Save the whole graph as PNG or SVG"),
                 &BeamGraphView::exportClicked);
+    m_legendButton->setObjectName(QStringLiteral("graphLegend"));
+    m_legendButton->setText(tr("Legend"));
+    m_legendButton->setToolTip(tr("Show or hide what the colours and marks mean (L); the graph is fitted above it"));
+    m_legendButton->setCheckable(true);
+    m_legendButton->setCursor(Qt::ArrowCursor);
+    m_legend->hide();
+    connect(m_legendButton, &QToolButton::clicked, this, [this] { m_legendChosen = true; });
+    connect(m_legendButton, &QToolButton::toggled, this, [this] {
+        placeButtons();
+        if (m_autoFit)
+            fitAll();
+    });
     placeButtons();
 }
 
@@ -665,6 +706,12 @@ void BeamGraphView::relayout(bool full)
         fitAll();
 }
 
+qint64 BeamGraphView::candidateAt(const QPoint &viewportPos) const
+{
+    const int index = nodeAt(mapToScene(viewportPos));
+    return index >= 0 ? m_nodes.at(index).id : 0;
+}
+
 int BeamGraphView::nodeAt(const QPointF &scenePoint) const
 {
     const int column = int(std::lround(scenePoint.x() / s_columnPitch));
@@ -808,6 +855,44 @@ bool BeamGraphView::selectCandidate(qint64 candidateId)
     return true;
 }
 
+qint64 BeamGraphView::neighbour(int key)
+{
+    flushPendingUpdates();
+    if (m_nodes.isEmpty())
+        return 0;
+    if (key == Qt::Key_Home) {
+        for (const Node &node : std::as_const(m_nodes))
+            if (node.parentId == 0 && node.column >= 0)
+                return node.id;
+        return 0;
+    }
+    if (key == Qt::Key_End)
+        return m_bestPath.isEmpty() ? 0 : m_bestPath.last();
+    const auto it = m_nodeOfId.constFind(m_selected);
+    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0) {
+        // Nothing selected yet: any arrow starts at the root.
+        return key == Qt::Key_Left || key == Qt::Key_Right || key == Qt::Key_Up || key == Qt::Key_Down ? neighbour(Qt::Key_Home) : 0;
+    }
+    const Node &node = m_nodes.at(*it);
+    const QList<int> &column = m_columns.at(node.column);
+    switch (key) {
+    case Qt::Key_Left: // the parent
+        return m_nodeOfId.contains(node.parentId) ? node.parentId : 0;
+    case Qt::Key_Right: // the first child, top to bottom
+        if (node.column + 1 < m_columns.size())
+            for (int index : m_columns.at(node.column + 1))
+                if (m_nodes.at(index).parentId == node.id)
+                    return m_nodes.at(index).id;
+        return 0;
+    case Qt::Key_Up: // the node above, in the same iteration
+        return node.row > 0 ? m_nodes.at(column.at(node.row - 1)).id : 0;
+    case Qt::Key_Down:
+        return node.row + 1 < column.size() ? m_nodes.at(column.at(node.row + 1)).id : 0;
+    default:
+        return 0;
+    }
+}
+
 qint64 BeamGraphView::selectedCandidate() const
 {
     return m_selected;
@@ -865,9 +950,28 @@ void BeamGraphView::wheelEvent(QWheelEvent *event)
 
 void BeamGraphView::keyPressEvent(QKeyEvent *event)
 {
+    if (event->key() == Qt::Key_L && event->modifiers() == Qt::NoModifier) {
+        m_legendChosen = true;
+        m_legendButton->toggle();
+        event->accept();
+        return;
+    }
     if (event->key() == Qt::Key_F && event->modifiers() == Qt::NoModifier) {
         fitAll();
         return;
+    }
+    if (event->modifiers() == Qt::NoModifier || event->modifiers() == Qt::KeypadModifier) {
+        if (const qint64 next = neighbour(event->key()); next != 0) {
+            selectCandidate(next);
+            Q_EMIT candidateSelected(next);
+            event->accept();
+            return;
+        }
+        if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && m_selected != 0) {
+            Q_EMIT candidateActivated(m_selected);
+            event->accept();
+            return;
+        }
     }
     if (event->matches(QKeySequence::ZoomIn) || (event->modifiers() & Qt::ControlModifier && event->key() == Qt::Key_Equal)) {
         zoomIn();
@@ -890,9 +994,26 @@ void BeamGraphView::resizeEvent(QResizeEvent *event)
 
 void BeamGraphView::placeButtons()
 {
+    // The legend takes a strip below the viewport, as high as its rows at this width; until the user chooses,
+    // it is shown where it takes at most a quarter of the view's height.
+    if (!m_legendChosen) {
+        const QSignalBlocker blocker(m_legendButton);
+        m_legendButton->setChecked(legendLayout(width() - 2 * frameWidth()).frame.height() + 8 <= height() / 4);
+    }
+    const int legendHeight = m_legendButton->isChecked() ? legendLayout(width() - 2 * frameWidth()).frame.height() + 8 : 0;
+    if (viewportMargins().bottom() != legendHeight)
+        setViewportMargins(0, 0, 0, legendHeight);
+    m_legend->setVisible(legendHeight > 0);
+    if (legendHeight > 0) {
+        const QRect area = viewport()->geometry();
+        m_legend->setGeometry(area.left(), area.bottom() + 1 + (horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0),
+                              area.width(), legendHeight);
+        m_legend->raise();
+        m_legend->update();
+    }
     const int margin = 6;
     int x = viewport()->width() - margin + (viewport()->x());
-    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton, m_exportButton}) {
+    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton, m_exportButton, m_legendButton}) {
         button->adjustSize();
         x -= button->width();
         button->move(x, viewport()->y() + margin);
@@ -901,42 +1022,41 @@ void BeamGraphView::placeButtons()
     }
 }
 
-void BeamGraphView::drawForeground(QPainter *painter, const QRectF &rect)
+BeamGraphView::LegendLayout BeamGraphView::legendLayout(int availableWidth) const
 {
-    Q_UNUSED(rect);
-    if (m_nodes.isEmpty())
-        return;
-    // The legend stays put in the viewport's corner, whatever the zoom.
+    LegendLayout layout;
+    const QFontMetrics metrics(font());
+    layout.line = metrics.height() + 2;
+    layout.boxSize = metrics.height() - 4;
+    // The states (a coloured box each), the best path and the beam border, then the glyphs that tell the kinds of
+    // failure apart and mark a child within noise of its parent.
+    for (int s = 0; s < NodeStateCount; ++s)
+        layout.entries.append({s, {}, stateName(NodeState(s))});
+    layout.entries.append({-1, QStringLiteral("best"), tr("best path")});
+    layout.entries.append({-1, QStringLiteral("beam"), tr("beam member")});
+    for (const char *word : {"crash", "timeout", "rejected", "error (machine)", "no code"})
+        layout.entries.append({-1, glyphOf(QString::fromLatin1(word)), tr(word)});
+    layout.entries.append({-1, QStringLiteral("≈"), tr("within noise of parent")});
+    for (const LegendEntry &entry : std::as_const(layout.entries))
+        layout.textWidth = std::max(layout.textWidth, metrics.horizontalAdvance(entry.text));
+    // As many columns (up to four) as the view has room for.
+    layout.columnWidth = layout.textWidth + layout.boxSize + 20;
+    const int columns = std::clamp((availableWidth - 24) / layout.columnWidth, 1, 6);
+    layout.rows = int((layout.entries.size() + columns - 1) / columns);
+    layout.frame = QRect(4, 4, columns * layout.columnWidth + 8, layout.rows * layout.line + 8);
+    return layout;
+}
+
+void BeamGraphView::paintLegend(QPainter *painter) const
+{
     painter->save();
-    painter->resetTransform();
     painter->setRenderHint(QPainter::Antialiasing);
     const QFontMetrics metrics(font());
     painter->setFont(font());
-    const int line = metrics.height() + 2;
-    const int boxSize = metrics.height() - 4;
-    // The states (a coloured box each), the best path and the beam border, then the glyphs that tell the kinds of
-    // failure apart and mark a child within noise of its parent.
-    struct Entry {
-        int state = -1; // a NodeState, or -1
-        QString glyph;
-        QString text;
-    };
-    QList<Entry> entries;
-    for (int s = 0; s < NodeStateCount; ++s)
-        entries.append({s, {}, stateName(NodeState(s))});
-    entries.append({-1, QStringLiteral("best"), tr("best path")});
-    entries.append({-1, QStringLiteral("beam"), tr("beam member")});
-    for (const char *word : {"crash", "timeout", "rejected", "error (machine)", "no code"})
-        entries.append({-1, glyphOf(QString::fromLatin1(word)), tr(word)});
-    entries.append({-1, QStringLiteral("≈"), tr("within noise of parent")});
-    int width = 0;
-    for (const Entry &entry : std::as_const(entries))
-        width = std::max(width, metrics.horizontalAdvance(entry.text));
-    // As many columns (up to three) as the view has room for.
-    const int columns = std::clamp((viewport()->width() - 24) / (width + boxSize + 20), 1, 3);
-    const int rows = int((entries.size() + columns - 1) / columns);
-    const int columnWidth = width + boxSize + 20;
-    const QRect frame(8, viewport()->height() - 8 - rows * line - 8, columns * columnWidth + 8, rows * line + 8);
+    const LegendLayout layout = legendLayout(m_legend->width());
+    const QList<LegendEntry> &entries = layout.entries;
+    const int line = layout.line, boxSize = layout.boxSize, width = layout.textWidth, rows = layout.rows, columnWidth = layout.columnWidth;
+    const QRect frame = layout.frame;
     QColor background = palette().color(QPalette::Base);
     background.setAlpha(225);
     painter->setPen(palette().color(QPalette::Mid));
@@ -947,7 +1067,7 @@ void BeamGraphView::drawForeground(QPainter *painter, const QRectF &rect)
         return QPoint(frame.left() + 8 + (entry / rows) * columnWidth, frame.top() + 4 + (entry % rows) * line);
     };
     for (int i = 0; i < entries.size(); ++i) {
-        const Entry &entry = entries.at(i);
+        const LegendEntry &entry = entries.at(i);
         const QPoint at = cell(i);
         const QRect box(at.x(), at.y() + 3, boxSize, boxSize);
         if (entry.state >= 0) {

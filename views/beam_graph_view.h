@@ -58,6 +58,11 @@ public:
     // Selects the node without emitting candidateSelected; false when the graph has no such candidate.
     bool selectCandidate(qint64 candidateId);
     qint64 selectedCandidate() const;
+    // Where a key moves the selection: Left the parent, Right the first child, Up and Down the nodes above and
+    // below in the same iteration, Home the root, End the run's best; 0 when there is nowhere to go.
+    qint64 neighbour(int key);
+    // The candidate whose node is under `viewportPos` (viewport coordinates), or 0.
+    qint64 candidateAt(const QPoint &viewportPos) const;
 
     int nodeCount() const { return int(m_nodes.size()); }
     // Root first, best candidate last; empty when there is no correct candidate yet.
@@ -90,6 +95,8 @@ public Q_SLOTS:
 
 Q_SIGNALS:
     void candidateSelected(qint64 candidateId);
+    // Enter on the selected node: open it (the inspector takes the focus).
+    void candidateActivated(qint64 candidateId);
     // A full layout computed on the thread pool (a big run) has been applied.
     void layoutFinished();
 
@@ -98,7 +105,6 @@ protected:
     void wheelEvent(QWheelEvent *event) override;
     void keyPressEvent(QKeyEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
-    void drawForeground(QPainter *painter, const QRectF &rect) override;
     bool viewportEvent(QEvent *event) override;
     void mousePressEvent(QMouseEvent *event) override;
 
@@ -142,6 +148,19 @@ private:
     QPointF centerOf(const Node &node) const;
     void scaleBy(double factor);
     void placeButtons();
+    struct LegendEntry {
+        int state = -1; // a NodeState, or -1
+        QString glyph;
+        QString text;
+    };
+    struct LegendLayout {
+        QList<LegendEntry> entries;
+        int line = 0, boxSize = 0, textWidth = 0, columnWidth = 0, rows = 0;
+        QRect frame; // in the legend strip
+    };
+    LegendLayout legendLayout(int availableWidth) const;
+    friend class BeamGraphLegend;
+    void paintLegend(QPainter *painter) const; // into the legend strip below the viewport
     QString tooltipFor(const Node &node) const;
     NodeState stateOf(const Node &node) const;
     QString subtitleOf(const Node &node) const;
@@ -154,6 +173,9 @@ private:
     QToolButton *m_zoomInButton;
     QToolButton *m_zoomOutButton;
     QToolButton *m_exportButton;
+    QToolButton *m_legendButton; // shows or hides the legend strip below the graph (L)
+    QWidget *m_legend;
+    bool m_legendChosen = false; // the user pressed Legend or L: no more showing or hiding by size
     std::optional<QSet<qint64>> m_matches;
     QList<Node> m_nodes;             // arrival order
     QHash<qint64, int> m_nodeOfId;   // candidate id -> position in m_nodes

@@ -1,4 +1,5 @@
 #include "candidate_inspector.h"
+#include "code_view.h"
 
 #include "code_highlighter.h"
 #include "status_palette.h"
@@ -52,6 +53,11 @@ QString metricText(const QString &key, const QJsonValue &value, const QJsonObjec
 {
     if (key == QLatin1String("duplicate_of") && value.toInteger() > 0)
         return QStringLiteral("#%1").arg(value.toInteger());
+    if (key == QLatin1String("noise_floor") && value.isDouble())
+        return QCoreApplication::translate("autocomp::CandidateInspector",
+                                           "±%1 % (how much separate evaluations of the same code differ on this target; "
+                                           "added to the interval on both sides)")
+            .arg(QLocale::c().toString(value.toDouble() * 100, 'g', 3));
     if (value.isDouble() && (key.endsWith(QLatin1String("_fraction")) || key.endsWith(QLatin1String("_rate"))))
         return QLocale::c().toString(value.toDouble() * 100, 'f', 1) + QStringLiteral(" %");
     QString text = ValueFormat::metricValue(key, value);
@@ -69,7 +75,7 @@ CandidateInspector::CandidateInspector(QWidget *parent)
     : QTabWidget(parent)
     , m_menuItemLabel(new QLabel)
     , m_planView(new QTextBrowser)
-    , m_codeView(new QPlainTextEdit)
+    , m_codeView(new CodeView)
     , m_evaluationView(new QTextBrowser)
     , m_promptsView(new QTextBrowser)
     , m_llmView(new QTableWidget)
@@ -211,8 +217,12 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
     html += escaped(rest) + QStringLiteral("</h3>");
     if (parent && withinNoise(candidate, *parent))
         html += QStringLiteral("<p style=\"color: gray;\">")
-                + tr("Its 95 % interval overlaps that of its parent #%1: the difference is within the timing's noise, "
-                     "not an improvement.")
+                + (candidate.metrics.contains(QStringLiteral("noise_floor"))
+                       ? tr("Its interval (the paired timing's 95 % interval, widened by the target's run-to-run noise "
+                            "floor) overlaps that of its parent #%1: the difference is within the timing's noise, "
+                            "not an improvement.")
+                       : tr("Its 95 % interval overlaps that of its parent #%1: the difference is within the timing's "
+                            "noise, not an improvement."))
                       .arg(parent->id)
                 + QStringLiteral("</p>");
     if (candidate.status == CandidateStatus::Cancelled)

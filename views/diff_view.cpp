@@ -1,4 +1,5 @@
 #include "diff_view.h"
+#include "code_view.h"
 
 #include "status_palette.h"
 
@@ -255,6 +256,31 @@ QList<DiffView::Row> DiffView::diffRows(const QString &left, const QString &righ
     return collector.rows;
 }
 
+QString DiffView::unifiedPatch(const QString &left, const QString &right, const QString &leftName, const QString &rightName)
+{
+    ensureLibgit2();
+    const QByteArray oldBytes = left.toUtf8(), newBytes = right.toUtf8();
+    const QByteArray oldName = leftName.toUtf8(), newName = rightName.toUtf8();
+    git_diff_options options = GIT_DIFF_OPTIONS_INIT;
+    options.flags = GIT_DIFF_FORCE_TEXT;
+    options.context_lines = 3;
+    git_patch *patch = nullptr;
+    if (git_patch_from_buffers(&patch, oldBytes.constData(), size_t(oldBytes.size()), oldName.constData(), newBytes.constData(),
+                               size_t(newBytes.size()), newName.constData(), &options)
+        < 0)
+        return {};
+    git_buf buffer = GIT_BUF_INIT;
+    QString text;
+    if (git_patch_to_buf(&buffer, patch) == 0)
+        text = QString::fromUtf8(buffer.ptr, qsizetype(buffer.size));
+    git_buf_dispose(&buffer);
+    git_patch_free(patch);
+    // libgit2 starts with a `diff --git` line and no index; keep from the file headers on.
+    if (const qsizetype headers = text.indexOf(QStringLiteral("\n--- ")); text.startsWith(QLatin1String("diff --git")) && headers >= 0)
+        text = text.mid(headers + 1);
+    return text;
+}
+
 DiffView::DiffView(QWidget *parent)
     : QWidget(parent)
     , m_compareSelector(new QComboBox)
@@ -265,9 +291,9 @@ DiffView::DiffView(QWidget *parent)
     , m_previousButton(new QToolButton)
     , m_nextButton(new QToolButton)
     , m_summary(new QLabel)
-    , m_left(new QPlainTextEdit)
-    , m_right(new QPlainTextEdit)
-    , m_unified(new QPlainTextEdit)
+    , m_left(new CodeView)
+    , m_right(new CodeView)
+    , m_unified(new CodeView)
 {
     setObjectName(QStringLiteral("diffView"));
     auto *layout = new QVBoxLayout(this);
@@ -354,6 +380,9 @@ DiffView::DiffView(QWidget *parent)
     m_sides = splitter;
     layout->addWidget(splitter, 1);
     m_unified->setObjectName(QStringLiteral("diffUnified"));
+    static_cast<CodeView *>(m_left)->setNumbering(CodeView::Numbering::DiffSide);
+    static_cast<CodeView *>(m_right)->setNumbering(CodeView::Numbering::DiffSide);
+    static_cast<CodeView *>(m_unified)->setNumbering(CodeView::Numbering::DiffUnified);
     m_unified->setReadOnly(true);
     m_unified->setLineWrapMode(QPlainTextEdit::NoWrap);
     m_unified->setFont(fixed);
@@ -588,6 +617,14 @@ void DiffView::showRows(const QList<Row> &rows, const std::optional<Candidate> &
     }
     m_previousButton->setEnabled(!m_changeRows.isEmpty());
     m_nextButton->setEnabled(!m_changeRows.isEmpty());
+}
+
+void DiffView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    // A theme switch redraws the rows in the new palette's tints (light tints under light text are unreadable).
+    if (event->type() == QEvent::PaletteChange && !m_rows.isEmpty())
+        render(QList<Row>(m_rows));
 }
 
 void DiffView::render(const QList<Row> &rows)

@@ -43,6 +43,9 @@ public:
     };
     // The side-by-side rows of a line diff of `left` against `right` (libgit2), with changed words marked.
     static QList<Row> diffRows(const QString &left, const QString &right);
+    // `left` against `right` as a unified diff with hunk headers (`--- a/NAME`, `+++ b/NAME`, `@@ -l,n +l,n @@`),
+    // as `git diff` prints it (libgit2); empty when the texts are equal.
+    static QString unifiedPatch(const QString &left, const QString &right, const QString &leftName, const QString &rightName);
 
     using CandidateLookup = std::function<std::optional<Candidate>(qint64)>;
 
@@ -96,6 +99,7 @@ private:
     void fillSelector();
     void refresh();
     void render(const QList<Row> &rows);
+    void changeEvent(QEvent *event) override;
     void renderUnified(const QList<Row> &rows);
     void showRows(const QList<Row> &rows, const std::optional<Candidate> &other);
     void jumpTo(int change);

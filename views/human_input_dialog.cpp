@@ -1,4 +1,5 @@
 #include "human_input_dialog.h"
+#include "code_view.h"
 
 #include "code_highlighter.h"
 
@@ -12,7 +13,7 @@
 namespace autocomp {
 
 HumanInputDialog::HumanInputDialog(Kind kind, qint64 parentId, const QString &text, const QString &language, QWidget *parent)
-    : QDialog(parent), m_kind(kind), m_parentId(parentId), m_edit(new QPlainTextEdit)
+    : QDialog(parent), m_kind(kind), m_parentId(parentId), m_edit(new CodeView)
 {
     const bool plan = kind == Plan;
     setObjectName(plan ? QStringLiteral("humanPlanDialog") : QStringLiteral("humanCodeDialog"));

@@ -145,8 +145,6 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_view->setRenderHint(QPainter::Antialiasing);
     layout->addWidget(m_view, 1);
 
-    const bool dark = StatusPalette::isDark(palette());
-    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     m_chart->setAnimationOptions(QChart::NoAnimation);
     m_chart->legend()->setAlignment(Qt::AlignBottom);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
@@ -154,29 +152,14 @@ LatencyChart::LatencyChart(QWidget *parent)
     m_correct->setName(tr("Correct"));
     m_correct->setMarkerShape(QScatterSeries::MarkerShapeCircle);
     m_correct->setMarkerSize(9);
-    m_correct->setColor(dark ? QColor(0x5e, 0xa8, 0xff) : QColor(0x1f, 0x6f, 0xd0));
-    m_correct->setBorderColor(dark ? QColor(0x20, 0x30, 0x40) : QColor(Qt::white));
-    const QColor failColor = dark ? QColor(0xff, 0x80, 0x80) : QColor(0xc6, 0x28, 0x28);
     m_failed->setName(tr("Failed / incorrect"));
     m_failed->setMarkerShape(QScatterSeries::MarkerShapeRectangle);
     m_failed->setMarkerSize(11);
-    m_failed->setBrush(QBrush(crossMarker(failColor, 11)));
-    m_failed->setPen(QColor(Qt::transparent));
-    // The legend's markers; the points are painted by m_points.
-    m_correct->setLightMarker(dotMarker(m_correct->color(), m_correct->borderColor(), 9));
-    m_failed->setLightMarker(crossMarker(failColor, 11));
     m_selectedMarker->setMarkerShape(QScatterSeries::MarkerShapeCircle);
     m_selectedMarker->setMarkerSize(19);
-    m_selectedMarker->setBrush(Qt::NoBrush);
-    m_selectedMarker->setPen(QPen(QColor(0xff, 0x8f, 0x00), 2.5));
     m_best->setName(tr("Best so far"));
-    m_best->setPen(QPen(dark ? QColor(0x6c, 0xd6, 0x7a) : QColor(0x1b, 0x7a, 0x2e), 2.5));
     m_baseline->setName(tr("Baseline (root)"));
-    m_baseline->setPen(QPen(dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x60, 0x60, 0x60), 1.5, Qt::DashLine));
     m_vendor->setName(tr("Vendor library"));
-    m_vendor->setPen(QPen(QColor(0x9c, 0x27, 0xb0), 1.5, Qt::DashDotLine));
-    m_speedupAnchor->setPen(Qt::NoPen);
-    m_logAnchor->setPen(Qt::NoPen);
 
     for (QAbstractSeries *series : std::initializer_list<QAbstractSeries *>{m_baseline, m_vendor, m_best, m_failed, m_correct,
                                                                              m_selectedMarker, m_speedupAnchor, m_logAnchor})
@@ -215,8 +198,7 @@ LatencyChart::LatencyChart(QWidget *parent)
     connect(m_logToggle, &QCheckBox::toggled, this, &LatencyChart::setLogScale);
     connect(m_logToggle, &QCheckBox::clicked, this, [this] { m_userChoseScale = true; });
     m_points = new ChartPointLayer(m_chart);
-    m_points->setPointSets({{&m_correctPoints, m_correct, dotMarker(m_correct->color(), m_correct->borderColor(), 9)},
-                            {&m_failedPoints, m_failed, crossMarker(failColor, 11)}});
+    applyPalette();
     m_points->onHovered = [this](int set, qsizetype index, bool state) {
         onHovered(set == 0 ? m_correct : m_failed, (set == 0 ? m_correctPoints : m_failedPoints).at(index), state);
     };
@@ -235,6 +217,38 @@ LatencyChart::LatencyChart(QWidget *parent)
 }
 
 LatencyChart::~LatencyChart() = default;
+
+void LatencyChart::applyPalette()
+{
+    // The theme first (it recolours every series), then our own colours over it.
+    const bool dark = StatusPalette::isDark(palette());
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_correct->setColor(dark ? QColor(0x5e, 0xa8, 0xff) : QColor(0x1f, 0x6f, 0xd0));
+    m_correct->setBorderColor(dark ? QColor(0x20, 0x30, 0x40) : QColor(Qt::white));
+    const QColor failColor = dark ? QColor(0xff, 0x80, 0x80) : QColor(0xc6, 0x28, 0x28);
+    m_failed->setBrush(QBrush(crossMarker(failColor, 11)));
+    m_failed->setPen(QColor(Qt::transparent));
+    // The legend's markers; the points are painted by m_points.
+    m_correct->setLightMarker(dotMarker(m_correct->color(), m_correct->borderColor(), 9));
+    m_failed->setLightMarker(crossMarker(failColor, 11));
+    m_selectedMarker->setBrush(Qt::NoBrush);
+    m_selectedMarker->setPen(QPen(QColor(0xff, 0x8f, 0x00), 2.5));
+    m_best->setPen(QPen(dark ? QColor(0x6c, 0xd6, 0x7a) : QColor(0x1b, 0x7a, 0x2e), 2.5));
+    m_baseline->setPen(QPen(dark ? QColor(0xb0, 0xb0, 0xb0) : QColor(0x60, 0x60, 0x60), 1.5, Qt::DashLine));
+    m_vendor->setPen(QPen(dark ? QColor(0xce, 0x93, 0xd8) : QColor(0x9c, 0x27, 0xb0), 1.5, Qt::DashDotLine));
+    m_speedupAnchor->setPen(Qt::NoPen);
+    m_logAnchor->setPen(Qt::NoPen);
+    m_points->setPointSets({{&m_correctPoints, m_correct, dotMarker(m_correct->color(), m_correct->borderColor(), 9)},
+                            {&m_failedPoints, m_failed, crossMarker(failColor, 11)}});
+    m_points->invalidate();
+}
+
+void LatencyChart::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && m_points)
+        applyPalette(); // a theme switch repaints the chart, no restart
+}
 
 void LatencyChart::clear()
 {

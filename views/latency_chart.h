@@ -77,8 +77,10 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
+    void applyPalette();
     enum class Plot { None, Correct, Failed };
     struct Entry {
         qint64 id = 0;

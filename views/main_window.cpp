@@ -12,6 +12,7 @@
 #include "menu_insights_view.h"
 #include "agents/prompt_builder.h"
 #include "model/repository.h"
+#include "result_actions.h"
 #include "run_actions.h"
 #include "run_controller.h"
 #include "run_list_model.h"
@@ -44,6 +45,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
+#include <QShortcut>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -161,6 +163,7 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     // takes its place while shown, instead of being squeezed to nothing beside it.
     statusBar()->addWidget(m_storeLabel, 1);
 
+    m_resultActions = new ResultActions(this);
     createMenus();
     m_runActions = new RunActions(this);
     resize(QSize(1600, 1000).boundedTo(screen()->availableGeometry().size()));
@@ -419,6 +422,8 @@ QWidget *MainWindow::createCandidatesPane()
     connect(m_runHeader, &QLabel::linkActivated, this, [this](const QString &link) {
         if (link == QLatin1String("#stop-reason"))
             showStopReasonDetails();
+        else if (link == QLatin1String("#save-best") && m_run.bestCandidateId != 0)
+            m_resultActions->saveKernelWithDialog(m_run.bestCandidateId);
     });
     layout->addWidget(m_runHeader);
 
@@ -455,6 +460,10 @@ QWidget *MainWindow::createCandidatesPane()
 
     m_beamGraph = new BeamGraphView;
     connect(m_beamGraph, &BeamGraphView::candidateSelected, this, &MainWindow::selectCandidate);
+    connect(m_beamGraph, &BeamGraphView::candidateActivated, this, [this](qint64 id) {
+        selectCandidate(id);
+        m_inspector->setFocus(Qt::OtherFocusReason);
+    });
     m_latencyChart = new LatencyChart;
     connect(m_latencyChart, &LatencyChart::candidateSelected, this, &MainWindow::selectCandidate);
     m_centerTabs = new QTabWidget;
@@ -491,6 +500,10 @@ void MainWindow::createMenus()
         ->setObjectName(QStringLiteral("importAutocompDirAction"));
     file->addAction(tr("Import &KernelBench Problems…"), this, &MainWindow::importKernelBenchDialog)
         ->setObjectName(QStringLiteral("importKernelBenchAction"));
+    file->addSeparator();
+    file->addMenu(m_resultActions->exportMenu());
+    file->addAction(m_resultActions->saveBestKernelAction());
+    file->addAction(m_resultActions->saveKernelAction());
     file->addSeparator();
     m_deleteRun = file->addAction(tr("&Delete Run…"), this, &MainWindow::deleteRunClicked);
     m_deleteRun->setObjectName(QStringLiteral("deleteRunAction"));
@@ -578,6 +591,10 @@ void MainWindow::runsContextMenu(const QPoint &pos)
     m_runsView->setCurrentIndex(index);
     QMenu menu;
     menu.addAction(tr("Compare with Other Runs…"), this, [this] { openRunsComparison({m_run.id}); });
+    menu.addSeparator();
+    menu.addMenu(m_resultActions->exportMenu());
+    menu.addAction(m_resultActions->saveBestKernelAction());
+    menu.addSeparator();
     menu.addAction(m_deleteRun);
     menu.exec(m_runsView->viewport()->mapToGlobal(pos));
 }
@@ -727,14 +744,17 @@ void MainWindow::updateRunHeader()
         header += tr(" · best %1 vs %2 (%3)")
                       .arg(ValueFormat::score(m_run.bestScore, m_run.metric), ValueFormat::score(m_run.baselineScore, m_run.metric),
                            ValueFormat::speedup(m_run.speedup()));
+        if (m_run.bestCandidateId != 0)
+            header += QStringLiteral(" <a href=\"#save-best\">%1</a>").arg(tr("Save kernel…"));
         // A best whose code repeats an earlier candidate's (an imported or older run): its figure is another
         // measurement of that code, not the effect of a change, and the header says so.
         if (const Candidate *best = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(m_run.bestCandidateId))) {
             if (const qint64 original = best->metrics.value(QStringLiteral("duplicate_of")).toInteger(); original > 0)
-                header += tr(" · <span style=\"color: #9c1b4a;\">#%1 has the code of #%2: its figure is another measurement, not a "
+                header += tr(" · <span style=\"color: %3;\">#%1 has the code of #%2: its figure is another measurement, not a "
                              "change</span>")
                               .arg(best->id)
-                              .arg(original);
+                              .arg(original)
+                              .arg(StatusPalette::isDark(palette()) ? QStringLiteral("#ff8fb0") : QStringLiteral("#9c1b4a"));
         }
     }
     header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
@@ -846,6 +866,17 @@ void MainWindow::setDiffInCenter(bool center)
                                      : tr("Moves the diff to the middle area, where it has room"));
 }
 
+void MainWindow::closableByKeys(QWidget *window)
+{
+    // A detached window closes with Esc or Ctrl+W (the platform's Close key), as its own shortcuts, so they act
+    // wherever the focus is inside it and never reach the main window. Esc leaves a find bar first (CodeView).
+    for (const QKeySequence &keys : {QKeySequence(QKeySequence::Close), QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+        auto *shortcut = new QShortcut(keys, window);
+        shortcut->setContext(Qt::WindowShortcut);
+        connect(shortcut, &QShortcut::activated, window, &QWidget::close);
+    }
+}
+
 RunsComparisonView *MainWindow::openRunsComparison(const QList<qint64> &runIds)
 {
     auto *view = new RunsComparisonView;
@@ -855,6 +886,7 @@ RunsComparisonView *MainWindow::openRunsComparison(const QList<qint64> &runIds)
     view->setStore(m_store.get());
     view->setComparedRuns(runIds);
     view->resize(QSize(1200, 760).boundedTo(screen()->availableGeometry().size()));
+    closableByKeys(view);
     view->show();
     return view;
 }
@@ -877,6 +909,7 @@ DiffView *MainWindow::openDiffWindow()
     window->setMode(m_diffView->mode());
     window->setDiffLayout(m_diffView->diffLayout());
     window->resize(size() * 0.8);
+    closableByKeys(window);
     window->show();
     return window;
 }

@@ -36,6 +36,7 @@ class MenuInsightsView;
 class RunListModel;
 class RunsComparisonView;
 class RunActions;
+class ResultActions;
 class RunStore;
 class StoreFollower;
 
@@ -56,6 +57,8 @@ public:
     RunStore *store() const { return m_store.get(); }
     // Run control: the Run menu, toolbar, live status and human-in-the-loop actions.
     RunActions *runActions() const { return m_runActions; }
+    // Results out: exports of the shown run, the selected candidate's kernel.
+    ResultActions *resultActions() const { return m_resultActions; }
     qint64 currentRunId() const { return m_run.id; }
 
     // Replaces the open store by the one at `path`; keeps the current one when that fails.
@@ -90,6 +93,8 @@ public:
     // The diff as a tab of the middle area (wide) or of the inspector (beside the candidate).
     void setDiffInCenter(bool center);
     bool diffInCenter() const;
+    // Esc and Ctrl+W close `window` (a detached diff, a comparison).
+    static void closableByKeys(QWidget *window);
     // The shown comparison in a window of its own; returns that window's view.
     DiffView *openDiffWindow();
     // Brings a view to the front: graph, tree, chart, menu (middle) or plan, code, evaluation, prompts, llm,
@@ -195,6 +200,7 @@ private:
     CandidateInspector *m_inspector = nullptr;
     QLabel *m_storeLabel = nullptr;
     RunActions *m_runActions = nullptr;
+    ResultActions *m_resultActions = nullptr;
     bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
     bool m_runsPaneFitted = false;
     bool m_userSizedPanes = false; // the user dragged a splitter handle: sizes are theirs from then on

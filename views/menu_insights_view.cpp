@@ -1,4 +1,5 @@
 #include "menu_insights_view.h"
+#include "status_palette.h"
 
 #include "agents/prompt_builder.h"
 #include "menu_insights_model.h"
@@ -217,6 +218,13 @@ void MenuInsightsView::setRun(qint64 runId, const QString &target)
     }
 }
 
+void MenuInsightsView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        rebuildChart(); // a theme switch repaints the chart in the new palette, no restart
+}
+
 void MenuInsightsView::showEvent(QShowEvent *event)
 {
     QWidget::showEvent(event);
@@ -304,14 +312,17 @@ void MenuInsightsView::rebuildChart()
     m_chart->removeAllSeries();
     for (QAbstractAxis *axis : m_chart->axes())
         m_chart->removeAxis(axis);
+    // The chart follows the palette (light or dark), set before the series so they take the theme's colours.
+    m_chart->setTheme(StatusPalette::isDark(palette()) ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setMargins(QMargins(4, 4, 4, 4));
     const int rows = std::min(m_proxy->rowCount(), s_chartRows);
     if (rows == 0) {
         m_chart->setTitle(tr("No plans yet"));
         return;
     }
     const bool counts = m_measure == Measure::Counts;
-    m_chart->setTitle(counts ? tr("The table's first %1 rows: how often each was…").arg(rows)
-                             : tr("The table's first %1 rows: gain over the parent").arg(rows));
+    m_chart->setTitle(counts ? tr("First %n strategies of the table: counts", nullptr, rows)
+                             : tr("First %n strategies of the table: gain over the parent", nullptr, rows));
     QList<QBarSet *> sets;
     if (counts)
         sets = {new QBarSet(tr("offered")), new QBarSet(tr("chosen")), new QBarSet(tr("correct")), new QBarSet(tr("entered beam"))};

@@ -67,6 +67,7 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent *event) override;
+    void changeEvent(QEvent *event) override;
 
 private:
     void applyRecords(quint64 generation, const QList<StrategyRecord> &records, const QList<qint64> &runs,

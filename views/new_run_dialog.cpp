@@ -8,6 +8,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QScreen>
+#include <QScrollArea>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileDialog>
@@ -304,10 +306,27 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     right->addStretch(1);
     columns->addLayout(left, 1);
     columns->addLayout(right, 1);
+    // The form scrolls; the problems found and the buttons stay pinned below it, so Start and Cancel are
+    // always in reach on a small screen (an ssh or slurm executor makes the form taller than 800 px).
+    auto *form = new QWidget;
+    form->setObjectName(QStringLiteral("newRunForm"));
+    form->setLayout(columns);
+    auto *scroll = new QScrollArea;
+    scroll->setObjectName(QStringLiteral("newRunScroll"));
+    scroll->setWidget(form);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     auto *layout = new QVBoxLayout(this);
-    layout->addLayout(columns, 1);
+    layout->addWidget(scroll, 1);
     layout->addWidget(m_errorsLabel);
     layout->addWidget(buttons);
+    // As tall as the form wants, but never taller than the screen: the rest scrolls.
+    if (QScreen *where = parent ? parent->screen() : screen()) {
+        const QRect available = where->availableGeometry();
+        const QSize wanted = form->sizeHint() + QSize(40, buttons->sizeHint().height() + 60);
+        resize(std::min(wanted.width(), available.width() - 40), std::min(wanted.height(), available.height() - 80));
+    }
 
     connect(m_target, &QComboBox::currentTextChanged, this, &NewRunDialog::targetChanged);
     connect(m_executor, &ExecutorEditor::changed, this, &NewRunDialog::scheduleValidation);
@@ -385,10 +404,18 @@ void NewRunDialog::targetChanged()
         else if (t->available())
             m_targetState->setText(tr("Available · metric %1 (%2)%3")
                                        .arg(t->metric, t->metricUnit, t->measurement.isEmpty() ? QString() : QStringLiteral(" · ") + t->measurement));
-        else
+        else if (!t->missingPrograms().isEmpty())
             m_targetState->setText(tr("Absent on this machine: %1 not found%2")
                                        .arg(t->missingPrograms().join(QLatin1String(", ")),
                                             t->requires_.isEmpty() ? QString() : tr(" (needs %1)").arg(t->requires_)));
+        else
+            m_targetState->setText(t->absenceReason()); // its check failed: the check's own reason
+        // Where its tools were found outside the system's folders (a setting, a toolchain under /opt): the steps
+        // get them on PATH and see them in the sandbox.
+        if (t) {
+            if (const QStringList tools = t->toolNotes(); !tools.isEmpty())
+                m_targetState->setText(m_targetState->text() + QStringLiteral("\n") + tr("Tools: %1").arg(tools.join(QStringLiteral("; "))));
+        }
     }
     const QString previous = m_problem->currentText();
     {

@@ -13,6 +13,7 @@
 #include "engine_host.h"
 #include "run_controller.h"
 #include "run_list_model.h"
+#include "result_actions.h"
 #include "run_status_widget.h"
 #include "search/run_setup.h"
 #include "settings.h"
@@ -83,13 +84,16 @@ RunActions::RunActions(MainWindow *window)
 
     m_window->m_candidateTree->setContextMenuPolicy(Qt::CustomContextMenu);
     connect(m_window->m_candidateTree, &QWidget::customContextMenuRequested, this, &RunActions::candidateContextMenu);
-    // Graph views (added next to the tree) offer the same actions for the candidate they selected.
-    QTimer::singleShot(0, this, [this] {
-        for (QGraphicsView *view : m_window->findChildren<QGraphicsView *>())
-            if (view->contextMenuPolicy() == Qt::DefaultContextMenu) {
-                view->setContextMenuPolicy(Qt::ActionsContextMenu);
-                view->addActions({m_humanPlan, m_humanCode});
-            }
+    // The graph offers the same actions for the node under the pointer, which it selects first.
+    BeamGraphView *graph = m_window->beamGraph();
+    graph->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(graph, &QWidget::customContextMenuRequested, this, [this, graph](const QPoint &pos) {
+        const qint64 id = graph->candidateAt(pos);
+        if (id == 0)
+            return;
+        m_window->selectCandidate(id);
+        m_currentCandidate = id;
+        showCandidateMenu(graph->viewport()->mapToGlobal(pos));
     });
     updateActions();
 }
@@ -663,10 +667,18 @@ void RunActions::candidateContextMenu(const QPoint &pos)
     if (!index.isValid())
         return;
     tree->setCurrentIndex(index);
+    showCandidateMenu(tree->viewport()->mapToGlobal(pos));
+}
+
+void RunActions::showCandidateMenu(const QPoint &globalPos)
+{
+    // The candidate under the pointer was selected first: every action acts on it.
     updateActions();
     QMenu menu;
     menu.addActions({m_humanPlan, m_humanCode});
-    menu.exec(tree->viewport()->mapToGlobal(pos));
+    menu.addSeparator();
+    menu.addActions(m_window->resultActions()->candidateActions());
+    menu.exec(globalPos);
 }
 
 HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)

@@ -87,6 +87,7 @@ private:
     void runFinished(const RunInfo &run);
     void notify(const QString &title, const QString &message, bool failure);
     void candidateContextMenu(const QPoint &pos);
+    void showCandidateMenu(const QPoint &globalPos);
     void goToParent();
     void goToBest();
 

@@ -1,4 +1,5 @@
 #include "runs_comparison_view.h"
+#include "status_palette.h"
 
 #include "model/run_config.h"
 #include "store/run_store.h"
@@ -65,6 +66,13 @@ RunsComparisonView::RunsComparisonView(QWidget *parent)
         if (!m_filling)
             rebuild();
     });
+}
+
+void RunsComparisonView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange && m_chart)
+        rebuild(); // a theme switch repaints the chart in the new palette, no restart
 }
 
 void RunsComparisonView::setStore(RunStore *store)
@@ -142,6 +150,8 @@ void RunsComparisonView::rebuild()
     m_chart->removeAllSeries();
     for (QAbstractAxis *axis : m_chart->axes())
         m_chart->removeAxis(axis);
+    // The chart follows the palette (light or dark), set before the series so they take the theme's colours.
+    m_chart->setTheme(StatusPalette::isDark(palette()) ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     const QList<qint64> ids = comparedRuns();
     QList<RunInfo> runs;
     for (const RunInfo &run : std::as_const(m_allRuns))

@@ -45,6 +45,9 @@ public:
 Q_SIGNALS:
     void updated();
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
     void rebuild();
 

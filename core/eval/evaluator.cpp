@@ -37,14 +37,6 @@ namespace autocomp {
 
 namespace {
 
-QStringList stringList(const QJsonValue &value)
-{
-    QStringList out;
-    for (const QJsonValue &v : value.toArray())
-        out << v.toString();
-    return out;
-}
-
 QString toleranceArgument(const Problem &p)
 {
     // A KernelBench problem without its own tolerance: the judge picks KernelBench's by the output dtype.
@@ -299,7 +291,17 @@ void EvalJob::stepFinished(const StepResult &step)
         parseResultFile();
         if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
             m_result.correct = false;
-            m_result.log = QStringLiteral("step '%1' exited with status %2\n%3\n%4").arg(step.name).arg(step.exitCode).arg(m_result.log, step.log);
+            // A judge usually prints the verdict it writes (the shipped ones to stderr): its output is
+            // kept only for what result.json's log does not already say (the workers' sections, a warning).
+            const QString fileLog = m_result.log.trimmed();
+            QString rest = step.log;
+            if (const qsizetype at = fileLog.isEmpty() ? -1 : rest.indexOf(fileLog); at >= 0)
+                rest.remove(at, fileLog.size());
+            rest = rest.trimmed();
+            m_result.log = QStringLiteral("step '%1' exited with status %2\n%3%4")
+                               .arg(step.name)
+                               .arg(step.exitCode)
+                               .arg(fileLog, rest.isEmpty() ? QString() : QLatin1Char('\n') + rest);
             complete();
             return;
         }
@@ -468,30 +470,16 @@ void EvalJob::parseResultFile(bool requireMetric)
         fail(QStringLiteral("result.json is not a JSON object: %1 at offset %2").arg(error.errorString()).arg(error.offset));
         return;
     }
-    const QJsonObject o = doc.object();
-    static const QStringList s_statuses{QStringLiteral("ok"),      QStringLiteral("compile_error"), QStringLiteral("incorrect"),
-                                        QStringLiteral("timeout"), QStringLiteral("crash"),         QStringLiteral("rejected")};
-    const QString status = o.value(QStringLiteral("status")).toString();
-    if (!s_statuses.contains(status)) {
-        fail(QStringLiteral("result.json: 'status' must be one of %1, got '%2'").arg(s_statuses.join(QLatin1String(", ")), status));
+    QString why;
+    const std::optional<EvalResult> parsed =
+        EvalResult::fromJson(doc.object(), EvalResult::Source::Judge, requireMetric ? m_target.metric : QString(), &why);
+    if (!parsed) {
+        fail(QStringLiteral("result.json: ") + why);
         return;
     }
-    if (!o.value(QStringLiteral("correct")).isBool()) {
-        fail(QStringLiteral("result.json: 'correct' must be true or false"));
-        return;
-    }
-    if (o.contains(QStringLiteral("metrics")) && !o.value(QStringLiteral("metrics")).isObject()) {
-        fail(QStringLiteral("result.json: 'metrics' must be an object"));
-        return;
-    }
-    m_result.status = status;
-    m_result.correct = o.value(QStringLiteral("correct")).toBool() && status == QLatin1String("ok");
-    m_result.metrics = o.value(QStringLiteral("metrics")).toObject();
-    m_result.feedback = stringList(o.value(QStringLiteral("feedback")));
-    m_result.flags = stringList(o.value(QStringLiteral("flags")));
-    m_result.log = o.value(QStringLiteral("log")).toString();
-    if (requireMetric && m_result.correct && std::isnan(m_result.metricValue(m_target.metric)))
-        fail(QStringLiteral("result.json says the candidate is correct but has no '%1' metric").arg(m_target.metric));
+    const QList<StepResult> steps = m_result.steps;
+    m_result = *parsed;
+    m_result.steps = steps; // a judge's own "steps" are not the evaluation's
 }
 
 void EvalJob::complete()

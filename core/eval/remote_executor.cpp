@@ -209,45 +209,13 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
 
 EvalResult RemoteExecutor::resultFromJson(const QJsonObject &o, const QString &metric, QString *error)
 {
-    static const QStringList s_statuses{QStringLiteral("ok"),    QStringLiteral("compile_error"), QStringLiteral("incorrect"), QStringLiteral("timeout"),
-                                        QStringLiteral("crash"), QStringLiteral("rejected"),      QStringLiteral("error")};
-    EvalResult r;
-    const QString status = o.value(QStringLiteral("status")).toString();
-    if (!s_statuses.contains(status)) {
-        *error = QStringLiteral("the remote evaluation answered with status '%1'").arg(status);
-        return r;
-    }
-    if (!o.value(QStringLiteral("correct")).isBool() || (o.contains(QStringLiteral("metrics")) && !o.value(QStringLiteral("metrics")).isObject())) {
-        *error = QStringLiteral("the remote evaluation's answer is malformed ('correct' or 'metrics')");
-        return r;
-    }
-    r.status = status;
-    r.correct = o.value(QStringLiteral("correct")).toBool() && status == QLatin1String("ok");
-    r.metrics = o.value(QStringLiteral("metrics")).toObject();
-    for (const QJsonValue &v : o.value(QStringLiteral("feedback")).toArray())
-        r.feedback << v.toString();
-    for (const QJsonValue &v : o.value(QStringLiteral("flags")).toArray())
-        r.flags << v.toString();
-    r.log = o.value(QStringLiteral("log")).toString();
-    for (const QJsonValue &v : o.value(QStringLiteral("steps")).toArray()) {
-        const QJsonObject s = v.toObject();
-        StepResult step;
-        step.name = s.value(QStringLiteral("name")).toString();
-        step.exitCode = s.value(QStringLiteral("exit_code")).toInt(-1);
-        step.timedOut = s.value(QStringLiteral("timed_out")).toBool();
-        step.crashed = s.value(QStringLiteral("crashed")).toBool();
-        step.outputFlooded = s.value(QStringLiteral("output_flooded")).toBool();
-        step.durationMs = s.value(QStringLiteral("duration_ms")).toDouble();
-        step.log = s.value(QStringLiteral("log")).toString();
-        for (const QJsonValue &arg : s.value(QStringLiteral("command")).toArray())
-            step.command << arg.toString();
-        r.steps << step;
-    }
-    if (r.correct && std::isnan(r.metricValue(metric))) {
-        *error = QStringLiteral("the remote evaluation says the candidate is correct but has no '%1' metric").arg(metric);
-        return EvalResult{};
-    }
-    return r;
+    // The far side's `autocomp eval --json`: every status an evaluation ends with (its own no_hardware and
+    // error included), checked as strictly as a local result.json. Its "cancelled" is no verdict: a failure.
+    QString why;
+    if (std::optional<EvalResult> r = EvalResult::fromJson(o, EvalResult::Source::Evaluation, metric, &why))
+        return *r;
+    *error = QStringLiteral("the remote evaluation's answer is not a verdict: ") + why;
+    return EvalResult{};
 }
 
 } // namespace autocomp

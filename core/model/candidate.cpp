@@ -1,5 +1,6 @@
 #include "model/candidate.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -116,9 +117,13 @@ std::optional<ScoreInterval> scoreInterval(const Candidate &candidate)
     const double value = ratio.value(QStringLiteral("value")).toDouble();
     const double low = ratio.value(QStringLiteral("ci_low")).toDouble();
     const double high = ratio.value(QStringLiteral("ci_high")).toDouble();
+    const double floor = std::clamp(candidate.metrics.value(QStringLiteral("noise_floor")).toDouble(), 0.0, 0.5);
+    ScoreInterval interval{candidate.score, candidate.score};
     if (value > 0 && low > 0 && high >= low)
-        return ScoreInterval{candidate.score * low / value, candidate.score * high / value};
-    return ScoreInterval{candidate.score, candidate.score};
+        interval = ScoreInterval{candidate.score * low / value, candidate.score * high / value};
+    interval.low *= 1.0 - floor;
+    interval.high *= 1.0 + floor;
+    return interval;
 }
 
 bool withinNoise(const Candidate &a, const Candidate &b)

@@ -73,7 +73,11 @@ struct Candidate {
 QString statusWord(const Candidate &candidate);
 // The 95 % interval of a correct candidate's score, in the target's unit: from the paired timing
 // (metrics.paired_ratio's ci_low and ci_high, scaled like the score), zero width for a deterministic
-// metric (an instruction count); nullopt without a score.
+// metric (an instruction count); nullopt without a score. A timed candidate also carries the run's noise floor
+// (metrics.noise_floor, a fraction): what separate evaluations of the same machine code differ by on this kind
+// of machine (new worker processes, new buffers), which one evaluation's paired interval cannot see. The
+// interval is widened by it on both sides, so "within noise" and every ranking that uses the interval hold
+// across evaluations, not only within one.
 struct ScoreInterval {
     double low = 0;
     double high = 0;

@@ -189,7 +189,7 @@ QStringList Repository::backendKeys()
             QStringLiteral("metric"),   QStringLiteral("unit"),        QStringLiteral("measurement"),  QStringLiteral("requires"),
             QStringLiteral("available_if"), QStringLiteral("available_check"), QStringLiteral("hardware_check"), QStringLiteral("settings"),
             QStringLiteral("env"),      QStringLiteral("setup"),       QStringLiteral("steps"),        QStringLiteral("reference_tree"),
-            QStringLiteral("sandbox_read_only")};
+            QStringLiteral("sandbox_read_only"), QStringLiteral("noise_floor")};
 }
 
 QStringList Repository::stepKeys()
@@ -244,6 +244,14 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 t.metric = r.string(n["metric"], QStringLiteral("metric")).value_or(t.metric);
             if (n["unit"])
                 t.metricUnit = r.string(n["unit"], QStringLiteral("unit")).value_or(t.metricUnit);
+            if (const YAML::Node floor = n["noise_floor"]) {
+                if (const auto v = r.number(floor, QStringLiteral("noise_floor"))) {
+                    if (*v < 0 || *v >= 0.5)
+                        r.error(floor, QStringLiteral("'noise_floor' is a fraction between 0 and 0.5 (e.g. 0.04 for 4 %), not %1").arg(*v));
+                    else
+                        t.noiseFloor = *v;
+                }
+            }
             if (n["requires"])
                 t.requires_ = r.string(n["requires"], QStringLiteral("requires")).value_or(QString());
             if (const YAML::Node avail = n["available_if"]) {
@@ -317,6 +325,14 @@ std::optional<Target> Repository::loadTarget(const QString &dir, QString *error)
                 for (const auto &setting : std::as_const(t.settings))
                     t.measurement.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);
             }
+            // The metric and its unit may follow a setting (gemmini: `instructions` on spike, `cycles` on FireSim).
+            for (const auto &setting : std::as_const(t.settings)) {
+                t.metric.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);
+                t.metricUnit.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);
+            }
+            if (t.metric.isEmpty() || t.metric.contains(QLatin1Char('{')) || t.metricUnit.contains(QLatin1Char('{')))
+                r.error(n["metric"] ? n["metric"] : n, QStringLiteral("'metric: %1' / 'unit: %2': a placeholder there must name one of the "
+                                                                  "target's settings, and the metric may not be empty").arg(t.metric, t.metricUnit));
             auto parseSteps = [&](const YAML::Node &list, const QString &key, bool setup) {
                 QList<TargetStep> out;
                 for (const auto &s : list) {

@@ -217,7 +217,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                                         QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
                                         QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
                                         QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("isa_filter"), QStringLiteral("early_stop"),
-                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule")};
+                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule"), QStringLiteral("noise_floor")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
                 auto readInt = [&](const char *key, int &out) {
@@ -252,6 +252,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.isaFilter = r.boolean(n, QStringLiteral("search.isa_filter")).value_or(false);
                     if (const auto n = s["early_stop"]; n && !n.IsNull())
                         c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
+                    if (const auto n = s["noise_floor"]; n && !n.IsNull())
+                        c.noiseFloor = r.number(n, QStringLiteral("search.noise_floor"));
                     if (const auto n = s["schedule"]; n && !n.IsNull())
                         c.schedule = r.string(n, QStringLiteral("search.schedule")).value_or(QString());
                     if (const auto n = s["parent_slack"]) {
@@ -407,6 +409,8 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'search.translate_iters' must not be negative");
     if (search.earlyStop && *search.earlyStop < 1.0)
         out << QStringLiteral("'search.early_stop' is an improvement ratio and must be at least 1.0 (e.g. 1.02)");
+    if (search.noiseFloor && (*search.noiseFloor < 0 || *search.noiseFloor >= 0.5))
+        out << QStringLiteral("'search.noise_floor' is a fraction between 0 and 0.5 (e.g. 0.04 for 4 %)");
     if (search.earlyStopPatience < 1)
         out << QStringLiteral("'search.early_stop_patience' must be at least 1");
     if (search.fixAttempts < 0)
@@ -526,6 +530,8 @@ QByteArray RunConfig::toYaml() const
     else
         out << YAML::Null;
     out << YAML::Key << "early_stop_patience" << YAML::Value << search.earlyStopPatience;
+    if (search.noiseFloor)
+        out << YAML::Key << "noise_floor" << YAML::Value << *search.noiseFloor;
     out << YAML::Key << "schedule" << YAML::Value;
     if (search.schedule.isEmpty())
         out << YAML::Null;

@@ -29,6 +29,9 @@ struct SearchConfig {
     bool isaFilter = false;
     std::optional<double> earlyStop; // minimum improvement ratio per iteration
     int earlyStopPatience = 2;
+    // Overrides the target's noise_floor (backend.yaml): the fraction by which separate evaluations of the
+    // same code differ here, beyond one evaluation's interval. Unset: the target's.
+    std::optional<double> noiseFloor;
     QString schedule;                // run id or file
 
     double slackFor(int iteration) const; // iteration is 1-based

@@ -58,6 +58,17 @@ QMap<QString, QString> Target::checkEnvironment() const
     return env;
 }
 
+QStringList Target::toolNotes() const
+{
+    QStringList notes;
+    for (const Tool &tool : toolView().tools)
+        if (tool.path.isEmpty())
+            notes << QStringLiteral("%1 not found").arg(tool.name);
+        else if (!tool.path.startsWith(QLatin1String("/usr/")) && !tool.path.startsWith(QLatin1String("/bin/")))
+            notes << QStringLiteral("%1 at %2").arg(tool.name, tool.path);
+    return notes;
+}
+
 Target::ToolView Target::toolView() const
 {
     ToolView view;

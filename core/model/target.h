@@ -59,6 +59,11 @@ struct Target {
     QString fileExtension = QStringLiteral("cpp");
     QString metric = QStringLiteral("latency_ms");
     QString metricUnit = QStringLiteral("ms"); // backend.yaml `unit:`, shown with every value of the metric
+    // backend.yaml `noise_floor:` (a fraction, 0 by default): how much separate evaluations of the same machine
+    // code differ on this target beyond one evaluation's own interval (for a wall-clock metric, new processes
+    // and buffers each time). 0 for a deterministic metric (an instruction count). Runs record it with each
+    // timed candidate (metrics.noise_floor) and widen its interval by it; search.noise_floor overrides it.
+    double noiseFloor = 0;
     // How the metric is measured, in words, for prompts (backend.yaml `measurement:`, with {setting}
     // placeholders expanded); empty: "Measured on the target hardware".
     QString measurement;
@@ -125,6 +130,9 @@ struct Target {
         QStringList readOnly;
     };
     ToolView toolView() const;
+    // Where its tools were found when that is outside the system's folders ("spike at /opt/chipyard/bin/spike"),
+    // and which were not found ("spike not found"): what `autocomp targets` and the New Run dialog show.
+    QStringList toolNotes() const;
     // The environment of the availability and hardware checks: the target's env and the steps' PATH.
     QMap<QString, QString> checkEnvironment() const;
     // "absent: needs clang++-16, qemu-riscv64 (requires: ...)" for messages; empty when available.

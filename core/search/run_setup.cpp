@@ -22,8 +22,8 @@ std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &co
         // every candidate, unless it asked for exactly that.
         else if (const QString absent = target->hardwareAbsence(); !absent.isEmpty() && !config.evaluation.compileOnly
                  && std::any_of(target->steps.cbegin(), target->steps.cend(), [](const TargetStep &s) { return s.needsHardware; }))
-            problems << QStringLiteral("target '%1' has no hardware on this machine (%2): its candidates could be compiled but not run; "
-                                       "set evaluation.compile_only: true to check that kernels build")
+            problems << QStringLiteral("target '%1' has no hardware on this machine for its timed steps (%2); set "
+                                       "evaluation.compile_only: true for a search that leaves those steps out")
                             .arg(target->name, absent);
     } else {
         problems << error;

@@ -734,6 +734,11 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     if (result.correct && ratio > 0 && m_run.baselineScore > 0 && c.origin != CandidateOrigin::Root)
         c.score = m_run.baselineScore * ratio;
     c.error = result.correct ? QString() : QStringLiteral("%1: %2").arg(result.status, result.log.trimmed());
+    // The run-to-run noise of a timed metric, recorded with the candidate so that every view and every
+    // ranking widens its interval alike (scoreInterval).
+    const double floor = m_setup.config.search.noiseFloor.value_or(m_setup.target.noiseFloor);
+    if (result.correct && floor > 0 && c.hasScore())
+        c.metrics.insert(QStringLiteral("noise_floor"), floor);
     if (!m_store->addEvaluation(candidateId, result)) {
         storeFailed(QStringLiteral("recording an evaluation"));
         return;

@@ -32,6 +32,30 @@ QStringList toList(const QJsonValue &value)
 
 } // namespace
 
+bool exportSchedule(RunStore &store, qint64 runId, const QString &path, QString *error)
+{
+    const auto run = store.run(runId);
+    if (!run || run->schedule.isEmpty()) {
+        if (error)
+            *error = run ? QStringLiteral("run %1 has no schedule (no improvement along its best trajectory yet)").arg(runId)
+                         : QStringLiteral("run %1 does not exist").arg(runId);
+        return false;
+    }
+    QString text = QStringLiteral("# Schedule of run %1 (%2/%3): the menu items along its best trajectory, in order.\n"
+                                  "# Seed a run with it: search: {schedule: %4}\nsource_run: %1\nschedule:\n")
+                       .arg(runId)
+                       .arg(run->target, run->problem, path);
+    for (const QString &item : run->schedule)
+        text += QStringLiteral("  - \"%1\"\n").arg(QString(item).replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")));
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(text.toUtf8()) < 0 || !file.commit()) {
+        if (error)
+            *error = QStringLiteral("%1: cannot write: %2").arg(path, file.errorString());
+        return false;
+    }
+    return true;
+}
+
 bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString *error)
 {
     const auto run = store.run(runId);
@@ -77,11 +101,12 @@ bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString 
         ++candidates;
         const QList<StepResult> candidateSteps = store.evaluationSteps(c.id);
         steps += candidateSteps.size();
-        for (const StepResult &s : candidateSteps)
-            line({{QStringLiteral("type"), QStringLiteral("step")}, {QStringLiteral("candidate_id"), c.id}, {QStringLiteral("name"), s.name},
-                  {QStringLiteral("command"), toArray(s.command)}, {QStringLiteral("exit_code"), s.exitCode},
-                  {QStringLiteral("timed_out"), s.timedOut}, {QStringLiteral("crashed"), s.crashed},
-                  {QStringLiteral("duration_ms"), s.durationMs}, {QStringLiteral("log"), s.log}});
+        for (const StepResult &s : candidateSteps) {
+            QJsonObject step = s.toJson();
+            step.insert(QStringLiteral("type"), QStringLiteral("step"));
+            step.insert(QStringLiteral("candidate_id"), c.id);
+            line(step);
+        }
     }
     for (const LlmCall &c : store.llmCalls(runId)) {
         ++calls;
@@ -299,15 +324,7 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
                 planLinks.append({newId, planCall});
         } else if (r.type == QLatin1String("step")) {
             EvalResult result;
-            StepResult s;
-            s.name = o.value(QStringLiteral("name")).toString();
-            s.command = toList(o.value(QStringLiteral("command")));
-            s.exitCode = o.value(QStringLiteral("exit_code")).toInt();
-            s.timedOut = o.value(QStringLiteral("timed_out")).toBool();
-            s.crashed = o.value(QStringLiteral("crashed")).toBool();
-            s.durationMs = o.value(QStringLiteral("duration_ms")).toDouble();
-            s.log = o.value(QStringLiteral("log")).toString();
-            result.steps << s;
+            result.steps << StepResult::fromJson(o);
             if (!store.addEvaluation(idMap.value(idOf(o, "candidate_id")), result))
                 return abandon(r.line, QStringLiteral("an evaluation step"));
         } else if (r.type == QLatin1String("llm_call")) {

@@ -8,6 +8,11 @@
 //   instructions_identical: 1 when every instruction count was the same
 //   cache_interference_min/max: the cache probe's slowdown during the benchmarks (1.0: a quiet core)
 //   judge_overhead_us: the judge's cost per timed batch (an empty request, timed the same way), and
+//   aa_ratio_{min,max,sd}: the rmsnorm start code (plus a comment: the same machine code) timed 10 times
+//                         against itself, each a separate evaluation: how much separate evaluations of the
+//                         same code differ; aa_intervals_excluding_1 counts the intervals that miss 1.0;
+//                         suggested_noise_floor is the sd rounded up to a percent, beside the cpu target's
+//                         declared noise_floor (backend.yaml), which should be no lower
 //   judge_overhead_fraction_{small,large}: that cost over one batch's time for a kernel of about 10 us
 //   (the transpose start code at 128x96, timed in batches of many calls) and one of about 10-30 ms (the
 //   blocked gemm at 512^3, one call per batch)
@@ -66,7 +71,8 @@ int main(int argc, char **argv)
     const auto problem = repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error);
     const auto problemI = repository.problem(QStringLiteral("cpu-instructions"), QStringLiteral("gemm"), &error);
     const auto transpose = repository.problem(QStringLiteral("cpu"), QStringLiteral("transpose"), &error);
-    if (!cpu || !instr || !problem || !problemI || !transpose) {
+    const auto rmsnorm = repository.problem(QStringLiteral("cpu"), QStringLiteral("rmsnorm"), &error);
+    if (!cpu || !instr || !problem || !problemI || !transpose || !rmsnorm) {
         std::fprintf(stderr, "eval_noise: %s\n", qPrintable(error));
         return 1;
     }
@@ -116,6 +122,27 @@ int main(int argc, char **argv)
         smallBatch = r.metrics.value(QStringLiteral("calls_per_batch")).toDouble();
         overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
     }
+    // A/A: the same machine code as the baseline, in separate evaluations.
+    std::vector<double> aa;
+    int aaExcluding = 0;
+    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *rmsnorm, rmsnorm->startCode() + QStringLiteral("\n// A/A copy\n"), 10,
+                                           rmsnorm->startCode())) {
+        const QJsonObject ratio = r.metrics.value(QStringLiteral("paired_ratio")).toObject();
+        if (!r.correct || ratio.value(QStringLiteral("value")).toDouble() <= 0) {
+            std::fprintf(stderr, "eval_noise: A/A evaluation failed or was not paired: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            return 1;
+        }
+        aa.push_back(ratio.value(QStringLiteral("value")).toDouble());
+        const double low = ratio.value(QStringLiteral("ci_low")).toDouble(), high = ratio.value(QStringLiteral("ci_high")).toDouble();
+        aaExcluding += (low > 1.0 || high < 1.0) ? 1 : 0;
+        std::fprintf(stderr, "A/A evaluation %zu: ratio %.4f [%.4f, %.4f]\n", aa.size(), aa.back(), low, high);
+    }
+    double aaMean = 0, aaVar = 0;
+    for (double v : aa)
+        aaMean += v / double(aa.size());
+    for (double v : aa)
+        aaVar += (v - aaMean) * (v - aaMean) / double(aa.size() - 1);
+    const double aaSd = std::sqrt(aaVar);
     std::vector<double> counts;
     for (const EvalResult &r : evaluateAll(evaluator, *instr, *problemI, start, 3)) {
         if (!r.correct) {
@@ -133,6 +160,11 @@ int main(int argc, char **argv)
     std::printf("median_spread_ratio_naive: %.4f ratio\n", spread(naive));
     std::printf("cache_interference_min: %.3f ratio\n", *std::min_element(interference.begin(), interference.end()));
     std::printf("cache_interference_max: %.3f ratio\n", *std::max_element(interference.begin(), interference.end()));
+    std::printf("aa_ratio_min: %.4f ratio\n", *std::min_element(aa.begin(), aa.end()));
+    std::printf("aa_ratio_max: %.4f ratio\n", *std::max_element(aa.begin(), aa.end()));
+    std::printf("aa_ratio_sd: %.4f ratio\n", aaSd);
+    std::printf("aa_intervals_excluding_1: %d of %zu count\n", aaExcluding, aa.size());
+    std::printf("suggested_noise_floor: %.2f fraction (the cpu target declares %.2f)\n", std::ceil(aaSd * 100) / 100, cpu->noiseFloor);
     std::printf("judge_overhead_us: %.3f us\n", overheads[overheads.size() / 2]);
     std::printf("small_kernel_latency: %.5f ms\n", smallLatency.front());
     std::printf("small_kernel_calls_per_batch: %.0f calls\n", smallBatch);

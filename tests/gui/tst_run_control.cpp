@@ -32,6 +32,7 @@
 #include <QListWidget>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -98,6 +99,7 @@ private Q_SLOTS:
     void newRunDialogShowsAbsentTarget();
     void newRunDialogEditsTheExecutor();
     void settingsFillSlurmFieldsOfNewRuns();
+    void newRunDialogFitsASmallScreen();
     void startPauseResumeFinish();
     void stopCancelsWorkInFlight();
     void editedMenuReachesPlanPrompt();
@@ -280,6 +282,41 @@ void TestRunControl::newRunDialogCarriesEvaluationOptions()
 // A target whose tools are missing is shown as absent with what it lacks, and the run cannot start.
 // The Slurm partition, GRES and time set in Settings fill a new run's Slurm fields; a configuration
 // that has its own Slurm settings (the last one started) keeps them.
+// With an ssh or slurm executor the form is taller than a 1280x800 screen: it scrolls, and Start and Cancel stay
+// in reach, inside the dialog and inside the screen.
+void TestRunControl::newRunDialogFitsASmallScreen()
+{
+    QSettings().remove(QStringLiteral("newRun/lastConfig"));
+    NewRunDialog *dialog = m_window->runActions()->showNewRunDialog();
+    QVERIFY(dialog && dialog->isVisible());
+    for (const QString &executor : {QStringLiteral("ssh"), QStringLiteral("slurm")}) {
+        child<QComboBox>(dialog, "executorCombo")->setCurrentText(executor);
+        // As a window manager would on a 1280x800 screen: the dialog is at most that high.
+        dialog->resize(std::min(dialog->width(), 1280), std::min(dialog->height(), 760));
+        QCoreApplication::processEvents();
+        QVERIFY(dialog->height() <= 760);
+        auto *scroll = dialog->findChild<QScrollArea *>(QStringLiteral("newRunScroll"));
+        QVERIFY(scroll);
+        QVERIFY2(scroll->widget()->sizeHint().height() > 0, "the form has no size");
+        for (QPushButton *button : dialog->findChildren<QPushButton *>()) {
+            const QString text = button->text().remove(QLatin1Char('&'));
+            if (text != QLatin1String("Start Run") && text != QLatin1String("Cancel"))
+                continue;
+            QVERIFY2(button->isVisible(), qPrintable(text));
+            const QRect inDialog(button->mapTo(dialog, QPoint(0, 0)), button->size());
+            QVERIFY2(dialog->rect().contains(inDialog), qPrintable(QStringLiteral("%1 (%2) at %3,%4 in a %5x%6 dialog")
+                                                                      .arg(text, executor)
+                                                                      .arg(inDialog.x())
+                                                                      .arg(inDialog.y())
+                                                                      .arg(dialog->width())
+                                                                      .arg(dialog->height())));
+            QVERIFY(!scroll->isAncestorOf(button)); // pinned below the form, not scrolled with it
+        }
+    }
+    dialog->close();
+    QTRY_VERIFY(!m_window->findChild<NewRunDialog *>());
+}
+
 void TestRunControl::settingsFillSlurmFieldsOfNewRuns()
 {
     Settings settings;

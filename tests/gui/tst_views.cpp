@@ -6,12 +6,26 @@
 #include "diff_view.h"
 #include "latency_chart.h"
 #include "main_window.h"
+#include "code_view.h"
+#include "menu_insights_view.h"
+#include "result_actions.h"
+#include "theme.h"
+#include "store/run_archive.h"
 #include "store/run_store.h"
 
+#include <QApplication>
+#include <QClipboard>
+#include <QFileInfo>
+#include <QTimer>
 #include <QComboBox>
+#include <QContextMenuEvent>
+#include <QMenu>
 #include <QLabel>
+#include <QLineEdit>
 #include <QGraphicsScene>
 #include <QPlainTextEdit>
+#include <QPointer>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -183,6 +197,10 @@ private Q_SLOTS:
     void evaluationHeaderGivesContext();
     void chartClickSelectsEverywhere();
     void graphClickSelectsEverywhere();
+    void contextMenuActsOnWhatIsUnderThePointer();
+    void resultsGoOut();
+    void codeViewsNumberLinesAndFind();
+    void themeSwitchRepaintsDiffAndCharts();
     void diffShowsParentAndChild();
     void diffNavigatesChanges();
     void largeDiffLeavesTheGuiThread();
@@ -470,6 +488,225 @@ void TestViews::graphClickSelectsEverywhere()
     graph->setFocus();
     QTest::keyClick(graph, Qt::Key_F);
     QCOMPARE(graph->transform().m11(), fitted);
+
+    // The legend is a strip below the graph's viewport, never over a node: L (or the Legend button) shows and
+    // hides it, and the viewport gives it the room.
+    auto *legendButton = child<QToolButton>(*graph, "graphLegend");
+    auto *legend = graph->findChild<QWidget *>(QStringLiteral("graphLegendPanel"));
+    QVERIFY(legendButton && legend);
+    const bool shownAtFirst = legendButton->isChecked();
+    QCOMPARE(legend->isVisible(), shownAtFirst);
+    QTest::keyClick(graph, Qt::Key_L);
+    QCOMPARE(legendButton->isChecked(), !shownAtFirst);
+    QCOMPARE(legend->isVisible(), !shownAtFirst);
+    if (!legendButton->isChecked())
+        QTest::keyClick(graph, Qt::Key_L);
+    QVERIFY(legend->isVisible());
+    QVERIFY(legend->height() > 0);
+    const QRect viewportRect = graph->viewport()->geometry();
+    QVERIFY2(!viewportRect.intersects(legend->geometry()), "the legend covers part of the graph's viewport");
+    QTest::mouseClick(legendButton, Qt::LeftButton);
+    QVERIFY(!legend->isVisible());
+    QVERIFY(graph->viewport()->height() > viewportRect.height());
+
+    // The keys walk the tree: Home the root, Right its first child, Left back to the parent, Down and Up along
+    // the iteration, End the run's best; the selection follows everywhere.
+    graph->setFocus();
+    QTest::keyClick(graph, Qt::Key_Home);
+    QCOMPARE(graph->selectedCandidate(), m_ids.root);
+    QCOMPARE(currentTreeCandidate(*window), m_ids.root);
+    QTest::keyClick(graph, Qt::Key_Right);
+    const qint64 firstChild = graph->selectedCandidate();
+    QCOMPARE(window->store()->candidate(firstChild)->parentId, m_ids.root);
+    QCOMPARE(currentTreeCandidate(*window), firstChild);
+    QTest::keyClick(graph, Qt::Key_Down);
+    const qint64 below = graph->selectedCandidate();
+    QVERIFY(below != firstChild);
+    QCOMPARE(window->store()->candidate(below)->iteration, window->store()->candidate(firstChild)->iteration);
+    QVERIFY(graph->nodePosition(below).y() > graph->nodePosition(firstChild).y());
+    QTest::keyClick(graph, Qt::Key_Up);
+    QCOMPARE(graph->selectedCandidate(), firstChild);
+    QTest::keyClick(graph, Qt::Key_Left);
+    QCOMPARE(graph->selectedCandidate(), m_ids.root);
+    QTest::keyClick(graph, Qt::Key_Left); // the root has no parent: nothing moves
+    QCOMPARE(graph->selectedCandidate(), m_ids.root);
+    QTest::keyClick(graph, Qt::Key_End);
+    QCOMPARE(graph->selectedCandidate(), window->store()->run(m_ids.run)->bestCandidateId);
+    QSignalSpy activated(graph, &BeamGraphView::candidateActivated);
+    QTest::keyClick(graph, Qt::Key_Return);
+    QCOMPARE(activated.count(), 1);
+}
+
+// A right-click on a node that is not selected selects it first, and the menu's actions act on it.
+void TestViews::contextMenuActsOnWhatIsUnderThePointer()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    auto *graph = child<BeamGraphView>(*window, "beamGraph");
+    QVERIFY(graph && graph->isVisible());
+    window->selectCandidate(m_ids.root);
+    QCOMPARE(graph->selectedCandidate(), m_ids.root);
+    const QPoint at = graph->mapFromScene(graph->nodePosition(m_ids.tiled));
+    QCOMPARE(graph->candidateAt(at), m_ids.tiled);
+    QStringList offered;
+    bool saveEnabled = false;
+    // The menu is modal: read it and close it once it is up.
+    QTimer::singleShot(0, this, [&] {
+        auto *menu = qobject_cast<QMenu *>(QApplication::activePopupWidget());
+        QVERIFY(menu);
+        for (QAction *a : menu->actions()) {
+            offered << a->objectName();
+            if (a->objectName() == QLatin1String("saveKernelAction"))
+                saveEnabled = a->isEnabled();
+        }
+        menu->close();
+    });
+    QContextMenuEvent event(QContextMenuEvent::Mouse, at, graph->viewport()->mapToGlobal(at));
+    QApplication::sendEvent(graph->viewport(), &event);
+    QCOMPARE(graph->selectedCandidate(), m_ids.tiled);
+    QCOMPARE(currentTreeCandidate(*window), m_ids.tiled);
+    QVERIFY2(offered.contains(QStringLiteral("saveKernelAction")), qPrintable(offered.join(QLatin1Char(','))));
+    QVERIFY(offered.contains(QStringLiteral("copyDiffAction")));
+    QVERIFY(saveEnabled);
+}
+
+// Save Kernel As writes the candidate's exact code; Copy Code and Copy as Diff put the code and a unified diff
+// against the root on the clipboard; the run exports are the CLI's own (a JSONL archive that imports back).
+void TestViews::resultsGoOut()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    ResultActions *results = window->resultActions();
+    QVERIFY(results);
+    QTemporaryDir dir;
+    const Candidate tiled = *window->store()->candidate(m_ids.tiled);
+    const Candidate root = *window->store()->candidate(m_ids.root);
+    QVERIFY(!tiled.code.isEmpty());
+    QString error;
+    const QString kernel = dir.filePath(results->suggestedKernelName(tiled));
+    QVERIFY2(results->saveKernel(m_ids.tiled, kernel, &error), qPrintable(error));
+    QFile saved(kernel);
+    QVERIFY(saved.open(QIODevice::ReadOnly));
+    QCOMPARE(saved.readAll(), tiled.code.toUtf8());
+    QVERIFY(!results->saveKernel(999999, dir.filePath(QStringLiteral("none.cpp")), &error));
+    QVERIFY2(error.contains(QStringLiteral("999999")), qPrintable(error));
+
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(results->copyCodeAction()->isEnabled());
+    results->copyCodeAction()->trigger();
+    QCOMPARE(QGuiApplication::clipboard()->text(), tiled.code);
+    results->copyDiffAction()->trigger();
+    const QString diff = QGuiApplication::clipboard()->text();
+    QVERIFY2(diff.startsWith(QStringLiteral("--- a/")), qPrintable(diff.left(200)));
+    QVERIFY2(diff.contains(QStringLiteral("\n@@ -")), qPrintable(diff.left(300)));
+    QCOMPARE(diff, results->diffAgainstRoot(m_ids.tiled));
+    // Every line of the root's code that changed is a removal, every new one an addition.
+    QVERIFY(root.code != tiled.code);
+    for (const QString &line : tiled.code.split(QLatin1Char('\n')))
+        if (!line.isEmpty() && !root.code.contains(line))
+            QVERIFY2(diff.contains(QStringLiteral("\n+") + line), qPrintable(line));
+
+    const QString archive = dir.filePath(QStringLiteral("run.jsonl"));
+    QVERIFY2(results->exportRun(m_ids.run, ResultActions::RunFormat::Jsonl, archive, &error), qPrintable(error));
+    QVERIFY(QFileInfo(archive).size() > 0);
+    const qint64 imported = importRunJsonl(*window->store(), archive, &error);
+    QVERIFY2(imported > 0, qPrintable(error));
+    QCOMPARE(window->store()->candidates(imported).size(), window->store()->candidates(m_ids.run).size());
+    QVERIFY(window->store()->deleteRun(imported));
+    const QString autocompDir = dir.filePath(QStringLiteral("autocomp-out"));
+    QVERIFY2(results->exportRun(m_ids.run, ResultActions::RunFormat::AutocompDir, autocompDir, &error), qPrintable(error));
+    QVERIFY(QFileInfo(autocompDir).isDir());
+}
+
+// Every code and diff view numbers its lines (a diff side leaves its filler rows blank and counts its own
+// lines), Ctrl+F finds in code, and a detached diff window closes with Esc or Ctrl+W.
+void TestViews::codeViewsNumberLinesAndFind()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(window->showView(QStringLiteral("code")));
+    auto *code = window->findChild<CandidateInspector *>()->findChild<CodeView *>();
+    QVERIFY(code);
+    const Candidate tiled = *window->store()->candidate(m_ids.tiled);
+    QCOMPARE(code->toPlainText(), tiled.code);
+    QVERIFY(code->gutterWidth() > 0);
+    QCOMPARE(code->lineNumberOf(0), 1);
+    QCOMPARE(code->lineNumberOf(code->document()->blockCount() - 1), code->document()->blockCount());
+    // Ctrl+F opens the find bar; typing finds, Esc closes the bar.
+    code->setFocus();
+    QTest::keyClick(code, Qt::Key_F, Qt::ControlModifier);
+    QVERIFY(code->findField()->isVisible());
+    const QString word = tiled.code.split(QRegularExpression(QStringLiteral("\\W+")), Qt::SkipEmptyParts).last();
+    QTest::keyClicks(code->findField(), word);
+    QCOMPARE(code->textCursor().selectedText(), word);
+    QTest::keyClick(code->findField(), Qt::Key_Escape);
+    QVERIFY(!code->findField()->isVisible());
+    QVERIFY(!code->find(QStringLiteral("no such text anywhere in this kernel")));
+
+    // The diff's sides: the removed lines of the root on the left, blank numbers on filler rows.
+    QVERIFY(window->showView(QStringLiteral("diff")));
+    auto *left = qobject_cast<CodeView *>(window->diffView()->findChild<QPlainTextEdit *>(QStringLiteral("diffLeft")));
+    QVERIFY(left);
+    QCOMPARE(left->numbering(), CodeView::Numbering::DiffSide);
+    int counted = 0;
+    for (QTextBlock block = left->document()->begin(); block.isValid(); block = block.next()) {
+        const bool filler = block.blockFormat().property(DiffView::LineKindProperty).toInt() == int(DiffView::LineKind::Filler);
+        if (filler)
+            QCOMPARE(left->lineNumberOf(block.blockNumber()), 0);
+        else
+            QCOMPARE(left->lineNumberOf(block.blockNumber()), ++counted);
+    }
+    const Candidate root = *window->store()->candidate(m_ids.root);
+    QCOMPARE(counted, int(root.code.split(QLatin1Char('\n')).size() - (root.code.endsWith(QLatin1Char('\n')) ? 1 : 0)));
+
+    for (const QKeySequence &keys : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
+        QPointer<DiffView> detached = window->openDiffWindow();
+        QVERIFY(detached);
+        QVERIFY(QTest::qWaitForWindowExposed(detached));
+        QApplication::setActiveWindow(detached); // the offscreen platform leaves activation to the caller
+        QTRY_COMPARE(QApplication::activeWindow(), detached.data());
+        QTest::keySequence(detached, keys);
+        QTRY_VERIFY2(!detached, qPrintable(keys.toString()));
+    }
+}
+
+// Switching to the dark theme (as the settings dialog does) repaints the open diff's rows and every chart with dark
+// backgrounds at once, with no restart; switching back makes them light again.
+void TestViews::themeSwitchRepaintsDiffAndCharts()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(window->showView(QStringLiteral("diff")));
+    auto *right = window->diffView()->findChild<QPlainTextEdit *>(QStringLiteral("diffRight"));
+    QVERIFY(right);
+    const auto changedRowBackground = [&]() -> QColor {
+        for (QTextBlock block = right->document()->begin(); block.isValid(); block = block.next())
+            if (block.blockFormat().property(DiffView::LineKindProperty).toInt() == int(DiffView::LineKind::Added))
+                return block.blockFormat().background().color();
+        return {};
+    };
+    auto *insights = window->menuInsights();
+    auto *latency = child<LatencyChart>(*window, "latencyChart");
+    QVERIFY(insights && latency);
+    const auto check = [&](bool dark) {
+        const QColor row = changedRowBackground();
+        QVERIFY(row.isValid());
+        QCOMPARE(row.lightness() < 128, dark);
+        QCOMPARE(insights->chart()->theme(), dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+        QCOMPARE(latency->chartView()->chart()->theme(), dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    };
+    Theme::apply(QStringLiteral("light"));
+    QCoreApplication::processEvents();
+    check(false);
+    Theme::apply(QStringLiteral("dark"));
+    QCoreApplication::processEvents();
+    check(true);
+    Theme::apply(QStringLiteral("light"));
+    QCoreApplication::processEvents();
+    check(false);
+    Theme::apply(QStringLiteral("system"));
 }
 
 void TestViews::diffShowsParentAndChild()

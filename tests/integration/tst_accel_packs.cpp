@@ -16,17 +16,25 @@
 //     `Latency: X ms (P99)`, the harness's lines under spike, FireSim's uartlog) on fixtures in those
 //     exact formats, malformed ones included (the error names the line and the field).
 //
-// With AUTOCOMP_GEMMINI_ROCC_TESTS naming a gemmini-rocc-tests checkout (and riscv64-linux-gnu-gcc
-// installed), every harness with its start code is also compiled for RISC-V against the real gemmini.h.
+// The gemmini score is named for what the simulator counts: `instructions` on spike (its cycle counter
+// counts retired instructions), `cycles` on FireSim, decided on recorded outputs (data/gemmini_metrics).
+//
+// With Debian's bare-metal toolchain (gcc-riscv64-unknown-elf, picolibc-riscv64-unknown-elf) and a
+// gemmini-rocc-tests checkout with its submodules (AUTOCOMP_GEMMINI_ROCC_TESTS, or the target's default
+// path), `autocomp eval` runs every gemmini problem's start code through the real steps in the sandbox:
+// the compile step builds the bare-metal harness, and a stand-in `spike` outside /usr, named by the
+// setting, runs in place of the simulator.
 #include "agents/isa_filter.h"
 #include "agents/prompt_builder.h"
 #include "eval/evaluator.h"
 #include "model/candidate.h"
+#include "model/metric_units.h"
 #include "model/repository.h"
 
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -74,6 +82,10 @@ private:
     static QString shipped() { return qEnvironmentVariable("AUTOCOMP_DATA_DIR"); }
     static QString tool(const QString &target, const QString &name) { return shipped() + u"/backends/"_s + target + u"/tools/"_s + name; }
     static QString fixture(const QString &name) { return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + u"/integration/data/accel/"_s + name; }
+    static QString metricsFixture(const QString &name)
+    {
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + u"/integration/data/gemmini_metrics/"_s + name;
+    }
 
     static QByteArray readAll(const QString &path)
     {
@@ -144,16 +156,16 @@ private:
         return out;
     }
 
-    Outcome judgeReport(const QString &problem, const QString &key, const QString &spikeLog)
+    Outcome judgeReport(const QString &problem, const QString &key, const QString &spikeLog, const QStringList &extra = {})
     {
         const QString judgedir = m_dir.filePath(u"judge-"_s + QFileInfo(spikeLog).baseName());
         QDir().mkpath(judgedir);
-        return run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"report"_s, u"--harness"_s,
+        return run(u"python3"_s, QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"report"_s, u"--harness"_s,
                                   shipped() + u"/sols/gemmini/"_s + problem + u"/harness.c"_s, u"--problem-dir"_s,
                                   shipped() + u"/sols/gemmini/"_s + problem, u"--include"_s, shipped() + u"/backends/gemmini/include"_s,
                                   u"--shape"_s, benchShape(u"gemmini"_s, problem), u"--key"_s, key, u"--cc"_s, u"cc"_s, u"--spike-log"_s, spikeLog,
                                   u"--firesim-log"_s, judgedir + u"/uartlog"_s, u"--build-dir"_s, judgedir + u"/host"_s, u"--result"_s,
-                                  judgedir + u"/result.json"_s});
+                                  judgedir + u"/result.json"_s} + extra);
     }
 
     QJsonObject lastResult(const QString &spikeLog)
@@ -261,7 +273,9 @@ private Q_SLOTS:
         QTest::addColumn<QString>("metric");
         QTest::addColumn<QStringList>("judgeSteps");
         QTest::addColumn<QStringList>("hardwareSteps");
-        QTest::newRow("gemmini") << u"gemmini"_s << u"cycles"_s << QStringList{u"lint"_s, u"firesim"_s, u"report"_s} << QStringList{};
+        // gemmini: spike's count by default; the FireSim step is its hardware (left out unless a search may rank).
+        QTest::newRow("gemmini") << u"gemmini"_s << u"instructions"_s << QStringList{u"lint"_s, u"firesim"_s, u"report"_s}
+                                 << QStringList{u"firesim"_s};
         QTest::newRow("trainium") << u"trainium"_s << u"latency_ms"_s << QStringList{u"static"_s, u"check"_s, u"profile"_s}
                                   << QStringList{u"check"_s, u"profile"_s};
     }
@@ -635,21 +649,23 @@ private Q_SLOTS:
         QCOMPARE(r.value(u"status"_s).toString(), u"ok"_s);
         QVERIFY(r.value(u"correct"_s).toBool());
         const QJsonObject metrics = r.value(u"metrics"_s).toObject();
-        QCOMPARE(metrics.value(u"cycles"_s).toInt(), 51996); // the last repeat, as Autocomp reads it
-        QCOMPARE(metrics.value(u"spike_instructions"_s).toInt(), 51996);
+        QCOMPARE(metrics.value(u"instructions"_s).toInt(), 51996); // the last repeat, as Autocomp reads it
+        QCOMPARE(metrics.value(u"spike_rdinstret"_s).toInt(), 51996);
         QVERIFY(!metrics.contains(u"firesim_cycles"_s));
+        QVERIFY(!metrics.contains(u"cycles"_s)); // a spike count is never called cycles
         const QString feedback = r.value(u"feedback"_s).toVariant().toStringList().join(u'\n');
         // 200 x 64 x 192 MACs; operands 200*192 + 192*64 + 4*64 + 200*64 bytes.
         QVERIFY2(feedback.contains(u"2457600 int8 MACs"_s) && feedback.contains(u"scratchpad 256 KB"_s) && feedback.contains(u"accumulator 64 KB"_s),
                  qPrintable(feedback));
 
-        // FireSim's cycles, where its uartlog is there, become the score.
+        // FireSim's cycles, where its uartlog is there, are the cycles (the score with metric cycles).
         QVERIFY(writeFile(m_dir.filePath(u"judge-spike-ok/uartlog"_s), readAll(fixture(u"firesim_uartlog"_s))));
-        o = judgeReport(problem, key, ok);
+        o = judgeReport(problem, key, ok, {u"--metric"_s, u"cycles"_s});
         QVERIFY2(o.exitCode == 0, describe(o).constData());
         r = lastResult(ok);
         QCOMPARE(r.value(u"metrics"_s).toObject().value(u"cycles"_s).toInt(), 41877);
-        QCOMPARE(r.value(u"metrics"_s).toObject().value(u"spike_cycles"_s).toInt(), 51996);
+        QCOMPARE(r.value(u"metrics"_s).toObject().value(u"instructions"_s).toInt(), 51996);
+        QVERIFY(QFile::remove(m_dir.filePath(u"judge-spike-ok/uartlog"_s)));
 
         // "Correct result" with one output that differs from the judge's computation.
         QByteArray forged = asSpikeLog(host.out, {});
@@ -687,33 +703,379 @@ private Q_SLOTS:
         QCOMPARE(lastResult(truncated).value(u"status"_s).toString(), u"incorrect"_s);
     }
 
-    // Where a gemmini-rocc-tests checkout is available, each harness with its start code compiles for
-    // RISC-V against the real gemmini.h (the compile step's flags, without the bare-metal link).
-    void gemminiHarnessesCompileForRiscv_data()
+    // The gemmini score on recorded outputs (data/gemmini_metrics: the harness's lines with the host
+    // build's checksums for one key, and the counts the issue reported from spike: 630 for the library's
+    // start code, 217 for one big loop_ws, 13,750 for a hand-tiled kernel; FireSim uartlogs in the same
+    // format). On spike the count is `instructions`, never `cycles`; FireSim's is `cycles`; the peak
+    // check (at most 16 x 16 MACs per cycle) applies to both.
+    void gemminiMetricsNamedPerSimulator_data()
+    {
+        QTest::addColumn<QString>("spikeLog");
+        QTest::addColumn<QString>("uartlog");
+        QTest::addColumn<QString>("metric");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("scoreKey");
+        QTest::addColumn<int>("score");
+        QTest::addColumn<QString>("flag");
+        QTest::addColumn<QString>("logText");
+        QTest::newRow("spike: the library's start code") << u"spike_start.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
+                                                         << u"instructions"_s << 630
+                                                         << u"spike's count is not a cycle count: 630 instructions for 4194304 MACs would be 6658 "
+                                                            "MACs per cycle, 26.0x the 16x16 array's peak of 256; the call needs at least 16384 cycles"_s
+                                                         << u"score 630 instructions (spike: retired instructions, not cycles)"_s;
+        QTest::newRow("spike: one big loop_ws") << u"spike_big_loop_ws.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
+                                                << u"instructions"_s << 217 << u"217 instructions for 4194304 MACs would be 19329 MACs per cycle, 75.5x"_s
+                                                << u"score 217 instructions"_s;
+        QTest::newRow("spike: a hand-tiled kernel") << u"spike_handtiled.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
+                                                    << u"instructions"_s << 13750 << u"13750 instructions for 4194304 MACs would be 305 MACs per cycle, 1.2x"_s
+                                                    << u"score 13750 instructions"_s;
+        QTest::newRow("FireSim: cycles") << u"spike_start.log"_s << u"firesim_uartlog"_s << u"cycles"_s << 0 << u"ok"_s << u"cycles"_s << 45102
+                                         << QString() << u"score 45102 cycles (FireSim)"_s;
+        QTest::newRow("FireSim: beyond the array's peak") << u"spike_start.log"_s << u"firesim_uartlog_impossible"_s << u"cycles"_s << 0 << u"ok"_s
+                                                          << u"cycles"_s << 9012
+                                                          << u"faster than the array's peak: 465 MACs per cycle > 256 (FireSim: 9012 cycles for "
+                                                             "4194304 MACs, at least 16384 are needed)"_s
+                                                          << u"score 9012 cycles (FireSim)"_s;
+        QTest::newRow("spike's score beside FireSim's cycles") << u"spike_start.log"_s << u"firesim_uartlog"_s << u"instructions"_s << 0 << u"ok"_s
+                                                               << u"instructions"_s << 630 << u"spike's count is not a cycle count: 630 instructions"_s
+                                                               << u"score 630 instructions"_s;
+        QTest::newRow("cycles without FireSim") << u"spike_start.log"_s << QString() << u"cycles"_s << 127 << u"error"_s << QString() << 0 << QString()
+                                                << u"metric 'cycles' needs FireSim's uartlog, and this evaluation has none"_s;
+        QTest::newRow("an unknown metric") << u"spike_start.log"_s << QString() << u"latency"_s << 127 << u"error"_s << QString() << 0 << QString()
+                                           << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
+    }
+
+    void gemminiMetricsNamedPerSimulator()
+    {
+        QFETCH(QString, spikeLog);
+        QFETCH(QString, uartlog);
+        QFETCH(QString, metric);
+        QFETCH(int, exitCode);
+        QFETCH(QString, status);
+        QFETCH(QString, scoreKey);
+        QFETCH(int, score);
+        QFETCH(QString, flag);
+        QFETCH(QString, logText);
+        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]+"_s), u"-"_s);
+        const QString log = m_dir.filePath(u"metrics-"_s + tag + u".log"_s);
+        QVERIFY(writeFile(log, readAll(metricsFixture(spikeLog))));
+        if (!uartlog.isEmpty())
+            QVERIFY(writeFile(m_dir.filePath(u"judge-metrics-"_s + tag + u"/uartlog"_s), readAll(metricsFixture(uartlog))));
+        const Outcome o = judgeReport(u"matmul_tiled"_s, u"0f1e2d3c4b5a69788796a5b4"_s, log, {u"--metric"_s, metric});
+        QVERIFY2(o.exitCode == exitCode, describe(o).constData());
+        const QJsonObject r = lastResult(log);
+        QCOMPARE(r.value(u"status"_s).toString(), status);
+        QVERIFY2(r.value(u"log"_s).toString().contains(logText), qPrintable(r.value(u"log"_s).toString()));
+        if (status != u"ok"_s) {
+            QVERIFY(o.out.contains(logText.toUtf8())); // the step's own output says it, for the evaluator's `error`
+            return;
+        }
+        const QJsonObject metrics = r.value(u"metrics"_s).toObject();
+        QCOMPARE(metrics.value(scoreKey).toInt(), score);
+        // spike's count is always there, as instructions; cycles only where FireSim counted them.
+        QVERIFY(metrics.value(u"instructions"_s).isDouble());
+        QCOMPARE(metrics.contains(u"cycles"_s), !uartlog.isEmpty());
+        const QString spikeCount = QString::number(metrics.value(u"instructions"_s).toInt());
+        const QStringList feedback = r.value(u"feedback"_s).toVariant().toStringList();
+        QVERIFY2(feedback.join(u'\n').contains(spikeCount + u" retired instructions"_s), qPrintable(feedback.join(u'\n')));
+        for (const QString &line : feedback + QStringList{r.value(u"log"_s).toString()})
+            QVERIFY2(!line.contains(spikeCount + u" cycles"_s) && !line.contains(u"spike cycle"_s), qPrintable(line));
+        const QStringList flags = r.value(u"flags"_s).toVariant().toStringList();
+        if (flag.isEmpty())
+            QVERIFY2(flags.isEmpty(), qPrintable(flags.join(u'\n')));
+        else
+            QVERIFY2(flags.join(u'\n').contains(flag), qPrintable(flags.join(u'\n')));
+    }
+
+    // The target's metric and unit follow the setting metric: every view (the CLI, the prompts, the
+    // workbench's columns and chart, the exports) shows the target's or MetricUnits' name for it.
+    void gemminiTargetNamesItsMetric()
+    {
+        {
+            const auto t = Repository(QStringList{shipped()}).target(u"gemmini"_s, nullptr);
+            QVERIFY(t);
+            QCOMPARE(t->metric, u"instructions"_s);
+            QCOMPARE(t->metricUnit, u"instructions"_s);
+            QCOMPARE(MetricUnits::declared(u"instructions"_s), u"instructions"_s);
+            QVERIFY2(t->measurement.contains(u"as instructions"_s) && t->measurement.contains(u"counts retired instructions, not cycles"_s),
+                     qPrintable(t->measurement));
+        }
+        qputenv("AUTOCOMP_GEMMINI_METRIC", "cycles");
+        const auto firesim = Repository(QStringList{shipped()}).target(u"gemmini"_s, nullptr);
+        qunsetenv("AUTOCOMP_GEMMINI_METRIC");
+        QVERIFY(firesim);
+        QCOMPARE(firesim->metric, u"cycles"_s);
+        QCOMPARE(firesim->metricUnit, u"cycles"_s);
+        QVERIFY(firesim->measurement.contains(u"as cycles"_s));
+
+        // `autocomp targets` names it the same way, whether or not the tools are here.
+        for (const QByteArray &value : {QByteArray(), QByteArray("cycles")}) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            if (!value.isEmpty())
+                env.insert(u"AUTOCOMP_GEMMINI_METRIC"_s, QString::fromLatin1(value));
+            const Outcome targets = run(qEnvironmentVariable("AUTOCOMP_CLI"), {u"targets"_s}, env);
+            const QString want = value.isEmpty() ? u"[metric instructions, instructions]"_s : u"[metric cycles, cycles]"_s;
+            QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  [^\\n]*"_s + QRegularExpression::escape(want)).match(QString::fromUtf8(targets.out)).hasMatch(),
+                     describe(targets).constData());
+        }
+    }
+
+    // Whether a search may rank (the target's hardware_check): by spike's count only with the opt-in
+    // spike_rank: instructions; by cycles only with FireSim. Otherwise the reason names the setting.
+    void gemminiRankCheck_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("line");
+        QTest::newRow("spike, no opt-in") << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"off"_s} << 1
+                                          << u"spike counts retired instructions, not cycles (one loop_ws is one instruction), so this target only "
+                                             "checks correctness on spike: to let a search optimize instruction counts set spike_rank: instructions "
+                                             "(AUTOCOMP_GEMMINI_SPIKE_RANK=instructions)"_s;
+        QTest::newRow("spike, opted in") << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"instructions"_s} << 0
+                                         << u"ok: ranked by spike's retired-instruction count (spike_rank: instructions), not by cycles"_s;
+        QTest::newRow("cycles, no FireSim") << QStringList{u"--metric"_s, u"cycles"_s, u"--spike-rank"_s, u"instructions"_s} << 1
+                                            << u"metric 'cycles' needs FireSim: setting firesim_dir is empty"_s;
+        QTest::newRow("cycles, FireSim") << QStringList{u"--metric"_s, u"cycles"_s, u"--spike-rank"_s, u"off"_s, u"--firesim-dir"_s, u"@firesim"_s} << 0
+                                         << u"ok: ranked by FireSim cycles"_s;
+        QTest::newRow("an unknown metric") << QStringList{u"--metric"_s, u"latency"_s, u"--spike-rank"_s, u"off"_s} << 1
+                                           << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
+    }
+
+    void gemminiRankCheck()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, line);
+        const QString firesim = m_dir.filePath(u"firesim"_s);
+        QVERIFY(writeFile(firesim + u"/deploy/config_runtime.yaml"_s, "# a FireSim manager's runtime config\n"));
+        args.replaceInStrings(u"@firesim"_s, firesim);
+        const Outcome o = run(u"python3"_s, QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"rank-check"_s} + args);
+        QVERIFY2(o.exitCode == exitCode && o.out.contains(line.toUtf8()), describe(o).constData());
+    }
+
+private:
+    // The bare-metal toolchain the steps use (Debian's, by default names) and a gemmini-rocc-tests
+    // checkout with its submodules; empty with the reason when either is missing.
+    QString gemminiToolsOrSkipReason(QString *rocc)
+    {
+        if (QStandardPaths::findExecutable(u"riscv64-unknown-elf-gcc"_s).isEmpty())
+            return u"riscv64-unknown-elf-gcc is not installed (Debian: gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf, "
+                   "packaging/install-deps.sh --gemmini)"_s;
+        const Outcome specs = run(u"riscv64-unknown-elf-gcc"_s, {u"-print-file-name=picolibc.specs"_s});
+        if (!QFileInfo(QString::fromUtf8(specs.out.trimmed())).isAbsolute())
+            return u"riscv64-unknown-elf-gcc finds no picolibc.specs (Debian: picolibc-riscv64-unknown-elf)"_s;
+        *rocc = qEnvironmentVariable("AUTOCOMP_GEMMINI_ROCC_TESTS");
+        if (rocc->isEmpty()) {
+            const auto t = Repository(QStringList{shipped()}).target(u"gemmini"_s, nullptr);
+            for (const auto &setting : t ? t->settings : QList<QPair<QString, QString>>{})
+                if (setting.first == u"rocc_tests"_s)
+                    *rocc = setting.second;
+        }
+        for (const char *rel : {"/include/gemmini.h", "/rocc-software/src/xcustom.h", "/riscv-tests/benchmarks/common/crt.S", "/riscv-tests/env/encoding.h"})
+            if (!QFileInfo::exists(*rocc + QLatin1String(rel)))
+                return u"no gemmini-rocc-tests checkout with its submodules at '"_s + *rocc
+                       + u"' (set AUTOCOMP_GEMMINI_ROCC_TESTS; it has no "_s + QLatin1String(rel + 1) + u')';
+        return {};
+    }
+
+    // A stand-in for spike under this test's folder (as /opt/chipyard/bin/spike would be), with the
+    // installation a real one has: lib/libgemmini.so (here a text file it reads) beside bin/. In place of
+    // simulating Gemmini it builds the pasted harness for the host (the judge's own build: no candidate)
+    // and prints what a correct run prints, with a fixed count. Returns its path.
+    QString standInSpike()
+    {
+        const QString prefix = m_dir.filePath(u"opt/chipyard"_s);
+        const QString spike = prefix + u"/bin/spike"_s;
+        if (QFileInfo::exists(spike))
+            return spike;
+        if (!writeFile(prefix + u"/lib/libgemmini.so"_s, "libgemmini stand-in\n"))
+            return {};
+        QStringList headers = QDir(shipped() + u"/backends/gemmini/include"_s).entryList({u"*.h"_s}, QDir::Files);
+        for (QString &h : headers)
+            h = shipped() + u"/backends/gemmini/include/"_s + h;
+        for (const QString &problem : Repository(QStringList{shipped()}).problemNames(u"gemmini"_s))
+            for (const QString &h : QDir(shipped() + u"/sols/gemmini/"_s + problem).entryList({u"*_reference.h"_s}, QDir::Files))
+                headers << shipped() + u"/sols/gemmini/"_s + problem + u'/' + h;
+        for (const QString &h : std::as_const(headers))
+            if (!writeFile(prefix + u"/share/standin/"_s + QFileInfo(h).fileName(), readAll(h)))
+                return {};
+        const QByteArray script =
+            "#!/bin/sh\n"
+            "prefix=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"
+            "[ \"$1\" = --extension=gemmini ] || { echo \"stand-in spike: want --extension=gemmini, got $1\" >&2; exit 2; }\n"
+            "[ -s \"$2\" ] || { echo \"stand-in spike: no program $2\" >&2; exit 2; }\n"
+            "read -r lib < \"$prefix/lib/libgemmini.so\" || exit 3\n"
+            "echo \"stand-in spike: $lib from $prefix/lib\"\n"
+            "build=$(dirname \"$2\")\n"
+            "cc -O1 -std=gnu99 -DAUTOCOMP_GEMMINI_HOST -I\"$build\" -I\"$prefix/share/standin\" -o /tmp/standin \"$build/test.c\" || exit 4\n"
+            "/tmp/standin | awk '/^repeat /{print \"Generated implementation latency: 4321 cycles\"; "
+            "print \"Generated implementation instructions: 4319\"} {print}'\n";
+        if (!writeFile(spike, script) || !QFile::setPermissions(spike, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner))
+            return {};
+        return spike;
+    }
+
+    // `autocomp eval` of the problem's start code, or of the file `code`.
+    Outcome gemminiEval(const QString &problem, const QMap<QString, QString> &settings, const QStringList &extra = {}, const QString &code = {})
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (auto it = settings.cbegin(); it != settings.cend(); ++it)
+            env.insert(it.key(), it.value());
+        const QStringList what = code.isEmpty() ? QStringList{u"--start"_s} : QStringList{u"--code"_s, code};
+        return run(qEnvironmentVariable("AUTOCOMP_CLI"),
+                   QStringList{u"eval"_s, u"--target"_s, u"gemmini"_s, u"--problem"_s, problem, u"--json"_s} + what + extra, env);
+    }
+
+    static QJsonObject stepNamed(const QJsonObject &result, const QString &name)
+    {
+        for (const QJsonValue step : result.value(u"steps"_s).toArray())
+            if (step.toObject().value(u"name"_s).toString() == name)
+                return step.toObject();
+        return {};
+    }
+
+private Q_SLOTS:
+    // Every gemmini problem's start code through the real steps, sandboxed: lint, paste, the compile step
+    // with Debian's toolchain (picolibc's specs, riscv-tests' crt.S, syscalls.c and test.ld) building the
+    // bare-metal harness, the stand-in spike found outside /usr with its lib/, and the judge: `ok`, scored
+    // in instructions (spike_rank: instructions). Without the opt-in the same evaluation checks correctness
+    // and ends no_hardware, saying which setting would let a search rank.
+    void gemminiEvaluatesWithItsToolsOutsideUsr_data()
     {
         gemminiHarnessesRunOnTheHost_data();
     }
 
-    void gemminiHarnessesCompileForRiscv()
+    void gemminiEvaluatesWithItsToolsOutsideUsr()
     {
         QFETCH(QString, problem);
-        const QString rocc = qEnvironmentVariable("AUTOCOMP_GEMMINI_ROCC_TESTS");
-        if (rocc.isEmpty() || !QFileInfo::exists(rocc + u"/include/gemmini.h"_s))
-            QSKIP("set AUTOCOMP_GEMMINI_ROCC_TESTS to a gemmini-rocc-tests checkout (with its rocc-software submodule) to compile the harnesses for RISC-V");
-        const QString gcc = QStandardPaths::findExecutable(u"riscv64-linux-gnu-gcc"_s);
-        if (gcc.isEmpty())
-            QSKIP("riscv64-linux-gnu-gcc is not installed");
-        const QString dir = shipped() + u"/sols/gemmini/"_s + problem;
-        const QString build = m_dir.filePath(u"riscv-"_s + problem);
-        const auto p = Repository(QStringList{shipped()}).problem(u"gemmini"_s, problem, nullptr);
-        QVERIFY(p);
-        Outcome o = run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, dir + u"/harness.c"_s, u"--candidate"_s,
-                                       p->startFile, u"--shape"_s, benchShape(u"gemmini"_s, problem), u"--key"_s, u"k"_s, u"--out-dir"_s, build});
-        QVERIFY2(o.exitCode == 0, describe(o).constData());
-        o = run(gcc, {u"-DPREALLOCATE=1"_s, u"-DMULTITHREAD=1"_s, u"-mcmodel=medany"_s, u"-std=gnu99"_s, u"-O2"_s, u"-ffast-math"_s, u"-fno-common"_s,
-                      u"-fno-builtin-printf"_s, u"-march=rv64gc"_s, u"-I"_s + rocc, u"-I"_s + shipped() + u"/backends/gemmini/include"_s, u"-I"_s + dir,
-                      u"-I"_s + build, u"-DBAREMETAL=1"_s, u"-c"_s, u"-o"_s, build + u"/test.o"_s, build + u"/test.c"_s});
-        QVERIFY2(o.exitCode == 0, describe(o).constData());
+        QString rocc;
+        if (const QString why = gemminiToolsOrSkipReason(&rocc); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        const QString spike = standInSpike();
+        QVERIFY(!spike.isEmpty());
+        const QMap<QString, QString> settings{{u"AUTOCOMP_GEMMINI_SPIKE"_s, spike},
+                                              {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc},
+                                              {u"AUTOCOMP_GEMMINI_SPIKE_RANK"_s, u"instructions"_s}};
+        const Outcome o = gemminiEval(problem, settings, {u"--sandbox"_s, u"required"_s});
+        const QJsonObject r = QJsonDocument::fromJson(o.out).object();
+        const QJsonObject compile = stepNamed(r, u"compile"_s);
+        QVERIFY2(compile.value(u"exit_code"_s).toInt(-1) == 0, describe(o).constData());
+        const QStringList command = compile.value(u"command"_s).toVariant().toStringList();
+        QVERIFY2(command.value(0).endsWith(u"riscv64-unknown-elf-gcc"_s) && command.value(1).endsWith(u"/specs/libc-auto.specs"_s)
+                     && command.contains(u"-nostartfiles"_s),
+                 qPrintable(command.join(u' ')));
+        const QJsonObject spikeStep = stepNamed(r, u"spike"_s);
+        QVERIFY2(spikeStep.value(u"log"_s).toString().contains(u"stand-in spike: libgemmini stand-in from "_s + QFileInfo(spike).absolutePath().chopped(4) + u"/lib"_s),
+                 describe(o).constData());
+        QVERIFY2(spikeStep.value(u"command"_s).toVariant().toStringList().contains(spike), describe(o).constData());
+        QVERIFY2(r.value(u"status"_s).toString() == u"ok"_s && r.value(u"correct"_s).toBool(), describe(o).constData());
+        QCOMPARE(o.exitCode, 0);
+        const QJsonObject metrics = r.value(u"metrics"_s).toObject();
+        QCOMPARE(metrics.value(u"instructions"_s).toInt(), 4321);
+        QVERIFY(!metrics.contains(u"cycles"_s));
+        for (const QJsonValue flag : r.value(u"flags"_s).toArray())
+            QVERIFY2(!flag.toString().startsWith(u"unsandboxed"_s), qPrintable(flag.toString()));
+
+        if (problem != u"matmul_tiled"_s)
+            return;
+        // No opt-in: correctness checked, the count reported, no score; the reason names the setting.
+        QMap<QString, QString> noOptIn = settings;
+        noOptIn.remove(u"AUTOCOMP_GEMMINI_SPIKE_RANK"_s);
+        const Outcome checked = gemminiEval(problem, noOptIn);
+        const QJsonObject c = QJsonDocument::fromJson(checked.out).object();
+        QVERIFY2(c.value(u"status"_s).toString() == u"no_hardware"_s, describe(checked).constData());
+        QVERIFY2(c.value(u"log"_s).toString().contains(u"set spike_rank: instructions"_s)
+                     && c.value(u"log"_s).toString().contains(u"correct in every repeat"_s),
+                 describe(checked).constData());
+        QCOMPARE(c.value(u"metrics"_s).toObject().value(u"instructions"_s).toInt(), 4321);
+        // `autocomp targets` says the same before any run.
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (auto it = noOptIn.cbegin(); it != noOptIn.cend(); ++it)
+            env.insert(it.key(), it.value());
+        const Outcome targets = run(qEnvironmentVariable("AUTOCOMP_CLI"), {u"targets"_s}, env);
+        QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  compile only [^\\n]*\\[metric instructions, instructions\\]\\n    no hardware: spike counts "
+                                    "retired instructions, not cycles"_s)
+                     .match(QString::fromUtf8(targets.out))
+                     .hasMatch(),
+                 describe(targets).constData());
+        QVERIFY2(targets.out.contains(QByteArray("spike at " + spike.toUtf8())), describe(targets).constData());
+
+        // The agent's worked examples that define solution() pass the lint and build against the real
+        // gemmini.h (the stand-in does not run them: their results on Gemmini need a real spike).
+        const auto agent = Repository(QStringList{shipped()}).agent(u"gemmini"_s, nullptr);
+        QVERIFY(agent);
+        int built = 0;
+        for (const CodeExample &example : agent->codeExamples) {
+            if (!example.code.contains(u"void solution("_s))
+                continue;
+            const QString file = m_dir.filePath(u"example-"_s + example.name + u".c"_s);
+            QVERIFY(writeFile(file, example.code.toUtf8()));
+            const Outcome e = gemminiEval(problem, settings, {}, file);
+            const QJsonObject er = QJsonDocument::fromJson(e.out).object();
+            QVERIFY2(stepNamed(er, u"lint"_s).value(u"exit_code"_s).toInt(-1) == 0 && stepNamed(er, u"compile"_s).value(u"exit_code"_s).toInt(-1) == 0,
+                     qPrintable(example.name + u": "_s + QString::fromUtf8(describe(e))));
+            ++built;
+        }
+        QVERIFY(built >= 2);
+    }
+
+    // explicit_tiles' tile fits what tiled_matmul allows on the weight-stationary path, which double-
+    // buffers: A and B tiles together at most half the scratchpad (8192 rows), the C tile at most half
+    // the accumulator (512 rows); the rules and the ISA notes state those limits.
+    void gemminiExampleTilesFitWeightStationary()
+    {
+        const auto agent = Repository(QStringList{shipped()}).agent(u"gemmini"_s, nullptr);
+        QVERIFY(agent);
+        QString code;
+        for (const CodeExample &example : agent->codeExamples)
+            if (example.name == u"explicit_tiles"_s)
+                code = example.code;
+        QVERIFY(!code.isEmpty());
+        // tiled_matmul(..., repeating_bias, tile_I, tile_J, tile_K, transpose_A, ...): the three numbers after the bias flag.
+        const auto m = QRegularExpression(u"0, false,\\s*(\\d+), (\\d+), (\\d+),\\s*false"_s).match(code);
+        QVERIFY2(m.hasMatch(), qPrintable(code));
+        const int tileI = m.captured(1).toInt(), tileJ = m.captured(2).toInt(), tileK = m.captured(3).toInt();
+        const int dim = 16, i = 128 / dim, j = 128 / dim, k = 256 / dim; // matmul_tiled's shape
+        QVERIFY(tileI <= i && tileJ <= j && tileK <= k);
+        QVERIFY2((tileI * tileK + tileK * tileJ) * dim <= 4 * 4096 / 2, "A + B tiles beyond half the scratchpad");
+        QVERIFY2(tileI * tileJ * dim <= 1024 / 2, "the C tile beyond half the accumulator: 'Not enough space in accumulator to store C'");
+        const QByteArray rules = readAll(shipped() + u"/agents/gemmini/rules.yaml"_s);
+        QVERIFY(rules.contains("at most 8192 scratchpad rows together") && rules.contains("at most 512 accumulator rows"));
+        QVERIFY(rules.contains("Not enough space in accumulator to store C"));
+        const QByteArray isa = readAll(shipped() + u"/agents/gemmini/isa_docs.md"_s);
+        QVERIFY(isa.contains("at most 8,192 scratchpad rows") && isa.contains("at most 512\naccumulator rows"));
+    }
+
+    // spike named by the setting but not there: the target is absent, naming it, and nothing runs. There
+    // but unable to start (an interpreter that is missing): the spike step's `error`, naming it, never
+    // `incorrect`.
+    void gemminiMissingOrBrokenSpike()
+    {
+        // Missing: needs no other tool (the probe names everything that is missing).
+        QString rocc;
+        const QString why = gemminiToolsOrSkipReason(&rocc);
+        const QString missing = m_dir.filePath(u"opt/nowhere/bin/spike"_s);
+        const Outcome absent = gemminiEval(u"matmul_tiled"_s, {{u"AUTOCOMP_GEMMINI_SPIKE"_s, missing}, {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc}});
+        QCOMPARE(absent.exitCode, 1);
+        QVERIFY2(absent.err.contains("target 'gemmini' is absent on this machine: ")
+                     && absent.err.contains(QByteArray("spike '" + missing.toUtf8() + "' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE")),
+                 describe(absent).constData());
+        QVERIFY(absent.out.isEmpty());
+
+        if (!why.isEmpty())
+            QSKIP(qPrintable(u"the broken spike needs the rest of the tools: "_s + why));
+
+        const QString broken = m_dir.filePath(u"opt/broken/bin/spike"_s);
+        QVERIFY(writeFile(broken, "#!/opt/autocomp-no-such-interpreter\n"));
+        QVERIFY(QFile::setPermissions(broken, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+        const Outcome o = gemminiEval(u"matmul_tiled"_s, {{u"AUTOCOMP_GEMMINI_SPIKE"_s, broken}, {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc},
+                                                          {u"AUTOCOMP_GEMMINI_SPIKE_RANK"_s, u"instructions"_s}});
+        const QJsonObject r = QJsonDocument::fromJson(o.out).object();
+        QVERIFY2(r.value(u"status"_s).toString() == u"error"_s, describe(o).constData());
+        QCOMPARE(o.exitCode, 1);
+        QCOMPARE(stepNamed(r, u"compile"_s).value(u"exit_code"_s).toInt(-1), 0);
+        QVERIFY2(r.value(u"log"_s).toString().contains(u"cannot start "_s + broken), describe(o).constData());
     }
 };
 

@@ -7,7 +7,7 @@
 //     a file that is not a problem skipped, a broken one named with its error;
 //   - `autocomp eval --start` on an imported problem: the reference is correct;
 //   - hand-written candidates: a fused load_inline kernel is correct, a wrong one is incorrect, a
-//     fallback to the reference's torch ops and a try/except fallback are rejected, Python and C++
+//     fallback to torch ops (the gate's allow-list) and a try/except fallback are rejected, Python and C++
 //     errors are compile errors with the message; the same file's build is reused from the cache;
 //   - device cuda without CUDA torch: the target is listed absent with the reason, never simulated;
 //   - a whole `autocomp run` against the local LLM server finishes with the fused candidate as best.
@@ -219,7 +219,9 @@ private Q_SLOTS:
         QVERIFY(wrong.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("elements differ")));
 
         QVERIFY2(status(fallback) == QLatin1String("rejected"), describe(fallback).constData());
-        QVERIFY(fallback.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("aten::clamp")));
+        QVERIFY2(fallback.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("torch.clamp is not on this target's allow-list")),
+                 describe(fallback).constData());
+        QVERIFY2(stepNames(fallback).contains(QStringLiteral("gate")), describe(fallback).constData()); // the gate, after the build
 
         QVERIFY2(status(tryExcept) == QLatin1String("rejected"), describe(tryExcept).constData());
         QVERIFY(tryExcept.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("try/except")));

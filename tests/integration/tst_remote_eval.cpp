@@ -239,6 +239,46 @@ private Q_SLOTS:
         QCOMPARE(QDir(m_remoteWork.path()).entryList({QStringLiteral("autocomp-data-*")}, QDir::Dirs).size(), 1);
     }
 
+    // The far side's own verdict no_hardware (a target whose hardware check fails there) comes back as
+    // that verdict, not as a failure of the remote machinery retried elsewhere.
+    void sshNoHardwareIsAVerdict()
+    {
+        if (!m_ssh)
+            QSKIP(qPrintable(m_sshSkip));
+        const auto write = [this](const QString &path, const QByteArray &bytes) {
+            QDir().mkpath(QFileInfo(m_data.filePath(path)).absolutePath());
+            QFile file(m_data.filePath(path));
+            return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(bytes) == bytes.size();
+        };
+        QVERIFY(write(QStringLiteral("backends/remote-nohw/backend.yaml"),
+                      "name: remote-nohw\nextension: txt\nhardware_check: [sh, -c, \"echo no such card here; exit 1\"]\nsteps:\n"
+                      "  - {name: syntax, run: [sh, -c, \"test -s {candidate}\"], timeout_s: 30, fail_status: compile_error}\n"
+                      "  - {name: bench, role: judge, needs_hardware: true, run: [sh, -c, \"exit 0\"], timeout_s: 30}\n"));
+        QVERIFY(write(QStringLiteral("sols/remote-nohw/p/problem.yaml"), "name: p\nstart: start.txt\nreference: start.txt\nshapes: [{n: 1}]\n"));
+        QVERIFY(write(QStringLiteral("sols/remote-nohw/p/start.txt"), "a kernel\n"));
+        Repository repository;
+        QString error;
+        const auto target = repository.target(QStringLiteral("remote-nohw"), &error);
+        QVERIFY2(target, qPrintable(error));
+        const auto problem = repository.problem(QStringLiteral("remote-nohw"), QStringLiteral("p"), &error);
+        QVERIFY2(problem, qPrintable(error));
+        Evaluator evaluator(sshConfig());
+        QCOMPARE(evaluator.placement(*target), QStringLiteral("remote"));
+        EvalResult result;
+        bool done = false;
+        EvalJob *job = evaluator.evaluate(*target, *problem, QStringLiteral("a kernel\n"));
+        connect(job, &EvalJob::finished, this, [&](const EvalResult &r) {
+            result = r;
+            done = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(done, 300000);
+        QVERIFY2(result.status == QLatin1String("no_hardware") && !result.correct, qPrintable(describe(result)));
+        QVERIFY2(result.log.contains(QLatin1String("no such card here")), qPrintable(describe(result)));
+        QVERIFY2(!result.steps.isEmpty() && result.steps.first().name == QLatin1String("remote"), qPrintable(describe(result)));
+        // One attempt: a verdict, not a remote failure tried again.
+        QVERIFY2(!result.feedback.join(QLatin1Char('\n')).contains(QLatin1String("remote failure")), qPrintable(result.feedback.join(QLatin1Char('\n'))));
+    }
+
     void sshCompileLocalRunsTheRestRemotely()
     {
         if (!m_ssh)

@@ -6,6 +6,15 @@
 //   no lint   — the gate must decide alone what the lint would have caught;
 //   runtime   — no lint and no gate: the sandbox, the worker's seccomp allow-list and the judge
 //               (its clock, its inputs, its checks) must contain the candidate on their own.
+// Misbehaving Python candidates (data/hacks_kernelbench/, data/hacks_tpu/) go the same way through the
+// kernelbench target (level1/1_NewGELU) and the tpu target (softmax):
+//   kb-shipped, tpu-shipped   — the shipped targets;
+//   kb-nostatic, tpu-nostatic — without the static step (the resolved-AST checks): kernelbench's gate (the
+//                               Python side's allow-list, the extension's symbols) and tpu's check of the traced
+//                               program (walked by the judge), with the sandbox and the judge, must hold alone;
+//   kb-runtime                — without the gate as well: the isolated worker and the judge alone;
+//   kb-strict                 — the shipped target with a plausible-speedup bound of 0.01x, so every
+//                               candidate's figure is timed again under the strict conditions.
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
 #include "model/repository.h"
@@ -15,6 +24,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QtTest>
@@ -31,6 +41,8 @@ class TestRewardHacking : public QObject
 
 private:
     Problem m_problem;
+    Problem m_kbProblem, m_tpuProblem;
+    QString m_kbAbsent, m_tpuAbsent; // why the Python targets cannot run here (empty: they can)
     std::unique_ptr<Evaluator> m_evaluator;
     QHash<QString, Target> m_targets; // shipped, nolint, runtime, instructions
     QHash<QString, std::optional<EvalResult>> m_results;
@@ -41,14 +53,31 @@ private:
 
     QString escapeTarget() const { return QDir::current().absoluteFilePath(QStringLiteral("reward-hack-escape-%1.txt").arg(QCoreApplication::applicationPid())); }
 
-    QString fixture(const QString &name) const
+    static QString fixtureDir(const QString &variant)
     {
-        QFile file(QFINDTESTDATA(QStringLiteral("data/hacks/") + name));
+        if (variant.startsWith(QLatin1String("kb-")))
+            return QStringLiteral("data/hacks_kernelbench/");
+        if (variant.startsWith(QLatin1String("tpu-")))
+            return QStringLiteral("data/hacks_tpu/");
+        return QStringLiteral("data/hacks/");
+    }
+    const Problem &problemFor(const QString &variant) const
+    {
+        if (variant.startsWith(QLatin1String("kb-")))
+            return m_kbProblem;
+        if (variant.startsWith(QLatin1String("tpu-")))
+            return m_tpuProblem;
+        return m_problem;
+    }
+
+    QString fixture(const QString &name, const QString &variant = QString()) const
+    {
+        QFile file(QFINDTESTDATA(fixtureDir(variant) + name));
         if (!file.open(QIODevice::ReadOnly))
             return {};
         QString code = QString::fromUtf8(file.readAll());
         code.replace(QLatin1String("AUTOCOMP_HACK_TARGET"), escapeTarget());
-        code.replace(QLatin1String("AUTOCOMP_REFERENCE_FILE"), m_problem.referenceFile);
+        code.replace(QLatin1String("AUTOCOMP_REFERENCE_FILE"), problemFor(variant).referenceFile);
         code.replace(QLatin1String("AUTOCOMP_HOME_CANARY"), m_homeCanaryFile);
         return code;
     }
@@ -61,7 +90,7 @@ private:
         if (m_results.contains(key))
             return;
         m_results.insert(key, std::nullopt);
-        EvalJob *job = m_evaluator->evaluate(m_targets.value(variant), m_problem, fixture(file));
+        EvalJob *job = m_evaluator->evaluate(m_targets.value(variant), problemFor(variant), fixture(file, variant));
         connect(job, &EvalJob::finished, this, [this, key](const EvalResult &r) { m_results[key] = r; });
     }
 
@@ -102,7 +131,11 @@ private:
         QFETCH(QString, file);
         QFETCH(QString, status);
         QFETCH(QString, reason);
-        QVERIFY2(!fixture(file).isEmpty(), qPrintable(file));
+        if (variant.startsWith(QLatin1String("kb-")) && !m_kbAbsent.isEmpty())
+            QSKIP(qPrintable(m_kbAbsent));
+        if (variant.startsWith(QLatin1String("tpu-")) && !m_tpuAbsent.isEmpty())
+            QSKIP(qPrintable(m_tpuAbsent));
+        QVERIFY2(!fixture(file, variant).isEmpty(), qPrintable(file));
         EvalResult r;
         evaluate(variant, file, r);
         if (QTest::currentTestFailed())
@@ -151,6 +184,8 @@ private Q_SLOTS:
         m_envCanary = "canary-env-" + QByteArray::number(QCoreApplication::applicationPid());
         m_homeCanary = "canary-home-" + QByteArray::number(QCoreApplication::applicationPid());
         qputenv("OPENAI_API_KEY", m_keyCanary);
+        // Fewer timed kernelbench calls than shipped (20, not 100): the rows are about verdicts, not figures.
+        qputenv("AUTOCOMP_KERNELBENCH_TRIALS", "20");
         qputenv("AUTOCOMP_CANARY", m_envCanary);
         m_homeCanaryFile = QDir::home().filePath(QStringLiteral(".autocomp-canary-%1").arg(QCoreApplication::applicationPid()));
         QFile canary(m_homeCanaryFile);
@@ -193,6 +228,55 @@ private Q_SLOTS:
         QVERIFY2(m_judgeTime.isValid(), qPrintable(m_judgeFile));
         for (const QString &file : QDir(QFINDTESTDATA("data/hacks")).entryList({QStringLiteral("*.cpp")}))
             start(QStringLiteral("shipped"), file);
+        initPythonTargets(repository);
+    }
+
+    // The kernelbench and tpu targets, as shipped and with defenses removed; their fixtures start at once.
+    void initPythonTargets(Repository &repository)
+    {
+        QString error;
+        const auto kb = repository.target(QStringLiteral("kernelbench"), &error);
+        const auto kbProblem = repository.problem(QStringLiteral("kernelbench"), QStringLiteral("level1/1_NewGELU"), &error);
+        if (!kb || !kbProblem)
+            m_kbAbsent = error;
+        else if (!kb->available())
+            m_kbAbsent = kb->absenceReason();
+        if (m_kbAbsent.isEmpty()) {
+            m_kbProblem = *kbProblem;
+            Target shipped = *kb;
+            Target noStatic = shipped;
+            noStatic.steps.removeIf([](const TargetStep &s) { return s.name == QLatin1String("static"); });
+            Target runtime = noStatic;
+            runtime.steps.removeIf([](const TargetStep &s) { return s.name == QLatin1String("gate"); });
+            Target strict = shipped;
+            for (TargetStep &step : strict.steps)
+                if (step.name == QLatin1String("check"))
+                    step.run << QStringLiteral("--suspicious") << QStringLiteral("0.01");
+            m_targets.insert(QStringLiteral("kb-shipped"), shipped);
+            m_targets.insert(QStringLiteral("kb-nostatic"), noStatic);
+            m_targets.insert(QStringLiteral("kb-runtime"), runtime);
+            m_targets.insert(QStringLiteral("kb-strict"), strict);
+            const QStringList files = QDir(QFINDTESTDATA("data/hacks_kernelbench")).entryList({QStringLiteral("*.py")});
+            for (const QString &variant : {QStringLiteral("kb-shipped"), QStringLiteral("kb-nostatic")})
+                for (const QString &file : files)
+                    start(variant, file);
+        }
+        const auto tpu = repository.target(QStringLiteral("tpu"), &error);
+        const auto tpuProblem = repository.problem(QStringLiteral("tpu"), QStringLiteral("softmax"), &error);
+        if (!tpu || !tpuProblem)
+            m_tpuAbsent = error;
+        else if (!tpu->available())
+            m_tpuAbsent = tpu->absenceReason();
+        if (m_tpuAbsent.isEmpty()) {
+            m_tpuProblem = *tpuProblem;
+            Target noStatic = *tpu;
+            noStatic.steps.removeIf([](const TargetStep &s) { return s.name == QLatin1String("static"); });
+            m_targets.insert(QStringLiteral("tpu-shipped"), *tpu);
+            m_targets.insert(QStringLiteral("tpu-nostatic"), noStatic);
+            for (const QString &variant : {QStringLiteral("tpu-shipped"), QStringLiteral("tpu-nostatic")})
+                for (const QString &file : QDir(QFINDTESTDATA("data/hacks_tpu")).entryList({QStringLiteral("*.py")}))
+                    start(variant, file);
+        }
     }
 
     void cleanupTestCase()
@@ -291,6 +375,132 @@ private Q_SLOTS:
         QTest::newRow("patched timer") << "fake_fast.cpp" << "ok" << "timed by the judge";
     }
     void runtimeDefensesAlone() { check(QStringLiteral("runtime")); }
+
+    void kernelbenchShipped_data()
+    {
+        addRows();
+        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py" << "rejected" << "assigning torch.profiler.profile";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "rejected" << ".modules is not allowed";
+        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py" << "rejected" << "at::cpu::gelu";
+        QTest::newRow("a different op than the reference's") << "functional_gelu.py" << "rejected" << "torch.nn.functional.gelu";
+        QTest::newRow("name built from strings") << "getattr_built.py" << "rejected" << "getattr() with a computed or private name";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "with-block is not allowed";
+        QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "__builtins__ is not allowed";
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "open is not allowed";
+        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
+    }
+    void kernelbenchShipped() { check(QStringLiteral("kb-shipped")); }
+
+    void kernelbenchWithoutStatic_data()
+    {
+        addRows();
+        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py" << "rejected" << "torch.profiler.profile is not on this target's allow-list";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "rejected" << "import typing is not allowed";
+        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py" << "rejected" << "at::cpu::gelu";
+        QTest::newRow("a different op than the reference's") << "functional_gelu.py" << "rejected" << "torch.nn.functional.gelu";
+        QTest::newRow("name built from strings") << "getattr_built.py" << "rejected" << "a call of a computed function";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "import contextlib is not allowed";
+        QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "a call of a computed function";
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "import os is not allowed";
+        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
+    }
+    void kernelbenchWithoutStatic() { check(QStringLiteral("kb-nostatic")); }
+
+    // No static step and no gate: what the isolated worker and the judge's clock, inputs and checks hold alone.
+    void kernelbenchRuntimeAlone_data()
+    {
+        addRows();
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "crash" << "not a plain torch.Tensor";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "incorrect" << "elements differ";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
+        // Contained rather than stopped: the usercustomize it writes is never loaded (below).
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "ok" << "correct on";
+    }
+    void kernelbenchRuntimeAlone() { check(QStringLiteral("kb-runtime")); }
+
+    // The usercustomize.py the build wrote would slow torch.tanh by 200 ms a call in any Python that loaded it;
+    // the eager reference runs in the judge's own isolated process, so the honest kernel's figure stays its own
+    // (about 0.3x of eager on one core), far below the 6x or more a slowed reference would give it.
+    void kernelbenchBaselineUntouched()
+    {
+        if (!m_kbAbsent.isEmpty())
+            QSKIP(qPrintable(m_kbAbsent));
+        EvalResult r;
+        evaluate(QStringLiteral("kb-runtime"), QStringLiteral("usercustomize_baseline.py"), r);
+        QVERIFY2(r.status == QLatin1String("ok"), qPrintable(describe(r)));
+        const double speedup = r.metrics.value(QStringLiteral("speedup_vs_eager")).toDouble();
+        QVERIFY2(speedup > 0 && speedup < 2.0, qPrintable(QStringLiteral("speedup %1\n%2").arg(speedup).arg(describe(r))));
+        QVERIFY2(r.metrics.value(QStringLiteral("reference_ms")).toObject().value(QStringLiteral("median")).toDouble() < 150.0, qPrintable(describe(r)));
+    }
+
+    // A figure beyond the plausible bound is timed again, every output checked, before it can rank; when it
+    // holds it stands, with the flag saying so.
+    void kernelbenchSuspiciousFigureRetimed()
+    {
+        if (!m_kbAbsent.isEmpty())
+            QSKIP(qPrintable(m_kbAbsent));
+        EvalResult r;
+        evaluate(QStringLiteral("kb-strict"), QStringLiteral("block_constant.py"), r);
+        QVERIFY2(r.status == QLatin1String("ok") && r.correct, qPrintable(describe(r)));
+        QVERIFY2(r.flags.join(QLatin1Char('\n')).contains(QLatin1String("timed again with every output checked it held")), qPrintable(describe(r)));
+        QVERIFY2(r.metrics.contains(QStringLiteral("strict_speedup_vs_eager")), qPrintable(describe(r)));
+    }
+
+    void tpuShipped_data()
+    {
+        addRows();
+        QTest::newRow("decoy for the tracer") << "tracer_decoy.py" << "rejected" << "jax.core.Tracer is not on this target's allow-list";
+        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py" << "rejected" << "import typing is not allowed";
+        QTest::newRow("host callback by a built name") << "callback_getattr.py" << "rejected" << "getattr() with a computed or private name";
+        QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py" << "rejected" << "jax.nn.log_softmax is not on this target's allow-list";
+        QTest::newRow("NumPy doing the work") << "numpy_work.py" << "crash" << "Tracer";
+        QTest::newRow("module-level dict cache") << "dict_cache.py" << "incorrect" << "elements differ";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "import contextlib is not allowed";
+        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py" << "rejected" << "**keyword arguments with computed names";
+        QTest::newRow("exception at the first call") << "first_call_raises.py" << "crash" << "first-call-marker";
+        QTest::newRow("read the reference") << "read_reference.py" << "rejected" << "numpy.fromfile is not on this target's allow-list";
+        QTest::newRow("write outside workdir") << "write_outside.py" << "rejected" << ".tofile is not allowed";
+    }
+    void tpuShipped() { check(QStringLiteral("tpu-shipped")); }
+
+    // No static step: the traced program held to layout outside pallas_call by the judge, the isolated worker
+    // and the judge's fresh inputs must stop them alone.
+    void tpuWithoutStatic_data()
+    {
+        addRows();
+        // What it returns to a tracer is what the judge holds to layout-only: plain JAX, no kernel at all.
+        QTest::newRow("decoy for the tracer") << "tracer_decoy.py" << "rejected" << "solution launches no Pallas kernel";
+        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py" << "rejected" << "work outside the kernels";
+        QTest::newRow("host callback by a built name") << "callback_getattr.py" << "rejected" << "pure_callback";
+        QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py" << "rejected" << "work outside the kernels";
+        QTest::newRow("NumPy doing the work") << "numpy_work.py" << "crash" << "Tracer";
+        // Fresh inputs per input set: what the cache serves is the previous set's answer.
+        QTest::newRow("module-level dict cache") << "dict_cache.py" << "incorrect" << "elements differ";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "work outside the kernels";
+        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py" << "no_hardware" << "correct at";
+        QTest::newRow("exception at the first call") << "first_call_raises.py" << "crash" << "first-call-marker";
+        // The sandbox alone: no problem folder, nothing writable (check() also asserts the file is absent).
+        QTest::newRow("read the reference") << "read_reference.py" << "compile_error" << "FileNotFoundError";
+        QTest::newRow("write outside workdir") << "write_outside.py" << "compile_error" << "FileNotFoundError";
+    }
+    void tpuWithoutStatic() { check(QStringLiteral("tpu-nostatic")); }
+
+    // An exception at the first call is the candidate's crash (not a compile error), its traceback told once.
+    void tpuFirstCallExceptionIsACrash()
+    {
+        if (!m_tpuAbsent.isEmpty())
+            QSKIP(qPrintable(m_tpuAbsent));
+        EvalResult r;
+        evaluate(QStringLiteral("tpu-shipped"), QStringLiteral("first_call_raises.py"), r);
+        QVERIFY2(r.status == QLatin1String("crash"), qPrintable(describe(r)));
+        const QString all = everything(r);
+        QCOMPARE(all.count(QLatin1String("Traceback (most recent call last)")), 1);
+        QVERIFY2(!all.contains(QLatin1String("compile_error")), qPrintable(describe(r)));
+    }
 
     // A candidate that replaced the clock of its own process is timed by the judge's clock: the
     // textbook loop takes what it takes, far more than the 1 ns per call its clock would say.

@@ -305,6 +305,63 @@ private Q_SLOTS:
         QCOMPARE(h->engine->beam(), QList<qint64>{first.id});
     }
 
+    // One evaluation's interval does not see how much separate evaluations of the same code differ. With a
+    // noise floor of 4 %, a child 6 % faster than its parent by tight intervals (0.745-0.76 against 0.79-0.81,
+    // both ratios to the start) cannot be told from it: the run's best and the beam stay with the parent, and
+    // the floor is recorded with the candidates so that every view widens their intervals alike. A child
+    // clearly faster still ranks.
+    void noiseFloorWidensTheInterval()
+    {
+        const QStringList codes{code(QStringLiteral("latency_ms=80 paired_ratio=0.80 ci_low=0.79 ci_high=0.81")),
+                                code(QStringLiteral("latency_ms=75.2 paired_ratio=0.752 ci_low=0.745 ci_high=0.76")),
+                                code(QStringLiteral("latency_ms=55 paired_ratio=0.55 ci_low=0.54 ci_high=0.56"))};
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, "
+                                            "parent_slack: [1.1], noise_floor: 0.04"),
+                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        QCOMPARE(toString(run.state), QStringLiteral("finished"));
+        QHash<int, Candidate> byIteration;
+        for (const Candidate &c : candidates(*h))
+            if (c.origin != CandidateOrigin::Root)
+                byIteration.insert(c.iteration, c);
+        QCOMPARE(byIteration.size(), 3);
+        const Candidate first = byIteration.value(1), second = byIteration.value(2), third = byIteration.value(3);
+        QCOMPARE(second.parentId, first.id);
+        QCOMPARE(second.metrics.value(QStringLiteral("noise_floor")).toDouble(), 0.04);
+        const auto interval = scoreInterval(second);
+        QVERIFY(interval);
+        QVERIFY2(qAbs(interval->low - second.score * (0.745 / 0.752) * 0.96) < 1e-9, qPrintable(QString::number(interval->low)));
+        QVERIFY2(qAbs(interval->high - second.score * (0.76 / 0.752) * 1.04) < 1e-9, qPrintable(QString::number(interval->high)));
+        // Without the floor 0.745-0.76 and 0.79-0.81 would be told apart; with it they overlap.
+        QVERIFY(second.score < first.score);
+        QVERIFY(withinNoise(first, second));
+        QCOMPARE(third.parentId, first.id); // the beam kept the earlier of the two
+        QVERIFY(!withinNoise(first, third));
+        QCOMPARE(run.bestCandidateId, third.id);
+    }
+
+    // The same two measurements with no floor (the target declares none, the run sets none) are told apart.
+    void withoutNoiseFloorTightIntervalsRank()
+    {
+        const QStringList codes{code(QStringLiteral("latency_ms=80 paired_ratio=0.80 ci_low=0.79 ci_high=0.81")),
+                                code(QStringLiteral("latency_ms=75.2 paired_ratio=0.752 ci_low=0.745 ci_high=0.76"))};
+        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.1]"),
+                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
+        QVERIFY(h);
+        const RunInfo run = runToEnd(*h);
+        Candidate second;
+        for (const Candidate &c : candidates(*h))
+            if (c.iteration == 2)
+                second = c;
+        QVERIFY(!second.metrics.contains(QStringLiteral("noise_floor")));
+        QCOMPARE(run.bestCandidateId, second.id);
+    }
+
     // A deterministic metric has no noise: the smallest difference ranks, as without intervals.
     void deterministicMetricRanksAsBefore()
     {

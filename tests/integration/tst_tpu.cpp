@@ -256,7 +256,7 @@ private Q_SLOTS:
         QCOMPARE(stepNames(rejects), QStringList{QStringLiteral("static")}); // refused before anything ran
 
         QVERIFY2(status(fallback) == QLatin1String("rejected"), describe(fallback).constData());
-        QVERIFY2(log(fallback).contains(QStringLiteral("fallback: solution runs every compute primitive of the reference"))
+        QVERIFY2(log(fallback).contains(QStringLiteral("work outside the kernels: solution runs"))
                      && log(fallback).contains(QStringLiteral("exp")) && log(fallback).contains(QStringLiteral("reduce_max")),
                  describe(fallback).constData());
     }
@@ -273,8 +273,10 @@ private Q_SLOTS:
         QVERIFY2(log(o).contains(QStringLiteral("the candidate did not answer within 20 s (request 'check')")), describe(o).constData());
     }
 
-    // The candidate's process sees neither the problem's folder (its reference) nor anything writable.
-    void sandboxRefusesReadsAndWrites()
+    // NumPy's file API is refused before anything runs (the static check's denied names); that the candidate's
+    // process, were it to run, sees neither the problem's folder nor anything writable is tst_reward_hacking's
+    // tpu-nostatic rows (read_reference.py, write_outside.py), without the static step.
+    void fileApiRefused()
     {
         if (!m_absent.isEmpty())
             QSKIP(qPrintable(m_absent));
@@ -293,10 +295,11 @@ private Q_SLOTS:
         QVERIFY(writeFile(writer, QByteArray(body).replace("ACTION", write)));
         const QList<Outcome> o = evaluate({{QStringLiteral("softmax"), reader}, {QStringLiteral("softmax"), writer}});
         for (const Outcome &attempt : o) {
-            QVERIFY2(status(attempt) == QLatin1String("compile_error"), describe(attempt).constData());
-            QVERIFY2(log(attempt).contains(QStringLiteral("the candidate raised FileNotFoundError")), describe(attempt).constData());
+            QVERIFY2(status(attempt) == QLatin1String("rejected"), describe(attempt).constData());
+            QCOMPARE(stepNames(attempt), QStringList{QStringLiteral("static")});
         }
-        QVERIFY(log(o.at(0)).contains(reference));
+        QVERIFY2(log(o.at(0)).contains(QStringLiteral("numpy.fromfile is not on this target's allow-list")), describe(o.at(0)).constData());
+        QVERIFY2(log(o.at(1)).contains(QStringLiteral(".tofile is not allowed")), describe(o.at(1)).constData());
         const bool escaped = QFileInfo::exists(outside);
         QFile::remove(outside);
         QVERIFY(!escaped);

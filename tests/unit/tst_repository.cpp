@@ -55,7 +55,11 @@ private Q_SLOTS:
                     // a script copied into the cache.
                     const bool interpreted = QRegularExpression(u"^(\\{[a-z_]+\\}|python3|sh)$"_s).match(step.run.first()).hasMatch()
                                              && !step.run.first().startsWith(u"{cache_dir"_s) && step.run.size() > 1;
-                    const QString program = interpreted ? step.run.at(1) : step.run.first();
+                    // The interpreter's own flags (-I: isolated, -S: no site) come before the script.
+                    qsizetype script = 1;
+                    while (interpreted && script + 1 < step.run.size() && QRegularExpression(u"^-[A-Za-z]+$"_s).match(step.run.at(script)).hasMatch())
+                        ++script;
+                    const QString program = interpreted ? step.run.at(script) : step.run.first();
                     QVERIFY2(program.startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
                     for (qsizetype i = 0; i + 1 < step.run.size(); ++i)
                         if (outputs.contains(step.run.at(i)))

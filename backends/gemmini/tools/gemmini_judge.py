@@ -4,12 +4,18 @@
     gemmini_judge.py lint   --candidate FILE --result FILE
     gemmini_judge.py report --harness H --problem-dir D --include DIR --shape S --key K --cc CC
                             --spike-log FILE [--firesim-log FILE] --build-dir DIR --dim N --result FILE
-    gemmini_judge.py probe  --cc PROGRAM --rocc-tests DIR [--spike PROGRAM]
+                            [--metric instructions|cycles] [--firesim-dir DIR]
+    gemmini_judge.py probe  --cc PROGRAM --rocc-tests DIR [--spike PROGRAM] [--libc auto|picolibc|newlib]
+    gemmini_judge.py rank-check --metric instructions|cycles --spike-rank off|instructions --firesim-dir DIR
     gemmini_judge.py parse-spike FILE | parse-firesim FILE      (prints JSON; for people and tests)
 
 `report` never trusts the simulated run's own verdict alone: it builds the problem's harness for the
 host (-DAUTOCOMP_GEMMINI_HOST, no candidate code), runs it with the same key and requires the
 checksums the simulated run printed to be the host's, repeat by repeat.
+
+The score is the setting `metric`: `instructions`, spike's count (its cycle counter counts retired
+instructions: a Gemmini instruction, one loop_ws included, is one), or `cycles`, FireSim's. A spike count
+is never called cycles; the peak check (at most DIM x DIM MACs per cycle) applies to both.
 """
 import argparse
 import ast
@@ -28,6 +34,8 @@ import gemmini_output  # noqa: E402
 # The default Gemmini configuration (gemmini_params.h): DIM 16, 4 banks x 4096 rows of DIM int8
 # values, 1024 accumulator rows of DIM int32 values.
 SPAD_KB = 4 * 4096 * 16 // 1024
+# The evaluator's "a program or tool of this machine is missing": an `error`, never a verdict on the candidate.
+MACHINE_FAULT = 127
 ACC_KB = 1024 * 16 * 4 // 1024
 
 
@@ -163,12 +171,18 @@ def host_checksums(a):
 
 
 def cmd_report(a):
+    if a.metric not in ("instructions", "cycles"):
+        why = f"setting metric is '{a.metric}': it must be 'instructions' (spike) or 'cycles' (FireSim)"
+        write_result(a.result, "error", False, why)
+        print(why)
+        return MACHINE_FAULT
     try:
         with open(a.spike_log, encoding="utf-8", errors="replace") as f:
             spike_text = f.read()
     except OSError as e:
         write_result(a.result, "error", False, f"no spike log: {e}")
-        return 2
+        print(f"no spike log: {e}")
+        return MACHINE_FAULT
     try:
         spike = gemmini_output.parse_harness(spike_text)
     except gemmini_output.ParseError as e:
@@ -178,7 +192,8 @@ def cmd_report(a):
         host = host_checksums(a)
     except (RuntimeError, OSError, subprocess.TimeoutExpired, gemmini_output.ParseError, ValueError) as e:
         write_result(a.result, "error", False, f"judge: {e}")
-        return 2
+        print(f"judge: {e}")
+        return MACHINE_FAULT
 
     log = [f"spike: {spike['problem']} {spike['shape']}, {spike['repeats']} repeats with fresh int8 data (key {spike['key']})"]
     if (spike["problem"], spike["shape"], spike["key"]) != (host["problem"], host["shape"], host["key"]):
@@ -194,34 +209,57 @@ def cmd_report(a):
                          "(the run printed 'Correct result' but its output differs from the judge's own computation)")
             return 1
 
-    spike_cycles = spike["latencies"][-1]
-    metrics = {"spike_cycles": spike_cycles, "spike_instructions": spike["instructions"][-1]}
-    feedback = [f"spike, last of {spike['repeats']} repeats: {spike_cycles} cycles (spike retires one instruction per cycle and models "
-                f"no memory timing), {spike['instructions'][-1]} instructions; all repeats: "
-                + ", ".join(str(v) for v in spike["latencies"])]
+    # On spike the read_cycles() delta is a count of retired instructions (spike's cycle counter advances
+    # once per instruction; a Gemmini instruction, one loop_ws included, is one): it is named as such.
+    spike_count = spike["latencies"][-1]
+    metrics = {"instructions": spike_count, "spike_rdcycle": spike_count, "spike_rdinstret": spike["instructions"][-1]}
+    feedback = [f"spike, last of {spike['repeats']} repeats: {spike_count} retired instructions (read_cycles() on spike counts "
+                f"instructions, not cycles: spike models no timing and one Gemmini instruction, a whole loop_ws included, counts as one); "
+                "all repeats: " + ", ".join(str(v) for v in spike["latencies"])]
     flags = []
-    score, source = spike_cycles, "spike"
+    firesim = None
     if a.firesim_log and os.path.exists(a.firesim_log):
         try:
             with open(a.firesim_log, encoding="utf-8", errors="replace") as f:
                 firesim = gemmini_output.parse_firesim_latency(f.read())
             metrics["firesim_cycles"] = firesim
-            score, source = firesim, "FireSim"
+            metrics["cycles"] = firesim
             feedback.append(f"FireSim: {firesim} cycles (the last 'Generated implementation latency' of the uartlog)")
         except (OSError, gemmini_output.ParseError) as e:
-            feedback.append(f"FireSim: no cycles ({e}); scored on spike")
-    metrics["cycles"] = score
+            feedback.append(f"FireSim: no cycles ({e})")
+    if a.metric == "cycles" and firesim is None:
+        # The score asked for does not exist: the machine's configuration, not the candidate.
+        why = ("metric 'cycles' needs FireSim's uartlog, and this evaluation has none (setting firesim_dir "
+               f"'{a.firesim_dir or ''}'; the firesim step's output says why). Spike counts instructions, not cycles: "
+               "set metric: instructions to score spike's count.")
+        write_result(a.result, "error", False, why, metrics, feedback)
+        print(why)
+        return MACHINE_FAULT
+    score, unit = (firesim, "cycles") if a.metric == "cycles" else (spike_count, "instructions")
 
     shape = parse_shape(a.shape)
     exprs = problem_expressions(a.problem_dir)
     try:
-        if "flops" in exprs and score > 0:
+        if "flops" in exprs:
             macs = _eval_expression(exprs["flops"], shape) / 2
             peak = a.dim * a.dim
-            feedback.append(f"{int(macs)} int8 MACs: {macs / score:.1f} MACs per {source} cycle; the {a.dim}x{a.dim} array peaks at {peak}"
-                            + (f" ({100 * macs / score / peak:.1f} % of peak)" if source == "FireSim" else ""))
-            if source == "FireSim" and macs / score > peak:
-                flags.append(f"faster than the array's peak: {macs / score:.0f} MACs per cycle > {peak}")
+            floor_cycles = -(-int(macs) // peak)
+            # The peak check, on both simulators: a call cannot take fewer cycles than its MACs over the
+            # array's peak (DIM x DIM MACs per cycle).
+            if firesim is not None and firesim > 0:
+                feedback.append(f"{int(macs)} int8 MACs: {macs / firesim:.1f} MACs per FireSim cycle; the {a.dim}x{a.dim} array peaks at "
+                                f"{peak} ({100 * macs / firesim / peak:.1f} % of peak)")
+                if macs / firesim > peak:
+                    flags.append(f"faster than the array's peak: {macs / firesim:.0f} MACs per cycle > {peak} (FireSim: {firesim} cycles "
+                                 f"for {int(macs)} MACs, at least {floor_cycles} are needed)")
+            if spike_count > 0:
+                feedback.append(f"{int(macs)} int8 MACs in {spike_count} retired instructions on spike ({macs / spike_count:.1f} MACs per "
+                                f"instruction, not per cycle); at the {a.dim}x{a.dim} array's peak of {peak} MACs per cycle the call "
+                                f"needs at least {floor_cycles} cycles")
+                if spike_count < floor_cycles and a.metric == "instructions":
+                    flags.append(f"spike's count is not a cycle count: {spike_count} instructions for {int(macs)} MACs would be "
+                                 f"{macs / spike_count:.0f} MACs per cycle, {macs / spike_count / peak:.1f}x the {a.dim}x{a.dim} array's "
+                                 f"peak of {peak}; the call needs at least {floor_cycles} cycles")
         if "bytes" in exprs:
             kb = _eval_expression(exprs["bytes"], shape) / 1024
             feedback.append(f"operands and result: {kb:.1f} KB; scratchpad {SPAD_KB} KB (4 banks), accumulator {ACC_KB} KB"
@@ -229,10 +267,53 @@ def cmd_report(a):
     except (ValueError, ZeroDivisionError, SyntaxError) as e:
         feedback.append(f"(no roofline figures: {e})")
     if score < 100:
-        flags.append(f"implausibly short: {score} cycles for the whole call")
-    log.append(f"correct in every repeat: the checksums match the judge's host run; score {score} {source} cycles")
+        flags.append(f"implausibly short: {score} {unit} for the whole call")
+    log.append(f"correct in every repeat: the checksums match the judge's host run; score {score} {unit} "
+               + ("(FireSim)" if unit == "cycles" else "(spike: retired instructions, not cycles)"))
     write_result(a.result, "ok", True, "\n".join(log), metrics, feedback, flags)
     return 0
+
+
+def cmd_rank_check(a):
+    """Whether a search may rank by the configured metric here (the target's hardware_check)."""
+    if a.metric == "cycles":
+        config = os.path.join(a.firesim_dir, "deploy", "config_runtime.yaml") if a.firesim_dir else ""
+        if not config or not os.path.exists(config):
+            print("metric 'cycles' needs FireSim: setting firesim_dir "
+                  + (f"'{a.firesim_dir}' has no deploy/config_runtime.yaml" if a.firesim_dir else "is empty")
+                  + " (AUTOCOMP_GEMMINI_FIRESIM_DIR); spike counts instructions, not cycles (metric: instructions)")
+            return 1
+        print("ok: ranked by FireSim cycles")
+        return 0
+    if a.metric != "instructions":
+        print(f"setting metric is '{a.metric}': it must be 'instructions' (spike) or 'cycles' (FireSim)")
+        return 1
+    if a.spike_rank != "instructions":
+        print("spike counts retired instructions, not cycles (one loop_ws is one instruction), so this target only checks "
+              "correctness on spike: to let a search optimize instruction counts set spike_rank: instructions "
+              "(AUTOCOMP_GEMMINI_SPIKE_RANK=instructions); for cycles set metric: cycles with FireSim (firesim_dir)")
+        return 1
+    print("ok: ranked by spike's retired-instruction count (spike_rank: instructions), not by cycles")
+    return 0
+
+
+def libc_problem(cc, libc):
+    """Why the bare-metal compiler cannot find its C headers with the setting libc's specs file, or None."""
+    specs = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "specs", f"libc-{libc}.specs")
+    if not os.path.exists(specs):
+        return f"setting libc is '{libc}': it must be auto, picolibc or newlib"
+    try:
+        run = subprocess.run([cc, "-specs=" + specs, "-E", "-x", "c", "-o", os.devnull, "-"], input="#include <stdint.h>\n",
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"the RISC-V compiler '{cc}' cannot be run: {e}"
+    if run.returncode != 0:
+        lines = run.stderr.strip().splitlines() or ["(no message)"]
+        last = next((l for l in lines if "error" in l), lines[-1]).strip()
+        hint = ("Debian's gcc-riscv64-unknown-elf has no C library of its own: install picolibc-riscv64-unknown-elf "
+                "(packaging/install-deps.sh --gemmini)") if libc != "newlib" else "set libc: auto for picolibc"
+        return f"the RISC-V compiler '{cc}' finds no <stdint.h> with libc '{libc}' ({last}): {hint}"
+    return None
 
 
 def cmd_probe(a):
@@ -241,11 +322,15 @@ def cmd_probe(a):
         missing.append(f"the RISC-V compiler '{a.cc}' is not on PATH (setting toolchain)")
     if a.spike and not shutil.which(a.spike):
         missing.append(f"spike '{a.spike}' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE=/path/to/spike)")
-    for rel in ("include/gemmini.h", "include/gemmini_params.h", "riscv-tests/benchmarks/common/test.ld",
-                "riscv-tests/benchmarks/common/crt.S", "riscv-tests/benchmarks/common/syscalls.c"):
+    for rel in ("include/gemmini.h", "include/gemmini_params.h", "rocc-software/src/xcustom.h", "riscv-tests/benchmarks/common/test.ld",
+                "riscv-tests/benchmarks/common/crt.S", "riscv-tests/benchmarks/common/syscalls.c", "riscv-tests/env/encoding.h"):
         if not os.path.exists(os.path.join(a.rocc_tests, rel)):
-            missing.append(f"no {rel} under the gemmini-rocc-tests checkout '{a.rocc_tests}' (setting rocc_tests)")
+            missing.append(f"no {rel} under the gemmini-rocc-tests checkout '{a.rocc_tests}' (setting rocc_tests; its submodules too)")
             break
+    if not missing:
+        problem = libc_problem(a.cc, a.libc)
+        if problem:
+            missing.append(problem)
     if missing:
         print("; ".join(missing))
         return 1
@@ -275,11 +360,18 @@ def main():
     for name in ("--harness", "--problem-dir", "--include", "--shape", "--key", "--cc", "--spike-log", "--build-dir", "--result"):
         s.add_argument(name, required=True)
     s.add_argument("--firesim-log")
+    s.add_argument("--firesim-dir", default="")
     s.add_argument("--dim", type=int, default=16)
+    s.add_argument("--metric", default="instructions")
+    s = sub.add_parser("rank-check")
+    s.add_argument("--metric", required=True)
+    s.add_argument("--spike-rank", required=True)
+    s.add_argument("--firesim-dir", default="")
     s = sub.add_parser("probe")
     s.add_argument("--cc", required=True)
     s.add_argument("--spike")
     s.add_argument("--rocc-tests", required=True)
+    s.add_argument("--libc", default="auto")
     for name in ("parse-spike", "parse-firesim"):
         sub.add_parser(name).add_argument("file")
     a = p.parse_args()
@@ -289,6 +381,8 @@ def main():
         return cmd_report(a)
     if a.cmd == "probe":
         return cmd_probe(a)
+    if a.cmd == "rank-check":
+        return cmd_rank_check(a)
     return cmd_parse(a, a.cmd == "parse-firesim")
 
 

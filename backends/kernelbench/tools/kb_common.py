@@ -151,15 +151,22 @@ def write_area(mem, base, header, tensors=()):
     return header
 
 
-def read_area(mem, base, copy=True, max_tensors=64):
-    """Reads a header and its tensors from an area, checking every length and offset."""
-    import torch
+def read_header(mem, base):
+    """An area's JSON header alone (its tensors' dtypes and shapes, not their data)."""
     (length,) = struct.unpack_from('<Q', mem, base)
     if length <= 0 or length > 1 << 20:
         raise ChannelError(f"bad header length {length}")
     header = json.loads(bytes(mem[base + 8:base + 8 + length]))
     if not isinstance(header, dict):
         raise ChannelError("header is not an object")
+    return header
+
+
+def read_area(mem, base, copy=True, max_tensors=64):
+    """Reads a header and its tensors from an area, checking every length and offset."""
+    import torch
+    header = read_header(mem, base)
+    (length,) = struct.unpack_from('<Q', mem, base)
     data_base = base + 8 + (length + ALIGN - 1) // ALIGN * ALIGN
     out = []
     entries = header.get('tensors', [])

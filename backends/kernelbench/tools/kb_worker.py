@@ -7,7 +7,9 @@ writes only its work directory).
       compiler error fails this step (compile_error) with the compiler's output.
   kb_worker.py serve CANDIDATE --ext-dir DIR --channel-fd 3
       Imports the candidate again, with load_inline answered from DIR (nothing is compiled here),
-      and serves the judge's requests over the shared memory (kb_common's channel).
+      and serves the judge's requests over the shared memory (kb_common's channel). It refuses to serve
+      in a Python that is not isolated (-I) or has a writable directory on its import path. A timed call
+      says done only once its outputs, plain torch.Tensors, are copied into the shared memory.
 """
 import argparse
 import hashlib
@@ -99,24 +101,53 @@ def build(args):
 
 
 def outputs_of(value):
+    """The forward's result as plain dense tensors (exactly torch.Tensor: a subclass could compute later)."""
     import torch
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (tuple, list)) and all(isinstance(v, torch.Tensor) for v in value):
-        return list(value)
-    raise TypeError(f"forward returned {type(value).__name__}, not a tensor or a tuple of tensors")
+    values = list(value) if isinstance(value, (tuple, list)) else [value]
+    for v in values:
+        if type(v) is not torch.Tensor:
+            raise TypeError(f"forward returned {type(v).__name__}, not a plain torch.Tensor or a tuple of them")
+    return values
+
+
+def dac_override():
+    """Whether this process may write past file permissions (CAP_DAC_OVERRIDE in its effective set)."""
+    try:
+        with open('/proc/self/status') as f:
+            caps = next((line.split()[1] for line in f if line.startswith('CapEff:')), '0')
+        return bool(int(caps, 16) & (1 << 1))
+    except (OSError, ValueError):
+        return False
+
+
+def check_isolation():
+    """Refuses to serve in an interpreter a candidate's build step could have prepared: user site-packages,
+    usercustomize, or a writable directory on the import path (`python3 -I` and the sandbox give none)."""
+    import site
+    problems = []
+    if not sys.flags.isolated or site.ENABLE_USER_SITE:
+        problems.append("the worker's Python is not isolated (run it with -I)")
+    if 'usercustomize' in sys.modules:
+        problems.append("a usercustomize module was imported")
+    if not dac_override():  # with it (root outside a sandbox) every directory reads as writable
+        problems += [f"{p} on the import path is writable" for p in sys.path if p and os.path.isdir(p) and os.access(p, os.W_OK)]
+    if problems:
+        raise RuntimeError("unsafe worker: " + "; ".join(problems))
 
 
 def serve(args):
+    check_isolation()
+    # The harness's own functions, taken before the candidate's module runs and can rebind module names.
+    plain_outputs, write_area = outputs_of, kb.write_area
     mem = kb.open_channel(args.channel_fd)
     seq = 0
-    state = {}
+    state = {'slots': {}}
 
     def answer(status, header, tensors=()):
         try:
-            kb.write_area(mem, kb.ANS_AREA, header, tensors)
+            write_area(mem, kb.ANS_AREA, header, tensors)
         except Exception as e:  # too large for the channel
-            kb.write_area(mem, kb.ANS_AREA, {'error': str(e)})
+            write_area(mem, kb.ANS_AREA, {'error': str(e)})
             status = 1
         kb.put_u32(mem, kb.OFF_STATUS, status)
         kb.put_u32(mem, kb.OFF_DONE, seq)
@@ -138,7 +169,10 @@ def serve(args):
                 module = kb.load_module(args.candidate, 'candidate')
                 if not hasattr(module, 'ModelNew'):
                     raise RuntimeError("the candidate defines no class ModelNew")
-                kb.apply_scale(module, float(header.get('scale', 1.0)))
+                # Only the reference's own sizes, with the judge's values; the candidate's constants stay.
+                for name, value in dict(header.get('sizes', {})).items():
+                    if hasattr(module, name):
+                        setattr(module, name, tuple(value) if isinstance(value, list) else value)
                 device = torch.device(header.get('device', 'cpu'))
                 kb.set_seed(int(header['init_seed']))
                 model = module.ModelNew(*header.get('init_args', []))
@@ -148,24 +182,35 @@ def serve(args):
                 if device.type == 'cuda':
                     state['flush'] = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device=device)
                 answer(0, {'ok': True})
-            elif cmd in ('check', 'load'):
+            elif cmd == 'check':
                 import torch
                 device = state['device']
                 inputs = kb.unpack_inputs([t.to(device) for t in tensors], header.get('layout', [['t', i] for i in range(len(tensors))]))
-                if cmd == 'load':
-                    state['inputs'] = inputs
-                    answer(0, {'ok': True})
-                    continue
                 with torch.no_grad():
-                    out = outputs_of(state['model'](*inputs))
+                    out = plain_outputs(state['model'](*inputs))
                 if device.type == 'cuda':
                     torch.cuda.synchronize()
                 answer(0, {'ok': True}, out)
+            elif cmd == 'stage':
+                # The judge's fresh values, copied into one of a few input buffers kept across calls.
+                slot = int(header['slot'])
+                device = state['device']
+                kept = state['slots'].get(slot)
+                if kept is None or len(kept) != len(tensors) or any(k.shape != t.shape or k.dtype != t.dtype for k, t in zip(kept, tensors)):
+                    kept = [t.to(device).clone() for t in tensors]
+                    state['slots'][slot] = kept
+                else:
+                    for k, t in zip(kept, tensors):
+                        k.copy_(t)
+                state['layout'] = header.get('layout', [['t', i] for i in range(len(tensors))])
+                answer(0, {'ok': True})
             elif cmd == 'timed':
-                # Two phases: get ready (L2 flush, queues drained), then run once on the judge's word.
+                # Get ready (L2 flush, queues drained), run once on the judge's word, and hand the outputs
+                # over: the judge's clock stops when they are in its memory, not when forward returns.
                 import torch
                 device = state['device']
-                model, inputs = state['model'], state['inputs']
+                model = state['model']
+                inputs = kb.unpack_inputs(state['slots'][int(header.get('slot', 0))], state['layout'])
                 noop = bool(header.get('noop'))
                 if 'flush' in state:
                     state['flush'].zero_()
@@ -174,26 +219,14 @@ def serve(args):
                 kb.put_u32(mem, kb.OFF_READY, seq)
                 while kb.get_u32(mem, kb.OFF_GO) != seq:
                     pass
-                if not noop:
+                if noop:
+                    write_area(mem, kb.ANS_AREA, {'ok': True})
+                else:
                     with torch.no_grad():
-                        state['last'] = model(*inputs)
-                if device.type == 'cuda':
-                    torch.cuda.synchronize()
+                        out = plain_outputs(model(*inputs))
+                    write_area(mem, kb.ANS_AREA, {'ok': True}, out)
                 kb.put_u32(mem, kb.OFF_STATUS, 0)
                 kb.put_u32(mem, kb.OFF_DONE, seq)
-            elif cmd == 'fetch':
-                answer(0, {'ok': True}, outputs_of(state['last']))
-            elif cmd == 'profile':
-                import torch
-                from torch.profiler import ProfilerActivity, profile
-                device = state['device']
-                activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == 'cuda' else [])
-                with torch.no_grad(), profile(activities=activities) as prof:
-                    state['model'](*state['inputs'])
-                    if device.type == 'cuda':
-                        torch.cuda.synchronize()
-                ops = sorted({e.key for e in prof.key_averages()})
-                answer(0, {'ops': ops})
             else:
                 answer(1, {'error': f"unknown command {cmd!r}"})
         except Exception as e:

@@ -92,14 +92,21 @@ def write_area(mem, base, header, arrays=()):
             mem[data_base + off:data_base + off + data.nbytes] = data.reshape(-1).view(np.uint8).tobytes()
 
 
-def read_area(mem, base, max_arrays=64):
-    import numpy as np
+def read_header(mem, base):
+    """An area's JSON header alone (its arrays' dtypes and shapes, not their data)."""
     (length,) = struct.unpack_from('<Q', mem, base)
     if length <= 0 or length > 1 << 20:
         raise ChannelError(f"bad header length {length}")
     header = json.loads(bytes(mem[base + 8:base + 8 + length]))
     if not isinstance(header, dict):
         raise ChannelError("the header is not an object")
+    return header
+
+
+def read_area(mem, base, max_arrays=64):
+    import numpy as np
+    header = read_header(mem, base)
+    (length,) = struct.unpack_from('<Q', mem, base)
     data_base = base + 8 + (length + ALIGN - 1) // ALIGN * ALIGN
     entries = header.get('arrays', [])
     if not isinstance(entries, list) or len(entries) > max_arrays:

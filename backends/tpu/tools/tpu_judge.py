@@ -33,18 +33,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tpu_common as tc  # noqa: E402
 import tpu_output  # noqa: E402
 
-ALLOWED_IMPORTS = {'jax', 'numpy', 'functools', 'math', 'typing', 'itertools', 'operator', 'dataclasses', 'enum',
-                   'collections', '__future__'}
-FORBIDDEN_CALLS = {'open', 'exec', 'eval', 'compile', '__import__', 'globals', 'locals', 'vars', 'breakpoint', 'input',
-                   'setattr', 'delattr'}
-FORBIDDEN_ATTRIBUTES = {'__globals__', '__dict__', '__code__', '__builtins__', '__subclasses__', '__class__', '_getframe',
-                        'f_back', 'f_globals', 'f_locals', 'gi_frame', 'pure_callback', 'io_callback', 'callback',
-                        'stdout', 'stderr', 'environ', 'system'}
-# Primitives that move, view or make data: a candidate may run them around its kernels freely.
-TRIVIAL_PRIMITIVES = {'reshape', 'broadcast_in_dim', 'convert_element_type', 'transpose', 'squeeze', 'expand_dims',
-                      'slice', 'dynamic_slice', 'dynamic_update_slice', 'concatenate', 'pad', 'copy', 'copy_p', 'pjit',
-                      'jit', 'closed_call', 'custom_jvp_call', 'custom_vjp_call', 'iota', 'select_n', 'gather',
-                      'device_put', 'bitcast_convert_type', 'rev', 'stop_gradient', 'squeeze', 'split'}
+# Outside its pallas_call kernels a solution may only lay data out: reshape, transpose, pad, change the element
+# type, slice, broadcast and join. Containers (jit, custom_jvp, ...) are opened and their contents held to the
+# same list. Everything else (arithmetic, reductions, dots, host callbacks by any spelling) is work outside
+# the kernels.
+LAYOUT_PRIMITIVES = {'reshape', 'transpose', 'pad', 'convert_element_type', 'slice', 'dynamic_slice', 'squeeze',
+                     'expand_dims', 'broadcast_in_dim', 'concatenate', 'copy', 'copy_p', 'rev', 'iota'}
+CONTAINER_PRIMITIVES = {'pjit', 'jit', 'closed_call', 'core_call', 'custom_jvp_call', 'custom_vjp_call',
+                        'custom_vjp_call_jaxpr', 'remat', 'checkpoint'}
+
+
+def guard_policy(py_guard):
+    """The names a Pallas candidate may use (py_guard resolves every imported name to its full path)."""
+    return py_guard.Policy(
+        imports={'jax', 'numpy', 'functools', 'math', '__future__'},
+        modules={'jax.numpy', 'jax.lax', 'jax.experimental', 'jax.experimental.pallas', 'jax.experimental.pallas.tpu'},
+        paths={'jax.jit', 'jax.Array', 'jax.ShapeDtypeStruct', 'jax.named_scope', 'jax.experimental.pallas'},
+        prefixes=('jax.numpy.', 'jax.lax.', 'jax.experimental.pallas.', 'numpy.', 'math.', 'functools.'),
+        denied_parts={'pure_callback', 'io_callback', 'callback', 'debug_callback', 'host_callback', 'ffi', 'extend',
+                      'interpreters', 'core', 'save', 'savez', 'savez_compressed', 'load', 'loadtxt', 'savetxt',
+                      'fromfile', 'tofile', 'memmap', 'genfromtxt', 'fromregex', 'lib', 'ctypeslib', 'testing',
+                      'DataSource', 'f2py', 'distutils', 'os', 'sys', 'set_tpu_interpret_mode', 'InterpretParams'})
 
 
 def write_result(path, status, correct, log, metrics=None, feedback=None, flags=None):
@@ -64,8 +73,9 @@ def read_text(path):
 
 
 # ---- static checks --------------------------------------------------------------------------------
-def static_problems(text):
+def static_problems(text, parts=('hardening', 'names')):
     """(reasons to reject the candidate without running it, whether it is a syntax error)."""
+    import py_guard
     try:
         tree = ast.parse(text)
     except SyntaxError as e:
@@ -75,32 +85,16 @@ def static_problems(text):
     defined |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
     if 'solution' not in defined:
         problems.append("no function solution: the candidate defines solution(*inputs) at module level")
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-    if 'pallas_call' not in names and 'pallas_call' not in imported:
+    names = py_guard.aliases(tree)
+    calls = {py_guard.dotted(n.func, names) if isinstance(n.func, ast.Attribute) else names.get(n.func.id)
+             for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))}
+    if 'jax.experimental.pallas.pallas_call' not in calls:
         problems.append("no pallas_call: the work must be done by a Pallas kernel (pl.pallas_call)")
     for node in ast.walk(tree):
-        line = getattr(node, 'lineno', 0)
-        if isinstance(node, ast.Try) or type(node).__name__ == 'TryStar':
-            problems.append(f"line {line}: try/except is not allowed (it is how a kernel hides a failure or falls back "
-                            "to plain JAX)")
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.split('.')[0] not in ALLOWED_IMPORTS:
-                    problems.append(f"line {line}: import {a.name} is not allowed (only {', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))})")
-        elif isinstance(node, ast.ImportFrom):
-            if node.level or (node.module or '').split('.')[0] not in ALLOWED_IMPORTS:
-                problems.append(f"line {line}: from {'.' * node.level}{node.module or ''} import is not allowed (only "
-                                f"{', '.join(sorted(ALLOWED_IMPORTS - {'__future__'}))})")
-        elif isinstance(node, ast.keyword) and node.arg == 'interpret':
+        if isinstance(node, ast.keyword) and node.arg == 'interpret':
             problems.append(f"line {node.value.lineno}: do not pass interpret=: the harness runs the kernel on the TPU, or "
                             "in Pallas' interpreter where there is none")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
-            problems.append(f"line {line}: {node.func.id}() is not allowed in a kernel file")
-        elif isinstance(node, ast.Attribute) and node.attr in FORBIDDEN_ATTRIBUTES:
-            problems.append(f"line {line}: .{node.attr} is not allowed in a kernel file")
-        elif isinstance(node, ast.Global):
-            problems.append(f"line {line}: global state is not allowed (outputs may not be cached across calls)")
+    problems += py_guard.check(tree, guard_policy(py_guard), parts)
     seen, unique = set(), []
     for p in problems:
         if p not in seen:
@@ -110,6 +104,8 @@ def static_problems(text):
 
 
 def cmd_static(a):
+    if a.guard_dir:
+        sys.path.insert(0, a.guard_dir)
     problems, syntax = static_problems(read_text(a.candidate))
     if problems:
         write_result(a.result, 'compile_error' if syntax else 'rejected', False,
@@ -176,11 +172,13 @@ class Worker:
                 time.sleep(0.01)
         return tc.read_area(self.mem, tc.ANS_AREA)
 
-    def timed(self):
-        """One call timed by this process's clock: the worker gets ready, then runs on our word."""
+    def timed(self, slot=0, fetch=False):
+        """One call timed by this process's clock: the worker gets ready, runs on our word, and says done once the
+        outputs are in the shared memory. Returns the time in ms, the answer's header and, with `fetch`, the
+        outputs as they were when the clock stopped."""
         self.seq = (self.seq + 1) & 0xFFFFFFFF
         seq = self.seq
-        tc.write_area(self.mem, tc.REQ_AREA, {'cmd': 'timed'})
+        tc.write_area(self.mem, tc.REQ_AREA, {'cmd': 'timed', 'slot': slot})
         tc.put_u32(self.mem, tc.OFF_REQ, seq)
         if not tc.wait_word(self.mem, tc.OFF_READY, seq, self.timeout_s, alive=self.alive):
             if tc.get_u32(self.mem, tc.OFF_DONE) == seq:
@@ -196,7 +194,8 @@ class Worker:
         t1 = time.perf_counter_ns()
         if get(mem, tc.OFF_STATUS) != 0:
             raise self._error()
-        return (t1 - t0) / 1e6
+        header, arrays = tc.read_area(self.mem, tc.ANS_AREA) if fetch else (tc.read_header(self.mem, tc.ANS_AREA), [])
+        return (t1 - t0) / 1e6, header, arrays
 
 
 # ---- the problem ----------------------------------------------------------------------------------
@@ -245,27 +244,34 @@ def compare(ref, got, rtol, atol, what='output'):
     return None
 
 
-def compute_primitives(found):
-    return {p for p in found if p not in TRIVIAL_PRIMITIVES}
+def program_outside_kernels(tree, found, kernels):
+    """Walks the program the worker reported (a [name, [sub-programs]] tree, data): the primitives outside the
+    kernels, and the number of kernel launches. Malformed data is a ChannelError."""
+    if not isinstance(tree, list):
+        raise tc.ChannelError("a malformed program")
+    for eqn in tree:
+        if not (isinstance(eqn, list) and len(eqn) == 2 and isinstance(eqn[0], str) and isinstance(eqn[1], list)):
+            raise tc.ChannelError("a malformed program")
+        name, subs = eqn
+        if name == 'pallas_call':
+            kernels[0] += 1
+            continue
+        found.add(name)
+        for sub in subs:
+            program_outside_kernels(sub, found, kernels)
 
 
-def reference_primitives(module, inputs):
-    import jax
-    import jax.numpy as jnp
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from tpu_worker import primitives_outside_kernels
-    found, kernels = set(), [0]
-    primitives_outside_kernels(jax.make_jaxpr(module.reference)(*[jnp.asarray(x) for x in inputs]).jaxpr, found, kernels)
-    return compute_primitives(found)
-
-
-def worker_failure(result, e, first_phase_status='compile_error'):
-    """Writes the result for a failure of the candidate's code in the worker."""
-    compile_time = e.phase in ('import', 'first call')
-    status = first_phase_status if compile_time else 'crash'
+def worker_failure(result, e):
+    """Writes the result for a failure of the candidate's code in the worker: an import that fails is a
+    compile error, a call that raises (the first one included: tracing, lowering) a crash. The traceback is
+    in the log once; the step's output is the one line that says what happened."""
+    status = 'compile_error' if e.phase == 'import' else 'crash'
     where = {'import': 'importing the candidate', 'first call': 'the first call (tracing and compiling the kernel)'}.get(e.phase, 'a call')
-    write_result(result, status, False, f"the candidate raised {e} during {where}\n{e.trace}",
-                 feedback=[f"the candidate raised {e} during {where}"])
+    summary = f"the candidate raised {e} during {where}"
+    print(summary)
+    with open(result, 'w') as f:
+        json.dump({'status': status, 'correct': False, 'log': f"{summary}\n{e.trace}", 'metrics': {},
+                   'feedback': [summary], 'flags': []}, f, indent=1)
     return 1
 
 
@@ -317,21 +323,23 @@ def check(a, worker):
                 if first is None:
                     first = inputs
                 checked.append(shape_text)
-        # A fallback: every compute primitive of the reference runs outside the candidate's kernels.
+        # The program that ran (traced once, compiled, and run for every call): outside its kernels, layout only.
         answer, _ = worker.request({'cmd': 'jaxpr'}, first)
-        outside = compute_primitives(set(answer.get('primitives', [])))
-        kernels = int(answer.get('kernels', 0))
-        ref_prims = reference_primitives(module, first)
+        found, launches = set(), [0]
+        program_outside_kernels(answer.get('program'), found, launches)
+        kernels = launches[0]
+        outside = found - CONTAINER_PRIMITIVES
+        work = sorted(outside - LAYOUT_PRIMITIVES)
         if kernels == 0:
             write_result(a.result, 'rejected', False, "solution launches no Pallas kernel (no pallas_call in its jaxpr)",
                          feedback=["no pallas_call ran: do the work in a Pallas kernel"], flags=["no kernel"])
             return 1
-        if ref_prims and ref_prims <= outside:
+        if work:
             write_result(a.result, 'rejected', False,
-                         "fallback: solution runs every compute primitive of the reference (" + ", ".join(sorted(ref_prims))
-                         + ") outside its Pallas kernels", feedback=["rejected as a fallback to plain JAX: "
-                         + ", ".join(sorted(ref_prims)) + " run outside pallas_call; move that work into the kernel"],
-                         flags=["fallback: the reference's primitives outside the kernels"])
+                         "work outside the kernels: solution runs " + ", ".join(work) + " outside pallas_call (only layout "
+                         "is allowed there: " + ", ".join(sorted(LAYOUT_PRIMITIVES)) + ")",
+                         feedback=["rejected: " + ", ".join(work) + " run outside pallas_call; move that work into the kernel"],
+                         flags=["work outside the kernels"])
             return 1
         worker.request({'cmd': 'exit'}, timeout_s=10)
     except TimeoutError as e:
@@ -378,24 +386,39 @@ def bench(a, worker):
             write_result(a.result, 'error', False, f"bench needs a TPU, and JAX in the worker sees {info.get('backend')}: "
                          "timing an interpreted kernel would be meaningless")
             return 2
-        inputs = make_inputs(module, shape, np.random.default_rng(rng.randrange(1 << 63)))
-        expected = host_outputs(module.reference(*inputs))
-        worker.request({'cmd': 'load'}, inputs)
-        for _ in range(a.warmup):
-            worker.timed()
-        trials = [worker.timed() for _ in range(a.trials)]
-        _, last = worker.request({'cmd': 'fetch'})
-        why = compare(expected, last, rtol, atol)
-        if why:
-            write_result(a.result, 'incorrect', False, f"the output of the last timed call is wrong: {why}",
-                         flags=["timed output differs from the checked one"])
-            return 1
+        # Every call on fresh inputs, rotated through a few buffers in the worker; the outputs of calls picked
+        # from the seed are compared as they were when the clock stopped, and every call's must be the
+        # reference's dtypes and shapes.
+        slots = 4
+        total = a.warmup + a.trials
+        picks = set(rng.sample(range(a.warmup, total), min(a.checked_calls, a.trials))) | {total - 1}
+        trials, expected_meta = [], None
+        for i in range(total):
+            inputs = make_inputs(module, shape, np.random.default_rng(rng.randrange(1 << 63)))
+            worker.request({'cmd': 'stage', 'slot': i % slots}, inputs)
+            ms, header, got = worker.timed(slot=i % slots, fetch=i in picks)
+            meta = [(e.get('dtype'), e.get('shape')) for e in header.get('arrays', []) if isinstance(e, dict)]
+            if expected_meta is None or i in picks:
+                expected = host_outputs(module.reference(*inputs))
+                expected_meta = [(str(x.dtype), list(x.shape)) for x in expected]
+            if meta != expected_meta:
+                write_result(a.result, 'incorrect', False, f"timed call {i + 1} returned {meta}, expected {expected_meta}",
+                             flags=["timed output differs from the checked one"])
+                return 1
+            if i in picks:
+                why = compare(expected, got, rtol, atol)
+                if why:
+                    write_result(a.result, 'incorrect', False, f"the output of timed call {i + 1} is wrong: {why}",
+                                 flags=["timed output differs from the checked one"])
+                    return 1
+            if i >= a.warmup:
+                trials.append(ms)
         worker.request({'cmd': 'exit'}, timeout_s=10)
     except TimeoutError as e:
         write_result(a.result, 'timeout', False, str(e))
         return 1
     except WorkerError as e:
-        return worker_failure(a.result, e, first_phase_status='crash')
+        return worker_failure(a.result, e)
     report = tpu_output.format_report(trials)
     report = (f"# {a.trials} trials after {a.warmup} warm-ups at "
               + ','.join(f"{k}={v}" for k, v in shape.items()) + f" on {info.get('device_kind')}\n" + report)
@@ -443,6 +466,8 @@ def main():
     p.add_argument('--trials', type=int, default=10)
     p.add_argument('--timeout', type=float, default=120)
     p.add_argument('--venv', default='')
+    p.add_argument('--guard-dir', default='')
+    p.add_argument('--checked-calls', type=int, default=3)
     p.add_argument('--check', default='')
     p.add_argument('--timing', default='')
     p.add_argument('--out', default='')

@@ -49,12 +49,13 @@ def host_copy(x):
 
 
 def outputs_of(value):
+    """The solution's result as host arrays; each must be exactly a jax.Array or numpy.ndarray."""
     import jax
     import numpy as np
     values = list(value) if isinstance(value, (tuple, list)) else [value]
     out = []
     for v in values:
-        if not isinstance(v, (jax.Array, np.ndarray)):
+        if not (isinstance(v, jax.Array) or type(v) is np.ndarray):
             raise TypeError(f"solution returned {type(v).__name__}, not an array or a tuple of arrays")
         out.append(np.asarray(v))
     return out
@@ -71,28 +72,64 @@ def sub_jaxprs(params):
                 yield item.jaxpr
 
 
-def primitives_outside_kernels(jaxpr, found, kernels):
-    """The primitives the candidate runs outside its Pallas kernels, and how many kernels it launches."""
+def jaxpr_tree(jaxpr):
+    """The program's primitives as data for the judge: [name, [sub-programs]] per equation; a pallas_call's
+    kernel is not opened (what runs inside a kernel is the candidate's)."""
+    out = []
     for eqn in jaxpr.eqns:
         name = eqn.primitive.name
-        if name == 'pallas_call':
-            kernels[0] += 1
-            continue
-        found.add(name)
-        for sub in sub_jaxprs(eqn.params):
-            primitives_outside_kernels(sub, found, kernels)
+        subs = [] if name == 'pallas_call' else [jaxpr_tree(sub) for sub in sub_jaxprs(eqn.params)]
+        out.append([name, subs])
+    return out
+
+
+def dac_override():
+    """Whether this process may write past file permissions (CAP_DAC_OVERRIDE in its effective set)."""
+    try:
+        with open('/proc/self/status') as f:
+            caps = next((line.split()[1] for line in f if line.startswith('CapEff:')), '0')
+        return bool(int(caps, 16) & (1 << 1))
+    except (OSError, ValueError):
+        return False
+
+
+def check_isolation():
+    """Refuses to serve in an interpreter a candidate could have prepared: user site-packages, usercustomize,
+    a writable directory on the import path (`python -I` and the sandbox give none)."""
+    import site
+    problems = []
+    if not sys.flags.isolated or site.ENABLE_USER_SITE:
+        problems.append("the worker's Python is not isolated (run it with -I)")
+    if 'usercustomize' in sys.modules:
+        problems.append("a usercustomize module was imported")
+    if not dac_override():  # with it (root outside a sandbox) every directory reads as writable
+        problems += [f"{p} on the import path is writable" for p in sys.path if p and os.path.isdir(p) and os.access(p, os.W_OK)]
+    if problems:
+        raise RuntimeError("unsafe worker: " + "; ".join(problems))
+
+
+def traced_program(state, inputs):
+    """The primitives of solution's program for these inputs' signature (traced once per signature, with the
+    harness's own jax.jit and tree walk, taken before the candidate's module ran)."""
+    key = tuple((tuple(x.shape), str(x.dtype)) for x in inputs)
+    if key not in state['programs']:
+        state['programs'][key] = state['tree'](state['jit'](state['solution']).trace(*inputs).jaxpr.jaxpr)
+    return state['programs'][key]
 
 
 def serve(args):
+    check_isolation()
+    # The harness's own functions, taken before the candidate's module runs and can rebind module names.
+    plain_outputs, write_area, program_of = outputs_of, tc.write_area, traced_program
     mem = tc.open_channel(args.channel_fd)
     seq = 0
-    state = {'calls': 0}
+    state = {'calls': 0, 'programs': {}, 'slots': {}}
 
     def answer(status, header, arrays=()):
         try:
-            tc.write_area(mem, tc.ANS_AREA, header, arrays)
+            write_area(mem, tc.ANS_AREA, header, arrays)
         except Exception as e:  # noqa: BLE001 - outputs the channel cannot carry
-            tc.write_area(mem, tc.ANS_AREA, {'error': f"{type(e).__name__}: {e}", 'phase': 'call'})
+            write_area(mem, tc.ANS_AREA, {'error': f"{type(e).__name__}: {e}", 'phase': 'call'})
             status = 2
         tc.put_u32(mem, tc.OFF_STATUS, status)
         tc.put_u32(mem, tc.OFF_DONE, seq)
@@ -115,40 +152,38 @@ def serve(args):
                 interpret = backend != 'tpu'
                 if interpret:
                     install_interpret_mode()
+                # The harness's own functions, taken before the candidate's module runs and can rebind names.
+                state.update(jit=jax.jit, tree=jaxpr_tree)
                 state['solution'] = load_candidate(args.candidate)
                 device = jax.devices()[0]
                 answer(0, {'backend': backend, 'device_kind': getattr(device, 'device_kind', backend),
                            'interpret': interpret, 'jax': jax.__version__})
-            elif cmd in ('check', 'load', 'jaxpr'):
+            elif cmd in ('check', 'stage', 'jaxpr'):
                 import jax
                 phase = 'first call' if state['calls'] == 0 else 'call'
                 inputs = [jax.device_put(a) for a in arrays]
-                if cmd == 'load':
-                    state['inputs'] = inputs
+                if cmd == 'stage':
+                    state['slots'][int(header.get('slot', 0))] = inputs
                     answer(0, {'ok': True})
                 elif cmd == 'jaxpr':
-                    found, kernels = set(), [0]
-                    primitives_outside_kernels(jax.make_jaxpr(state['solution'])(*inputs).jaxpr, found, kernels)
-                    answer(0, {'primitives': sorted(found), 'kernels': kernels[0]})
+                    answer(0, {'program': program_of(state, inputs)})
                 else:
                     out = state['solution'](*inputs)
                     jax.block_until_ready(out)
                     state['calls'] += 1
                     # The inputs as they are after the call: a kernel must not write them.
-                    answer(0, {'outputs': len(outputs_of(out))}, outputs_of(out) + [host_copy(x) for x in inputs])
+                    outputs = plain_outputs(out)
+                    answer(0, {'outputs': len(outputs)}, outputs + [host_copy(x) for x in inputs])
             elif cmd == 'timed':
-                import jax
-                solution, inputs = state['solution'], state['inputs']
+                # Run on the judge's word and hand the outputs over: the judge's clock stops when they are in
+                # the shared memory, not when the call returns.
+                solution, inputs = state['solution'], state['slots'][int(header.get('slot', 0))]
                 tc.put_u32(mem, tc.OFF_READY, seq)
                 while tc.get_u32(mem, tc.OFF_GO) != seq:
                     pass
-                out = solution(*inputs)
-                jax.block_until_ready(out)
-                state['last'] = out
+                write_area(mem, tc.ANS_AREA, {'ok': True}, plain_outputs(solution(*inputs)))
                 tc.put_u32(mem, tc.OFF_STATUS, 0)
                 tc.put_u32(mem, tc.OFF_DONE, seq)
-            elif cmd == 'fetch':
-                answer(0, {'ok': True}, outputs_of(state['last']))
             else:
                 answer(1, {'error': f"unknown command {cmd!r}"})
         except Exception as e:  # noqa: BLE001 - the candidate's failure, reported to the judge

@@ -1,0 +1,1 @@
+echo "meant to be broken, but it is valid shell"

@@ -1,0 +1,1 @@
+if then fi (

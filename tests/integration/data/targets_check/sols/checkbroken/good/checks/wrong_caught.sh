@@ -1,0 +1,1 @@
+echo "WRONG: caught by the judge"

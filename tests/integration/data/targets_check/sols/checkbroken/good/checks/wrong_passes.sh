@@ -1,0 +1,1 @@
+echo "meant to be wrong, but the judge passes it"

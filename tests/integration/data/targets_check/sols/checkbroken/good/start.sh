@@ -1,0 +1,1 @@
+echo "a correct start"
