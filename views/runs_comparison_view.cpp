@@ -48,6 +48,9 @@ RunsComparisonView::RunsComparisonView(QWidget *parent)
     right->addWidget(m_table);
     right->setStretchFactor(0, 3);
     right->setStretchFactor(1, 2);
+    // The chart takes about two thirds of the height from the start (the table's size hint would otherwise
+    // leave it a strip); the table scrolls.
+    right->setSizes({640, 320});
     auto *split = new QSplitter(Qt::Horizontal);
     auto *left = new QWidget;
     auto *leftLayout = new QVBoxLayout(left);
