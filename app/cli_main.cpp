@@ -1,7 +1,9 @@
 // `autocomp`: the headless command line of Autocomp Workbench (DESIGN.md §8).
 #include "agents/agent_builder.h"
+#include "cli_agents_import.h"
 #include "cli_keys.h"
 #include "cli_run_control.h"
+#include "cli_study.h"
 #include "cli_targets_check.h"
 #include "llm/llm_client.h"
 #include "eval/evaluator.h"
@@ -103,6 +105,15 @@ const QList<Command> &commands()
          QStringLiteral("Continues a paused, stopped or interrupted run; paid answers are reused."),
          {store, json},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
+        {QStringLiteral("study"), QStringLiteral("study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]"),
+         QStringLiteral("Runs a parameter study: every problem × point × seed as a labelled run, several at once; started again "
+                        "it goes on where it stopped (ended runs are not run again). Writes a CSV per run and per point."),
+         {store, flagOption(QStringLiteral("dry-run"), QStringLiteral("print the number of runs, LLM calls and cost estimate, send nothing")),
+          flagOption(QStringLiteral("report"), QStringLiteral("print the report and write the CSVs from the store, run nothing")),
+          valued(QStringLiteral("csv"), QStringLiteral("the runs CSV (default STUDY_DIR/NAME.csv; the points CSV beside it, NAME.points.csv)"),
+                 QStringLiteral("PATH")),
+          valued(QStringLiteral("parallel"), QStringLiteral("runs at once (default: the study's parallel, else 2)"), QStringLiteral("N"))},
+         {{QStringLiteral("STUDY.yaml"), QStringLiteral("the study (README, Parameter studies)")}}},
         {QStringLiteral("pause"), QStringLiteral("pause RUN_ID [--store PATH]"), QStringLiteral("Asks the process driving RUN_ID to pause it."),
          {store},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
@@ -160,9 +171,10 @@ const QList<Command> &commands()
          {{QStringLiteral("TARGET|import"), QStringLiteral("one target, or import")}, {QStringLiteral("PATH"), QStringLiteral("for import")}}},
         {QStringLiteral("agents"),
          QStringLiteral("agents [build NAME --docs PATH|URL ... --model MODEL [--scope TEXT] [--target T] [--budget CHARS] "
-                        "[--overwrite] [--dry-run] [--store PATH]]"),
+                        "[--overwrite] [--dry-run] [--store PATH] | import DIR [--name NAME] [--target T] [--overwrite]]"),
          QStringLiteral("Lists the installed agents, or builds one from documents (folders of text, markdown and HTML, PDFs, "
-                        "web pages under a URL) into your data directory."),
+                        "web pages under a URL) into your data directory; `import` copies an agent folder (Autocomp's "
+                        "format as its agent builder writes it, or ours) into your data directory after checking every file."),
          {store,
           valued(QStringLiteral("docs"), QStringLiteral("a folder, file or URL to read (repeatable)"), QStringLiteral("PATH|URL")),
           valued(QStringLiteral("model"), QStringLiteral("the model that reads them (provider::model)"), QStringLiteral("MODEL")),
@@ -173,7 +185,8 @@ const QList<Command> &commands()
                  QStringLiteral("also copy this target's backend.yaml and first problem as a start for the new target "
                                 "(named by --target, else NAME)"),
                  QStringLiteral("T")),
-          flagOption(QStringLiteral("overwrite"), QStringLiteral("replace an agent of that name you built before")),
+          flagOption(QStringLiteral("overwrite"), QStringLiteral("replace an agent of that name you built or imported before")),
+          valued(QStringLiteral("name"), QStringLiteral("import: the name to install it under (default: its agent_name)"), QStringLiteral("NAME")),
           flagOption(QStringLiteral("dry-run"), QStringLiteral("print the plan and the cost estimate, send nothing"))},
          {{QStringLiteral("build"), QStringLiteral("build an agent")}, {QStringLiteral("NAME"), QStringLiteral("the agent's name")}}},
         {QStringLiteral("keys"), QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
@@ -589,6 +602,29 @@ int cmdRun(const Args &args)
     if (failed)
         return ExitError;
     return driveRuns(setups, QList<qint64>(setups.size(), 0), args);
+}
+
+int cmdStudy(const Args &args)
+{
+    if (args.positional.size() != 2) {
+        err() << "usage: autocomp study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]" << Qt::endl;
+        return ExitUsage;
+    }
+    cli::StudyOptions options;
+    options.studyPath = args.positional.at(1);
+    options.storePath = storePath(args);
+    options.csvPath = args.option(QStringLiteral("--csv"));
+    options.dryRun = args.flag(QStringLiteral("--dry-run"));
+    options.reportOnly = args.flag(QStringLiteral("--report"));
+    if (args.options.contains(QStringLiteral("--parallel"))) {
+        bool ok = false;
+        options.parallel = args.option(QStringLiteral("--parallel")).toInt(&ok);
+        if (!ok || options.parallel < 1) {
+            err() << "autocomp study: --parallel needs a number of runs (1 or more)" << Qt::endl;
+            return ExitUsage;
+        }
+    }
+    return cli::runStudy(options, out(), err());
 }
 
 int cmdEval(const Args &args)
@@ -1335,6 +1371,8 @@ int main(int argc, char **argv)
         return cmdResume(*args);
     if (command == QLatin1String("pause") || command == QLatin1String("stop"))
         return cmdControl(*args);
+    if (command == QLatin1String("study"))
+        return cmdStudy(*args);
     if (command == QLatin1String("eval"))
         return cmdEval(*args);
     if (command == QLatin1String("runs"))
@@ -1347,6 +1385,14 @@ int main(int argc, char **argv)
         return cmdKeys(args->positional);
     if (command == QLatin1String("agents") && args->positional.value(1) == QLatin1String("build"))
         return cmdAgentsBuild(*args);
+    if (command == QLatin1String("agents") && args->positional.value(1) == QLatin1String("import")) {
+        if (args->positional.size() != 3) {
+            err() << "usage: autocomp agents import DIR [--name NAME] [--target T] [--overwrite]" << Qt::endl;
+            return ExitUsage;
+        }
+        return cli::agentsImport(args->positional.at(2), args->option(QStringLiteral("--name")), args->option(QStringLiteral("--target")),
+                                 args->flag(QStringLiteral("--overwrite")), out(), err());
+    }
     if (command == QLatin1String("targets") && args->positional.value(1) == QLatin1String("check")) {
         const QString sandbox = args->option(QStringLiteral("--sandbox"), QStringLiteral("auto"));
         if (args->positional.size() != 3 || !QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(sandbox)) {

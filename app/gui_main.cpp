@@ -4,6 +4,7 @@
 #include "new_run_dialog.h"
 #include "new_target_wizard.h"
 #include "runs_comparison_view.h"
+#include "study_view.h"
 #include "run_actions.h"
 #ifdef AUTOCOMP_HAVE_POPPLER
 #include "pdf/poppler_pdf_reader.h"
@@ -40,7 +41,8 @@ struct Options {
     QCommandLineOption show{QStringLiteral("show"),
                             QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, menu, plan, code, "
                                            "evaluation, prompts, llm, diff, wide-diff (the diff in the middle), unified-diff, "
-                                           "compare (every run side by side, in its own window), new-run (the New Run dialog), new-target (the wizard)."),
+                                           "compare (every run side by side, in its own window), study (the store's parameter studies, "
+                                           "in its own window), new-run (the New Run dialog), new-target (the wizard)."),
                             QStringLiteral("VIEW")};
     QCommandLineOption candidate{QStringLiteral("candidate"), QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
     QCommandLineOption screenshot{QStringLiteral("screenshot"),
@@ -201,6 +203,11 @@ int main(int argc, char **argv)
             for (const autocomp::RunInfo &run : window.store()->runs())
                 ids << run.id;
             shot = window.openRunsComparison(ids);
+        } else if (view == QLatin1String("study")) {
+            autocomp::StudyView *study = window.openStudyView();
+            // The main window's size once the window system has applied -geometry (before --screenshot's grab).
+            QTimer::singleShot(1000, study, [study, &window] { study->resize(window.size()); });
+            shot = study;
         } else if (view == QLatin1String("new-run")) {
             shot = window.runActions()->showNewRunDialog();
         } else if (view == QLatin1String("new-target")) {
@@ -220,7 +227,7 @@ int main(int argc, char **argv)
             window.showView(QStringLiteral("diff"));
         } else if (!window.showView(view)) {
             std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
-                                 "diff, wide-diff, unified-diff, compare, new-run, new-target)\n",
+                                 "diff, wide-diff, unified-diff, compare, study, new-run, new-target)\n",
                          qPrintable(view));
             return 2;
         }

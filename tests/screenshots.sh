@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Renders each main view of the workbench on a virtual X display into tests/out/*.png: the graph, the tree,
+# Renders every view the workbench can --show on a virtual X display into tests/out/*.png: the graph, the tree,
 # the chart and the menu insights (middle pane), each inspector tab (plan, code, evaluation, prompts, LLM, diff),
-# the diff widened and unified, a search, the runs comparison and the New Target wizard's plan, on the bundled
-# example run, in every size and theme asked for: each file is named VIEW-THEME-WxH.png (e.g.
-# code-dark-1280x800.png). Builds nothing.
+# the diff widened and unified, a search, the runs comparison, the parameter studies, the New Run dialog and the
+# New Target wizard's plan, on the bundled example run; and the graph of a generated 200-candidate run
+# (graph-200: collapsed pruned and failed subtrees, labels at the detail the zoom allows). In every size and
+# theme asked for: each file is named VIEW-THEME-WxH.png (e.g. code-dark-1280x800.png). Builds nothing.
 #
 #   tests/screenshots.sh [OUT_DIR]
 #   AUTOCOMP_SHOT_SIZES="1280x800 1920x1080" (default) and AUTOCOMP_SHOT_THEMES="light dark" (default) choose them;
 #   the window fills the virtual screen of each size.
 #
 # Uses $AUTOCOMP_GUI / $AUTOCOMP_CLI, else build/dev/app/autocomp-workbench and build/dev/app/autocomp.
-# Needs Xvfb and xwininfo (x11-utils). The window grabs itself (--screenshot), so no window manager is needed.
+# Needs Xvfb, xwininfo (x11-utils) and python3 (to write the 200-candidate run). The window grabs itself
+# (--screenshot), so no window manager is needed.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +21,7 @@ gui="${AUTOCOMP_GUI:-$root/build/dev/app/autocomp-workbench}"
 cli="${AUTOCOMP_CLI:-$root/build/dev/app/autocomp}"
 out="${1:-$here/out}"
 
-for tool in Xvfb xwininfo; do
+for tool in Xvfb xwininfo python3; do
     command -v "$tool" >/dev/null || { echo "$0: $tool is not installed" >&2; exit 2; }
 done
 [[ -x "$gui" ]] || { echo "$0: no GUI executable at $gui" >&2; exit 2; }
@@ -41,6 +43,46 @@ store="$work/example.sqlite"
 compare="$work/compare.sqlite"
 "$cli" import "$root/resources/example_run.jsonl" --store "$compare" >/dev/null
 "$cli" import "$root/tests/gui/data/sample_run.jsonl" --store "$compare" >/dev/null
+# A finished run of 200 candidates over 10 iterations, a beam of 4 (15 % compile errors, 10 % incorrect, 5 %
+# failed, the rest correct at 0.6-1.2 times their parent's latency), written as an archive the CLI imports.
+big="$work/big.sqlite"
+python3 - >"$work/big.jsonl" <<'EOF'
+import json, random
+random.seed(1111)
+strategies = ["Tile the loops for the cache", "Vectorize the innermost loop", "Unroll the k loop by 4",
+              "Reorder the loops i-k-j", "Prefetch the next tile of B", "Pack B into a contiguous panel"]
+rows = [dict(id=1, parent=0, iteration=0, status="correct", score=250.0)]
+score, beam, next_id = {1: 250.0}, [1], 2
+for iteration in range(1, 11):
+    correct = []
+    for i in range(199 - (next_id - 2) if iteration == 10 else 19):
+        parent, roll = beam[i % len(beam)], random.random()
+        row = dict(id=next_id, parent=parent, iteration=iteration, status="correct", score=None)
+        next_id += 1
+        if roll < 0.15: row["status"] = "compile_error"
+        elif roll < 0.25: row["status"] = "incorrect"
+        elif roll < 0.3: row["status"] = "failed"
+        else:
+            row["score"] = score[row["id"]] = score[parent] * (0.6 + 0.6 * random.random())
+            correct.append((row["score"], row["id"]))
+        rows.append(row)
+    beam = [id for _, id in sorted(correct)[:4]]
+best = min(score, key=score.get)
+print(json.dumps(dict(type="run", id=1, agent="cpu", target="cpu", problem="gemm", metric="latency_ms", state="finished",
+                      iteration=10, baseline_score=250.0, best_score=score[best], best_candidate_id=best,
+                      created_at="2026-11-27T10:00:00.000Z", label="200 generated candidates (tests/screenshots.sh)",
+                      config_yaml="target: cpu\nproblem: gemm\nagent: cpu\n", stop_reason="completed 10 iterations")))
+for row in rows:
+    record = dict(type="candidate", id=row["id"], parent_id=row["parent"], iteration=row["iteration"], status=row["status"],
+                  origin="root" if row["parent"] == 0 else "llm", menu_item="" if row["parent"] == 0 else strategies[row["id"] % 6],
+                  plan="", code="// candidate %d\n" % row["id"], in_beam=row["id"] in beam, feedback=[], flags=[],
+                  error="" if row["status"] == "correct" else "generated failure")
+    if row["score"] is not None:
+        record["score"] = row["score"]
+    print(json.dumps(record))
+print(json.dumps(dict(type="end", lines=len(rows) + 1, candidates=len(rows), steps=0, llm_calls=0, llm_usd=0)))
+EOF
+"$cli" import "$work/big.jsonl" --store "$big" >/dev/null
 # Documents for the New Target wizard's plan page.
 docs="$work/docs"
 mkdir -p "$docs"
@@ -63,7 +105,11 @@ shots=(
     "unified-diff:--show wide-diff --show unified-diff --candidate 2"
     "search:--show graph --show plan --search tile"
     "compare:--store $compare --show compare"
+    # The store's parameter studies (autocomp study); this store has none yet: the view as a new user sees it.
+    "study:--show study"
+    "new-run:--show new-run"
     "new-target:--show new-target --new-target-docs $docs"
+    "graph-200:--store $big --show graph --show plan"
 )
 start_display() { # $1: WxH
     display=99

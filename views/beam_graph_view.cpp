@@ -10,11 +10,13 @@
 #include "value_format.h"
 
 #include <QApplication>
+#include <QContextMenuEvent>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QHelpEvent>
 #include <QImage>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QPainter>
 #include <QPainterPath>
 #include <QSet>
@@ -41,12 +43,27 @@ constexpr double s_rowPitch = 52;
 // Above this many edges they are straight lines: curves cost too much to stroke when all are visible.
 constexpr int s_maxCurvedEdges = 1500;
 constexpr int s_relayoutDelayMs = 50;
+// Above this many edges in view they are drawn without antialiasing.
+constexpr int s_maxAntialiasedEdges = 1000;
 // The zoomed-out edge image is kept up to this size (about the area of two 4K screens, 64 MB).
 constexpr qint64 s_maxEdgeImagePixels = 16'000'000;
 
 bool isDarkPalette(const QPalette &palette)
 {
     return StatusPalette::isDark(palette);
+}
+
+// A node's (or a collapsed group's) rounded box, with the dashed ring of the selection around it.
+void drawNodeBox(QPainter *painter, const QRectF &box, const QPen &pen, const QColor &fill, bool selected, const QColor &highlight)
+{
+    painter->setPen(pen);
+    painter->setBrush(fill);
+    painter->drawRoundedRect(box, 5, 5);
+    if (selected) {
+        painter->setPen(QPen(highlight, 2.5, Qt::DashLine));
+        painter->setBrush(Qt::NoBrush);
+        painter->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 7, 7);
+    }
 }
 
 } // namespace
@@ -226,6 +243,10 @@ private:
             for (const QLineF &line : edges)
                 if (exposed.intersects(QRectF(line.p1(), line.p2()).normalized().adjusted(-1, -1, 1, 1)))
                     visible.append(line);
+            // Thousands of long edges across a zoomed-in view (a big run read at label size): antialiasing each
+            // would cost most of the paint.
+            if (visible.size() > s_maxAntialiasedEdges)
+                painter->setRenderHint(QPainter::Antialiasing, false);
             painter->drawLines(visible);
             return;
         }
@@ -282,6 +303,7 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     , m_exportButton(new QToolButton(this))
     , m_legendButton(new QToolButton(this))
     , m_legend(new BeamGraphLegend(this))
+    , m_collapseButton(new QToolButton(this))
 {
     setObjectName(QStringLiteral("beamGraph"));
     // Two items whose bounds change with every burst: an index would only be rebuilt.
@@ -297,7 +319,8 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     setOptimizationFlags(QGraphicsView::DontSavePainterState);
     setFocusPolicy(Qt::StrongFocus);
     setToolTip(tr("Wheel or Ctrl +/- to zoom, drag to pan, F to fit, L for the legend; arrows walk parent, child and "
-                  "neighbours, Home the root, End the best, Enter opens"));
+                  "neighbours, Home the root, End the best, Enter opens; a count node (+17 pruned) opens with a click or "
+                  "Enter, and C on one of its candidates collapses them again"));
 
     m_relayoutTimer->setSingleShot(true);
     m_relayoutTimer->setInterval(s_relayoutDelayMs);
@@ -324,6 +347,13 @@ BeamGraphView::BeamGraphView(QWidget *parent)
     m_legendButton->setCheckable(true);
     m_legendButton->setCursor(Qt::ArrowCursor);
     m_legend->hide();
+    m_collapseButton->setObjectName(QStringLiteral("graphCollapse"));
+    m_collapseButton->setText(tr("Collapse"));
+    m_collapseButton->setToolTip(tr("Draw each parent's pruned and failed children as one count node (+17 pruned); "
+                                    "by default on above %1 candidates").arg(CollapseAbove));
+    m_collapseButton->setCheckable(true);
+    m_collapseButton->setCursor(Qt::ArrowCursor);
+    connect(m_collapseButton, &QToolButton::clicked, this, [this](bool checked) { setCollapseByDefault(checked); });
     connect(m_legendButton, &QToolButton::clicked, this, [this] { m_legendChosen = true; });
     connect(m_legendButton, &QToolButton::toggled, this, [this] {
         placeButtons();
@@ -415,6 +445,11 @@ void BeamGraphView::clear()
     m_nodes.clear();
     m_nodeOfId.clear();
     m_columns.clear();
+    m_shown.clear();
+    m_groups.clear();
+    m_groupOfParent.clear();
+    m_membersOf.clear();
+    m_collapseChoice.clear();
     m_bestPath.clear();
     m_onBestPath.clear();
     m_selected = 0;
@@ -677,15 +712,132 @@ void BeamGraphView::relayout(bool full)
             fresh.append(i);
     placeAtEnds(fresh);
 
+    arrange();
+}
+
+bool BeamGraphView::collapsible(NodeState state)
+{
+    switch (state) {
+    case NodeState::Pruned:
+    case NodeState::Failed:
+    case NodeState::CompileError:
+    case NodeState::Incorrect:
+    case NodeState::Duplicate:
+    case NodeState::Cancelled:
+    case NodeState::NoHardware:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool BeamGraphView::collapsesByDefault() const
+{
+    return m_collapseChosen ? m_collapseButton->isChecked() : m_nodes.size() > CollapseAbove;
+}
+
+void BeamGraphView::setCollapseByDefault(bool collapse)
+{
+    m_collapseChosen = true;
+    m_collapseChoice.clear();
+    {
+        const QSignalBlocker blocker(m_collapseButton);
+        m_collapseButton->setChecked(collapse);
+    }
+    flushPendingUpdates();
+    arrange();
+}
+
+bool BeamGraphView::groupCollapsed(qint64 parentId, int members) const
+{
+    return members >= 2 && m_collapseChoice.value(parentId, collapsesByDefault());
+}
+
+void BeamGraphView::setGroupCollapsed(qint64 parentId, bool collapsed)
+{
+    flushPendingUpdates();
+    m_collapseChoice.insert(parentId, collapsed);
+    arrange();
+}
+
+void BeamGraphView::arrange()
+{
+    if (!m_collapseChosen) {
+        const QSignalBlocker blocker(m_collapseButton);
+        m_collapseButton->setChecked(collapsesByDefault());
+    }
+    // Kept: a node that is not pruned or failed, on the best path, a root, or above a kept one. Columns are walked
+    // from the last, so a child marks its parent before the parent's column is reached.
+    QList<char> keep(m_nodes.size(), 0);
+    for (qsizetype c = m_columns.size() - 1; c >= 0; --c)
+        for (int index : m_columns.at(c)) {
+            const Node &node = m_nodes.at(index);
+            const auto parent = m_nodeOfId.constFind(node.parentId);
+            if (node.parentId == 0 || parent == m_nodeOfId.constEnd() || !collapsible(stateOf(node)) || m_onBestPath.contains(node.id))
+                keep[index] = 1;
+            if (keep[index] && parent != m_nodeOfId.constEnd())
+                keep[*parent] = 1;
+        }
+    // Each node that is not kept belongs to the group of its nearest kept ancestor.
+    m_membersOf.clear();
+    for (const QList<int> &column : std::as_const(m_columns))
+        for (int index : column) {
+            Node &node = m_nodes[index];
+            node.groupParent = 0;
+            if (keep.at(index))
+                continue;
+            const int parent = m_nodeOfId.value(node.parentId);
+            if (keep.at(parent)) {
+                node.groupParent = node.parentId;
+                ++m_membersOf[node.parentId];
+            } else {
+                node.groupParent = m_nodes.at(parent).groupParent;
+            }
+        }
+    // What is drawn: a collapsed group takes the place of its first node.
+    m_groups.clear();
+    m_groupOfParent.clear();
+    m_shown = QList<QList<int>>(m_columns.size());
+    for (int c = 0; c < m_columns.size(); ++c)
+        for (int index : m_columns.at(c)) {
+            Node &node = m_nodes[index];
+            if (node.groupParent != 0 && groupCollapsed(node.groupParent, m_membersOf.value(node.groupParent))) {
+                auto group = m_groupOfParent.constFind(node.groupParent);
+                if (group == m_groupOfParent.constEnd()) {
+                    group = m_groupOfParent.insert(node.groupParent, int(m_groups.size()));
+                    m_groups.append(Group{node.groupParent, c, int(m_shown.at(c).size()), 0, 0, index});
+                    m_shown[c].append(~*group);
+                }
+                Group &g = m_groups[*group];
+                ++g.count;
+                if (stateOf(node) == NodeState::Pruned)
+                    ++g.pruned;
+                node.row = -1;
+                continue;
+            }
+            node.row = int(m_shown.at(c).size());
+            m_shown[c].append(index);
+        }
+    // A selected node that a group now hides: its count node is selected instead.
+    if (const auto it = m_nodeOfId.constFind(m_selected); m_selected > 0 && it != m_nodeOfId.constEnd() && m_nodes.at(*it).row < 0)
+        m_selected = -m_nodes.at(*it).groupParent;
+    else if (m_selected < 0 && !m_groupOfParent.contains(-m_selected))
+        m_selected = 0;
+
+    // The edges to count nodes first: new candidates then only add edges at the end of the list, which keeps the
+    // image of the edges of a big run valid (BeamGraphEdges).
     QList<QLineF> edges;
     QList<QLineF> bestEdges;
     edges.reserve(m_nodes.size());
+    for (const Group &group : std::as_const(m_groups))
+        if (const auto parent = m_nodeOfId.constFind(group.parentId); parent != m_nodeOfId.constEnd() && m_nodes.at(*parent).row >= 0)
+            edges.append(QLineF(centerOf(m_nodes.at(*parent)) + QPointF(s_nodeWidth / 2, 0), centerOfGroup(group) - QPointF(s_nodeWidth / 2, 0)));
     qsizetype rows = 0;
-    for (const QList<int> &column : std::as_const(m_columns))
+    for (const QList<int> &column : std::as_const(m_shown))
         rows = std::max(rows, column.size());
     for (const Node &node : std::as_const(m_nodes)) {
         const auto parent = m_nodeOfId.constFind(node.parentId);
-        if (node.parentId == 0 || parent == m_nodeOfId.constEnd())
+        if (node.parentId == 0 || parent == m_nodeOfId.constEnd() || node.row < 0 || node.column < 0 || m_nodes.at(*parent).row < 0)
             continue;
         const QLineF line(centerOf(m_nodes.at(*parent)) + QPointF(s_nodeWidth / 2, 0), centerOf(node) - QPointF(s_nodeWidth / 2, 0));
         edges.append(line);
@@ -706,26 +858,207 @@ void BeamGraphView::relayout(bool full)
         fitAll();
 }
 
+QPointF BeamGraphView::centerOfGroup(const Group &group) const
+{
+    return QPointF(group.column * s_columnPitch, group.row * s_rowPitch);
+}
+
+QList<qint64> BeamGraphView::collapsedGroups() const
+{
+    QList<qint64> parents;
+    for (const Group &group : m_groups)
+        parents.append(group.parentId);
+    return parents;
+}
+
+int BeamGraphView::hiddenCount(qint64 parentId) const
+{
+    const auto it = m_groupOfParent.constFind(parentId);
+    return it == m_groupOfParent.constEnd() ? 0 : m_groups.at(*it).count;
+}
+
+QString BeamGraphView::groupLabel(qint64 parentId) const
+{
+    const auto it = m_groupOfParent.constFind(parentId);
+    return it == m_groupOfParent.constEnd() ? QString() : groupText(m_groups.at(*it), false);
+}
+
+QPointF BeamGraphView::groupPosition(qint64 parentId) const
+{
+    const auto it = m_groupOfParent.constFind(parentId);
+    return it == m_groupOfParent.constEnd() ? QPointF() : centerOfGroup(m_groups.at(*it));
+}
+
+bool BeamGraphView::isHidden(qint64 candidateId) const
+{
+    const auto it = m_nodeOfId.constFind(candidateId);
+    return it != m_nodeOfId.constEnd() && m_nodes.at(*it).column >= 0 && m_nodes.at(*it).row < 0;
+}
+
+QString BeamGraphView::groupText(const Group &group, bool shortForm) const
+{
+    const QString count = QStringLiteral("+%1").arg(group.count);
+    if (shortForm)
+        return count;
+    if (group.pruned == group.count)
+        return tr("%1 pruned").arg(count);
+    if (group.pruned == 0)
+        return tr("%1 failed").arg(count);
+    return tr("%1 pruned or failed").arg(count);
+}
+
+QString BeamGraphView::groupTooltip(const Group &group) const
+{
+    return tr("<b>%n candidate(s) collapsed</b> under #%1: %2 pruned, %3 failed (incorrect, compile error, crash, "
+              "timeout, duplicate…)<br>Click or Enter expands them; C on one of them collapses them again.",
+              nullptr, group.count)
+        .arg(group.parentId)
+        .arg(group.pruned)
+        .arg(group.count - group.pruned);
+}
+
+void BeamGraphView::openGroup(qint64 parentId, bool selectFirst)
+{
+    const auto it = m_groupOfParent.constFind(parentId);
+    if (it == m_groupOfParent.constEnd())
+        return;
+    const qint64 first = m_nodes.at(m_groups.at(*it).first).id;
+    setGroupCollapsed(parentId, false);
+    if (selectFirst && selectCandidate(first))
+        Q_EMIT candidateSelected(first);
+}
+
+void BeamGraphView::selectEntry(qint64 entry)
+{
+    if (entry > 0) {
+        selectCandidate(entry);
+        return;
+    }
+    const auto it = m_groupOfParent.constFind(-entry);
+    if (it == m_groupOfParent.constEnd())
+        return;
+    m_selected = entry;
+    m_nodeLayer->update();
+    const QPointF center = centerOfGroup(m_groups.at(*it));
+    ensureVisible(QRectF(center - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight)), 40, 40);
+}
+
 qint64 BeamGraphView::candidateAt(const QPoint &viewportPos) const
 {
     const int index = nodeAt(mapToScene(viewportPos));
     return index >= 0 ? m_nodes.at(index).id : 0;
 }
 
-int BeamGraphView::nodeAt(const QPointF &scenePoint) const
+qint64 BeamGraphView::groupAt(const QPoint &viewportPos) const
+{
+    const int entry = entryAt(mapToScene(viewportPos));
+    return entry != NoEntry && entry < 0 ? m_groups.at(~entry).parentId : 0;
+}
+
+int BeamGraphView::entryAt(const QPointF &scenePoint) const
 {
     const int column = int(std::lround(scenePoint.x() / s_columnPitch));
     const int row = int(std::lround(scenePoint.y() / s_rowPitch));
-    if (column < 0 || column >= m_columns.size() || row < 0 || row >= m_columns.at(column).size())
-        return -1;
-    const int index = m_columns.at(column).at(row);
-    const QRectF box(centerOf(m_nodes.at(index)) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
-    return box.contains(scenePoint) ? index : -1;
+    if (column < 0 || column >= m_shown.size() || row < 0 || row >= m_shown.at(column).size())
+        return NoEntry;
+    const QRectF box(QPointF(column * s_columnPitch, row * s_rowPitch) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
+    return box.contains(scenePoint) ? m_shown.at(column).at(row) : NoEntry;
+}
+
+int BeamGraphView::nodeAt(const QPointF &scenePoint) const
+{
+    const int entry = entryAt(scenePoint);
+    return entry >= 0 ? entry : -1;
+}
+
+double BeamGraphView::readableScale() const
+{
+    // The box as high as one line of the bold label and as wide as "#id  score" in the view's font.
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics metrics(bold);
+    return std::max((metrics.height() + 2) / s_nodeHeight, (metrics.horizontalAdvance(QStringLiteral("#000  00.00×")) + 16) / s_nodeWidth);
+}
+
+BeamGraphView::LabelDetail BeamGraphView::detailFor(const QRectF &deviceBox, const QFontMetrics &bold) const
+{
+    const int line = bold.height();
+    if (deviceBox.height() < MinTextHeight)
+        return LabelDetail::None;
+    if (deviceBox.height() >= 2 * line + 2 && deviceBox.width() >= 10 * bold.averageCharWidth())
+        return LabelDetail::Full;
+    if (deviceBox.height() >= line)
+        return LabelDetail::IdAndScore;
+    return LabelDetail::ScoreOnly;
+}
+
+BeamGraphView::LabelDetail BeamGraphView::labelDetail() const
+{
+    QFont bold = font();
+    bold.setBold(true);
+    const double scale = transform().m11();
+    return detailFor(QRectF(0, 0, s_nodeWidth * scale, s_nodeHeight * scale), QFontMetrics(bold));
+}
+
+QString BeamGraphView::scoreText(const Node &node) const
+{
+    if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
+        return ValueFormat::speedup(m_rootScore / node.score);
+    return glyphOf(node.word);
+}
+
+QStringList BeamGraphView::textOf(const Node &node, LabelDetail detail) const
+{
+    // The lines as drawn; the width of "#id  score" is checked where it is drawn (paintNodes, nodeText).
+    switch (detail) {
+    case LabelDetail::None:
+        return {};
+    case LabelDetail::ScoreOnly:
+        return {scoreText(node)};
+    case LabelDetail::IdAndScore:
+    case LabelDetail::Full: {
+        QString title = QLatin1Char('#') + QString::number(node.id);
+        if (node.origin == CandidateOrigin::Root)
+            title += QLatin1String(" root");
+        if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
+            title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
+        if (detail == LabelDetail::IdAndScore)
+            return {title};
+        return {title, subtitleOf(node)};
+    }
+    }
+    return {};
+}
+
+QStringList BeamGraphView::nodeText(qint64 candidateId) const
+{
+    const auto it = m_nodeOfId.constFind(candidateId);
+    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).row < 0 || m_nodes.at(*it).column < 0)
+        return {};
+    const Node &node = m_nodes.at(*it);
+    QFont bold = font();
+    bold.setBold(true);
+    const QFontMetrics metrics(bold);
+    return fitted(node, labelDetail(), s_nodeWidth * transform().m11() - 14, metrics);
+}
+
+QStringList BeamGraphView::fitted(const Node &node, LabelDetail detail, double width, const QFontMetrics &bold) const
+{
+    QStringList lines = textOf(node, detail);
+    if (detail == LabelDetail::ScoreOnly || detail == LabelDetail::None || bold.horizontalAdvance(lines.first()) <= width + 4)
+        return lines;
+    // Too narrow: the root's word goes first, then the id (the score alone).
+    if (node.origin == CandidateOrigin::Root) {
+        lines.first().remove(QLatin1String(" root"));
+        if (bold.horizontalAdvance(lines.first()) <= width + 4)
+            return lines;
+    }
+    return textOf(node, LabelDetail::ScoreOnly);
 }
 
 void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double lod, const QPalette &palette) const
 {
-    if (m_columns.isEmpty())
+    if (m_shown.isEmpty())
         return;
     painter->setRenderHint(QPainter::Antialiasing, lod >= 0.2);
     const bool dark = isDarkPalette(palette);
@@ -734,21 +1067,71 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
     const QPen plainPen(dark ? QColor(0x9a, 0xa0, 0xa8) : QColor(0x70, 0x76, 0x80), 1);
     const QPen beamPen(dark ? QColor(0x8a, 0xb4, 0xff) : QColor(0x1a, 0x4f, 0xb8), 2.5);
     const QPen bestPen(best, 3);
+    const QPen groupPen(dark ? QColor(0x9a, 0xa0, 0xa8) : QColor(0x70, 0x76, 0x80), 1.2, Qt::DashLine);
     const int firstColumn = std::max(0, int(std::floor((exposed.left() - s_nodeWidth) / s_columnPitch)));
-    const int lastColumn = std::min(int(m_columns.size()) - 1, int(std::ceil((exposed.right() + s_nodeWidth) / s_columnPitch)));
+    const int lastColumn = std::min(int(m_shown.size()) - 1, int(std::ceil((exposed.right() + s_nodeWidth) / s_columnPitch)));
     const int firstRow = std::max(0, int(std::floor((exposed.top() - s_nodeHeight) / s_rowPitch)));
     const int lastRow = int(std::ceil((exposed.bottom() + s_nodeHeight) / s_rowPitch));
-    QFont bold = painter->font();
-    bold.setBold(true);
+    // Labels are drawn in device pixels with the view's font: zoomed out they are left out, never shrunk to
+    // an unreadable size (the score last).
     const QFont normal = painter->font();
+    QFont bold = normal;
+    bold.setBold(true);
     const QFontMetrics metrics(normal);
+    const QFontMetrics boldMetrics(bold);
+    const QTransform world = painter->worldTransform();
+    const auto textColor = [](const QColor &fill) { return fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18); };
     for (int c = firstColumn; c <= lastColumn; ++c) {
-        const QList<int> &column = m_columns.at(c);
+        const QList<int> &column = m_shown.at(c);
         for (int r = firstRow; r <= std::min(lastRow, int(column.size()) - 1); ++r) {
-            const Node &node = m_nodes.at(column.at(r));
+            const int entry = column.at(r);
+            const QRectF box(QPointF(c * s_columnPitch, r * s_rowPitch) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
+            const QRectF device = world.mapRect(box);
+            const LabelDetail detail = detailFor(device, boldMetrics);
+            if (entry < 0) {
+                // A count node: the pruned and failed subtrees of one parent.
+                const Group &group = m_groups.at(~entry);
+                const bool selected = m_selected == -group.parentId;
+                painter->setOpacity(1.0);
+                const QColor fill = stateColor(group.pruned == group.count ? NodeState::Pruned : NodeState::Failed, palette);
+                if (lod < 0.2) {
+                    painter->fillRect(box, selected ? highlight : fill);
+                    continue;
+                }
+                drawNodeBox(painter, box, groupPen, fill, selected, highlight);
+                if (detail == LabelDetail::None)
+                    continue;
+                painter->save();
+                painter->resetTransform();
+                painter->setPen(textColor(fill));
+                painter->setFont(bold);
+                const QRectF inner = device.adjusted(6, 1, -6, -1);
+                const QString text = groupText(group, detail == LabelDetail::ScoreOnly
+                                                           || boldMetrics.horizontalAdvance(groupText(group, false)) > inner.width());
+                if (detail == LabelDetail::Full) {
+                    // Pruned and failed on a line each; one kind: what a click does below it.
+                    const int failed = group.count - group.pruned;
+                    const QString first = group.pruned > 0 && failed > 0 ? tr("+%1 pruned").arg(group.pruned) : groupText(group, false);
+                    const QString second = group.pruned > 0 && failed > 0 ? tr("+%1 failed").arg(failed) : tr("click to show");
+                    painter->drawText(QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
+                                      boldMetrics.elidedText(first, Qt::ElideRight, int(inner.width())));
+                    painter->setFont(group.pruned > 0 && failed > 0 ? bold : normal);
+                    painter->drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
+                                      metrics.elidedText(second, Qt::ElideRight, int(inner.width())));
+                } else {
+                    if (detail == LabelDetail::ScoreOnly) {
+                        QFont small = bold;
+                        small.setPixelSize(std::max(6, std::min(boldMetrics.height(), int(device.height())) - 2));
+                        painter->setFont(small);
+                    }
+                    painter->drawText(inner, Qt::AlignCenter, text);
+                }
+                painter->restore();
+                continue;
+            }
+            const Node &node = m_nodes.at(entry);
             const NodeState state = stateOf(node);
             const QColor fill = stateColor(state, palette);
-            const QRectF box(centerOf(node) - QPointF(s_nodeWidth / 2, s_nodeHeight / 2), QSizeF(s_nodeWidth, s_nodeHeight));
             const bool onBest = m_onBestPath.contains(node.id);
             const bool selected = node.id == m_selected;
             painter->setOpacity(isDimmed(node.id) && !selected ? 0.22 : 1.0);
@@ -757,36 +1140,40 @@ void BeamGraphView::paintNodes(QPainter *painter, const QRectF &exposed, double 
                 painter->fillRect(box, selected ? highlight : onBest ? best : fill);
                 continue;
             }
-            painter->setPen(onBest ? bestPen : node.inBeam ? beamPen : plainPen);
-            painter->setBrush(fill);
-            painter->drawRoundedRect(box, 5, 5);
-            if (selected) {
-                painter->setPen(QPen(highlight, 2.5, Qt::DashLine));
-                painter->setBrush(Qt::NoBrush);
-                painter->drawRoundedRect(box.adjusted(-3, -3, 3, 3), 7, 7);
-            }
-            if (lod < 0.45)
+            drawNodeBox(painter, box, onBest ? bestPen : node.inBeam ? beamPen : plainPen, fill, selected, highlight);
+            if (detail == LabelDetail::None)
                 continue;
-            QString title = QLatin1Char('#') + QString::number(node.id);
-            if (node.origin == CandidateOrigin::Root)
-                title += QLatin1String(" root");
-            if (node.status == CandidateStatus::Correct && node.score > 0 && m_rootScore > 0)
-                title += QLatin1String("  ") + ValueFormat::speedup(m_rootScore / node.score);
+            const QRectF inner = device.adjusted(7, 1, -7, -1);
+            const QStringList lines = fitted(node, detail, inner.width(), boldMetrics);
+            const LabelDetail drawn = detail == LabelDetail::Full && lines.size() == 2 ? LabelDetail::Full
+                : lines.size() == 1 && lines.first().startsWith(QLatin1Char('#'))   ? LabelDetail::IdAndScore
+                                                                                    : LabelDetail::ScoreOnly;
             QString glyph = glyphOf(node.word);
             if (glyph.isEmpty() && isWithinNoise(node))
                 glyph = QStringLiteral("≈");
-            if (!glyph.isEmpty()) {
-                painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
-                painter->setFont(bold);
-                painter->drawText(box.adjusted(7, 3, -7, -s_nodeHeight / 2), Qt::AlignRight | Qt::AlignVCenter, glyph);
-            }
-            const QString subtitle = subtitleOf(node);
-            painter->setPen(fill.lightness() < 110 ? QColor(Qt::white) : QColor(0x10, 0x14, 0x18));
+            painter->save();
+            painter->resetTransform();
+            painter->setPen(textColor(fill));
             painter->setFont(bold);
-            painter->drawText(box.adjusted(7, 3, -7, -s_nodeHeight / 2), Qt::AlignLeft | Qt::AlignVCenter, title);
-            painter->setFont(normal);
-            painter->drawText(box.adjusted(7, s_nodeHeight / 2 - 2, -7, -3), Qt::AlignLeft | Qt::AlignVCenter,
-                              metrics.elidedText(subtitle, Qt::ElideRight, int(box.width() - 14)));
+            if (drawn == LabelDetail::ScoreOnly) {
+                if (device.height() < boldMetrics.height()) {
+                    QFont small = bold;
+                    small.setPixelSize(std::max(6, int(device.height()) - 2));
+                    painter->setFont(small);
+                }
+                painter->drawText(device, Qt::AlignCenter, lines.value(0));
+            } else {
+                const QRectF top = drawn == LabelDetail::Full ? QRectF(inner.left(), inner.top(), inner.width(), inner.height() / 2) : inner;
+                if (!glyph.isEmpty())
+                    painter->drawText(top, Qt::AlignRight | Qt::AlignVCenter, glyph);
+                painter->drawText(top, Qt::AlignLeft | Qt::AlignVCenter, lines.first());
+                if (drawn == LabelDetail::Full) {
+                    painter->setFont(normal);
+                    painter->drawText(QRectF(inner.left(), inner.center().y(), inner.width(), inner.height() / 2), Qt::AlignLeft | Qt::AlignVCenter,
+                                      metrics.elidedText(lines.value(1), Qt::ElideRight, int(inner.width())));
+                }
+            }
+            painter->restore();
         }
     }
     painter->setOpacity(1.0);
@@ -830,7 +1217,13 @@ bool BeamGraphView::exportImage(const QString &path, QString *error)
 void BeamGraphView::mousePressEvent(QMouseEvent *event)
 {
     if (event->button() == Qt::LeftButton) {
-        const int index = nodeAt(mapToScene(event->position().toPoint()));
+        const int entry = entryAt(mapToScene(event->position().toPoint()));
+        if (entry != NoEntry && entry < 0) {
+            openGroup(m_groups.at(~entry).parentId, true);
+            event->accept();
+            return;
+        }
+        const int index = entry >= 0 ? entry : -1;
         if (index >= 0) {
             const qint64 id = m_nodes.at(index).id;
             selectCandidate(id);
@@ -848,6 +1241,10 @@ bool BeamGraphView::selectCandidate(qint64 candidateId)
     const auto it = m_nodeOfId.constFind(candidateId);
     if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0)
         return false;
+    if (m_nodes.at(*it).row < 0) { // inside a collapsed group: it opens
+        m_collapseChoice.insert(m_nodes.at(*it).groupParent, false);
+        arrange();
+    }
     m_selected = candidateId;
     m_nodeLayer->update();
     const QPointF center = centerOf(m_nodes.at(*it));
@@ -868,26 +1265,39 @@ qint64 BeamGraphView::neighbour(int key)
     }
     if (key == Qt::Key_End)
         return m_bestPath.isEmpty() ? 0 : m_bestPath.last();
-    const auto it = m_nodeOfId.constFind(m_selected);
-    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0) {
+    // Where the selection is drawn: a node, or a count node.
+    int column = -1, row = -1;
+    qint64 self = 0, parentId = 0;
+    if (const auto it = m_nodeOfId.constFind(m_selected); m_selected > 0 && it != m_nodeOfId.constEnd() && m_nodes.at(*it).row >= 0) {
+        const Node &node = m_nodes.at(*it);
+        column = node.column;
+        row = node.row;
+        self = node.id;
+        parentId = node.parentId;
+    } else if (const auto group = m_groupOfParent.constFind(-m_selected); m_selected < 0 && group != m_groupOfParent.constEnd()) {
+        column = m_groups.at(*group).column;
+        row = m_groups.at(*group).row;
+        parentId = m_groups.at(*group).parentId;
+    }
+    if (column < 0) {
         // Nothing selected yet: any arrow starts at the root.
         return key == Qt::Key_Left || key == Qt::Key_Right || key == Qt::Key_Up || key == Qt::Key_Down ? neighbour(Qt::Key_Home) : 0;
     }
-    const Node &node = m_nodes.at(*it);
-    const QList<int> &column = m_columns.at(node.column);
+    const auto idOf = [this](int entry) { return entry >= 0 ? m_nodes.at(entry).id : -m_groups.at(~entry).parentId; };
+    const QList<int> &shown = m_shown.at(column);
     switch (key) {
     case Qt::Key_Left: // the parent
-        return m_nodeOfId.contains(node.parentId) ? node.parentId : 0;
-    case Qt::Key_Right: // the first child, top to bottom
-        if (node.column + 1 < m_columns.size())
-            for (int index : m_columns.at(node.column + 1))
-                if (m_nodes.at(index).parentId == node.id)
-                    return m_nodes.at(index).id;
+        return m_nodeOfId.contains(parentId) ? parentId : 0;
+    case Qt::Key_Right: // the first child, top to bottom (a count node of its children too)
+        if (self != 0 && column + 1 < m_shown.size())
+            for (int entry : m_shown.at(column + 1))
+                if ((entry >= 0 ? m_nodes.at(entry).parentId : m_groups.at(~entry).parentId) == self)
+                    return idOf(entry);
         return 0;
     case Qt::Key_Up: // the node above, in the same iteration
-        return node.row > 0 ? m_nodes.at(column.at(node.row - 1)).id : 0;
+        return row > 0 ? idOf(shown.at(row - 1)) : 0;
     case Qt::Key_Down:
-        return node.row + 1 < column.size() ? m_nodes.at(column.at(node.row + 1)).id : 0;
+        return row + 1 < shown.size() ? idOf(shown.at(row + 1)) : 0;
     default:
         return 0;
     }
@@ -895,13 +1305,13 @@ qint64 BeamGraphView::neighbour(int key)
 
 qint64 BeamGraphView::selectedCandidate() const
 {
-    return m_selected;
+    return std::max<qint64>(0, m_selected);
 }
 
 QPointF BeamGraphView::nodePosition(qint64 candidateId) const
 {
     const auto it = m_nodeOfId.constFind(candidateId);
-    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0)
+    if (it == m_nodeOfId.constEnd() || m_nodes.at(*it).column < 0 || m_nodes.at(*it).row < 0)
         return {};
     return centerOf(m_nodes.at(*it));
 }
@@ -931,10 +1341,16 @@ void BeamGraphView::fitAll()
     if (m_nodes.isEmpty())
         return;
     fitInView(m_scene->sceneRect(), Qt::KeepAspectRatio);
-    // A handful of nodes would be blown up to poster size; keep them at most a little above natural size.
-    if (transform().m11() > 1.2)
-        setTransform(QTransform::fromScale(1.2, 1.2));
-    centerOn(m_scene->sceneRect().center());
+    // A handful of nodes would be blown up to poster size; keep them at most a little above natural size. A big
+    // graph is not shrunk past the id and score: it is scrolled instead, from the best candidate.
+    const double fitted = transform().m11();
+    const double scale = std::clamp(fitted, std::min(readableScale(), 1.2), 1.2);
+    if (scale != fitted)
+        setTransform(QTransform::fromScale(scale, scale));
+    if (fitted >= scale || m_bestPath.isEmpty())
+        centerOn(m_scene->sceneRect().center());
+    else
+        centerOn(nodePosition(m_bestPath.last()));
 }
 
 void BeamGraphView::wheelEvent(QWheelEvent *event)
@@ -962,13 +1378,31 @@ void BeamGraphView::keyPressEvent(QKeyEvent *event)
     }
     if (event->modifiers() == Qt::NoModifier || event->modifiers() == Qt::KeypadModifier) {
         if (const qint64 next = neighbour(event->key()); next != 0) {
-            selectCandidate(next);
-            Q_EMIT candidateSelected(next);
+            selectEntry(next);
+            if (next > 0)
+                Q_EMIT candidateSelected(next);
             event->accept();
             return;
         }
         if ((event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter) && m_selected != 0) {
-            Q_EMIT candidateActivated(m_selected);
+            if (m_selected < 0)
+                openGroup(-m_selected, true);
+            else
+                Q_EMIT candidateActivated(m_selected);
+            event->accept();
+            return;
+        }
+        if (event->key() == Qt::Key_C && m_selected != 0) {
+            // On a count node: open it; on one of a group's candidates: collapse the group; on a parent: toggle its group.
+            if (m_selected < 0) {
+                openGroup(-m_selected, true);
+            } else if (const auto it = m_nodeOfId.constFind(m_selected); it != m_nodeOfId.constEnd()) {
+                const Node &node = m_nodes.at(*it);
+                if (node.groupParent != 0)
+                    setGroupCollapsed(node.groupParent, true);
+                else if (m_membersOf.value(node.id) >= 2)
+                    setGroupCollapsed(node.id, !m_groupOfParent.contains(node.id));
+            }
             event->accept();
             return;
         }
@@ -995,10 +1429,10 @@ void BeamGraphView::resizeEvent(QResizeEvent *event)
 void BeamGraphView::placeButtons()
 {
     // The legend takes a strip below the viewport, as high as its rows at this width; until the user chooses,
-    // it is shown where it takes at most a quarter of the view's height.
+    // it is shown where it takes at most a sixth of the view's height (L shows it anywhere).
     if (!m_legendChosen) {
         const QSignalBlocker blocker(m_legendButton);
-        m_legendButton->setChecked(legendLayout(width() - 2 * frameWidth()).frame.height() + 8 <= height() / 4);
+        m_legendButton->setChecked(legendLayout(width() - 2 * frameWidth()).frame.height() + 8 <= height() / 6);
     }
     const int legendHeight = m_legendButton->isChecked() ? legendLayout(width() - 2 * frameWidth()).frame.height() + 8 : 0;
     if (viewportMargins().bottom() != legendHeight)
@@ -1006,14 +1440,14 @@ void BeamGraphView::placeButtons()
     m_legend->setVisible(legendHeight > 0);
     if (legendHeight > 0) {
         const QRect area = viewport()->geometry();
-        m_legend->setGeometry(area.left(), area.bottom() + 1 + (horizontalScrollBar()->isVisible() ? horizontalScrollBar()->height() : 0),
-                              area.width(), legendHeight);
+        // The margin lies between the viewport and the horizontal scroll bar (when the graph is scrolled).
+        m_legend->setGeometry(area.left(), area.bottom() + 1, area.width(), legendHeight);
         m_legend->raise();
         m_legend->update();
     }
     const int margin = 6;
     int x = viewport()->width() - margin + (viewport()->x());
-    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton, m_exportButton, m_legendButton}) {
+    for (QToolButton *button : {m_fitButton, m_zoomInButton, m_zoomOutButton, m_exportButton, m_legendButton, m_collapseButton}) {
         button->adjustSize();
         x -= button->width();
         button->move(x, viewport()->y() + margin);
@@ -1093,8 +1527,24 @@ void BeamGraphView::paintLegend(QPainter *painter) const
 
 bool BeamGraphView::viewportEvent(QEvent *event)
 {
+    if (event->type() == QEvent::ContextMenu) {
+        // A count node's own menu; a candidate's is the window's (customContextMenuRequested).
+        auto *menuEvent = static_cast<QContextMenuEvent *>(event);
+        if (const qint64 parent = groupAt(menuEvent->pos()); parent != 0) {
+            selectEntry(-parent);
+            QMenu menu(this);
+            menu.addAction(tr("Expand %1").arg(groupLabel(parent)), this, [this, parent] { openGroup(parent, true); })
+                ->setObjectName(QStringLiteral("graphExpandGroupAction"));
+            menu.exec(menuEvent->globalPos());
+            return true;
+        }
+    }
     if (event->type() == QEvent::ToolTip) {
         auto *help = static_cast<QHelpEvent *>(event);
+        if (const int entry = entryAt(mapToScene(help->pos())); entry != NoEntry && entry < 0) {
+            QToolTip::showText(help->globalPos(), groupTooltip(m_groups.at(~entry)), viewport());
+            return true;
+        }
         if (const int index = nodeAt(mapToScene(help->pos())); index >= 0) {
             QToolTip::showText(help->globalPos(), tooltipFor(m_nodes.at(index)), viewport());
             return true;

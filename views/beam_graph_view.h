@@ -7,6 +7,7 @@
 #include <QList>
 #include <QSet>
 
+#include <limits>
 #include <optional>
 
 class QGraphicsScene;
@@ -22,6 +23,16 @@ class BeamGraphNodes;
 // from, nodes colored by state and labelled with their speedup over the root. The beam and the path from
 // the root to the best candidate stand out. Live updates are appended and laid out once per burst, so a
 // stream of candidates costs one relayout per 50 ms however many arrive.
+//
+// Big runs stay readable. Labels are drawn in the view's own font, never scaled down, at the detail the node's
+// box on screen has room for (labelDetail): the id, score and strategy; the id and score; the score alone. The
+// score (speedup over the root) of a correct candidate is drawn at every zoom where a box is at least
+// MinTextHeight pixels high; below that (far out, past the default fit) nodes are coloured blocks. Under each
+// parent, the children whose whole subtree is pruned or failed (not on the best path, nothing in flight, none
+// in the beam) collapse into one count node ("+17 pruned") once the run has more than CollapseAbove candidates,
+// or always or never by the Collapse button; a click, Enter or its context action expands a count node, and C
+// on one of the shown children collapses them again. The default fit never zooms out past the id-and-score
+// detail: a graph larger than that is scrolled, centred on the best candidate.
 class BeamGraphView : public QGraphicsView
 {
     Q_OBJECT
@@ -44,6 +55,15 @@ public:
         Pruned,
     };
     static constexpr int NodeStateCount = int(NodeState::Pruned) + 1;
+    // What a node's label says at the current zoom, from the most to the least.
+    enum class LabelDetail {
+        Full,       // "#id  score" and the strategy (or state) below
+        IdAndScore, // "#id  score"
+        ScoreOnly,  // the score (a failed node: its glyph, if any)
+        None,       // a coloured block: the box is under MinTextHeight pixels high
+    };
+    static constexpr int MinTextHeight = 8;
+    static constexpr int CollapseAbove = 40;
 
     explicit BeamGraphView(QWidget *parent = nullptr);
     ~BeamGraphView() override;
@@ -55,21 +75,48 @@ public:
     void setBestCandidate(qint64 candidateId);
     void clear();
 
-    // Selects the node without emitting candidateSelected; false when the graph has no such candidate.
+    // Selects the node without emitting candidateSelected (a candidate inside a collapsed group expands it);
+    // false when the graph has no such candidate.
     bool selectCandidate(qint64 candidateId);
+    // 0 while nothing or a count node is selected.
     qint64 selectedCandidate() const;
+    // The parent whose count node is selected (keys walk onto count nodes too), or 0.
+    qint64 selectedGroup() const { return m_selected < 0 ? -m_selected : 0; }
     // Where a key moves the selection: Left the parent, Right the first child, Up and Down the nodes above and
-    // below in the same iteration, Home the root, End the run's best; 0 when there is nowhere to go.
+    // below in the same iteration, Home the root, End the run's best; 0 when there is nowhere to go, -P for the
+    // count node of P's collapsed children.
     qint64 neighbour(int key);
-    // The candidate whose node is under `viewportPos` (viewport coordinates), or 0.
+    // The candidate whose node is under `viewportPos` (viewport coordinates), or 0 (a count node is no candidate).
     qint64 candidateAt(const QPoint &viewportPos) const;
+    // The parent whose count node is under `viewportPos`, or 0.
+    qint64 groupAt(const QPoint &viewportPos) const;
+
+    // Collapsing. The parents whose pruned or failed children are drawn as one count node now.
+    QList<qint64> collapsedGroups() const;
+    // The candidates behind P's count node (its pruned or failed children and all below them); 0: none shown.
+    int hiddenCount(qint64 parentId) const;
+    // The count node's text ("+17 pruned", "+5 failed", "+22 pruned or failed"); empty when P has none.
+    QString groupLabel(qint64 parentId) const;
+    // The count node's center in scene coordinates; null when P has none.
+    QPointF groupPosition(qint64 parentId) const;
+    // Collapses or expands P's pruned and failed children (two at least, or nothing happens).
+    void setGroupCollapsed(qint64 parentId, bool collapsed);
+    // Whether groups collapse unless expanded one by one (the Collapse button); by default, above CollapseAbove.
+    bool collapsesByDefault() const;
+    void setCollapseByDefault(bool collapse);
+    bool isHidden(qint64 candidateId) const;
+
+    // Level of detail at the current zoom (the same for every node), and the lines the node's label has there.
+    LabelDetail labelDetail() const;
+    QStringList nodeText(qint64 candidateId) const;
 
     int nodeCount() const { return int(m_nodes.size()); }
     // Root first, best candidate last; empty when there is no correct candidate yet.
     QList<qint64> bestPath() const;
     bool isOnBestPath(qint64 candidateId) const;
     NodeState nodeState(qint64 candidateId) const;
-    // The node's center in scene coordinates; null when unknown. Valid after the pending relayout.
+    // The node's center in scene coordinates; null when unknown or hidden in a collapsed group. Valid after the
+    // pending relayout.
     QPointF nodePosition(qint64 candidateId) const;
     // Lays out what upserts queued now rather than on the timer (tests, screenshots).
     void flushPendingUpdates();
@@ -109,6 +156,15 @@ protected:
     void mousePressEvent(QMouseEvent *event) override;
 
 private:
+    struct Node;
+    struct Group {
+        qint64 parentId = 0;
+        int column = 0;
+        int row = 0;
+        int count = 0; // candidates behind it
+        int pruned = 0;
+        int first = -1; // the first hidden node, in layout order: selected when the group opens
+    };
     friend class BeamGraphNodes;
 
     struct Node {
@@ -124,7 +180,8 @@ private:
         QString menuItem;
         QString shortName; // the strategy in a few words (PromptBuilder::shortName), drawn on the node
         int column = -1; // -1: not laid out yet
-        int row = 0;
+        int row = 0;     // in its shown column; -1 while hidden in a collapsed group
+        qint64 groupParent = 0; // a pruned or failed subtree: the kept ancestor whose count node may hide it
     };
 
     void store(const Candidate &candidate);
@@ -142,6 +199,25 @@ private:
     static QList<int> columnOrder(const QList<LayoutKey> &nodes);
     void applyOrder(const QList<int> &order);
     void placeAtEnds(const QList<int> &indexes);
+    // From the full columns: which nodes collapsed groups hide, the shown columns, the edges and the bounds.
+    void arrange();
+    bool groupCollapsed(qint64 parentId, int members) const;
+    static bool collapsible(NodeState state);
+    QPointF centerOfGroup(const Group &group) const;
+    QString groupText(const Group &group, bool shortForm) const;
+    QString groupTooltip(const Group &group) const;
+    void openGroup(qint64 parentId, bool selectFirst);
+    void selectEntry(qint64 entry); // a candidate id, or -P for a count node
+    // The shown entry at a scene point: a node index (>= 0), ~group (< 0), or NoEntry.
+    int entryAt(const QPointF &scenePoint) const;
+    static constexpr int NoEntry = std::numeric_limits<int>::min();
+    LabelDetail detailFor(const QRectF &deviceBox, const QFontMetrics &bold) const;
+    QStringList textOf(const Node &node, LabelDetail detail) const;
+    // textOf as drawn in `width` pixels of `bold`: without the root's word, then the score alone, if need be.
+    QStringList fitted(const Node &node, LabelDetail detail, double width, const QFontMetrics &bold) const;
+    QString scoreText(const Node &node) const;
+    void fitReadable();
+    double readableScale() const;
     void updateBestPath();
     void paintNodes(QPainter *painter, const QRectF &exposed, double levelOfDetail, const QPalette &palette) const;
     int nodeAt(const QPointF &scenePoint) const;
@@ -179,7 +255,14 @@ private:
     std::optional<QSet<qint64>> m_matches;
     QList<Node> m_nodes;             // arrival order
     QHash<qint64, int> m_nodeOfId;   // candidate id -> position in m_nodes
-    QList<QList<int>> m_columns;     // per iteration, the nodes top to bottom
+    QList<QList<int>> m_columns;     // per iteration, every node top to bottom (the layout order)
+    QList<QList<int>> m_shown;       // per iteration, what is drawn top to bottom: a node index, or ~group
+    QList<Group> m_groups;           // the count nodes drawn now
+    QHash<qint64, int> m_groupOfParent;
+    QHash<qint64, int> m_membersOf;  // parent -> pruned or failed children (top of their subtrees)
+    QHash<qint64, bool> m_collapseChoice; // per parent, what the user chose (click, Enter, C)
+    bool m_collapseChosen = false;   // the user pressed Collapse: no more choosing by the run's size
+    QToolButton *m_collapseButton;
     QList<qint64> m_bestPath;
     QSet<qint64> m_onBestPath;
     qint64 m_selected = 0;

@@ -6,15 +6,21 @@
 #include "value_format.h"
 
 #include <QCoreApplication>
+#include <QDesktopServices>
+#include <QDir>
+#include <QFileInfo>
 #include <QFontDatabase>
 #include <QJsonObject>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
 #include <QPlainTextEdit>
+#include <QRegularExpression>
 #include <QSyntaxHighlighter>
 #include <QTableWidget>
+#include <QTextBlock>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace autocomp {
@@ -30,6 +36,27 @@ QString escaped(const QString &text)
 QString pre(const QString &text)
 {
     return QStringLiteral("<pre style=\"white-space: pre-wrap;\">") + escaped(text) + QStringLiteral("</pre>");
+}
+
+// A log as preformatted text that keeps its line breaks, with every place in the candidate's own source file
+// linked to that line of the Code tab: "candidate.cpp:42:7: error", ".../work/candidate.py:12",
+// 'File ".../candidate.py", line 12' (the evaluator writes the code as candidate.EXT in the job's work/).
+QString preWithLinks(const QString &text)
+{
+    static const QRegularExpression s_place(
+        QStringLiteral("(?<![\\w.-])(?:[^\\s:'\"()\\[\\]]*/)?candidate\\.[A-Za-z0-9_]+(?::(\\d+)(?::\\d+)?|\", line (\\d+))"));
+    QString html = QStringLiteral("<pre style=\"white-space: pre-wrap;\">");
+    qsizetype position = 0;
+    for (auto it = s_place.globalMatch(text); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        const QString line = m.captured(1).isEmpty() ? m.captured(2) : m.captured(1);
+        if (line.toInt() < 1)
+            continue;
+        html += escaped(text.mid(position, m.capturedStart() - position));
+        html += QStringLiteral("<a href=\"autocomp-line:%1\">%2</a>").arg(line, escaped(m.captured()));
+        position = m.capturedEnd();
+    }
+    return html + escaped(text.mid(position)) + QStringLiteral("</pre>");
 }
 
 QString list(const QStringList &items)
@@ -104,6 +131,9 @@ CandidateInspector::CandidateInspector(QWidget *parent)
     addTab(m_codeView, tr("Code"));
 
     m_evaluationView->setObjectName(QStringLiteral("evaluationView"));
+    // Its links open the code at a line or the evaluation's folder, never a page inside the view.
+    m_evaluationView->setOpenLinks(false);
+    connect(m_evaluationView, &QTextBrowser::anchorClicked, this, &CandidateInspector::linkClicked);
     addTab(m_evaluationView, tr("Evaluation"));
 
     m_promptsView->setObjectName(QStringLiteral("promptsView"));
@@ -126,6 +156,8 @@ CandidateInspector::CandidateInspector(QWidget *parent)
 void CandidateInspector::clear()
 {
     m_candidateId = 0;
+    m_highlightedLine = 0;
+    m_codeView->setExtraSelections({});
     m_headline.clear();
     m_menuItemLabel->setText(tr("Select a candidate in the tree."));
     m_planView->clear();
@@ -147,6 +179,8 @@ void CandidateInspector::setCandidate(const Candidate &candidate, const QList<Ll
         CodeHighlighter::attach(m_codeView->document(), language);
     }
     m_codeView->setPlainText(candidate.code);
+    m_highlightedLine = 0;
+    m_codeView->setExtraSelections({});
 
     showEvaluation(candidate, steps, metric, root, parent);
     showPrompts(calls);
@@ -231,7 +265,7 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
     if (candidate.inBeam)
         html += QStringLiteral("<p>") + tr("In the current beam.") + QStringLiteral("</p>");
     if (!candidate.error.isEmpty())
-        html += QStringLiteral("<h4>") + tr("Error") + QStringLiteral("</h4>") + pre(candidate.error);
+        html += QStringLiteral("<h4>") + tr("Error") + QStringLiteral("</h4>") + preWithLinks(candidate.error);
 
     if (!candidate.metrics.isEmpty()) {
         html += QStringLiteral("<h4>") + tr("Metrics") + QStringLiteral("</h4><table cellspacing=\"2\" cellpadding=\"3\">");
@@ -266,12 +300,83 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
             html += QStringLiteral("<p><b>") + tr("Log of %1").arg(escaped(step.name)) + QStringLiteral("</b>");
             if (!step.command.isEmpty())
                 html += QStringLiteral("<br><code>") + escaped(step.command.join(QLatin1Char(' '))) + QStringLiteral("</code>");
-            html += QStringLiteral("</p>") + pre(step.log);
+            html += QStringLiteral("</p>") + preWithLinks(step.log);
         }
+        QString why;
+        const QString folder = evaluationFolder(steps, &why);
+        html += QStringLiteral("<p id=\"evaluationFolder\"><b>") + tr("Files:") + QStringLiteral("</b> ");
+        if (!folder.isEmpty())
+            html += QStringLiteral("<a href=\"%1\">%2</a>")
+                        .arg(QUrl::fromLocalFile(folder).toString(QUrl::FullyEncoded).toHtmlEscaped(),
+                             tr("Open the folder of the evaluation's files (%1)").arg(escaped(QDir::toNativeSeparators(folder))));
+        else
+            html += QStringLiteral("<span style=\"color: gray;\">") + escaped(why) + QStringLiteral("</span>");
+        html += QStringLiteral("</p>");
     } else if (!isFinal(candidate.status)) {
         html += QStringLiteral("<p>") + tr("Not evaluated yet.") + QStringLiteral("</p>");
     }
     m_evaluationView->setHtml(html);
+}
+
+QString CandidateInspector::evaluationFolder(const QList<StepResult> &steps, QString *why)
+{
+    // The evaluator's job directory is QDir::tempPath()/autocomp-eval-XXXXXX; its steps name files inside it.
+    static const QRegularExpression s_jobDir(QStringLiteral("(/(?:[^/\\s'\"=]+/)*autocomp-eval-[^/\\s'\"]+)"));
+    QString found;
+    for (const StepResult &step : steps) {
+        for (const QString &argument : step.command) {
+            const QRegularExpressionMatch m = s_jobDir.match(argument);
+            if (m.hasMatch()) {
+                found = m.captured(1);
+                break;
+            }
+        }
+        if (!found.isEmpty())
+            break;
+    }
+    if (steps.isEmpty()) {
+        *why = tr("Not evaluated on this machine: no evaluation steps are recorded for it.");
+        return {};
+    }
+    if (found.isEmpty()) {
+        *why = tr("Its steps name no evaluation folder of this machine (evaluated elsewhere, or imported).");
+        return {};
+    }
+    if (!QFileInfo(found).isDir()) {
+        *why = tr("Its evaluation files (%1) are not on this machine: removed when the evaluation ended (set "
+                  "evaluation.keep_workdirs: true in a run's configuration to keep them), or evaluated on another machine.")
+                   .arg(QDir::toNativeSeparators(found));
+        return {};
+    }
+    why->clear();
+    return found;
+}
+
+bool CandidateInspector::showCodeLine(int line)
+{
+    const QTextBlock block = m_codeView->document()->findBlockByNumber(line - 1);
+    if (line < 1 || !block.isValid())
+        return false;
+    setCurrentIndex(CodeTab);
+    QTextCursor cursor(block);
+    m_codeView->setTextCursor(cursor);
+    m_codeView->centerCursor();
+    QTextEdit::ExtraSelection selection;
+    selection.cursor = cursor;
+    selection.format.setProperty(QTextFormat::FullWidthSelection, true);
+    selection.format.setBackground(StatusPalette::isDark(palette()) ? QColor(0x6b, 0x5a, 0x1e) : QColor(0xff, 0xf0, 0xa8));
+    m_codeView->setExtraSelections({selection});
+    m_highlightedLine = line;
+    m_codeView->setFocus(Qt::OtherFocusReason);
+    return true;
+}
+
+void CandidateInspector::linkClicked(const QUrl &url)
+{
+    if (url.scheme() == QLatin1String("autocomp-line"))
+        showCodeLine(url.path().toInt());
+    else if (url.isLocalFile())
+        QDesktopServices::openUrl(url);
 }
 
 void CandidateInspector::showPrompts(const QList<LlmCall> &calls)
@@ -284,7 +389,7 @@ void CandidateInspector::showPrompts(const QList<LlmCall> &calls)
     int number = 0;
     for (const LlmCall &call : calls) {
         ++number;
-        html += QStringLiteral("<h3>%1. %2 · %3</h3>").arg(number).arg(escaped(call.phase), escaped(call.model));
+        html += QStringLiteral("<h3>%1. %2 · %3</h3>").arg(number).arg(escaped(phaseName(call.phase)), escaped(call.model));
         if (call.status != QLatin1String("ok") && !call.status.isEmpty())
             html += QStringLiteral("<p><b>") + escaped(call.status) + QStringLiteral("</b> ") + escaped(call.error) + QStringLiteral("</p>");
         html += QStringLiteral("<h4>") + tr("Prompt") + QStringLiteral("</h4>") + pre(call.prompt);
@@ -306,7 +411,7 @@ void CandidateInspector::showLlmUsage(const QList<LlmCall> &calls)
     int retries = 0;
     int row = 0;
     for (const LlmCall &call : calls) {
-        m_llmView->setItem(row, 0, item(call.phase));
+        m_llmView->setItem(row, 0, item(phaseName(call.phase)));
         m_llmView->setItem(row, 1, item(call.model));
         m_llmView->setItem(row, 2, item(call.status));
         m_llmView->setItem(row, 3, item(QString::number(call.tokensIn), true));

@@ -13,10 +13,13 @@ class QLabel;
 class QPlainTextEdit;
 class QTableWidget;
 class QTextBrowser;
+class QUrl;
 
 namespace autocomp {
 
-// Everything about one candidate, one tab per aspect: plan, code, evaluation, prompts, LLM usage.
+// Everything about one candidate, one tab per aspect: plan, code, evaluation, prompts, LLM usage. The Evaluation
+// tab's logs keep their line breaks and link each place in the candidate's source (`candidate.EXT:LINE`) to the
+// Code tab (showCodeLine), and link the folder of the evaluation's files while it exists.
 class CandidateInspector : public QTabWidget
 {
     Q_OBJECT
@@ -35,6 +38,16 @@ public:
     static QString headline(const Candidate &candidate, const QString &metric, const std::optional<Candidate> &root,
                             const std::optional<Candidate> &parent);
     QString evaluationHeadline() const { return m_headline; }
+    // The folder of a candidate's evaluation files on this machine (the evaluator's job directory, holding work/
+    // and judge/), found from the paths its steps ran with. Empty when there is none, with *why saying so in
+    // words: not evaluated here, removed when the evaluation ended (evaluation.keep_workdirs is off), or run on
+    // another machine.
+    static QString evaluationFolder(const QList<StepResult> &steps, QString *why);
+    // Shows the Code tab at 1-based `line` of the candidate's code, the cursor on it and the line highlighted
+    // (the Evaluation tab's `candidate.EXT:LINE` links call it); false when the code has no such line.
+    bool showCodeLine(int line);
+    // The 1-based line showCodeLine() highlighted last; 0 when none is (a new candidate clears it).
+    int highlightedLine() const { return m_highlightedLine; }
     void clear();
     qint64 candidateId() const { return m_candidateId; }
 
@@ -45,7 +58,10 @@ private:
     void showPrompts(const QList<LlmCall> &calls);
     void showLlmUsage(const QList<LlmCall> &calls);
 
+    void linkClicked(const QUrl &url);
+
     qint64 m_candidateId = 0;
+    int m_highlightedLine = 0;
     QString m_headline;
     QString m_language;
     QLabel *m_menuItemLabel;

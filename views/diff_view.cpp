@@ -1,6 +1,7 @@
 #include "diff_view.h"
 #include "code_view.h"
 
+#include "code_highlighter.h"
 #include "status_palette.h"
 
 #include <QAction>
@@ -119,7 +120,14 @@ struct DiffCollector {
     QStringList added;
     int oldPos = 1; // next line of each side not yet in `rows`
     int newPos = 1;
-    int hunks = 0;
+    struct RawHunk {
+        int oldStart = 0;
+        int oldLines = 0;
+        int newStart = 0;
+        int newLines = 0;
+        QString header;
+    };
+    QList<RawHunk> hunks;
 
     void flushChange()
     {
@@ -191,11 +199,12 @@ struct DiffCollector {
     }
 };
 
-int onHunk(const git_diff_delta *, const git_diff_hunk *, void *payload)
+int onHunk(const git_diff_delta *, const git_diff_hunk *hunk, void *payload)
 {
     auto *collector = static_cast<DiffCollector *>(payload);
     collector->flushChange();
-    ++collector->hunks;
+    collector->hunks.append({hunk->old_start, hunk->old_lines, hunk->new_start, hunk->new_lines,
+                             stripNewline(QString::fromUtf8(hunk->header, qsizetype(hunk->header_len))).trimmed()});
     return 0;
 }
 
@@ -230,6 +239,11 @@ QColor tint(DiffView::LineKind kind, bool strong, bool dark)
 
 QList<DiffView::Row> DiffView::diffRows(const QString &left, const QString &right)
 {
+    return diff(left, right).rows;
+}
+
+DiffView::Diff DiffView::diff(const QString &left, const QString &right)
+{
     ensureLibgit2();
     DiffCollector collector;
     collector.oldLines = splitLines(left);
@@ -244,6 +258,7 @@ QList<DiffView::Row> DiffView::diffRows(const QString &left, const QString &righ
     if (error < 0) {
         // Not expected for two in-memory texts; show them unaligned rather than nothing.
         collector.rows.clear();
+        collector.hunks.clear();
         collector.oldPos = collector.newPos = 1;
     }
     collector.flushChange();
@@ -253,7 +268,28 @@ QList<DiffView::Row> DiffView::diffRows(const QString &left, const QString &righ
         collector.rows.append(Row{LineKind::Removed, LineKind::Filler, collector.oldLines.at(collector.oldPos - 1), {}, {}, {}});
     for (; collector.newPos <= collector.newLines.size(); ++collector.newPos)
         collector.rows.append(Row{LineKind::Filler, LineKind::Added, {}, collector.newLines.at(collector.newPos - 1), {}, {}});
-    return collector.rows;
+    // Each hunk starts on the row of its first old line (its first new line when it has no old ones).
+    Diff result;
+    int row = 0;
+    int oldLine = 0; // line numbers of `row` on each side, 0 on a filler
+    int newLine = 0;
+    const auto advance = [&] {
+        const Row &r = collector.rows.at(row);
+        oldLine += r.leftKind != LineKind::Filler;
+        newLine += r.rightKind != LineKind::Filler;
+    };
+    if (!collector.rows.isEmpty())
+        advance();
+    for (const DiffCollector::RawHunk &hunk : std::as_const(collector.hunks)) {
+        const bool byOld = hunk.oldLines > 0;
+        while (row + 1 < collector.rows.size() && (byOld ? oldLine < hunk.oldStart : newLine < hunk.newStart)) {
+            ++row;
+            advance();
+        }
+        result.hunks.append({row, hunk.header});
+    }
+    result.rows = collector.rows;
+    return result;
 }
 
 QString DiffView::unifiedPatch(const QString &left, const QString &right, const QString &leftName, const QString &rightName)
@@ -290,6 +326,7 @@ DiffView::DiffView(QWidget *parent)
     , m_moveButton(new QToolButton)
     , m_previousButton(new QToolButton)
     , m_nextButton(new QToolButton)
+    , m_hunkSelector(new QComboBox)
     , m_summary(new QLabel)
     , m_left(new CodeView)
     , m_right(new CodeView)
@@ -365,6 +402,18 @@ DiffView::DiffView(QWidget *parent)
     layout->addLayout(tools);
     m_summary->setContentsMargins(6, 0, 6, 0);
     layout->addWidget(m_summary);
+    // The hunk headers, in both layouts: the one at the top of the view is shown, picking one scrolls to it.
+    m_hunkSelector->setObjectName(QStringLiteral("diffHunks"));
+    m_hunkSelector->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    m_hunkSelector->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_hunkSelector->setMinimumContentsLength(20);
+    m_hunkSelector->setToolTip(tr("The hunk at the top of the view, as git diff heads it (old lines, new lines, the enclosing "
+                                  "function); pick one to go to it"));
+    auto *hunkRow = new QHBoxLayout;
+    hunkRow->setContentsMargins(4, 0, 4, 0);
+    hunkRow->addWidget(m_hunkSelector, 1);
+    layout->addLayout(hunkRow);
+    connect(m_hunkSelector, &QComboBox::activated, this, &DiffView::showHunk);
 
     auto *splitter = new QSplitter(Qt::Horizontal);
     const QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
@@ -398,6 +447,8 @@ DiffView::DiffView(QWidget *parent)
     sync(m_right->verticalScrollBar(), m_left->verticalScrollBar());
     sync(m_left->horizontalScrollBar(), m_right->horizontalScrollBar());
     sync(m_right->horizontalScrollBar(), m_left->horizontalScrollBar());
+    for (QPlainTextEdit *pane : {m_right, m_unified})
+        connect(pane->verticalScrollBar(), &QScrollBar::valueChanged, this, &DiffView::followScroll);
 
     connect(m_compareSelector, &QComboBox::currentIndexChanged, this, [this](int index) {
         if (m_filling || index < 0)
@@ -449,6 +500,9 @@ void DiffView::clear()
     m_right->clear();
     m_unified->clear();
     m_rows.clear();
+    m_hunks.clear();
+    m_hunkSelector->clear();
+    m_hunkSelector->hide();
     m_unifiedChangeLines.clear();
     m_changeRows.clear();
     m_currentChange = -1;
@@ -538,6 +592,7 @@ void DiffView::setDiffLayout(Layout layout)
     m_sides->setVisible(layout == Layout::SideBySide);
     m_unified->setVisible(layout == Layout::Unified);
     render(m_rows);
+    followScroll();
 }
 
 QString DiffView::unifiedText() const
@@ -575,21 +630,28 @@ void DiffView::refresh()
     // Large files are diffed on the thread pool; the view shows the result when it is still wanted.
     if (leftText.size() + rightText.size() > AsyncDiffChars) {
         m_summary->setText(tr("Comparing %n line(s)…", nullptr, int(rightText.count(QLatin1Char('\n')) + 1)));
-        auto *watcher = new QFutureWatcher<QList<Row>>(this);
-        connect(watcher, &QFutureWatcher<QList<Row>>::finished, this, [this, watcher, generation, other] {
+        auto *watcher = new QFutureWatcher<Diff>(this);
+        connect(watcher, &QFutureWatcher<Diff>::finished, this, [this, watcher, generation, other] {
             watcher->deleteLater();
             if (generation == m_generation && m_current)
                 showRows(watcher->result(), other);
         });
-        watcher->setFuture(QtConcurrent::run(&DiffView::diffRows, leftText, rightText));
+        watcher->setFuture(QtConcurrent::run(&DiffView::diff, leftText, rightText));
         return;
     }
-    showRows(diffRows(leftText, rightText), other);
+    showRows(diff(leftText, rightText), other);
 }
 
-void DiffView::showRows(const QList<Row> &rows, const std::optional<Candidate> &other)
+void DiffView::showRows(const Diff &diff, const std::optional<Candidate> &other)
 {
+    const QList<Row> &rows = diff.rows;
+    m_hunks = other ? diff.hunks : QList<Hunk>();
     render(rows);
+    m_hunkSelector->clear();
+    for (int i = 0; i < m_hunks.size(); ++i)
+        m_hunkSelector->addItem(tr("%1/%2  %3").arg(i + 1).arg(m_hunks.size()).arg(m_hunks.at(i).header));
+    m_hunkSelector->setVisible(!m_hunks.isEmpty());
+    followScroll();
 
     int removed = 0;
     int added = 0;
@@ -627,9 +689,75 @@ void DiffView::changeEvent(QEvent *event)
         render(QList<Row>(m_rows));
 }
 
+void DiffView::setLanguage(const QString &language)
+{
+    if (language == m_language)
+        return;
+    m_language = language;
+    updateHighlighting();
+}
+
+void DiffView::updateHighlighting()
+{
+    const QString language = m_mode == Mode::Plan ? QStringLiteral("markdown") : m_language;
+    if (language == m_highlighted)
+        return;
+    m_highlighted = language;
+    for (QPlainTextEdit *pane : {m_left, m_right, m_unified})
+        CodeHighlighter::attach(pane->document(), language);
+}
+
+int DiffView::topVisibleRow() const
+{
+    if (m_layout == Layout::Unified) {
+        const int line = m_unified->cursorForPosition(QPoint(0, 0)).blockNumber();
+        return m_rowOfUnifiedLine.value(line, 0);
+    }
+    return m_right->cursorForPosition(QPoint(0, 0)).blockNumber();
+}
+
+int DiffView::currentHunk() const
+{
+    if (m_hunks.isEmpty())
+        return -1;
+    const int top = topVisibleRow();
+    int current = 0;
+    for (int i = 0; i < m_hunks.size(); ++i)
+        if (m_hunks.at(i).row <= top)
+            current = i;
+    return current;
+}
+
+void DiffView::followScroll()
+{
+    if (m_hunks.isEmpty())
+        return;
+    const QSignalBlocker blocker(m_hunkSelector);
+    m_hunkSelector->setCurrentIndex(currentHunk());
+}
+
+void DiffView::showHunk(int index)
+{
+    if (index < 0 || index >= m_hunks.size())
+        return;
+    const int row = m_hunks.at(index).row;
+    if (m_layout == Layout::Unified) {
+        const int line = m_unifiedLineOfRow.value(row, 0);
+        m_unified->setTextCursor(QTextCursor(m_unified->document()->findBlockByNumber(line)));
+        m_unified->verticalScrollBar()->setValue(line);
+    } else {
+        for (QPlainTextEdit *editor : {m_left, m_right})
+            editor->setTextCursor(QTextCursor(editor->document()->findBlockByNumber(row)));
+        m_right->verticalScrollBar()->setValue(row);
+    }
+    const QSignalBlocker blocker(m_hunkSelector);
+    m_hunkSelector->setCurrentIndex(index);
+}
+
 void DiffView::render(const QList<Row> &rows)
 {
     m_rows = rows;
+    updateHighlighting();
     if (m_layout == Layout::Unified) {
         m_left->clear();
         m_right->clear();
@@ -684,6 +812,8 @@ void DiffView::renderUnified(const QList<Row> &rows)
     // A change (consecutive changed rows) is shown as its removed lines, then its added lines.
     const bool dark = StatusPalette::isDark(palette());
     m_unifiedChangeLines.clear();
+    m_unifiedLineOfRow.clear();
+    m_rowOfUnifiedLine.clear();
     QTextDocument *document = m_unified->document();
     const int scroll = m_unified->verticalScrollBar()->value();
     document->clear();
@@ -717,6 +847,8 @@ void DiffView::renderUnified(const QList<Row> &rows)
     for (int i = 0; i < rows.size();) {
         const Row &row = rows.at(i);
         if (row.leftKind == LineKind::Same && row.rightKind == LineKind::Same) {
+            m_unifiedLineOfRow.append(line);
+            m_rowOfUnifiedLine.append(i);
             emitLine(LineKind::Same, row.right, {});
             ++i;
             continue;
@@ -725,6 +857,12 @@ void DiffView::renderUnified(const QList<Row> &rows)
         while (end < rows.size() && (rows.at(end).leftKind != LineKind::Same || rows.at(end).rightKind != LineKind::Same))
             ++end;
         m_unifiedChangeLines.append(line);
+        for (int j = i; j < end; ++j) {
+            m_unifiedLineOfRow.append(line);
+            m_rowOfUnifiedLine.append(j); // one line per removed and per added line, in the change's rows
+            if (rows.at(j).leftKind == LineKind::Removed && rows.at(j).rightKind == LineKind::Added)
+                m_rowOfUnifiedLine.append(j);
+        }
         for (int j = i; j < end; ++j)
             if (rows.at(j).leftKind == LineKind::Removed)
                 emitLine(LineKind::Removed, rows.at(j).left, rows.at(j).leftSpans);

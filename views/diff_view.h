@@ -19,7 +19,9 @@ namespace autocomp {
 
 // Two candidates side by side: the one to compare with on the left (by default the parent), the selected
 // one on the right. Lines come from libgit2's buffer diff; changed lines are tinted and the changed words
-// inside a pair of changed lines are marked more strongly. Both sides scroll together.
+// inside a pair of changed lines are marked more strongly. Both sides scroll together. The text is highlighted
+// in the code's language (setLanguage; plans as markdown), and a selector above the panes ("diffHunks") heads
+// the hunk at the top of the view as `git diff` does and jumps to any hunk, in both layouts.
 class DiffView : public QWidget
 {
     Q_OBJECT
@@ -41,8 +43,21 @@ public:
         QList<std::pair<int, int>> leftSpans;  // (start, length) of changed words
         QList<std::pair<int, int>> rightSpans;
     };
+    // A hunk as `git diff` heads it: "@@ -12,7 +12,8 @@ void gemm(int n)" (libgit2's header: ranges with 3 lines
+    // of context, then the line before the hunk that opens the enclosing function, when there is one), and
+    // the row its first line is on.
+    struct Hunk {
+        int row = 0;
+        QString header;
+    };
+    struct Diff {
+        QList<Row> rows;
+        QList<Hunk> hunks;
+    };
     // The side-by-side rows of a line diff of `left` against `right` (libgit2), with changed words marked.
     static QList<Row> diffRows(const QString &left, const QString &right);
+    // The rows and the hunks of the same diff.
+    static Diff diff(const QString &left, const QString &right);
     // `left` against `right` as a unified diff with hunk headers (`--- a/NAME`, `+++ b/NAME`, `@@ -l,n +l,n @@`),
     // as `git diff` prints it (libgit2); empty when the texts are equal.
     static QString unifiedPatch(const QString &left, const QString &right, const QString &leftName, const QString &rightName);
@@ -69,6 +84,16 @@ public:
     void setDiffLayout(Layout layout);
     // The unified text as shown ("- old", "+ new", "  same" lines); empty in the side-by-side layout.
     QString unifiedText() const;
+    // The language the code is highlighted in (CodeHighlighter: cpp, cuda, python, ...); plans are markdown.
+    void setLanguage(const QString &language);
+    QString language() const { return m_language; }
+    // The hunks shown (their headers in the "diffHunks" selector, in both layouts), in order.
+    QList<Hunk> hunks() const { return m_hunks; }
+    // The hunk the selector shows: the last one starting at or above the top visible row; -1 when there are none.
+    int currentHunk() const;
+    // Scrolls the shown layout so hunk `index` starts at the top.
+    void showHunk(int index);
+
     // Hides the "Open in Window" button (in a window of its own it has nowhere to go).
     void setOpenInWindowVisible(bool visible);
     // Shows a button that asks to move the view elsewhere (moveRequested); an empty text hides it.
@@ -101,7 +126,12 @@ private:
     void render(const QList<Row> &rows);
     void changeEvent(QEvent *event) override;
     void renderUnified(const QList<Row> &rows);
-    void showRows(const QList<Row> &rows, const std::optional<Candidate> &other);
+    void showRows(const Diff &diff, const std::optional<Candidate> &other);
+    // Highlights the panes in the code's language (or markdown for plans) when that changed.
+    void updateHighlighting();
+    // Shows in the hunk selector the hunk at the top of the visible rows.
+    void followScroll();
+    int topVisibleRow() const;
     void jumpTo(int change);
     int cursorRow() const;
     QString describe(qint64 candidateId) const;
@@ -118,6 +148,11 @@ private:
     QList<int> m_unifiedChangeLines; // per change: its first line in the unified pane
     Layout m_layout = Layout::SideBySide;
     QList<Row> m_rows; // what is shown, for switching layouts without diffing again
+    QList<Hunk> m_hunks;
+    QList<int> m_unifiedLineOfRow; // per row: its line in the unified pane (a change's rows: the change's first line)
+    QList<int> m_rowOfUnifiedLine; // per unified line: its row
+    QString m_language;
+    QString m_highlighted; // the language the panes are highlighted in now
     int m_currentChange = -1;
     bool m_filling = false;
 
@@ -128,6 +163,7 @@ private:
     QToolButton *m_moveButton;
     QToolButton *m_previousButton;
     QToolButton *m_nextButton;
+    QComboBox *m_hunkSelector;
     QLabel *m_summary;
     QPlainTextEdit *m_left;
     QPlainTextEdit *m_right;

@@ -17,6 +17,7 @@
 #include "run_controller.h"
 #include "run_list_model.h"
 #include "runs_comparison_view.h"
+#include "study_view.h"
 #include "status_palette.h"
 #include "store/autocomp_dir.h"
 #include "store/run_archive.h"
@@ -41,6 +42,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QTextDocument>
 #include <QTimer>
 #include <QLineEdit>
 #include <QMenu>
@@ -50,6 +52,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSet>
 #include <QSettings>
@@ -78,12 +81,15 @@ namespace {
 
 namespace SettingsKeys {
 // Bumped when the layout changes so that stale splitter or header state is not applied.
-constexpr int Version = 3; // 2: the runs pane is as wide as its columns, a Menu tab; 3: the runs list gained "Driven by"
+// 4: the runs list above the middle and the inspector, as high as its rows.
+constexpr int Version = 4; // 2: the runs pane is as wide as its columns, a Menu tab; 3: the runs list gained "Driven by"
 QString version() { return QStringLiteral("mainWindow/version"); }
 QString geometry() { return QStringLiteral("mainWindow/geometry"); }
 QString state() { return QStringLiteral("mainWindow/state"); }
 QString splitter() { return QStringLiteral("mainWindow/splitter"); }
+QString runsSplitter() { return QStringLiteral("mainWindow/runsSplitter"); }
 QString runsHeader() { return QStringLiteral("mainWindow/runsHeader"); }
+QString treeHeader() { return QStringLiteral("mainWindow/treeHeader"); }
 } // namespace SettingsKeys
 
 QString capitalized(const QString &text)
@@ -114,11 +120,19 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     m_candidateProxy->setSortRole(CandidateTreeModel::SortRole);
     connect(m_candidateProxy, &CandidateFilterProxy::searchChanged, this, &MainWindow::searchChanged);
 
+    // The runs list across the top, as high as its rows (at most a third of the window); below it the middle
+    // (graph, tree, chart, menu) and the inspector share the whole width.
+    m_runsSplitter = new QSplitter(Qt::Vertical);
+    m_runsSplitter->setObjectName(QStringLiteral("runsSplitter"));
+    m_runsSplitter->setChildrenCollapsible(false);
+    connect(m_runsSplitter, &QSplitter::splitterMoved, this, [this] { m_userSizedRuns = true; });
     m_splitter = new QSplitter(Qt::Horizontal);
-    connect(m_splitter, &QSplitter::splitterMoved, this, [this] { m_userSizedPanes = true; });
     m_splitter->setObjectName(QStringLiteral("mainSplitter"));
     m_splitter->setChildrenCollapsible(false);
-    m_splitter->addWidget(createRunsPane());
+    m_runsSplitter->addWidget(createRunsPane());
+    m_runsSplitter->addWidget(m_splitter);
+    m_runsSplitter->setStretchFactor(0, 0); // a taller window gives the graph and the inspector the height
+    m_runsSplitter->setStretchFactor(1, 1);
     m_splitter->addWidget(createCandidatesPane());
     m_inspector = new CandidateInspector;
     m_diffView = new DiffView;
@@ -131,14 +145,17 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     connect(m_diffView, &DiffView::openInWindowRequested, this, &MainWindow::openDiffWindow);
     setDiffInCenter(false);
     m_splitter->addWidget(m_inspector);
-    m_splitter->setStretchFactor(0, 2);
+    m_splitter->setStretchFactor(0, 5);
     m_splitter->setStretchFactor(1, 4);
-    m_splitter->setStretchFactor(2, 4);
-    m_splitter->setSizes({400, 680, 520});
+    m_splitter->setSizes({700, 560});
+    // The splitter keeps the sizes it has whatever the pages of its tabs would like: a page with a wide minimum
+    // (a chart, a table) must not move the tab bar when it comes to the front.
+    for (QWidget *pane : {m_splitter->widget(0), static_cast<QWidget *>(m_inspector)})
+        pane->setMinimumWidth(240);
 
     m_stack = new QStackedWidget;
     m_stack->addWidget(createWelcomePanel());
-    m_stack->addWidget(m_splitter);
+    m_stack->addWidget(m_runsSplitter);
     // Without bubblewrap, candidates' code would run with rlimits only: said on every screen, not
     // only in a log (each result is also flagged "unsandboxed").
     auto *central = new QWidget;
@@ -284,7 +301,8 @@ QWidget *MainWindow::createRunsPane()
     m_runsView->setObjectName(QStringLiteral("runsView"));
     m_runsView->setModel(m_runProxy);
     m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_runsView->setSelectionMode(QAbstractItemView::SingleSelection);
+    // Several runs can be selected (Ctrl, Shift): Compare Runs ticks them; the current one is shown.
+    m_runsView->setSelectionMode(QAbstractItemView::ExtendedSelection);
     m_runsView->setSortingEnabled(true);
     m_runsView->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
     m_runsView->verticalHeader()->hide();
@@ -308,7 +326,7 @@ QWidget *MainWindow::createRunsPane()
             m_runsView->setColumnWidth(RunListModel::DriverColumn, m_runsView->columnWidth(RunListModel::DriverColumn) + 6);
         }
         // Panes this window sized itself are sized again for the column; sizes the user chose stay.
-        if (m_runsPaneFitted && !m_layoutRestored && !m_userSizedPanes)
+        if (m_runsPaneFitted && !m_layoutRestored && !m_userSizedRuns)
             fitRunsPane();
     });
     connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
@@ -469,9 +487,13 @@ QWidget *MainWindow::createCandidatesPane()
     m_centerTabs = new QTabWidget;
     m_centerTabs->setObjectName(QStringLiteral("centerTabs"));
     m_centerTabs->setDocumentMode(true);
+    m_centerTabs->setElideMode(Qt::ElideRight); // a narrow middle elides its tab titles; each has its tooltip
     m_centerTabs->addTab(m_beamGraph, tr("Graph"));
     m_centerTabs->addTab(m_candidateTree, tr("Tree"));
     m_centerTabs->addTab(m_latencyChart, tr("Chart"));
+    m_centerTabs->setTabToolTip(0, tr("The search as a graph: an iteration per column, the beam and the best path"));
+    m_centerTabs->setTabToolTip(1, tr("The candidates as a tree, sortable by column"));
+    m_centerTabs->setTabToolTip(2, tr("Each candidate's score by iteration"));
     m_insights = new MenuInsightsView;
     connect(m_insights, &MenuInsightsView::candidateActivated, this, [this](qint64 runId, qint64 candidateId) {
         if (runId != m_run.id && !selectRun(runId))
@@ -479,12 +501,20 @@ QWidget *MainWindow::createCandidatesPane()
         selectCandidate(candidateId);
         showView(QStringLiteral("graph"));
     });
-    m_centerTabs->addTab(m_insights, tr("Menu"));
+    // In a scroll area: its table, chart and notes want more height than a laptop leaves the middle, and a page's
+    // minimum would otherwise push the window past the screen.
+    auto *insightsScroll = new QScrollArea;
+    insightsScroll->setObjectName(QStringLiteral("menuInsightsScroll"));
+    insightsScroll->setWidgetResizable(true);
+    insightsScroll->setFrameShape(QFrame::NoFrame);
+    insightsScroll->setWidget(m_insights);
+    m_insightsScroll = insightsScroll;
+    m_centerTabs->addTab(m_insightsScroll, tr("Menu"));
     connect(m_insights, &MenuInsightsView::strategyActivated, this, [this](const QString &strategy) {
         searchCandidates(QString(), QString(), strategy);
         showView(QStringLiteral("tree"));
     });
-    m_centerTabs->setTabToolTip(m_centerTabs->indexOf(m_insights), tr("What the run taught about its optimization menu"));
+    m_centerTabs->setTabToolTip(m_centerTabs->indexOf(m_insightsScroll), tr("What the run taught about its optimization menu"));
     layout->addWidget(m_centerTabs, 1);
     return pane;
 }
@@ -530,8 +560,9 @@ void MainWindow::createMenus()
         m_searchText->selectAll();
     });
     search->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
-    view->addAction(tr("C&ompare Runs…"), this, [this] { openRunsComparison({m_run.id}); })
+    view->addAction(tr("C&ompare Runs…"), this, [this] { openRunsComparison(selectedRunIds()); })
         ->setObjectName(QStringLiteral("compareRunsAction"));
+    view->addAction(tr("Parameter S&tudies…"), this, [this] { openStudyView(); })->setObjectName(QStringLiteral("studiesAction"));
     view->addAction(tr("&Diff in the Middle"), this, [this] { setDiffInCenter(!diffInCenter()); })
         ->setObjectName(QStringLiteral("diffInCenterAction"));
     view->addSeparator();
@@ -588,9 +619,16 @@ void MainWindow::runsContextMenu(const QPoint &pos)
     const QModelIndex index = m_runsView->indexAt(pos);
     if (!index.isValid())
         return;
-    m_runsView->setCurrentIndex(index);
+    // A row of a multiple selection keeps the selection (Compare ticks them all); another row is selected alone.
+    if (m_runsView->selectionModel()->isRowSelected(index.row(), index.parent()))
+        m_runsView->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
+    else
+        m_runsView->setCurrentIndex(index);
     QMenu menu;
-    menu.addAction(tr("Compare with Other Runs…"), this, [this] { openRunsComparison({m_run.id}); });
+    const QList<qint64> selected = selectedRunIds();
+    menu.addAction(selected.size() > 1 ? tr("Compare the %1 Selected Runs…").arg(selected.size()) : tr("Compare with Other Runs…"), this,
+                   [this, selected] { openRunsComparison(selected); })
+        ->setObjectName(QStringLiteral("compareSelectedRunsAction"));
     menu.addSeparator();
     menu.addMenu(m_resultActions->exportMenu());
     menu.addAction(m_resultActions->saveBestKernelAction());
@@ -648,7 +686,7 @@ void MainWindow::updateStoreViews()
     m_storeLabel->setText(tr("Store: %1 · %n run(s)", nullptr, m_runModel->rowCount()).arg(path));
     m_welcomeStoreLabel->setText(tr("The run store %1 has no runs yet.").arg(path));
     setWindowTitle(tr("Autocomp Workbench — %1").arg(QFileInfo(m_store->path()).fileName()));
-    m_stack->setCurrentWidget(m_runModel->rowCount() == 0 ? m_welcomePanel : static_cast<QWidget *>(m_splitter));
+    m_stack->setCurrentWidget(m_runModel->rowCount() == 0 ? m_welcomePanel : static_cast<QWidget *>(m_runsSplitter));
 }
 
 bool MainWindow::selectRun(qint64 runId)
@@ -692,14 +730,18 @@ void MainWindow::showRun(qint64 runId)
     m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
     m_latencyChart->setCandidates(candidates, m_run.metric, m_run.baselineScore);
     m_diffView->setRunCandidates(candidates);
+    m_diffView->setLanguage(m_runLanguage);
     m_insights->setRun(runId, m_run.target);
     fillStrategyFilter(candidates);
     searchChanged();
     m_candidateTree->expandAll();
-    for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
-        if (column != CandidateTreeModel::MenuItemColumn)
-            m_candidateTree->resizeColumnToContents(column);
-    m_candidateTree->setColumnWidth(CandidateTreeModel::MenuItemColumn, 190);
+    // Columns fitted to the run, unless the widths the user left last time were restored.
+    if (!m_treeHeaderRestored) {
+        for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
+            if (column != CandidateTreeModel::MenuItemColumn)
+                m_candidateTree->resizeColumnToContents(column);
+        m_candidateTree->setColumnWidth(CandidateTreeModel::MenuItemColumn, 190);
+    }
     updateRunHeader();
     if (m_follower)
         m_follower->follow(runId, m_runLoadedAt, m_candidateModel->lastCandidateId());
@@ -765,8 +807,13 @@ void MainWindow::updateRunHeader()
         if (more)
             header += QStringLiteral(" <a href=\"#stop-reason\">%1</a>").arg(tr("Details…"));
     }
-    if (m_runHeader->text() != header)
+    if (m_runHeader->text() != header) {
         m_runHeader->setText(header);
+        // Wrapped, never cut; the whole of it also as a tooltip (a long label or stop reason).
+        QTextDocument plain;
+        plain.setHtml(header);
+        m_runHeader->setToolTip(plain.toPlainText());
+    }
 
     m_labelBanner->setVisible(!m_run.label.isEmpty());
     m_labelBanner->setText(capitalized(m_run.label));
@@ -861,17 +908,46 @@ void MainWindow::setDiffInCenter(bool center)
     if (to->indexOf(m_diffView) < 0)
         to->addTab(m_diffView, tr("Diff"));
     to->setCurrentWidget(m_diffView);
+    // Widened, the middle takes the room: the inspector keeps a narrow strip (its minimum) and the diff gets the
+    // rest; moved back, the sizes from before come back.
+    if (center && !m_sizesBeforeWiden) {
+        m_sizesBeforeWiden = m_splitter->sizes();
+        const int total = m_splitter->width() > 0 ? m_splitter->width() : 1260;
+        const int inspector = std::max(m_inspector->minimumWidth(), total / 5);
+        m_splitter->setSizes({total - inspector, inspector});
+    } else if (!center && m_sizesBeforeWiden) {
+        m_splitter->setSizes(*std::exchange(m_sizesBeforeWiden, std::nullopt));
+    }
     m_diffView->setMoveButton(center ? tr("To Inspector") : tr("Widen"),
                               center ? tr("Moves the diff back beside the candidate inspector")
                                      : tr("Moves the diff to the middle area, where it has room"));
+}
+
+QList<qint64> MainWindow::selectedRunIds() const
+{
+    QList<qint64> ids;
+    if (m_run.id != 0)
+        ids << m_run.id;
+    const QModelIndexList rows = m_runsView->selectionModel()->selectedRows();
+    QList<QModelIndex> sorted(rows.cbegin(), rows.cend());
+    std::sort(sorted.begin(), sorted.end(), [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
+    for (const QModelIndex &row : std::as_const(sorted))
+        if (const qint64 id = row.data(RunListModel::RunIdRole).toLongLong(); id != 0 && !ids.contains(id))
+            ids << id;
+    return ids;
 }
 
 void MainWindow::closableByKeys(QWidget *window)
 {
     // A detached window closes with Esc or Ctrl+W (the platform's Close key), as its own shortcuts, so they act
     // wherever the focus is inside it and never reach the main window. Esc leaves a find bar first (CodeView).
-    for (const QKeySequence &keys : {QKeySequence(QKeySequence::Close), QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)}) {
-        auto *shortcut = new QShortcut(keys, window);
+    // Each key once: where the platform's Close is Ctrl+W, two shortcuts on it would be ambiguous and neither fires.
+    QList<QKeySequence> keys = QKeySequence::keyBindings(QKeySequence::Close);
+    for (const QKeySequence &more : {QKeySequence(Qt::Key_Escape), QKeySequence(Qt::CTRL | Qt::Key_W)})
+        if (!keys.contains(more))
+            keys << more;
+    for (const QKeySequence &key : std::as_const(keys)) {
+        auto *shortcut = new QShortcut(key, window);
         shortcut->setContext(Qt::WindowShortcut);
         connect(shortcut, &QShortcut::activated, window, &QWidget::close);
     }
@@ -891,6 +967,25 @@ RunsComparisonView *MainWindow::openRunsComparison(const QList<qint64> &runIds)
     return view;
 }
 
+StudyView *MainWindow::openStudyView(const QString &study)
+{
+    auto *view = new StudyView;
+    view->setAttribute(Qt::WA_DeleteOnClose);
+    view->setParent(this, Qt::Window);
+    view->setWindowTitle(tr("Parameter Studies"));
+    view->setStore(m_store.get());
+    view->setStudy(study);
+    connect(view, &StudyView::runActivated, this, [this](qint64 runId) {
+        selectRun(runId);
+        raise();
+        activateWindow();
+    });
+    view->resize(QSize(1200, 760).boundedTo(screen()->availableGeometry().size()));
+    closableByKeys(view);
+    view->show();
+    return view;
+}
+
 DiffView *MainWindow::openDiffWindow()
 {
     auto *window = new DiffView;
@@ -901,6 +996,7 @@ DiffView *MainWindow::openDiffWindow()
     window->setOpenInWindowVisible(false);
     window->setLookup([this](qint64 id) { return m_store->candidate(id); });
     window->setRunCandidates(m_store->candidates(m_run.id));
+    window->setLanguage(m_runLanguage);
     if (const auto candidate = m_store->candidate(m_diffView->candidateId())) {
         window->setCandidate(*candidate);
         window->setCompareWith(m_diffView->compareWithId());
@@ -919,7 +1015,7 @@ bool MainWindow::showView(const QString &name)
     const QString key = name.toLower();
     const QList<std::pair<QString, QWidget *>> center = {
         {QStringLiteral("graph"), m_beamGraph}, {QStringLiteral("tree"), m_candidateTree}, {QStringLiteral("chart"), m_latencyChart},
-        {QStringLiteral("menu"), m_insights}};
+        {QStringLiteral("menu"), m_insightsScroll}};
     for (const auto &[viewName, widget] : center)
         if (key == viewName) {
             m_centerTabs->setCurrentWidget(widget);
@@ -1045,8 +1141,8 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
         reloadRuns();
     } else if (newRuns || !changes.removedRuns.isEmpty()) {
         updateStoreViews();
-        // The first runs of a store opened empty: the pane is sized to them, as for a store opened with runs.
-        if (newRuns && !m_layoutRestored && !m_runsPaneFitted && isVisible()) {
+        // New runs: the list grows with its rows (up to a third of the window) until the user sizes it.
+        if (newRuns && !m_layoutRestored && !m_userSizedRuns && isVisible()) {
             m_runsPaneFitted = true;
             fitRunsPane();
         }
@@ -1347,8 +1443,19 @@ void MainWindow::saveSettings() const
     settings.setValue(SettingsKeys::version(), SettingsKeys::Version);
     settings.setValue(SettingsKeys::geometry(), saveGeometry());
     settings.setValue(SettingsKeys::state(), saveState(SettingsKeys::Version));
-    settings.setValue(SettingsKeys::splitter(), m_splitter->saveState());
+    // Widened, the sizes to keep are those from before (the next start shows the diff beside the candidate).
+    if (m_sizesBeforeWiden) {
+        QSplitter copy(Qt::Horizontal);
+        for (int i = 0; i < m_splitter->count(); ++i)
+            copy.addWidget(new QWidget);
+        copy.setSizes(*m_sizesBeforeWiden);
+        settings.setValue(SettingsKeys::splitter(), copy.saveState());
+    } else {
+        settings.setValue(SettingsKeys::splitter(), m_splitter->saveState());
+    }
+    settings.setValue(SettingsKeys::runsSplitter(), m_runsSplitter->saveState());
     settings.setValue(SettingsKeys::runsHeader(), m_runsView->horizontalHeader()->saveState());
+    settings.setValue(SettingsKeys::treeHeader(), m_candidateTree->header()->saveState());
 }
 
 void MainWindow::restoreSettings()
@@ -1359,7 +1466,9 @@ void MainWindow::restoreSettings()
     restoreGeometry(settings.value(SettingsKeys::geometry()).toByteArray());
     restoreState(settings.value(SettingsKeys::state()).toByteArray(), SettingsKeys::Version);
     m_splitter->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
+    m_runsSplitter->restoreState(settings.value(SettingsKeys::runsSplitter()).toByteArray());
     m_runsView->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
+    m_treeHeaderRestored = m_candidateTree->header()->restoreState(settings.value(SettingsKeys::treeHeader()).toByteArray());
     m_runsView->setColumnHidden(RunListModel::DriverColumn, !m_runModel->hasDrivers());
     m_layoutRestored = true;
 }
@@ -1376,32 +1485,30 @@ void MainWindow::showEvent(QShowEvent *event)
 
 void MainWindow::fitRunsPane()
 {
-    // Every column readable without scrolling: columns sized to their contents (and headers), the pane as
-    // wide as they are together, the rest shared by the middle and the inspector.
+    // Every column readable without scrolling (sized to its contents and header, the last one stretched), and
+    // the list as high as its rows, at most a third of the window: the graph and the inspector are where the
+    // work is. The rest of the height goes to them.
     QHeaderView *header = m_runsView->horizontalHeader();
     header->setStretchLastSection(false);
     m_runsView->resizeColumnsToContents();
-    int width = 0;
-    for (int column = 0; column < RunListModel::ColumnCount; ++column) {
-        if (m_runsView->isColumnHidden(column))
-            continue;
-        m_runsView->setColumnWidth(column, m_runsView->columnWidth(column) + 6);
-        width += m_runsView->columnWidth(column);
-    }
+    for (int column = 0; column < RunListModel::ColumnCount; ++column)
+        if (!m_runsView->isColumnHidden(column))
+            m_runsView->setColumnWidth(column, m_runsView->columnWidth(column) + 6);
     header->setStretchLastSection(true);
-    // The frame, a vertical scroll bar once the list grows, and the pane's margins.
-    width += 2 * m_runsView->frameWidth() + m_runsView->verticalScrollBar()->sizeHint().width() + 16;
-    const QList<int> sizes = m_splitter->sizes();
+    const int rows = std::max(1, m_runProxy->rowCount());
+    const int rowsHeight = rows * m_runsView->verticalHeader()->defaultSectionSize();
+    // The filter line, the table's header and frame, a horizontal scroll bar should it appear, and a little air.
+    const int chrome = m_runFilter->sizeHint().height() + header->sizeHint().height() + 2 * m_runsView->frameWidth()
+        + m_runsView->horizontalScrollBar()->sizeHint().height() + 6;
+    const QList<int> sizes = m_runsSplitter->sizes();
     int total = 0;
     for (int size : sizes)
         total += size;
     if (total <= 0)
-        total = 1600;
-    // At most two fifths of the window: the graph and the inspector are where the work is.
-    width = std::min(width, total * 40 / 100);
-    const int rest = total - width;
-    m_splitter->setSizes({width, rest * 58 / 100, rest - rest * 58 / 100});
-    m_splitter->setStretchFactor(0, 0); // a wider window widens the middle and the inspector, not the runs
+        total = 800;
+    const int limit = std::max(height(), total) / 3;
+    const int wanted = std::min(rowsHeight + chrome, limit);
+    m_runsSplitter->setSizes({wanted, std::max(1, total - wanted)});
 }
 
 } // namespace autocomp

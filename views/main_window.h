@@ -9,6 +9,7 @@
 #include <QMainWindow>
 
 #include <memory>
+#include <optional>
 
 class QAction;
 class QComboBox;
@@ -35,13 +36,17 @@ class LatencyChart;
 class MenuInsightsView;
 class RunListModel;
 class RunsComparisonView;
+class StudyView;
 class RunActions;
 class ResultActions;
 class RunStore;
 class StoreFollower;
 
-// The workbench window: runs on the left, the selected run's candidate tree in the middle, the selected
-// candidate on the right. A store without runs shows a welcome panel instead.
+// The workbench window: the runs list across the top (as high as its rows, at most a third of the window), below
+// it the selected run's graph, tree, chart and menu insights (the middle) beside the selected candidate (the
+// inspector). Several runs can be selected: Compare Runs ticks them. The window's geometry, both splitters and
+// the runs' and candidates' column widths are saved on close and restored at the next start (QSettings; a
+// fresh configuration restores nothing). A store without runs shows a welcome panel instead.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
@@ -90,7 +95,12 @@ public:
     void searchCandidates(const QString &text, const QString &status = QString(), const QString &strategy = QString());
     // The runs side by side in a window of their own, these runs ticked.
     RunsComparisonView *openRunsComparison(const QList<qint64> &runIds);
-    // The diff as a tab of the middle area (wide) or of the inspector (beside the candidate).
+    // A parameter study's runs (StudyView) in a window of its own; empty: the store's first study. Its runs open here.
+    StudyView *openStudyView(const QString &study = QString());
+    // The shown run, then the other runs selected in the runs list (top to bottom): what Compare Runs ticks.
+    QList<qint64> selectedRunIds() const;
+    // The diff as a tab of the middle area (wide: the inspector shrinks to a strip) or of the inspector (beside
+    // the candidate, the sizes from before Widen back).
     void setDiffInCenter(bool center);
     bool diffInCenter() const;
     // Esc and Ctrl+W close `window` (a detached diff, a comparison).
@@ -180,7 +190,9 @@ private:
     QWidget *m_welcomePanel = nullptr;
     QLabel *m_welcomeStoreLabel = nullptr;
     QPushButton *m_loadExampleButton = nullptr;
-    QSplitter *m_splitter = nullptr;
+    QSplitter *m_runsSplitter = nullptr; // vertical: the runs list above m_splitter
+    QSplitter *m_splitter = nullptr;     // horizontal: the middle and the inspector
+    std::optional<QList<int>> m_sizesBeforeWiden;
     QLineEdit *m_runFilter = nullptr;
     QTableView *m_runsView = nullptr;
     QAction *m_deleteRun = nullptr;
@@ -196,6 +208,7 @@ private:
     BeamGraphView *m_beamGraph = nullptr;
     LatencyChart *m_latencyChart = nullptr;
     MenuInsightsView *m_insights = nullptr;
+    QWidget *m_insightsScroll = nullptr; // the Menu tab: m_insights in a scroll area
     DiffView *m_diffView = nullptr;
     CandidateInspector *m_inspector = nullptr;
     QLabel *m_storeLabel = nullptr;
@@ -203,7 +216,8 @@ private:
     ResultActions *m_resultActions = nullptr;
     bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
     bool m_runsPaneFitted = false;
-    bool m_userSizedPanes = false; // the user dragged a splitter handle: sizes are theirs from then on
+    bool m_userSizedRuns = false;  // the user dragged the runs list's handle: its height is theirs from then on
+    bool m_treeHeaderRestored = false; // the tree's column widths come from the settings, not from each run
     StoreFollower *m_follower = nullptr;
     QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
     qint64 m_shownCandidate = 0;

@@ -58,6 +58,7 @@ QVariant MenuInsightsModel::data(const QModelIndex &index, int role) const
         // No gain sorts below any gain.
         case MedianGainColumn: return std::isnan(r.medianGain) ? -1.0 : r.medianGain;
         case BestGainColumn: return std::isnan(r.bestGain) ? -1.0 : r.bestGain;
+        case SourceColumn: return !r.onMenu ? 2 : r.proposed ? 1 : 0;
         default: return {};
         }
     }
@@ -77,11 +78,14 @@ QVariant MenuInsightsModel::data(const QModelIndex &index, int role) const
         case BeamColumn: return ofCandidates(r.enteredBeam);
         case MedianGainColumn: return std::isnan(r.medianGain) ? QStringLiteral("—") : ValueFormat::speedup(r.medianGain);
         case BestGainColumn: return std::isnan(r.bestGain) ? QStringLiteral("—") : ValueFormat::speedup(r.bestGain);
+        case SourceColumn: return !r.onMenu ? tr("planner's idea") : r.proposed ? tr("one-shot menu") : tr("agent's menu");
         default: return {};
         }
     }
     if (role == Qt::ToolTipRole && index.column() == StrategyColumn)
-        return r.onMenu ? r.strategy : tr("%1\n(the planner's own idea: not on the menu)").arg(r.strategy);
+        return !r.onMenu ? tr("%1\n(the planner's own idea: not on the menu)").arg(r.strategy)
+            : r.proposed ? tr("%1\n(proposed by a model for a parent's menu: one-shot menu, not the agent's own)").arg(r.strategy)
+                         : r.strategy;
     if (role == Qt::TextAlignmentRole && index.column() >= OfferedColumn)
         return int(Qt::AlignRight | Qt::AlignVCenter);
     return {};
@@ -104,6 +108,7 @@ QVariant MenuInsightsModel::headerData(int section, Qt::Orientation orientation,
         case BeamColumn: return tr("Beam");
         case MedianGainColumn: return tr("Median gain");
         case BestGainColumn: return tr("Best gain");
+        case SourceColumn: return tr("Source");
         default: return {};
         }
     }
@@ -119,6 +124,9 @@ QVariant MenuInsightsModel::headerData(int section, Qt::Orientation orientation,
         case BeamColumn: return tr("Selected into a beam at least once");
         case MedianGainColumn: return tr("Median of parent score / own score over its correct candidates (2× = twice as fast as its parent)");
         case BestGainColumn: return tr("Best parent score / own score over its correct candidates");
+        case SourceColumn:
+            return tr("Where the strategy came from: the agent's menu, a model's proposal for one parent's menu (search.menu_strategy: "
+                      "one-shot) or the planner's own idea; sort by it to see each apart");
         default: return {};
         }
     }

@@ -25,6 +25,7 @@ public:
         BeamColumn,
         MedianGainColumn,
         BestGainColumn,
+        SourceColumn, // the agent's menu, a model's proposal (one-shot menu) or the planner's own idea
         ColumnCount
     };
     enum Roles { SortRole = Qt::UserRole, StrategyRole, RecordRowRole };

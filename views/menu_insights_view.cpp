@@ -294,10 +294,24 @@ void MenuInsightsView::applyRecords(quint64 generation, const QList<StrategyReco
     for (int column : {int(MenuInsightsModel::OfferedColumn), int(MenuInsightsModel::ChosenColumn), int(MenuInsightsModel::ChosenRateColumn)})
         m_table->setColumnHidden(column, codeModel);
     int plans = 0;
-    for (const StrategyRecord &r : records)
+    QSet<QString> proposed;
+    for (const StrategyRecord &r : records) {
         plans += r.chosen;
+        if (r.proposed)
+            proposed.insert(r.strategy);
+    }
+    // Strategies a model proposed (one-shot menu) are listed apart from the agent's own: the Source column,
+    // shown when there are any, and sorted by it at once.
+    m_table->setColumnHidden(MenuInsightsModel::SourceColumn, proposed.isEmpty());
+    if (!proposed.isEmpty() && m_table->horizontalHeader()->sortIndicatorSection() == MenuInsightsModel::ChosenColumn) {
+        m_proxy->sort(MenuInsightsModel::ChosenColumn, Qt::DescendingOrder);
+        m_proxy->sort(MenuInsightsModel::SourceColumn, Qt::AscendingOrder); // stable: chosen order within each source
+        m_table->horizontalHeader()->setSortIndicator(MenuInsightsModel::SourceColumn, Qt::AscendingOrder);
+    }
     QString summary = runs.size() == 1 ? tr("Run %1: %n plan(s)", nullptr, plans).arg(runs.first())
                                        : tr("%1 runs of %2: %n plan(s)", nullptr, plans).arg(runs.size()).arg(m_target);
+    if (!proposed.isEmpty())
+        summary += tr(" · %n strateg(y/ies) proposed by a model (one-shot menu), listed after the agent's own", nullptr, int(proposed.size()));
     if (!error.isEmpty())
         summary += QStringLiteral(" · ") + error;
     m_summary->setText(summary);

@@ -145,6 +145,40 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     m_translateIters->setToolTip(tr("First iterations that translate the starting code (e.g. PyTorch to CUDA) with the agent's "
                                     "translation menu before optimizing (search.translate_iters; 0: none)"));
     m_seed = spinBox(QStringLiteral("seed"), 0, std::numeric_limits<int>::max());
+    m_skipPlanning = new QCheckBox(tr("Skip planning"));
+    m_skipPlanning->setObjectName(QStringLiteral("skipPlanning"));
+    m_skipPlanning->setToolTip(tr("One call writes the code directly, reasoning first and still shown the menu, instead of a plan "
+                                  "call and then code calls: N becomes distinct prompts per parent and K samples per prompt "
+                                  "(search.skip_planning)"));
+    m_oneShotMenu = new QCheckBox(tr("One-shot menu"));
+    m_oneShotMenu->setObjectName(QStringLiteral("oneShotMenu"));
+    m_oneShotMenu->setToolTip(tr("Before planning for a parent, one extra call shows a model its code, the architecture, the ISA "
+                                 "and the menu and asks for about 10 new strategies; they join that parent's menu before dropout "
+                                 "(search.menu_strategy: one-shot)"));
+    m_exampleRate = new QDoubleSpinBox;
+    m_exampleRate->setObjectName(QStringLiteral("exampleRate"));
+    m_exampleRate->setRange(0.0, 1.0);
+    m_exampleRate->setSingleStep(0.05);
+    m_exampleRate->setDecimals(2);
+    m_exampleRate->setSpecialValueText(tr("off"));
+    m_exampleRate->setToolTip(tr("On: once per parent a model picks the agent's code examples relevant to its code and ISA, and "
+                                 "each picked one goes into a plan prompt with this probability (search.example_rate; Autocomp "
+                                 "suggests 0.25). Off: every example goes in with probability 0.25, no model asked"));
+    m_translateScore = new QCheckBox(tr("Score translations"));
+    m_translateScore->setObjectName(QStringLiteral("translateScore"));
+    m_translateScore->setChecked(true);
+    m_translateScore->setToolTip(tr("During translation iterations a model scores each translated candidate 0-10 for completeness; "
+                                    "a partial translation never enters the beam, and translation ends early once every beam "
+                                    "candidate scores at least 9 (search.translate_score)"));
+    m_translatePerf = new QDoubleSpinBox;
+    m_translatePerf->setObjectName(QStringLiteral("translatePerfThreshold"));
+    m_translatePerf->setRange(1.0, 1000.0);
+    m_translatePerf->setDecimals(1);
+    m_translatePerf->setValue(15.0);
+    m_translatePerf->setPrefix(tr("at most "));
+    m_translatePerf->setSuffix(tr("× slower"));
+    m_translatePerf->setToolTip(tr("How much slower than its parent a translated candidate may be and still enter the beam "
+                                   "(search.translate_perf_threshold, default 15); no effect outside translation"));
     m_seed->setToolTip(tr("Seeds the menu dropout and the other random choices, so a run can be repeated (search.seed)"));
     m_schedule = new QLineEdit;
     m_schedule->setObjectName(QStringLiteral("scheduleSeed"));
@@ -240,7 +274,17 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
     searchForm->addRow(tr("&Fix attempts:"), m_fixAttempts);
     searchForm->addRow(tr("Edit mode:"), m_editMode);
     searchForm->addRow(tr("Feedback:"), m_feedback);
+    auto *planningRow = new QHBoxLayout;
+    planningRow->addWidget(m_skipPlanning);
+    planningRow->addWidget(m_oneShotMenu);
+    planningRow->addStretch(1);
+    searchForm->addRow(tr("Planning:"), planningRow);
+    searchForm->addRow(tr("E&xample rate:"), m_exampleRate);
     searchForm->addRow(tr("T&ranslation iterations:"), m_translateIters);
+    auto *translationRow = new QHBoxLayout;
+    translationRow->addWidget(m_translateScore);
+    translationRow->addWidget(m_translatePerf, 1);
+    searchForm->addRow(tr("Translation:"), translationRow);
     searchForm->addRow(tr("S&eed:"), m_seed);
     // A label given a layout has no buddy, and would show its '&': the buddy is set by hand.
     auto *scheduleLabel = new QLabel(tr("Sched&ule seed:"));
@@ -338,6 +382,10 @@ NewRunDialog::NewRunDialog(Repository repository, QString storePath, QWidget *pa
         connect(box, &QDoubleSpinBox::valueChanged, this, &NewRunDialog::scheduleValidation);
     connect(m_editMode, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_feedback, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
+    for (QCheckBox *box : {m_skipPlanning, m_oneShotMenu, m_translateScore})
+        connect(box, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
+    for (QDoubleSpinBox *box : {m_exampleRate, m_translatePerf})
+        connect(box, &QDoubleSpinBox::valueChanged, this, &NewRunDialog::scheduleValidation);
     connect(m_profile, &QCheckBox::toggled, this, &NewRunDialog::scheduleValidation);
     connect(m_schedule, &QLineEdit::textChanged, this, &NewRunDialog::scheduleValidation);
 
@@ -459,6 +507,11 @@ void NewRunDialog::setConfig(const RunConfig &config)
     m_editMode->setChecked(s.editMode);
     m_feedback->setChecked(s.feedback);
     m_translateIters->setValue(s.translateIters);
+    m_skipPlanning->setChecked(s.skipPlanning);
+    m_oneShotMenu->setChecked(s.menuStrategy == QLatin1String("one-shot"));
+    m_exampleRate->setValue(s.exampleRate.value_or(0.0));
+    m_translateScore->setChecked(s.translateScore);
+    m_translatePerf->setValue(s.translatePerfThreshold);
     m_seed->setValue(int(qMin<quint64>(s.seed, quint64(std::numeric_limits<int>::max()))));
     m_schedule->setText(s.schedule);
     m_maxUsd->setValue(config.budget.maxUsd.value_or(0));
@@ -489,6 +542,13 @@ RunConfig NewRunDialog::config() const
     s.editMode = m_editMode->isChecked();
     s.feedback = m_feedback->isChecked();
     s.translateIters = m_translateIters->value();
+    s.skipPlanning = m_skipPlanning->isChecked();
+    s.menuStrategy = m_oneShotMenu->isChecked() ? QStringLiteral("one-shot") : QString();
+    // 0 is "off"; an example_rate of 0 loaded from a file is kept as it was.
+    if (m_exampleRate->value() > 0 || !(m_base.search.exampleRate && *m_base.search.exampleRate == 0))
+        s.exampleRate = m_exampleRate->value() > 0 ? std::optional<double>(m_exampleRate->value()) : std::nullopt;
+    s.translateScore = m_translateScore->isChecked();
+    s.translatePerfThreshold = m_translatePerf->value();
     // The seed box holds only int range; a larger seed from a loaded file is kept as it was.
     if (m_base.search.seed <= quint64(std::numeric_limits<int>::max()) || m_seed->value() != std::numeric_limits<int>::max())
         s.seed = quint64(m_seed->value());
@@ -688,14 +748,20 @@ void NewRunDialog::updateEstimate()
     const qint64 iterations = m_iterations->value();
     const qint64 plans = b * n;
     const qint64 candidates = plans * k;
-    const qint64 calls = plans + candidates;
-    QString text = tr("Per iteration: up to B×N×K = %1×%2×%3 = %4 candidates; %5 plan + %4 code = %6 LLM calls")
-                       .arg(b)
-                       .arg(n)
-                       .arg(k)
-                       .arg(candidates)
-                       .arg(plans)
-                       .arg(calls);
+    // One call per parent each for the one-shot menu and the example choice; none for plans when they are skipped.
+    const qint64 perParent = (m_oneShotMenu->isChecked() ? 1 : 0) + (m_exampleRate->value() > 0 ? 1 : 0);
+    const qint64 calls = (m_skipPlanning->isChecked() ? 0 : plans) + candidates + b * perParent;
+    QString text = m_skipPlanning->isChecked()
+        ? tr("Per iteration: up to B×N×K = %1×%2×%3 = %4 candidates; %4 code calls (planning skipped)").arg(b).arg(n).arg(k).arg(candidates)
+        : tr("Per iteration: up to B×N×K = %1×%2×%3 = %4 candidates; %5 plan + %4 code = %6 LLM calls")
+              .arg(b)
+              .arg(n)
+              .arg(k)
+              .arg(candidates)
+              .arg(plans)
+              .arg(plans + candidates);
+    if (perParent > 0)
+        text += tr(", %1 per parent for the one-shot menu and example choice (%2 in all)").arg(perParent).arg(calls);
     if (f > 0)
         text += tr(", and at most F = %1 fix call(s) per candidate (%2 more)", nullptr, int(f)).arg(f).arg(candidates * f);
     text += QLatin1Char('\n');

@@ -100,6 +100,13 @@ private:
     QCheckBox *m_editMode;
     QCheckBox *m_feedback;
     QSpinBox *m_translateIters;
+    // Autocomp's newer search options (search.skip_planning, menu_strategy, example_rate, translate_score,
+    // translate_perf_threshold).
+    QCheckBox *m_skipPlanning;
+    QCheckBox *m_oneShotMenu;
+    QDoubleSpinBox *m_exampleRate; // 0: off (every example at 0.25, no model asked)
+    QCheckBox *m_translateScore;
+    QDoubleSpinBox *m_translatePerf;
     QSpinBox *m_seed;
     QLineEdit *m_schedule;
     QDoubleSpinBox *m_maxUsd;

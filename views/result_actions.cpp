@@ -1,5 +1,6 @@
 #include "result_actions.h"
 
+#include "candidate_inspector.h"
 #include "diff_view.h"
 #include "main_window.h"
 #include "model/candidate.h"
@@ -10,6 +11,7 @@
 
 #include <QAction>
 #include <QClipboard>
+#include <QDesktopServices>
 #include <QDir>
 #include <QFileDialog>
 #include <QGuiApplication>
@@ -17,6 +19,7 @@
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QStatusBar>
+#include <QUrl>
 
 namespace autocomp {
 
@@ -26,6 +29,7 @@ ResultActions::ResultActions(MainWindow *window)
     , m_saveKernel(new QAction(tr("Save &Kernel As…"), this))
     , m_copyCode(new QAction(tr("&Copy Code"), this))
     , m_copyDiff(new QAction(tr("Copy as &Diff against Root"), this))
+    , m_openFolder(new QAction(tr("Open &Folder of the Evaluation's Files"), this))
     , m_saveBest(new QAction(tr("Save &Best Kernel As…"), this))
     , m_exportMenu(new QMenu(tr("&Export Run"), window))
 {
@@ -35,6 +39,15 @@ ResultActions::ResultActions(MainWindow *window)
     m_copyDiff->setObjectName(QStringLiteral("copyDiffAction"));
     m_copyDiff->setToolTip(tr("A unified diff of the selected candidate's code against the run's starting code"));
     m_saveBest->setObjectName(QStringLiteral("saveBestKernelAction"));
+    m_openFolder->setObjectName(QStringLiteral("openEvalFolderAction"));
+    connect(m_openFolder, &QAction::triggered, this, [this] {
+        QString why;
+        const QString folder = CandidateInspector::evaluationFolder(m_window->store()->evaluationSteps(m_candidate), &why);
+        if (folder.isEmpty())
+            m_window->statusBar()->showMessage(why, 8000);
+        else if (!QDesktopServices::openUrl(QUrl::fromLocalFile(folder)))
+            m_window->statusBar()->showMessage(tr("No program here opens folders; the files are in %1").arg(folder), 15000);
+    });
     m_exportMenu->setObjectName(QStringLiteral("exportRunMenu"));
     connect(m_saveKernel, &QAction::triggered, this, [this] { saveKernelWithDialog(m_candidate); });
     connect(m_copyCode, &QAction::triggered, this, [this] {
@@ -70,7 +83,7 @@ ResultActions::ResultActions(MainWindow *window)
 
 QList<QAction *> ResultActions::candidateActions() const
 {
-    return {m_saveKernel, m_copyCode, m_copyDiff};
+    return {m_saveKernel, m_copyCode, m_copyDiff, m_openFolder};
 }
 
 void ResultActions::updateActions()
@@ -80,6 +93,11 @@ void ResultActions::updateActions()
     for (QAction *a : candidateActions())
         a->setEnabled(code);
     m_copyDiff->setEnabled(code && candidate->origin != CandidateOrigin::Root);
+    QString why = tr("Select a candidate");
+    const QString folder = candidate ? CandidateInspector::evaluationFolder(m_window->store()->evaluationSteps(m_candidate), &why) : QString();
+    m_openFolder->setEnabled(!folder.isEmpty());
+    m_openFolder->setToolTip(folder.isEmpty() ? why : tr("Opens %1 (work/: sources and build outputs; judge/: reports)").arg(folder));
+    m_openFolder->setStatusTip(m_openFolder->toolTip());
     const auto run = m_window->currentRunId() != 0 ? m_window->store()->run(m_window->currentRunId()) : std::nullopt;
     m_saveBest->setEnabled(run && run->bestCandidateId != 0);
     m_exportMenu->setEnabled(run.has_value());

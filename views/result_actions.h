@@ -27,6 +27,9 @@ public:
     QAction *saveKernelAction() const { return m_saveKernel; }
     QAction *copyCodeAction() const { return m_copyCode; }
     QAction *copyDiffAction() const { return m_copyDiff; }
+    // Opens the folder of the candidate's evaluation files (CandidateInspector::evaluationFolder) with the desktop's
+    // file manager; disabled, its tooltip saying why, when none is on this machine.
+    QAction *openFolderAction() const { return m_openFolder; }
     // Acting on the shown run.
     QAction *saveBestKernelAction() const { return m_saveBest; }
     QMenu *exportMenu() const { return m_exportMenu; }
@@ -46,14 +49,17 @@ public:
     void saveKernelWithDialog(qint64 candidateId);
     void exportRunWithDialog(RunFormat format);
 
-private:
+    // Re-reads what the candidate actions can do (an evaluation may have ended since the candidate was selected).
     void updateActions();
+
+private:
 
     MainWindow *m_window;
     qint64 m_candidate = 0;
     QAction *m_saveKernel;
     QAction *m_copyCode;
     QAction *m_copyDiff;
+    QAction *m_openFolder;
     QAction *m_saveBest;
     QMenu *m_exportMenu;
 };

@@ -15,7 +15,9 @@
 #include "run_list_model.h"
 #include "result_actions.h"
 #include "run_status_widget.h"
+#include "agents/prompt_builder.h"
 #include "search/run_setup.h"
+#include "store/menu_insights.h"
 #include "settings.h"
 #include "settings_dialog.h"
 #include "value_format.h"
@@ -674,7 +676,9 @@ void RunActions::showCandidateMenu(const QPoint &globalPos)
 {
     // The candidate under the pointer was selected first: every action acts on it.
     updateActions();
+    m_window->resultActions()->updateActions();
     QMenu menu;
+    menu.setToolTipsVisible(true); // a disabled action says why
     menu.addActions({m_humanPlan, m_humanCode});
     menu.addSeparator();
     menu.addActions(m_window->resultActions()->candidateActions());
@@ -692,6 +696,8 @@ HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
     const QString text = kind == HumanInputDialog::Code && parent ? parent->code : QString();
     auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    if (kind == HumanInputDialog::Plan && parent)
+        dialog->setPlanContext(planContext(*parent));
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         if (!isDriving(m_window->m_run.id)) {
             handToDriver(dialog->kind(), dialog->parentId(), dialog->text());
@@ -707,6 +713,74 @@ HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
     });
     dialog->open();
     return dialog;
+}
+
+HumanInputDialog::PlanContext RunActions::planContext(const Candidate &parent) const
+{
+    RunStore *store = m_window->store();
+    const RunInfo &run = m_window->m_run;
+    HumanInputDialog::PlanContext context;
+    context.parent = parent;
+    std::optional<Candidate> root;
+    const QList<Candidate> candidates = store->candidates(run.id);
+    for (const Candidate &c : candidates)
+        if (c.origin == CandidateOrigin::Root)
+            root = c;
+    context.figures = tr("Measured: %1").arg(CandidateInspector::headline(parent, run.metric, root, store->candidate(parent.parentId)));
+    if (const std::optional<ScoreInterval> interval = scoreInterval(parent); interval && interval->high > interval->low)
+        context.figures += tr(" · 95 % interval %1 to %2")
+                               .arg(ValueFormat::figure(interval->low, run.metric), ValueFormat::figure(interval->high, run.metric));
+
+    // The run's own setup (its configuration against the agents and targets here), as the engine has it.
+    QStringList errors;
+    const QByteArray yaml = run.configYaml.toUtf8();
+    std::optional<RunSetup> setup;
+    if (const auto config = RunConfig::fromYaml(yaml, tr("run %1's configuration").arg(run.id), &errors))
+        setup = prepareRun(*config, yaml, controller()->repository(), store->path(), &errors);
+    if (!setup) {
+        const QString error = errors.join(QLatin1Char('\n'));
+        context.prompt = [error](const QString &, QString *why) {
+            *why = error;
+            return QString();
+        };
+        return context;
+    }
+    if (!parent.metrics.isEmpty())
+        context.metrics = PromptBuilder::describeMetrics(parent.metrics, setup->target.metric, setup->target.metricUnit);
+    // What the engine sends for a human plan (SearchEngine::requestCode): the code prompt with the plan.
+    context.prompt = [setup = *setup, code = parent.code](const QString &plan, QString *) {
+        return PromptBuilder::codePrompt(setup.agent, setup.problem, setup.target, code, plan, setup.config.search.editMode);
+    };
+
+    // Each menu item's record over this agent's runs: how often it was chosen, how often its correct candidates
+    // beat their parent (beyond the timing's noise), its best gain.
+    const QString agent = setup->config.effectiveAgent();
+    const QList<qint64> runs = MenuInsights::runsOfAgent(*store, agent);
+    context.runs = int(runs.size());
+    const QList<StrategyRecord> records = MenuInsights::compute(*store, runs, MenuInsights::Grouping::Strategy, &context.recordsError);
+    QHash<qint64, Candidate> byId;
+    for (qint64 runId : runs)
+        for (const Candidate &c : runId == run.id ? candidates : store->candidates(runId))
+            byId.insert(c.id, c);
+    for (const QString &item : setup->agent.menu) {
+        HumanInputDialog::MenuEntry entry;
+        entry.text = item;
+        for (const StrategyRecord &record : records) {
+            if (record.strategy != item || !record.onMenu)
+                continue;
+            entry.chosen = record.chosen;
+            entry.bestGain = record.bestGain;
+            for (qint64 id : record.candidateIds) {
+                const Candidate c = byId.value(id);
+                const auto p = byId.constFind(c.parentId);
+                if (c.status == CandidateStatus::Correct && c.hasScore() && p != byId.constEnd() && p->hasScore()
+                    && c.score < p->score && !withinNoise(c, *p))
+                    ++entry.improved;
+            }
+        }
+        context.menu << entry;
+    }
+    return context;
 }
 
 AgentEditor *RunActions::showAgentEditor()

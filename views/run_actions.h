@@ -88,6 +88,9 @@ private:
     void notify(const QString &title, const QString &message, bool failure);
     void candidateContextMenu(const QPoint &pos);
     void showCandidateMenu(const QPoint &globalPos);
+    // What Write a Plan shows under `parent`: its figures, the agent's menu with each item's record in the agent's
+    // runs, and the prompt the plan will be sent in.
+    HumanInputDialog::PlanContext planContext(const Candidate &parent) const;
     void goToParent();
     void goToBest();
 

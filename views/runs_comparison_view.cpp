@@ -38,6 +38,8 @@ RunsComparisonView::RunsComparisonView(QWidget *parent)
     m_chartView->setObjectName(QStringLiteral("compareChartView"));
     m_chartView->setRenderHint(QPainter::Antialiasing);
     m_chartView->setMinimumHeight(260);
+    // Qt Charts elides a title wider than the chart: the whole title stays one hover away.
+    m_chartView->setToolTip(m_chart->title());
     m_table->setObjectName(QStringLiteral("compareTable"));
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setWordWrap(false);

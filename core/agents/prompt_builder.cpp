@@ -175,6 +175,22 @@ QString PromptBuilder::planPrompt(const PlanPromptInput &in)
             instruction += QStringLiteral("You may instead propose a new optimization that is not on the menu, if you are confident it is "
                                           "better; then say so.\n");
     }
+    if (in.direct) {
+        instruction += QStringLiteral("Reason about the code and the hardware first. Then write one line of the form `Chosen optimization: "
+                                      "<number>. <menu text>` (or `Chosen optimization: new. <short name>`), then implement it.\n");
+        instruction += QStringLiteral("This is phase %1 out of %2.\n").arg(in.iteration).arg(in.iterations);
+        out += section(QStringLiteral("Instruction"), instruction);
+        QStringList rules = agent.rulesGeneral + agent.rulesPlanning + agent.rulesCoding;
+        out += section(QStringLiteral("Rules"), bullets(rules));
+        out += section(QStringLiteral("Output format"),
+                       in.editMode ? QStringLiteral("After the chosen optimization's line, give the change as edits to the current code. ")
+                               + EditApplier::formatInstructions()
+                                   : QStringLiteral("After the chosen optimization's line, return the complete new source file in one ```%1 "
+                                                    "fenced code block; keep the function signature unchanged.")
+                                         .arg(target.language));
+        out += QStringLiteral("Reasoning and code:");
+        return out;
+    }
     instruction += QStringLiteral("Start your answer with one line of the form `Chosen optimization: <number>. <menu text>` "
                                   "(or `Chosen optimization: new. <short name>`), then the plan. Do not write the full code.\n");
     instruction += QStringLiteral("This is phase %1 out of %2.\n").arg(in.iteration).arg(in.iterations);

@@ -30,6 +30,10 @@ struct PlanPromptInput {
     std::optional<QString> isaDocs; // the ISA after the run-time filter; nullopt: the agent's whole ISA
     int iteration = 1;
     int iterations = 1;
+    // search.skip_planning: the same prompt asks for the code itself (reasoning first, then the chosen
+    // item's line, then the complete code) instead of a plan; it ends "Reasoning and code:".
+    bool direct = false;
+    bool editMode = false;          // with direct: the code as edits to the current code
 };
 
 // Builds the prompts of the method (DESIGN.md §1). Pure functions of their inputs: the same inputs

@@ -734,6 +734,14 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
                 if (arg.startsWith(QLatin1String("-I")) && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}")))
                     && !arg.contains(QLatin1String("_hash}")) && !arg.contains(QLatin1String("{cache_dir}")))
                     dirs << QDir::cleanPath(expand(arg.mid(2), target, problem, {}));
+    // Read-only paths inside the folder of the backends (sandbox_read_only: a judge kit shared by
+    // several targets, such as backends/common) are sources too: a change there rebuilds what was
+    // built from them. Paths elsewhere (a Python environment) are tools, not sources.
+    const QString backendsRoot = QFileInfo(QDir::cleanPath(target.dir)).path() + QLatin1Char('/');
+    for (const QString &path : target.sandboxReadOnly)
+        if (!path.contains(QLatin1String("_hash}")) && (!problem.dir.isEmpty() || !path.contains(QLatin1String("{problem_dir}"))))
+            if (const QString dir = QDir::cleanPath(expand(path, target, problem, {})); dir.startsWith(backendsRoot))
+                dirs << dir;
     QStringList files;
     for (const QString &dir : std::as_const(dirs)) {
         QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);

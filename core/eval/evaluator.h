@@ -165,8 +165,9 @@ public:
     // The target as this configuration runs it: steps whose `option` is off are left out.
     static Target withOptions(Target target, const EvaluationConfig &config);
     static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
-    // Hash of the files a target's build reads (its directory, the problem's, the -I directories),
-    // the {sources_hash} placeholder; with a problem without a directory, the backend's alone
+    // Hash of the files a target's build reads (its directory, the problem's, the -I directories and
+    // the sandbox_read_only paths inside the folder of the backends, such as the judge kit in
+    // backends/common), the {sources_hash} placeholder; with a problem without a directory, the backend's alone
     // ({backend_hash}: what every problem's judge shares).
     static QString sourcesHash(const Target &target, const Problem &problem);
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QDateTime>
+#include <QHash>
 #include <QMetaType>
 #include <QString>
 
@@ -11,7 +12,9 @@ struct LlmCall {
     qint64 id = 0;
     qint64 runId = 0;
     qint64 candidateId = 0;
-    QString phase;       // plan | code | fix | translate | score
+    // plan | code | fix | score (translation score) | isa (ISA selection) | menu (one-shot menu) |
+    // examples (example selection) | direct (code without a plan, skip_planning); phaseName() in words
+    QString phase;
     QString requestHash; // sha256 of provider, model, prompt, parameters and sample index
     QString provider;
     QString model;
@@ -28,6 +31,22 @@ struct LlmCall {
     QString error;
     QDateTime createdAt;
 };
+
+// What a call's phase served, in words for the views (the phase id itself for one not listed).
+inline QString phaseName(const QString &phase)
+{
+    static const QHash<QString, QString> s_names{
+        {QStringLiteral("plan"), QStringLiteral("plan")},
+        {QStringLiteral("code"), QStringLiteral("code")},
+        {QStringLiteral("fix"), QStringLiteral("fix")},
+        {QStringLiteral("score"), QStringLiteral("translation score")},
+        {QStringLiteral("isa"), QStringLiteral("ISA selection")},
+        {QStringLiteral("menu"), QStringLiteral("one-shot menu")},
+        {QStringLiteral("examples"), QStringLiteral("example selection")},
+        {QStringLiteral("direct"), QStringLiteral("code without a plan")},
+    };
+    return s_names.value(phase, phase);
+}
 
 } // namespace autocomp
 

@@ -585,6 +585,14 @@ std::optional<Problem> Repository::loadProblem(const QString &dir, const QString
     return p;
 }
 
+QStringList Repository::agentConfigKeys()
+{
+    return {QStringLiteral("name"), QStringLiteral("version"), QStringLiteral("target"), QStringLiteral("description"),
+            QStringLiteral("sources"), QStringLiteral("agent_name"), QStringLiteral("built_at"), QStringLiteral("build"),
+            // written by our agent builder (core/agents/agent_builder.cpp)
+            QStringLiteral("models"), QStringLiteral("scope"), QStringLiteral("budget_chars"), QStringLiteral("extracted_strategies")};
+}
+
 std::optional<Agent> Repository::loadAgent(const QString &dir, QString *error)
 {
     Agent a;
@@ -597,6 +605,10 @@ std::optional<Agent> Repository::loadAgent(const QString &dir, QString *error)
     YamlReader r(configPath);
     if (const auto root = r.parse(*configText); root && root->IsMap()) {
         const YAML::Node &n = *root;
+        r.checkKeys(n, {}, agentConfigKeys());
+        // Autocomp's agent builder writes agent_name (and built_at and build: how it was made, kept as they are).
+        if (n["agent_name"])
+            a.name = r.string(n["agent_name"], QStringLiteral("agent_name")).value_or(a.name);
         if (n["name"])
             a.name = r.string(n["name"], QStringLiteral("name")).value_or(a.name);
         if (n["version"])
@@ -626,17 +638,27 @@ std::optional<Agent> Repository::loadAgent(const QString &dir, QString *error)
         if (!text)
             return false;
         if (const auto root = mr.parse(*text)) {
-            const YAML::Node items = (*root)["optimizations"];
-            if (!items || !items.IsSequence()) {
-                mr.error(*root, QStringLiteral("expected 'optimizations: [{strategy: \"...\"}]'"));
+            // Ours write `optimizations:`; Autocomp's agent builder writes `strategies:` in translation menus.
+            // Either key, in either file; both at once is ambiguous.
+            const bool isMap = root->IsMap();
+            const YAML::Node ours = isMap ? (*root)["optimizations"] : YAML::Node();
+            const YAML::Node theirs = isMap ? (*root)["strategies"] : YAML::Node();
+            const QString key = ours ? QStringLiteral("optimizations") : QStringLiteral("strategies");
+            const YAML::Node items = ours ? ours : theirs;
+            if (isMap)
+                mr.checkKeys(*root, {}, {QStringLiteral("optimizations"), QStringLiteral("strategies")});
+            if (ours && theirs) {
+                mr.error(theirs, QStringLiteral("both 'optimizations' and 'strategies': give the menu under one of them"));
+            } else if (!items || !items.IsSequence()) {
+                mr.error(items ? items : *root, QStringLiteral("expected 'optimizations: [{strategy: \"...\"}]' (or Autocomp's 'strategies: [...]')"));
             } else {
                 for (const auto &item : items) {
                     if (item.IsMap() && item["strategy"])
-                        out << mr.string(item["strategy"], QStringLiteral("optimizations[].strategy")).value_or(QString());
+                        out << mr.string(item["strategy"], key + QStringLiteral("[].strategy")).value_or(QString());
                     else if (item.IsScalar())
                         out << fromStd(item.Scalar());
                     else
-                        mr.error(item, QStringLiteral("each optimization must be {strategy: \"...\"}"));
+                        mr.error(item, QStringLiteral("each entry of '%1' must be {strategy: \"...\"}").arg(key));
                 }
             }
         }

@@ -40,6 +40,9 @@ public:
     static QStringList stepKeys();      // backend.yaml, an entry of steps:
     static QStringList setupStepKeys(); // backend.yaml, an entry of setup:
     static QStringList problemKeys();   // problem.yaml
+    // agent_config.yaml: ours (name, version, target, description, sources, and what our agent builder
+    // records) and those Autocomp's agent builder writes (agent_name, built_at, build). Menus take `optimizations:` or Autocomp's `strategies:`.
+    static QStringList agentConfigKeys();
 
     static std::optional<Target> loadTarget(const QString &dir, QString *error);
     static std::optional<Problem> loadProblem(const QString &dir, const QString &target, QString *error);

@@ -217,7 +217,9 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                                         QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
                                         QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
                                         QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("isa_filter"), QStringLiteral("early_stop"),
-                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule"), QStringLiteral("noise_floor")};
+                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule"), QStringLiteral("noise_floor"),
+                                        QStringLiteral("translate_score"), QStringLiteral("translate_perf_threshold"), QStringLiteral("skip_planning"),
+                                        QStringLiteral("menu_strategy"), QStringLiteral("example_rate")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
                 auto readInt = [&](const char *key, int &out) {
@@ -250,6 +252,21 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.feedback = r.boolean(n, QStringLiteral("search.feedback")).value_or(true);
                     if (const auto n = s["isa_filter"])
                         c.isaFilter = r.boolean(n, QStringLiteral("search.isa_filter")).value_or(false);
+                    if (const auto n = s["translate_score"])
+                        c.translateScore = r.boolean(n, QStringLiteral("search.translate_score")).value_or(true);
+                    readDouble("translate_perf_threshold", c.translatePerfThreshold);
+                    if (const auto n = s["skip_planning"])
+                        c.skipPlanning = r.boolean(n, QStringLiteral("search.skip_planning")).value_or(false);
+                    if (const auto n = s["menu_strategy"]; n && !n.IsNull()) {
+                        // Autocomp writes None for the agent's menu only.
+                        const QString v = r.string(n, QStringLiteral("search.menu_strategy")).value_or(QString());
+                        if (v == QLatin1String("one-shot"))
+                            c.menuStrategy = v;
+                        else if (!v.isEmpty() && v != QLatin1String("none") && v != QLatin1String("None"))
+                            r.error(n, QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(v));
+                    }
+                    if (const auto n = s["example_rate"]; n && !n.IsNull())
+                        c.exampleRate = r.number(n, QStringLiteral("search.example_rate"));
                     if (const auto n = s["early_stop"]; n && !n.IsNull())
                         c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
                     if (const auto n = s["noise_floor"]; n && !n.IsNull())
@@ -407,6 +424,12 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'search.new_idea_probability' must be between 0 and 1");
     if (search.translateIters < 0)
         out << QStringLiteral("'search.translate_iters' must not be negative");
+    if (search.translatePerfThreshold < 1)
+        out << QStringLiteral("'search.translate_perf_threshold' is a slowdown factor and must be at least 1 (e.g. 15)");
+    if (search.exampleRate && (*search.exampleRate < 0 || *search.exampleRate > 1))
+        out << QStringLiteral("'search.example_rate' must be between 0 and 1");
+    if (!search.menuStrategy.isEmpty() && search.menuStrategy != QLatin1String("one-shot"))
+        out << QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(search.menuStrategy);
     if (search.earlyStop && *search.earlyStop < 1.0)
         out << QStringLiteral("'search.early_stop' is an improvement ratio and must be at least 1.0 (e.g. 1.02)");
     if (search.noiseFloor && (*search.noiseFloor < 0 || *search.noiseFloor >= 0.5))
@@ -524,6 +547,16 @@ QByteArray RunConfig::toYaml() const
     out << YAML::Key << "feedback" << YAML::Value << search.feedback;
     if (search.isaFilter)
         out << YAML::Key << "isa_filter" << YAML::Value << true;
+    if (!search.translateScore)
+        out << YAML::Key << "translate_score" << YAML::Value << false;
+    if (search.translatePerfThreshold != 15)
+        out << YAML::Key << "translate_perf_threshold" << YAML::Value << search.translatePerfThreshold;
+    if (search.skipPlanning)
+        out << YAML::Key << "skip_planning" << YAML::Value << true;
+    if (!search.menuStrategy.isEmpty())
+        out << YAML::Key << "menu_strategy" << YAML::Value << toStd(search.menuStrategy);
+    if (search.exampleRate)
+        out << YAML::Key << "example_rate" << YAML::Value << *search.exampleRate;
     out << YAML::Key << "early_stop" << YAML::Value;
     if (search.earlyStop)
         out << *search.earlyStop;

@@ -22,6 +22,23 @@ struct SearchConfig {
     quint64 seed = 1111;
     int translateIters = 0;
     double translateThreshold = 9;   // 0-10 completeness a translated candidate needs to enter the beam
+    // translate_score (Autocomp's name): during translation iterations a model scores each correct translated
+    // candidate 0-10 for completeness; only those at translateThreshold or above enter the beam, and translation
+    // ends early once every beam candidate is there. false: no score calls; translation runs translate_iters.
+    bool translateScore = true;
+    // translate_perf_threshold: during translation a candidate may be up to this many times slower than its
+    // parent and still enter the beam (Autocomp's default 15). No effect outside translation.
+    double translatePerfThreshold = 15;
+    // skip_planning: one call per prompt writes the code directly (reasoning first, the menu still shown);
+    // plansPerParent is then the number of distinct prompts per parent and codePerPlan the samples per prompt.
+    bool skipPlanning = false;
+    // menu_strategy: empty (the agent's menu only) or "one-shot": before planning for a parent, one call asks
+    // a model for about 10 new strategies for its code; they join that parent's menu before dropout.
+    QString menuStrategy;
+    // example_rate: set, a model first picks the agent's code examples relevant to the parent's code and ISA
+    // (once per parent), and each picked one goes into a plan prompt with this probability. Unset: every
+    // example goes in with probability 0.25, no model involved.
+    std::optional<double> exampleRate;
     bool editMode = false;
     bool feedback = true;            // the evaluator's hardware feedback lines go into plan prompts
     // Autocomp's run-time ISA filter: before each plan prompt a model picks the relevant `##` sections of the

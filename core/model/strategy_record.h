@@ -14,6 +14,8 @@ struct StrategyRecord {
     QString strategy;     // the menu text, or "new: ..." for an idea the planner proposed itself
     QString model;        // provider::model of the grouping; empty: all models together
     bool onMenu = true;   // false for a planner's own idea: it was never offered
+    // A strategy a model proposed for a parent's menu (search.menu_strategy: one-shot), not the agent's own.
+    bool proposed = false;
     // Invariants: chosen <= offered, correct <= compiled <= candidates, duplicates <= candidates,
     // enteredBeam <= correct.
     int offered = 0;      // plan requests (answered or cached, once each) whose menu listed it, or that chose it

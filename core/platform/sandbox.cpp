@@ -130,7 +130,21 @@ QStringList wrap(const QStringList &command, const QString &writableDir, QString
             readOnlyDirs << dir;
         }
     }
-    return prefix(writableDir, readOnlyDirs, sharePids, gpu) + command;
+    const QStringList full = prefix(writableDir, readOnlyDirs, sharePids, gpu);
+    // Inside a pid namespace, pid 1 is bwrap's own process, and its /proc/1/cmdline would show every bind
+    // of the host's layout. So the options reach bwrap through a pipe (--args 9, which bwrap closes once
+    // read) from bash, which then execs bwrap in its own place: /proc/1/cmdline reads
+    // "bwrap --args 9 COMMAND...", the command the process sees as its own anyway. Without bash: the plain
+    // command line.
+    static const QString s_bash = QStandardPaths::findExecutable(QStringLiteral("bash"));
+    static const QString s_bwrap = QStandardPaths::findExecutable(QStringLiteral("bwrap"));
+    if (s_bash.isEmpty() || s_bwrap.isEmpty())
+        return full + command;
+    const QStringList options = full.mid(1);
+    return QStringList{s_bash, QStringLiteral("-c"),
+                       QStringLiteral("n=$1; shift; exec \"$0\" --args 9 \"${@:n+1}\" 9< <(printf '%s\\0' \"${@:1:n}\")"), s_bwrap,
+                       QString::number(options.size())}
+        + options + command;
 }
 
 } // namespace autocomp::Sandbox

@@ -26,7 +26,8 @@ QStringList systemPaths();
 QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false, bool gpu = false);
 // prefix() for `command`, with the directory of every absolute path the command names added to the
 // read-only ones (its program and its inputs: paths a backend's author wrote), except /, $HOME and the
-// temporary directory themselves.
+// temporary directory themselves. The options reach bwrap through a pipe (`bash -c ... exec bwrap --args 9`),
+// so the sandboxed process's /proc/1/cmdline reads "bwrap --args 9 COMMAND...", never the host's paths.
 QStringList wrap(const QStringList &command, const QString &writableDir, QStringList readOnlyDirs, bool sharePids = false,
                  bool gpu = false);
 

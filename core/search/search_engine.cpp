@@ -7,6 +7,8 @@
 #include "eval/evaluator.h"
 #include "model/code_identity.h"
 #include "model/yaml_reader.h"
+#include "search/example_selection.h"
+#include "search/menu_strategy.h"
 #include "store/run_store.h"
 
 #include <QCryptographicHash>
@@ -308,7 +310,10 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         m_beam << c.id;
     if (m_beam.isEmpty())
         m_beam = {root.id};
-    m_translationDone = m_run.iteration >= m_setup.config.search.translateIters;
+    // Translation ended early (translate_score) when the original already left the beam.
+    m_translationDone = m_run.iteration >= m_setup.config.search.translateIters
+        || (m_setup.config.search.translateScore && m_run.iteration > 0
+            && std::none_of(m_beam.cbegin(), m_beam.cend(), [this](qint64 id) { return m_candidates.value(id).origin == CandidateOrigin::Root; }));
     if (m_run.iteration >= m_setup.config.search.iterations) {
         finish(RunState::Finished, QStringLiteral("completed %1 iterations").arg(m_setup.config.search.iterations));
         return true;
@@ -760,7 +765,7 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
                 .arg(m_setup.target.metricUnit)
                 .arg(m_run.baselineScore / c.score, 0, 'f', 2));
         updateBest();
-        if (inTranslation() && !c.metrics.contains(QStringLiteral("translation_score"))) {
+        if (inTranslation() && m_setup.config.search.translateScore && !c.metrics.contains(QStringLiteral("translation_score"))) {
             startWork([this, candidateId] { requestTranslationScore(candidateId); });
             return; // the score request carries this candidate's outstanding count
         }
@@ -984,6 +989,14 @@ void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex
             startWork([this, id = last.id] { requestFix(id); });
         }
     }
+    if (m_setup.config.search.skipPlanning) {
+        // The samples not stored yet are asked again (the slot's count carries over); the others were adopted.
+        if (samples.size() < m_setup.config.search.codePerPlan)
+            startWork([this, parentId, parentIndex, planIndex, slot, samples] { requestPlan(parentId, parentIndex, planIndex, slot, samples); });
+        else
+            workDone();
+        return;
+    }
     if (first.status == CandidateStatus::Failed && first.plan.isEmpty()) {
         workDone(); // the plan request itself failed and was recorded
         return;
@@ -1019,43 +1032,117 @@ int SearchEngine::requestIndex(const Candidate &c, int attempt) const
     return (c.iteration * 100000 + position) * 16 + attempt;
 }
 
-void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot)
+void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const QSet<int> &skipSamples)
 {
     if (m_draining) {
         workDone();
         return;
     }
-    // search.isa_filter: the parent's ISA selection first (once per parent, shared by its plan requests).
-    const bool filter = m_setup.config.search.isaFilter && IsaFilter::parse(m_setup.agent.isaDocs).size() > 1;
-    if (!filter) {
-        sendPlan(parentId, parentIndex, planIndex, planSlot, std::nullopt);
+    // What the parent's plan prompts need asked first (ISA filter, one-shot menu, example choice): once per
+    // parent and phase, shared by its plan requests.
+    const qint64 key = prepKey(parentId);
+    if (const auto it = m_prep.constFind(key); it != m_prep.cend()) {
+        sendPlan(parentId, parentIndex, planIndex, planSlot, *it, skipSamples);
         return;
     }
-    if (const auto it = m_isaFor.constFind(parentId); it != m_isaFor.cend()) {
-        sendPlan(parentId, parentIndex, planIndex, planSlot, *it);
-        return;
-    }
-    const bool started = m_isaWaiting.contains(parentId);
-    m_isaWaiting[parentId] << [this, parentId, parentIndex, planIndex, planSlot] {
-        sendPlan(parentId, parentIndex, planIndex, planSlot, m_isaFor.value(parentId));
+    const bool started = m_prepWaiting.contains(key);
+    m_prepWaiting[key] << [this, key, parentId, parentIndex, planIndex, planSlot, skipSamples] {
+        sendPlan(parentId, parentIndex, planIndex, planSlot, m_prep.value(key), skipSamples);
     };
     if (!started)
-        filterIsa(parentId);
+        prepareParent(parentId, key);
 }
 
-void SearchEngine::filterIsa(qint64 parentId)
+void SearchEngine::prepareParent(qint64 parentId, qint64 key)
+{
+    const SearchConfig &s = m_setup.config.search;
+    const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
+    auto prep = std::make_shared<ParentPrep>();
+    auto done = [this, key, prep] {
+        m_prep.insert(key, *prep);
+        const QList<std::function<void()>> waiting = m_prepWaiting.take(key);
+        for (const auto &send : waiting)
+            send();
+    };
+    auto examples = [this, parentId, prep, done] {
+        if (!m_setup.config.search.exampleRate || m_setup.agent.codeExamples.isEmpty()) {
+            done();
+            return;
+        }
+        selectExamples(parentId, prep->isaDocs.value_or(m_setup.agent.isaDocs), [prep, done](const QList<int> &picked) {
+            prep->examples = picked;
+            done();
+        });
+    };
+    auto menu = [this, parentId, prep, examples, oneShot = s.menuStrategy == QLatin1String("one-shot") && !translation] {
+        if (!oneShot) {
+            examples();
+            return;
+        }
+        proposeStrategies(parentId, prep->isaDocs.value_or(m_setup.agent.isaDocs), [prep, examples](const QStringList &proposed) {
+            prep->proposed = proposed;
+            examples();
+        });
+    };
+    if (s.isaFilter && IsaFilter::parse(m_setup.agent.isaDocs).size() > 1) {
+        filterIsa(parentId, [prep, menu](const QString &isa) {
+            prep->isaDocs = isa;
+            menu();
+        });
+    } else {
+        menu();
+    }
+}
+
+QStringList SearchEngine::menuFor(qint64 parentId) const
+{
+    if (inTranslation() && !m_setup.agent.translationMenu.isEmpty())
+        return m_setup.agent.translationMenu;
+    return m_setup.agent.menu + m_prep.value(prepKey(parentId)).proposed;
+}
+
+void SearchEngine::proposeStrategies(qint64 parentId, const QString &isaDocs, std::function<void(const QStringList &)> done)
+{
+    const Candidate parent = m_candidates.value(parentId);
+    const QString prompt = MenuStrategy::oneShotPrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, m_setup.agent.menu, isaDocs);
+    sendLlm(MenuStrategy::oneShotPhase(), m_setup.planModels.first(), prompt, 0, parentId, [this, parentId, done](const LlmResponse &response, qint64) {
+        if (!response.ok) {
+            log(QStringLiteral("one-shot menu for candidate %1 failed (%2); the agent's menu alone is used").arg(parentId).arg(response.error));
+            done({});
+            return;
+        }
+        const QStringList proposed = MenuStrategy::parse(response.text, m_setup.agent.menu);
+        log(QStringLiteral("one-shot menu for candidate %1: %2 new strategies").arg(parentId).arg(proposed.size()));
+        done(proposed);
+    });
+}
+
+void SearchEngine::selectExamples(qint64 parentId, const QString &isaDocs, std::function<void(const QList<int> &)> done)
+{
+    const Candidate parent = m_candidates.value(parentId);
+    const QList<CodeExample> &all = m_setup.agent.codeExamples;
+    const QString prompt = ExampleSelection::prompt(all, m_setup.problem, m_setup.target, parent.code, isaDocs);
+    sendLlm(
+        ExampleSelection::phase(), m_setup.planModels.first(), prompt, 0, parentId,
+        [this, parentId, done, count = int(all.size())](const LlmResponse &response, qint64) {
+            if (!response.ok) {
+                log(QStringLiteral("example choice for candidate %1 failed (%2); no examples are shown").arg(parentId).arg(response.error));
+                done({});
+                return;
+            }
+            done(ExampleSelection::parse(response.text, count));
+        },
+        0.0);
+}
+
+void SearchEngine::filterIsa(qint64 parentId, std::function<void(const QString &)> done)
 {
     const QList<IsaFilter::Section> sections = IsaFilter::parse(m_setup.agent.isaDocs);
     const Candidate parent = m_candidates.value(parentId);
     const QString problem = m_setup.problem.name + QStringLiteral(": ") + m_setup.problem.description;
     const ModelSpec &model = m_setup.planModels.first();
     // Done: the selection is known (or the question failed: then the whole ISA is kept).
-    auto finish = [this, parentId](const QString &isa) {
-        m_isaFor.insert(parentId, isa);
-        const QList<std::function<void()>> waiting = m_isaWaiting.take(parentId);
-        for (const auto &send : waiting)
-            send();
-    };
+    auto finish = [done](const QString &isa) { done(isa); };
     sendLlm(QStringLiteral("isa"), model, IsaFilter::sectionPrompt(sections, problem, parent.code), 0, parentId,
             [this, sections, problem, parent, model, finish](const LlmResponse &response, qint64) {
                 if (!response.ok) {
@@ -1093,7 +1180,7 @@ void SearchEngine::filterIsa(qint64 parentId)
             });
 }
 
-void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const std::optional<QString> &isaDocs)
+void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep, const QSet<int> &skipSamples)
 {
     if (m_draining) {
         workDone();
@@ -1101,15 +1188,18 @@ void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int
     }
     const SearchConfig &s = m_setup.config.search;
     const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
-    const QStringList &fullMenu = translation ? m_setup.agent.translationMenu : m_setup.agent.menu;
+    const QStringList fullMenu = menuFor(parentId);
     std::mt19937_64 rng = rngFor(quint64(m_iteration), quint64(parentIndex), quint64(planIndex));
     const QList<int> kept = dropoutDraw(int(fullMenu.size()), s.menuDropout, rng);
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const bool newIdea = uniform(rng) < s.newIdeaProbability;
     QList<CodeExample> examples;
-    for (const CodeExample &e : m_setup.agent.codeExamples)
-        if (uniform(rng) < 0.25)
-            examples << e;
+    if (s.exampleRate) // the examples a model picked for this parent, each kept with example_rate
+        examples = ExampleSelection::sample(m_setup.agent.codeExamples, prep.examples, *s.exampleRate, rng);
+    else
+        for (const CodeExample &e : m_setup.agent.codeExamples)
+            if (uniform(rng) < 0.25)
+                examples << e;
 
     PlanPromptInput in;
     in.agent = &m_setup.agent;
@@ -1131,8 +1221,14 @@ void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int
     in.examples = examples;
     in.iteration = m_iteration;
     in.iterations = s.iterations;
-    in.isaDocs = isaDocs;
+    in.isaDocs = prep.isaDocs;
+    in.direct = s.skipPlanning;
+    in.editMode = s.editMode;
     const QString prompt = PromptBuilder::planPrompt(in);
+    if (s.skipPlanning) {
+        sendDirect(parentId, planSlot, prompt, skipSamples);
+        return;
+    }
     const ModelSpec &model = m_setup.planModels.at(planSlot % m_setup.planModels.size());
     sendLlm(QStringLiteral("plan"), model, prompt, m_iteration * 100000 + planSlot, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
         planArrived(parentId, planSlot, model.text, response, callId);
@@ -1157,9 +1253,7 @@ void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &mod
         return;
     }
     const QString forced = forcedItem();
-    const bool translation = inTranslation() && !m_setup.agent.translationMenu.isEmpty();
-    const ResponseParser::MenuChoice choice =
-        ResponseParser::parseMenuChoice(response.text, translation ? m_setup.agent.translationMenu : m_setup.agent.menu);
+    const ResponseParser::MenuChoice choice = ResponseParser::parseMenuChoice(response.text, menuFor(parentId));
     c.plan = response.text;
     c.menuItem = !forced.isEmpty() ? forced : choice.isNew ? QStringLiteral("new: ") + choice.text : choice.text;
     c.status = CandidateStatus::Coding;
@@ -1172,6 +1266,61 @@ void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &mod
         startWork([this, id] { requestCode(id); });
     }
     workDone(); // the plan itself
+}
+
+void SearchEngine::sendDirect(qint64 parentId, int planSlot, const QString &prompt, const QSet<int> &skipSamples)
+{
+    const int k = m_setup.config.search.codePerPlan;
+    for (int i = 0; i < k; ++i) {
+        if (skipSamples.contains(i))
+            continue;
+        ++m_outstanding;
+        // The same rotation over the code models as code requests (plan slot, then sample).
+        const ModelSpec &model = m_setup.codeModels.at((planSlot * k + i) % m_setup.codeModels.size());
+        Candidate position;
+        position.iteration = m_iteration;
+        position.planSlot = planSlot;
+        position.sample = i;
+        sendLlm(QStringLiteral("direct"), model, prompt, requestIndex(position, 0), 0,
+                [this, parentId, planSlot, i, model](const LlmResponse &response, qint64 callId) {
+                    directArrived(parentId, planSlot, i, model.text, response, callId);
+                });
+    }
+    workDone(); // the prompt slot; each sample carries its own count
+}
+
+void SearchEngine::directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response, qint64 callId)
+{
+    Candidate c;
+    c.parentId = parentId;
+    c.iteration = m_iteration;
+    c.origin = CandidateOrigin::Llm;
+    c.planModel = model;
+    c.codeModel = model;
+    c.planCallId = callId;
+    c.planSlot = planSlot;
+    c.sample = sample;
+    if (!response.ok) {
+        c.status = CandidateStatus::Failed;
+        c.error = QStringLiteral("code request failed: %1").arg(response.error);
+        if (const qint64 id = addCandidate(c))
+            m_iterationCandidates << id;
+        log(QStringLiteral("code request to %1 failed: %2").arg(model, response.error));
+        workDone();
+        return;
+    }
+    // The reasoning and the chosen item's line stand as the candidate's plan (what a fix is told it meant to do).
+    const qsizetype fence = response.text.indexOf(QLatin1String("```"));
+    c.plan = (fence >= 0 ? response.text.left(fence) : response.text).trimmed();
+    const QString forced = forcedItem();
+    const ResponseParser::MenuChoice choice = ResponseParser::parseMenuChoice(c.plan, menuFor(parentId));
+    c.menuItem = !forced.isEmpty() ? forced : choice.isNew ? QStringLiteral("new: ") + choice.text : choice.text;
+    c.status = CandidateStatus::Coding;
+    const qint64 id = addCandidate(c);
+    if (!id)
+        return;
+    m_iterationCandidates << id;
+    codeArrived(id, response, false); // the sample's outstanding count carries over
 }
 
 void SearchEngine::requestCode(qint64 candidateId)
@@ -1342,8 +1491,12 @@ void SearchEngine::selectBeam()
         if (c.status != CandidateStatus::Correct || !c.hasScore())
             continue;
         if (translation) {
-            // Translated candidates below the completeness threshold are kept apart.
-            if (c.metrics.value(QStringLiteral("translation_score")).toDouble() < s.translateThreshold)
+            // Translated candidates below the completeness threshold are kept apart (translate_score), and so
+            // are those more than translate_perf_threshold times slower than their parent.
+            if (s.translateScore && c.metrics.value(QStringLiteral("translation_score")).toDouble() < s.translateThreshold)
+                continue;
+            const Candidate parent = m_candidates.value(c.parentId);
+            if (parent.hasScore() && parent.score > 0 && c.score > parent.score * s.translatePerfThreshold)
                 continue;
         } else {
             const Candidate parent = m_candidates.value(c.parentId);
@@ -1390,13 +1543,19 @@ void SearchEngine::selectBeam()
             if (c.origin == CandidateOrigin::Root)
                 continue;
             anyTranslated = true;
-            allTranslated = allTranslated && c.metrics.value(QStringLiteral("translation_score")).toDouble() >= s.translateThreshold;
+            // Without scores (translate_score: false) translation runs its translate_iters.
+            allTranslated = allTranslated && s.translateScore
+                && c.metrics.value(QStringLiteral("translation_score")).toDouble() >= s.translateThreshold;
         }
         if (anyTranslated && (allTranslated || m_iteration >= s.translateIters)) {
             // The original leaves the beam at the end of the translation phase.
             beam.removeIf([this](qint64 id) { return m_candidates.value(id).origin == CandidateOrigin::Root; });
             m_translationDone = true;
-            log(QStringLiteral("translation phase done after iteration %1").arg(m_iteration));
+            log(QStringLiteral("translation phase done after iteration %1%2")
+                    .arg(m_iteration)
+                    .arg(allTranslated && m_iteration < s.translateIters
+                             ? QStringLiteral(" (early: every beam candidate scores at least %1)").arg(s.translateThreshold)
+                             : QString()));
         }
     }
     if (beam.isEmpty())

@@ -118,10 +118,31 @@ private:
     bool open(QString *error);
     void startIteration(int iteration, bool adopt);
     void adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex, int slot);
-    void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot);
+    // What the plan prompts for one parent need asked first, once per parent (and phase): the ISA filter's
+    // selection, the one-shot menu's strategies, the examples a model picked.
+    struct ParentPrep {
+        std::optional<QString> isaDocs; // search.isa_filter; nullopt: the whole ISA
+        QStringList proposed;           // search.menu_strategy: one-shot
+        QList<int> examples;            // search.example_rate: the picked examples (0-based)
+    };
+    // `skipSamples` (skip_planning only): samples of the slot already stored, not asked again.
+    void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const QSet<int> &skipSamples = {});
+    void prepareParent(qint64 parentId, qint64 key);
+    qint64 prepKey(qint64 parentId) const { return parentId * 2 + (inTranslation() ? 1 : 0); }
+    // The menu the plan prompts for `parentId` draw from: the translation menu, or the agent's menu plus
+    // the strategies a model proposed for it (one-shot).
+    QStringList menuFor(qint64 parentId) const;
     // search.isa_filter: asks which ISA sections, then entries, matter for the parent's code.
-    void filterIsa(qint64 parentId);
-    void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const std::optional<QString> &isaDocs);
+    void filterIsa(qint64 parentId, std::function<void(const QString &)> done);
+    // search.menu_strategy one-shot: asks for new strategies for the parent's code (call phase "menu").
+    void proposeStrategies(qint64 parentId, const QString &isaDocs, std::function<void(const QStringList &)> done);
+    // search.example_rate: asks which code examples matter for the parent's code (call phase "examples").
+    void selectExamples(qint64 parentId, const QString &isaDocs, std::function<void(const QList<int> &)> done);
+    void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep, const QSet<int> &skipSamples);
+    // search.skip_planning: the prompt's samples go out as code requests (call phase "direct"); each answer
+    // becomes a candidate whose plan is the answer's reasoning.
+    void sendDirect(qint64 parentId, int planSlot, const QString &prompt, const QSet<int> &skipSamples);
+    void directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response, qint64 callId);
     void planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId);
     void requestCode(qint64 candidateId);
     void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
@@ -192,8 +213,8 @@ private:
     RunInfo m_run;
     QHash<qint64, Candidate> m_candidates;
     QHash<qint64, int> m_fixAttempts; // candidate -> fix attempts made on its lineage
-    QHash<qint64, QString> m_isaFor;  // parent -> its filtered ISA (search.isa_filter)
-    QHash<qint64, QList<std::function<void()>>> m_isaWaiting; // plan requests waiting for that filter
+    QHash<qint64, ParentPrep> m_prep; // prepKey -> what its plan prompts need (ISA filter, one-shot menu, examples)
+    QHash<qint64, QList<std::function<void()>>> m_prepWaiting; // plan requests waiting for it
     QList<qint64> m_beam;
     QList<qint64> m_iterationCandidates;
     QList<QPointer<LlmReply>> m_replies;

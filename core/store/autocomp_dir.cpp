@@ -575,7 +575,10 @@ bool exportAutocompDir(RunStore &store, qint64 runId, const QString &dirPath, QS
     QHash<qint64, LlmCall> codeCallOf; // candidate id -> its latest code call
     for (const LlmCall &call : store.llmCalls(runId)) {
         callById.insert(call.id, call);
-        if (call.candidateId && call.phase != QLatin1String("plan") && call.phase != QLatin1String("score"))
+        // Only the calls that wrote a candidate's code; a parent's own calls (isa filter, one-shot menu, example
+        // selection) and the plan and score calls are not its code.
+        static const QSet<QString> s_codePhases{QStringLiteral("code"), QStringLiteral("fix"), QStringLiteral("direct")};
+        if (call.candidateId && s_codePhases.contains(call.phase))
             codeCallOf.insert(call.candidateId, call);
     }
 

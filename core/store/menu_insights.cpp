@@ -1,6 +1,7 @@
 #include "store/menu_insights.h"
 
 #include "agents/prompt_builder.h"
+#include "search/menu_strategy.h"
 #include "store/run_store.h"
 
 #include <QHash>
@@ -75,12 +76,17 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
         return t;
     };
 
+    QSet<QString> proposed; // strategies a one-shot menu call proposed, in any of the runs
     for (qint64 runId : runIds) {
         if (!store.run(runId)) {
             if (!store.lastError().isEmpty() && error)
                 *error = store.lastError();
             continue;
         }
+        for (const LlmCall &call : store.llmCalls(runId, MenuStrategy::oneShotPhase()))
+            if (call.status == QLatin1String("ok") || call.status == QLatin1String("cached"))
+                for (const QString &item : MenuStrategy::proposedBy(call.prompt, call.response))
+                    proposed.insert(item);
         const QList<Candidate> candidates = store.candidates(runId);
         QHash<qint64, const Candidate *> byId;
         QSet<qint64> beam; // selected into a beam at some point
@@ -112,7 +118,8 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
             for (const Candidate &c : candidates)
                 if (c.planCallId > 0)
                     chosenCalls.insert(c.planCallId);
-            const QList<LlmCall> calls = store.llmCalls(runId, QStringLiteral("plan"));
+            // Plan requests, and with skip_planning the direct code requests (their prompts list the menu alike).
+            const QList<LlmCall> calls = store.llmCalls(runId, QStringLiteral("plan")) + store.llmCalls(runId, QStringLiteral("direct"));
             QSet<QString> answered;
             for (const LlmCall &call : calls)
                 if (call.status == QLatin1String("ok"))
@@ -181,6 +188,7 @@ QList<StrategyRecord> MenuInsights::compute(RunStore &store, const QList<qint64>
     QList<StrategyRecord> out;
     out.reserve(qsizetype(tallies.size()));
     for (auto &[key, t] : tallies) {
+        t.record.proposed = t.record.onMenu && proposed.contains(t.record.strategy);
         if (!t.gains.isEmpty()) {
             std::sort(t.gains.begin(), t.gains.end());
             const qsizetype n = t.gains.size();

@@ -18,7 +18,9 @@ class RunStore;
 // (PromptBuilder::offeredMenu) plus the item it chose, so chosen <= offered also where prompts are not
 // stored (human plans, imports). A correct candidate entered the beam when it is in the beam now or the
 // engine derived a candidate from it (only beam members are parents of planned work). See StrategyRecord
-// for the invariants.
+// for the invariants. Strategies a model proposed for a parent's menu (search.menu_strategy: one-shot, read
+// from the run's "menu" calls) are marked `proposed`: the views list them apart from the agent's own, with
+// the same figures.
 class MenuInsights
 {
 public:

@@ -6,7 +6,10 @@
 // events per second into the shown run, and the window follows the store (StoreFollower): the longest stall
 // then, and how long a committed candidate takes to reach the views (commit -> applied; painted next frame).
 //
-// Figures, one per line: open_s, chart_tab_s, peak_rss_mb, max_stall_graph_ms, max_stall_tree_ms,
+// First, the graph of a 200-candidate run as a 1280x800 window opens it: its scale, a node's box on screen, how
+// many candidates have a box of their own (collapsed groups hide the rest) and how many are in view.
+//
+// Figures, one per line: graph200_scale, graph200_node_box_px, open_s, chart_tab_s, peak_rss_mb, max_stall_graph_ms, max_stall_tree_ms,
 // max_stall_chart_ms, max_stall_external_writer_ms, max_stall_ms, refresh_latency_p50_ms, refresh_latency_p95_ms.
 // Targets: open <= 1.5 s, memory <= 400 MB, no stall over 50 ms, refresh latency p50 <= 500 ms.
 #include "beam_graph_view.h"
@@ -22,8 +25,10 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFile>
+#include <QFontMetrics>
 #include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QSet>
 #include <QSortFilterProxyModel>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -78,7 +83,8 @@ struct Generated {
     int evaluated = 0;
 };
 
-bool generate(const QString &path, Generated *out)
+// A finished run of `candidates` over `iterations`, a beam of `beamWidth`: 15 % compile errors, 10 % incorrect, 5 % failed.
+bool generate(const QString &path, Generated *out, int candidates = s_candidates, int iterations = s_iterations)
 {
     QString error;
     {
@@ -93,7 +99,7 @@ bool generate(const QString &path, Generated *out)
         run.agent = QStringLiteral("cpu");
         run.state = RunState::Finished;
         run.metric = QStringLiteral("latency_ms");
-        run.iteration = s_iterations;
+        run.iteration = iterations;
         run.createdAt = QDateTime::currentDateTimeUtc();
         out->runId = store->createRun(run);
     }
@@ -111,11 +117,11 @@ bool generate(const QString &path, Generated *out)
     rows.append({1, 0, 0, QStringLiteral("correct"), 250.0, false});
     QList<qint64> beam{1};
     QHash<qint64, double> scoreOf{{1, 250.0}};
-    const int perIteration = (s_candidates - 1) / s_iterations;
+    const int perIteration = (candidates - 1) / iterations;
     qint64 nextId = 2;
-    for (int iteration = 1; iteration <= s_iterations; ++iteration) {
+    for (int iteration = 1; iteration <= iterations; ++iteration) {
         QList<std::pair<double, qint64>> correct;
-        const int count = iteration == s_iterations ? s_candidates - int(rows.size()) : perIteration;
+        const int count = iteration == iterations ? candidates - int(rows.size()) : perIteration;
         for (int i = 0; i < count; ++i) {
             const qint64 parent = beam.at(i % beam.size());
             const double roll = random.generateDouble();
@@ -276,6 +282,49 @@ void settle(int ms)
         QApplication::processEvents(QEventLoop::AllEvents, 5);
 }
 
+// The graph of a 200-candidate run (10 iterations, a beam of 4) as the window first shows it at 1280x800: the
+// scale, a node's box on screen, how many candidates have a node inside the viewport, and how many boxes the
+// graph draws (a collapsed group counts one).
+bool graphReadability(const QString &path)
+{
+    Generated generated;
+    if (!generate(path, &generated, 200, 10))
+        return false;
+    QString error;
+    MainWindow window(RunStore::open(path, &error));
+    window.resize(1280, 800);
+    window.show();
+    while (!window.windowHandle() || !window.windowHandle()->isExposed())
+        QApplication::processEvents();
+    window.showView(QStringLiteral("graph"));
+    settle(300);
+    auto *graph = window.findChild<BeamGraphView *>(QStringLiteral("beamGraph"));
+    if (!graph) {
+        std::fprintf(stderr, "gui_scale: no graph\n");
+        return false;
+    }
+    graph->flushPendingUpdates();
+    const double scale = graph->transform().m11();
+    const QRect viewport = graph->viewport()->rect();
+    int inView = 0;
+    QSet<std::pair<int, int>> boxes;
+    for (qint64 id = 1; id <= 200; ++id) {
+        const QPointF at = graph->nodePosition(id);
+        if (at.isNull() && id != 1)
+            continue;
+        boxes.insert({int(at.x()), int(at.y())});
+        if (viewport.contains(graph->mapFromScene(at)))
+            ++inView;
+    }
+    const QFontMetrics metrics(graph->font());
+    std::printf("graph200_viewport_px: %dx%d (window 1280x800)\n", viewport.width(), viewport.height());
+    std::printf("graph200_scale: %.3f\n", scale);
+    std::printf("graph200_node_box_px: %.0fx%.0f (font line %d px)\n", 150 * scale, 40 * scale, metrics.height());
+    std::printf("graph200_candidate_boxes: %lld (candidates with a box of their own)\n", static_cast<long long>(boxes.size()));
+    std::printf("graph200_candidates_in_view: %d of 200\n", inView);
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -285,6 +334,8 @@ int main(int argc, char **argv)
     QTemporaryDir dir;
     qputenv("XDG_CONFIG_HOME", QFile::encodeName(dir.path()));
     TimingApplication app(argc, argv);
+    if (!graphReadability(dir.filePath(QStringLiteral("readable.sqlite"))))
+        return 1;
     const QString path = dir.filePath(QStringLiteral("runs.sqlite"));
     Generated generated;
     if (!generate(path, &generated))

@@ -1,10 +1,13 @@
 // Drives the real main window on stores built through the RunStore API.
+#include "beam_graph_view.h"
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
+#include "diff_view.h"
 #include "main_window.h"
 #include "model/repository.h"
 #include "run_actions.h"
 #include "run_list_model.h"
+#include "runs_comparison_view.h"
 #include "store/run_archive.h"
 #include "store/run_store.h"
 
@@ -12,12 +15,20 @@
 #include <QApplication>
 #include <QFile>
 #include <QFileInfo>
+#include <QHeaderView>
+#include <QListWidget>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollBar>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSplitter>
+#include <QTabBar>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTableWidget>
@@ -25,6 +36,7 @@
 #include <QTest>
 #include <QTextBrowser>
 #include <QTimer>
+#include <QToolButton>
 #include <QTreeView>
 
 using namespace autocomp;
@@ -248,8 +260,17 @@ private Q_SLOTS:
     void refusesCorruptStore();
     void refusesToStartWithoutDisplay();
     void openE2EStore();
+    void fitsLaptopScreen();
+    void splitterHoldsAcrossTabs();
+    void runsListSizedToRows();
+    void widenTakesTheMiddle();
+    void compareTicksSelectedRuns();
+    void restoresLayoutAtNextStart();
+    void graphCollapsesPrunedSubtrees();
+    void graphLabelsByLevelOfDetail();
 
 private:
+    std::unique_ptr<MainWindow> showSample(QSize size = QSize(1280, 800));
     std::unique_ptr<MainWindow> openSample();
 
     QTemporaryDir m_configDir;
@@ -286,6 +307,20 @@ std::unique_ptr<MainWindow> TestMainWindow::openSample()
     }
     m_ids = fillStore(*store);
     return std::make_unique<MainWindow>(std::move(store));
+}
+
+std::unique_ptr<MainWindow> TestMainWindow::showSample(QSize size)
+{
+    QSettings().clear(); // nothing saved by an earlier test is restored
+    auto window = openSample();
+    if (!window)
+        return {};
+    window->resize(size);
+    window->show();
+    if (!QTest::qWaitForWindowExposed(window.get()))
+        return {};
+    QTest::qWait(50); // the runs list is fitted once the window has its size
+    return window;
 }
 
 void TestMainWindow::showsRunTree()
@@ -682,6 +717,368 @@ void TestMainWindow::deletesRunAfterConfirming()
     QCOMPARE(window->currentRunId(), 0);
     QVERIFY(welcome->isVisibleTo(window.get()));
     QVERIFY(!del->isEnabled());
+}
+
+// The window fits a 1280x800 laptop screen: its minimum size leaves room for a title bar and a panel.
+void TestMainWindow::fitsLaptopScreen()
+{
+    auto window = showSample();
+    QVERIFY(window);
+    QVERIFY2(window->minimumSizeHint().height() <= 720, qPrintable(QString::number(window->minimumSizeHint().height())));
+    QVERIFY2(window->minimumSizeHint().width() <= 1200, qPrintable(QString::number(window->minimumSizeHint().width())));
+    QCOMPARE(window->size(), QSize(1280, 800));
+}
+
+// Bringing another page of the middle or the inspector to the front never resizes the panes: the tab bars stay
+// where they are under the mouse.
+void TestMainWindow::splitterHoldsAcrossTabs()
+{
+    auto window = showSample();
+    QVERIFY(window);
+    auto *splitter = widgetNamed<QSplitter>(*window, "mainSplitter");
+    auto *runsSplitter = widgetNamed<QSplitter>(*window, "runsSplitter");
+    auto *tabs = widgetNamed<QTabWidget>(*window, "centerTabs");
+    QVERIFY(splitter && runsSplitter && tabs);
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QVERIFY(selectCandidate(*window, m_ids.tiled));
+    // The user's own sizes.
+    splitter->setSizes({760, 500});
+    QApplication::processEvents();
+    const QList<int> sizes = splitter->sizes();
+    const QList<int> runsSizes = runsSplitter->sizes();
+    const QPoint tabBarAt = tabs->tabBar()->mapTo(window.get(), QPoint(0, 0));
+    for (const QString &view : {QStringLiteral("tree"), QStringLiteral("chart"), QStringLiteral("menu"), QStringLiteral("graph"),
+                                QStringLiteral("code"), QStringLiteral("evaluation"), QStringLiteral("llm"), QStringLiteral("diff"),
+                                QStringLiteral("prompts"), QStringLiteral("plan"), QStringLiteral("menu")}) {
+        QVERIFY(window->showView(view));
+        QTest::qWait(20);
+        QCOMPARE(splitter->sizes(), sizes);
+        QCOMPARE(runsSplitter->sizes(), runsSizes);
+        QCOMPARE(tabs->tabBar()->mapTo(window.get(), QPoint(0, 0)), tabBarAt);
+    }
+}
+
+// The runs list is as high as its rows, at most a third of the window, and the height the user gives it is
+// kept at the next start.
+void TestMainWindow::runsListSizedToRows()
+{
+    auto window = showSample();
+    QVERIFY(window);
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    auto *runsSplitter = widgetNamed<QSplitter>(*window, "runsSplitter");
+    QVERIFY(runs && runsSplitter);
+    QCOMPARE(runs->model()->rowCount(), 2);
+    QTRY_VERIFY(runs->height() > 0);
+    QVERIFY2(runsSplitter->sizes().first() <= window->height() / 3, qPrintable(QString::number(runsSplitter->sizes().first())));
+    // Every row in view without scrolling, and not much more than that.
+    QCOMPARE(runs->verticalScrollBar()->maximum(), 0);
+    const int rowsHeight = 2 * runs->rowHeight(0) + runs->horizontalHeader()->height();
+    QVERIFY2(runs->height() <= rowsHeight + 3 * runs->rowHeight(0), qPrintable(QStringLiteral("%1 > %2").arg(runs->height()).arg(rowsHeight)));
+
+    // Many runs: a third of the window at most.
+    QString error;
+    for (int i = 0; i < 30; ++i) {
+        RunInfo run = window->store()->run(m_ids.runId).value();
+        run.id = 0;
+        window->store()->createRun(run);
+    }
+    window->reloadRuns();
+    window->close();
+    QSettings().clear();
+    auto crowded = std::make_unique<MainWindow>(RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error));
+    crowded->resize(1280, 800);
+    crowded->show();
+    QVERIFY(QTest::qWaitForWindowExposed(crowded.get()));
+    auto *crowdedSplitter = widgetNamed<QSplitter>(*crowded, "runsSplitter");
+    QTRY_VERIFY(crowdedSplitter->sizes().first() > 0);
+    QTest::qWait(50);
+    QVERIFY2(crowdedSplitter->sizes().first() <= crowded->height() / 3, qPrintable(QString::number(crowdedSplitter->sizes().first())));
+    QVERIFY(crowdedSplitter->sizes().first() >= crowded->height() / 3 - 10);
+
+    // The user's height is remembered.
+    crowdedSplitter->setSizes({120, crowdedSplitter->sizes().at(1) + crowdedSplitter->sizes().at(0) - 120});
+    const QList<int> chosen = crowdedSplitter->sizes();
+    crowded->close();
+    crowded.reset();
+    auto again = std::make_unique<MainWindow>(RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error));
+    again->show();
+    QVERIFY(QTest::qWaitForWindowExposed(again.get()));
+    QTest::qWait(50);
+    QCOMPARE(widgetNamed<QSplitter>(*again, "runsSplitter")->sizes(), chosen);
+}
+
+// Widen moves the diff to the middle and gives the middle the room; To Inspector brings the sizes back.
+void TestMainWindow::widenTakesTheMiddle()
+{
+    auto window = showSample();
+    QVERIFY(window);
+    auto *splitter = widgetNamed<QSplitter>(*window, "mainSplitter");
+    QVERIFY(splitter);
+    QVERIFY(selectRun(*window, m_ids.runId));
+    QVERIFY(selectCandidate(*window, m_ids.tiled));
+    const QList<int> before = splitter->sizes();
+    window->setDiffInCenter(true);
+    QVERIFY(window->diffInCenter());
+    QApplication::processEvents();
+    const QList<int> widened = splitter->sizes();
+    QVERIFY2(widened.at(0) >= (widened.at(0) + widened.at(1)) * 3 / 4, qPrintable(QStringLiteral("%1 / %2").arg(widened.at(0)).arg(widened.at(1))));
+    QVERIFY(window->diffView()->width() >= widened.at(0) - 10);
+    window->setDiffInCenter(false);
+    QApplication::processEvents();
+    QCOMPARE(splitter->sizes(), before);
+}
+
+// Compare Runs ticks every run selected in the runs list, and its chart takes most of the height.
+void TestMainWindow::compareTicksSelectedRuns()
+{
+    auto window = showSample();
+    QVERIFY(window);
+    auto *runs = widgetNamed<QTableView>(*window, "runsView");
+    QVERIFY(runs);
+    QVERIFY(selectRun(*window, m_ids.runId));
+    const QModelIndex other = findIndex(runs->model(), RunListModel::RunIdRole, m_ids.labelledRunId);
+    QVERIFY(other.isValid());
+    QTest::mouseClick(runs->viewport(), Qt::LeftButton, Qt::ControlModifier, runs->visualRect(other).center());
+    QCOMPARE(runs->selectionModel()->selectedRows().size(), 2);
+    const QList<qint64> selectedIds = window->selectedRunIds();
+    QCOMPARE(QSet<qint64>(selectedIds.cbegin(), selectedIds.cend()), (QSet<qint64>{m_ids.runId, m_ids.labelledRunId}));
+
+    auto *action = window->findChild<QAction *>(QStringLiteral("compareRunsAction"));
+    QVERIFY(action);
+    action->trigger();
+    RunsComparisonView *view = nullptr;
+    QTRY_VERIFY((view = window->findChild<RunsComparisonView *>()) != nullptr);
+    QVERIFY(QTest::qWaitForWindowExposed(view));
+    auto *list = view->findChild<QListWidget *>(QStringLiteral("compareRunList"));
+    QVERIFY(list);
+    QSet<qint64> ticked;
+    for (int row = 0; row < list->count(); ++row)
+        if (list->item(row)->checkState() == Qt::Checked)
+            ticked.insert(list->item(row)->data(Qt::UserRole).toLongLong());
+    QCOMPARE(ticked, (QSet<qint64>{m_ids.runId, m_ids.labelledRunId}));
+    auto *chart = view->findChild<QWidget *>(QStringLiteral("compareChartView"));
+    QVERIFY(chart);
+    QVERIFY2(chart->height() >= view->height() / 2, qPrintable(QStringLiteral("%1 of %2").arg(chart->height()).arg(view->height())));
+    view->close();
+}
+
+// Window geometry, both splitters and the tree's columns come back at the next start from the settings; a fresh
+// configuration restores nothing.
+void TestMainWindow::restoresLayoutAtNextStart()
+{
+    auto window = showSample(QSize(1100, 700));
+    QVERIFY(window);
+    auto *splitter = widgetNamed<QSplitter>(*window, "mainSplitter");
+    auto *runsSplitter = widgetNamed<QSplitter>(*window, "runsSplitter");
+    auto *tree = widgetNamed<QTreeView>(*window, "candidateTree");
+    QVERIFY(splitter && runsSplitter && tree);
+    splitter->setSizes({800, 300});
+    runsSplitter->setSizes({150, runsSplitter->sizes().at(0) + runsSplitter->sizes().at(1) - 150});
+    tree->header()->resizeSection(0, 211);
+    QApplication::processEvents();
+    const QList<int> sizes = splitter->sizes();
+    const QList<int> runsSizes = runsSplitter->sizes();
+    QVERIFY(std::abs(sizes.at(0) - 800) < 10);
+    window->close(); // saves
+    window.reset();
+
+    QString error;
+    auto again = std::make_unique<MainWindow>(RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error));
+    again->show();
+    QVERIFY(QTest::qWaitForWindowExposed(again.get()));
+    QTest::qWait(50);
+    QCOMPARE(again->size(), QSize(1100, 700));
+    QCOMPARE(widgetNamed<QSplitter>(*again, "mainSplitter")->sizes(), sizes);
+    QCOMPARE(widgetNamed<QSplitter>(*again, "runsSplitter")->sizes(), runsSizes);
+    QCOMPARE(widgetNamed<QTreeView>(*again, "candidateTree")->header()->sectionSize(0), 211);
+    again->close();
+    again.reset();
+
+    // A fresh configuration: the window's own layout.
+    QSettings().clear();
+    auto fresh = std::make_unique<MainWindow>(RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error));
+    fresh->resize(1100, 700);
+    fresh->show();
+    QVERIFY(QTest::qWaitForWindowExposed(fresh.get()));
+    QTest::qWait(50);
+    QVERIFY(widgetNamed<QSplitter>(*fresh, "mainSplitter")->sizes() != sizes);
+    QVERIFY(widgetNamed<QTreeView>(*fresh, "candidateTree")->header()->sectionSize(0) != 211);
+}
+
+namespace {
+
+Candidate graphNode(qint64 id, qint64 parentId, int iteration, CandidateStatus status, double score, bool inBeam = false)
+{
+    Candidate c;
+    c.id = id;
+    c.parentId = parentId;
+    c.iteration = iteration;
+    c.status = status;
+    c.score = score;
+    c.inBeam = inBeam;
+    c.origin = parentId == 0 ? CandidateOrigin::Root : CandidateOrigin::Llm;
+    c.menuItem = QStringLiteral("loop tiling / cache blocking");
+    return c;
+}
+
+// A run of 61: the root; 20 children in iteration 1 (2 kept in the beam, 12 pruned, 6 failed); 20 children of
+// each beam member in iteration 2, one of them the best (the rest pruned or failed).
+QList<Candidate> prunedRun()
+{
+    QList<Candidate> run{graphNode(1, 0, 0, CandidateStatus::Correct, 100)};
+    qint64 id = 2;
+    for (int i = 0; i < 20; ++i, ++id)
+        run << (i < 2 ? graphNode(id, 1, 1, CandidateStatus::Correct, 50 + i)
+                      : i < 14 ? graphNode(id, 1, 1, CandidateStatus::Correct, 80 + i)
+                               : graphNode(id, 1, 1, i % 2 ? CandidateStatus::CompileError : CandidateStatus::Incorrect, qQNaN()));
+    for (qint64 parent : {2, 3})
+        for (int i = 0; i < 20; ++i, ++id)
+            run << (i == 0 && parent == 2 ? graphNode(id, parent, 2, CandidateStatus::Correct, 20, true)
+                                          : i < 3 ? graphNode(id, parent, 2, CandidateStatus::Correct, 30 + i, true)
+                                                  : graphNode(id, parent, 2, i % 3 ? CandidateStatus::Correct : CandidateStatus::Failed,
+                                                              i % 3 ? 40 + i : qQNaN()));
+    return run;
+}
+
+} // namespace
+
+// Above CollapseAbove candidates, each parent's pruned and failed children are one count node; a click, Enter or
+// the context action opens it, C collapses it again, and selecting a hidden candidate opens its group.
+void TestMainWindow::graphCollapsesPrunedSubtrees()
+{
+    BeamGraphView graph;
+    graph.resize(1000, 600);
+    graph.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&graph));
+    const QList<Candidate> run = prunedRun();
+    QVERIFY(run.size() > BeamGraphView::CollapseAbove);
+    graph.setCandidates(run);
+    graph.flushPendingUpdates();
+    QCOMPARE(graph.nodeCount(), 61);
+    QVERIFY(graph.collapsesByDefault());
+    auto *collapse = graph.findChild<QToolButton *>(QStringLiteral("graphCollapse"));
+    QVERIFY(collapse && collapse->isChecked());
+    // The root's 18 pruned or failed children: one node. The beam members and the best path stay.
+    QCOMPARE(graph.hiddenCount(1), 18);
+    QCOMPARE(graph.groupLabel(1), QStringLiteral("+18 pruned or failed"));
+    QVERIFY(graph.isHidden(10));
+    QVERIFY(graph.nodePosition(10).isNull());
+    QVERIFY(!graph.isHidden(2) && !graph.isHidden(3));
+    QCOMPARE(graph.hiddenCount(2), 17);
+    QCOMPARE(graph.hiddenCount(3), 17);
+    QVERIFY(graph.groupLabel(2).startsWith(QStringLiteral("+17 ")));
+    QCOMPARE(graph.bestPath().last(), 22);
+    QVERIFY(!graph.isHidden(22));
+    const QList<qint64> groups = graph.collapsedGroups();
+    QCOMPARE(QSet<qint64>(groups.cbegin(), groups.cend()), (QSet<qint64>{1, 2, 3}));
+
+    // A click on the count node opens it and selects its first candidate.
+    QSignalSpy selected(&graph, &BeamGraphView::candidateSelected);
+    graph.centerOn(graph.groupPosition(1));
+    const QPoint at = graph.mapFromScene(graph.groupPosition(1));
+    QCOMPARE(graph.groupAt(at), 1);
+    QCOMPARE(graph.candidateAt(at), 0);
+    QTest::mouseClick(graph.viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(graph.hiddenCount(1), 0);
+    QVERIFY(!graph.isHidden(10));
+    QVERIFY(!graph.nodePosition(10).isNull());
+    QCOMPARE(selected.count(), 1);
+    const qint64 first = selected.first().first().toLongLong();
+    QCOMPARE(graph.selectedCandidate(), first);
+    QCOMPARE(run.at(int(first) - 1).parentId, 1);
+
+    // C on one of them collapses the group again; the count node is selected; Enter opens it.
+    graph.setFocus();
+    QTest::keyClick(&graph, Qt::Key_C);
+    QCOMPARE(graph.hiddenCount(1), 18);
+    QCOMPARE(graph.selectedGroup(), 1);
+    QCOMPARE(graph.selectedCandidate(), 0);
+    QTest::keyClick(&graph, Qt::Key_Return);
+    QCOMPARE(graph.hiddenCount(1), 0);
+    QCOMPARE(graph.selectedCandidate(), first);
+
+    // The keys walk onto a count node: Down from the last beam member of iteration 2 reaches a group.
+    graph.setGroupCollapsed(1, true);
+    QVERIFY(graph.selectCandidate(2));
+    QTest::keyClick(&graph, Qt::Key_Right);
+    QVERIFY(graph.selectedCandidate() > 0 || graph.selectedGroup() == 2);
+    for (int i = 0; i < 5 && graph.selectedGroup() == 0; ++i)
+        QTest::keyClick(&graph, Qt::Key_Down);
+    QVERIFY(graph.selectedGroup() != 0);
+
+    // Selecting a hidden candidate (from the tree, a search) opens its group.
+    QVERIFY(graph.isHidden(10));
+    QVERIFY(graph.selectCandidate(10));
+    QVERIFY(!graph.isHidden(10));
+    QCOMPARE(graph.hiddenCount(1), 0);
+
+    // The Collapse button: everything shown, then collapsed again.
+    collapse->click();
+    QVERIFY(!graph.collapsesByDefault());
+    QVERIFY(graph.collapsedGroups().isEmpty());
+    for (const Candidate &c : run)
+        QVERIFY(!graph.nodePosition(c.id).isNull() || c.id == 1);
+    collapse->click();
+    QCOMPARE(graph.collapsedGroups().size(), 3);
+
+    // A small run shows every node.
+    graph.setCandidates(run.mid(0, 21));
+    graph.flushPendingUpdates();
+    graph.setCollapseByDefault(false);
+    QVERIFY(graph.collapsedGroups().isEmpty());
+}
+
+// Labels are drawn at the detail the box has room for, in the view's font: the strategy goes first, then the id;
+// the score of a correct candidate stays while any text is drawn.
+void TestMainWindow::graphLabelsByLevelOfDetail()
+{
+    BeamGraphView graph;
+    graph.resize(1000, 600);
+    graph.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&graph));
+    graph.setCandidates(prunedRun());
+    graph.flushPendingUpdates();
+    // The default fit keeps the id and the score readable, however big the run.
+    QVERIFY(graph.labelDetail() == BeamGraphView::LabelDetail::IdAndScore || graph.labelDetail() == BeamGraphView::LabelDetail::Full);
+    QStringList text = graph.nodeText(22);
+    QCOMPARE(text.first(), QStringLiteral("#22  5.00×"));
+
+    const auto zoomTo = [&graph](double scale) { graph.setTransform(QTransform::fromScale(scale, scale)); };
+    zoomTo(1.2);
+    QCOMPARE(graph.labelDetail(), BeamGraphView::LabelDetail::Full);
+    text = graph.nodeText(22);
+    QCOMPARE(text.size(), 2);
+    QCOMPARE(text.at(0), QStringLiteral("#22  5.00×"));
+    QCOMPARE(text.at(1), graph.nodeSubtitle(22));
+    QCOMPARE(graph.nodeText(1).first(), QStringLiteral("#1 root  1.00×"));
+
+    // Zooming out: the subtitle goes, then the id; the score never while text is drawn at all.
+    bool sawIdAndScore = false, sawScoreOnly = false;
+    for (double scale = 1.2; scale > 0.05; scale *= 0.9) {
+        zoomTo(scale);
+        const BeamGraphView::LabelDetail detail = graph.labelDetail();
+        const QStringList lines = graph.nodeText(22);
+        if (detail == BeamGraphView::LabelDetail::None) {
+            QVERIFY(lines.isEmpty());
+            QVERIFY(40 * scale < BeamGraphView::MinTextHeight);
+            continue;
+        }
+        QVERIFY2(!lines.isEmpty() && lines.first().contains(QStringLiteral("5.00×")), qPrintable(lines.join(QLatin1Char('|'))));
+        if (lines.size() == 1 && lines.first().startsWith(QLatin1Char('#')))
+            sawIdAndScore = true;
+        if (lines == QStringList{QStringLiteral("5.00×")})
+            sawScoreOnly = true;
+        if (detail != BeamGraphView::LabelDetail::Full)
+            QCOMPARE(lines.size(), 1);
+    }
+    QVERIFY(sawIdAndScore);
+    QVERIFY(sawScoreOnly);
+    // A pruned node keeps its score; a failed one has none (its glyph, if its kind has one: a compile error has not).
+    graph.setGroupCollapsed(1, false);
+    zoomTo(0.25);
+    QCOMPARE(graph.labelDetail(), BeamGraphView::LabelDetail::ScoreOnly);
+    QCOMPARE(graph.nodeText(10), QStringList{QStringLiteral("1.14×")});
+    QCOMPARE(graph.nodeText(17), QStringList{QString()});
 }
 
 QTEST_MAIN(TestMainWindow)

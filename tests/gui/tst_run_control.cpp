@@ -2,13 +2,14 @@
 // server and the scriptable fake target, paused, resumed and finished with the tree filled live; the
 // dialog's executor fields (local, ssh hosts, Slurm) validated and round-tripped through YAML; an
 // agent edited and saved in the agent editor reaching the next plan prompt; a human's edited code
-// evaluated inside a running search. A newcomer's first run from the empty store's page; the dialog's
+// evaluated inside a running search, and a human's plan written with the menu picker sent in the prompt it previews. A newcomer's first run from the empty store's page; the dialog's
 // model picker with each provider's key state, its estimate, and its errors shown only once Start is
 // pressed; a run whose start cannot be evaluated on this machine, with its whole log one click away.
 #include "agent_editor.h"
 #include "beam_graph_view.h"
 #include "candidate_inspector.h"
 #include "candidate_tree_model.h"
+#include "code_view.h"
 #include "fake_llm_server.h"
 #include "human_input_dialog.h"
 #include "main_window.h"
@@ -40,6 +41,7 @@
 #include <QTableWidget>
 #include <QScopeGuard>
 #include <QStatusBar>
+#include <QTreeWidget>
 #include <QTemporaryDir>
 #include <QTreeView>
 #include <QtTest>
@@ -104,11 +106,14 @@ private Q_SLOTS:
     void stopCancelsWorkInFlight();
     void editedMenuReachesPlanPrompt();
     void humanCodeIsEvaluated();
+    void humanPlanNamesThePickedMenuItem();
     void twoRunsAtOncePauseOne();
 
 private:
     // Fills the New Run dialog through its widgets and starts the run; returns the run id (0 on failure).
     qint64 startRun(int iterations, int plansPerParent, const QString &target = QStringLiteral("fake"));
+    // The run's starting candidate as the store has it; 0 before it is stored.
+    qint64 rootOf(qint64 runId) const;
     bool waitUntilEnded(int timeoutMs);
     QString statusText() const { return child<QLabel>(m_window.get(), "runStatus")->text(); }
 
@@ -157,6 +162,14 @@ void TestRunControl::cleanup()
     m_window.reset(); // stops an active run and joins the engine thread
     m_server.reset();
     m_dir.reset();
+}
+
+qint64 TestRunControl::rootOf(qint64 runId) const
+{
+    for (const Candidate &c : m_window->store()->candidates(runId))
+        if (c.origin == CandidateOrigin::Root)
+            return c.id;
+    return 0;
 }
 
 qint64 TestRunControl::startRun(int iterations, int plansPerParent, const QString &target)
@@ -948,10 +961,7 @@ void TestRunControl::humanCodeIsEvaluated()
     QVERIFY(runId);
     // The first plan request means the starting code was evaluated and iteration 1 began.
     QTRY_VERIFY_WITH_TIMEOUT(m_server->requestCount() >= 1, 20000);
-    qint64 rootId = 0;
-    for (const Candidate &c : m_window->store()->candidates(runId))
-        if (c.origin == CandidateOrigin::Root)
-            rootId = c.id;
+    const qint64 rootId = rootOf(runId);
     QVERIFY(rootId);
     m_window->selectCandidate(rootId);
     QTRY_VERIFY(actions->humanCodeAction()->isEnabled());
@@ -983,6 +993,105 @@ void TestRunControl::humanCodeIsEvaluated()
     QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("stopped"));
     QVERIFY(!actions->humanCodeAction()->isEnabled());
     QVERIFY(actions->resumeAction()->isEnabled()); // a stopped run can be continued
+}
+
+// Write a Plan under a candidate of a running search: the dialog shows the parent's code and figures and the
+// agent's menu; picking an item writes the plan's "Chosen optimization" line, the preview is the exact prompt
+// the code model then receives, and the new candidate is a child of that parent recording the item.
+void TestRunControl::humanPlanNamesThePickedMenuItem()
+{
+    RunActions *actions = m_window->runActions();
+    const qint64 runId = startRun(3, 2);
+    QVERIFY(runId);
+    // Once a plan of the run chose "alpha" (the script's planner always does), its record counts it.
+    const auto alphaChosen = [&] {
+        for (const Candidate &c : m_window->store()->candidates(runId))
+            if (c.menuItem == QLatin1String("alpha: tile the loops"))
+                return true;
+        return false;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(alphaChosen(), 20000);
+    const qint64 rootId = rootOf(runId);
+    QVERIFY(rootId);
+    m_window->selectCandidate(rootId);
+    QTRY_VERIFY(actions->humanPlanAction()->isEnabled());
+    actions->humanPlanAction()->trigger();
+    auto *dialog = m_window->findChild<HumanInputDialog *>(QStringLiteral("humanPlanDialog"));
+    QVERIFY(dialog);
+    QVERIFY(QTest::qWaitForWindowExposed(dialog));
+
+    // The parent's code with line numbers, its measured figures, and the whole menu of the agent.
+    auto *parentCode = child<CodeView>(dialog, "humanPlanParentCode");
+    QVERIFY(parentCode);
+    QVERIFY(parentCode->toPlainText().contains(QLatin1String("latency_ms=100")));
+    QVERIFY(parentCode->gutterWidth() > 0);
+    const QString figures = child<QLabel>(dialog, "humanPlanFigures")->text();
+    QVERIFY2(figures.contains(QLatin1String("correct")) && figures.contains(QLatin1String("100")), qPrintable(figures));
+    auto *menu = child<QTreeWidget>(dialog, "humanPlanMenu");
+    QVERIFY(menu);
+    QCOMPARE(menu->topLevelItemCount(), 8);
+    QCOMPARE(menu->topLevelItem(2)->text(1), QStringLiteral("gamma: unroll"));
+    QVERIFY2(menu->topLevelItem(0)->text(2).toInt() >= 1, qPrintable(menu->topLevelItem(0)->text(2)));
+    QCOMPARE(menu->topLevelItem(2)->text(2), QStringLiteral("0"));
+
+    // Picking the third item names it in the plan; the user's own words follow it.
+    menu->setCurrentItem(menu->topLevelItem(2));
+    auto *edit = child<QPlainTextEdit>(dialog, "humanPlanEdit");
+    QCOMPARE(edit->toPlainText(), QStringLiteral("Chosen optimization: 3. gamma: unroll\n"));
+    edit->moveCursor(QTextCursor::End);
+    edit->insertPlainText(QStringLiteral("Unroll the inner loop by 8, by hand."));
+    const QString preview = dialog->promptPreview();
+    QVERIFY2(preview.contains(QLatin1String("Chosen optimization: 3. gamma: unroll\nUnroll the inner loop by 8, by hand.")),
+             qPrintable(preview));
+    QVERIFY(preview.contains(QLatin1String("latency_ms=100"))); // the parent's code is what the model rewrites
+    QVERIFY(child<QLabel>(dialog, "humanPlanPromptError")->isHidden());
+    auto *submit = child<QPushButton>(dialog, "submitHumanButton");
+    QVERIFY(submit->isEnabled());
+    submit->click();
+
+    // The plan reaches the code model in exactly the previewed prompt, and its candidate hangs under the parent.
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            for (const test::RecordedRequest &r : m_server->requests())
+                if (r.lastUserMessage == preview)
+                    return true;
+            return false;
+        }(),
+        30000);
+    std::optional<Candidate> human;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            for (const Candidate &c : m_window->store()->candidates(runId))
+                if (c.origin == CandidateOrigin::Human)
+                    human = c;
+            return human.has_value();
+        }(),
+        10000);
+    QCOMPARE(human->parentId, rootId);
+    QCOMPARE(human->menuItem, QStringLiteral("gamma: unroll"));
+    QVERIFY(human->plan.contains(QLatin1String("Unroll the inner loop by 8")));
+    auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
+    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    QVERIFY(model);
+    QTRY_VERIFY(model->indexOfCandidate(human->id).isValid());
+    QCOMPARE(model->indexOfCandidate(human->id).parent(), model->indexOfCandidate(rootId));
+
+    // Edit Code and Evaluate opens the same parent's code with line numbers.
+    m_window->selectCandidate(rootId);
+    actions->humanCodeAction()->trigger();
+    auto *codeDialog = m_window->findChild<HumanInputDialog *>(QStringLiteral("humanCodeDialog"));
+    QVERIFY(codeDialog);
+    QVERIFY(QTest::qWaitForWindowExposed(codeDialog));
+    auto *codeEdit = child<CodeView>(codeDialog, "humanCodeEdit");
+    QVERIFY(codeEdit);
+    QCOMPARE(codeEdit->toPlainText(), m_window->store()->candidate(rootId)->code);
+    QCOMPARE(codeEdit->numbering(), CodeView::Numbering::Plain);
+    QVERIFY(codeEdit->gutterWidth() > 0);
+    QCOMPARE(codeEdit->lineNumberOf(1), 2);
+    codeDialog->reject();
+
+    actions->stopAction()->trigger();
+    QVERIFY(waitUntilEnded(30000));
 }
 
 QTEST_MAIN(TestRunControl)

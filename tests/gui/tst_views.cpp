@@ -15,6 +15,9 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QDesktopServices>
+#include <QScrollBar>
+#include <QSyntaxHighlighter>
 #include <QFileInfo>
 #include <QTimer>
 #include <QComboBox>
@@ -182,6 +185,44 @@ bool hasChangedSpan(const QPlainTextEdit *edit, int blockNumber, const QString &
     return false;
 }
 
+// Takes the URLs QDesktopServices::openUrl is given (installed with setUrlHandler), so nothing is opened.
+class UrlCatcher : public QObject
+{
+    Q_OBJECT
+public:
+    QList<QUrl> urls;
+public Q_SLOTS:
+    void open(const QUrl &url) { urls << url; }
+};
+
+// A candidate evaluated in `jobDir` (the evaluator's autocomp-eval-XXXXXX), its compile step failing at line 3.
+StepResult compileStep(const QString &jobDir)
+{
+    StepResult step;
+    step.name = QStringLiteral("compile");
+    step.command = {QStringLiteral("c++"), QStringLiteral("-O2"), jobDir + QStringLiteral("/work/candidate.cpp"), QStringLiteral("-o"),
+                    jobDir + QStringLiteral("/work/candidate")};
+    step.exitCode = 1;
+    step.log = jobDir + QStringLiteral("/work/candidate.cpp: In function 'void k()':\n") + jobDir
+        + QStringLiteral("/work/candidate.cpp:3:7: error: expected ';' before '}' token\n    3 |   x = 1\n      |       ^\n");
+    return step;
+}
+
+// Clicks the middle of the first occurrence of `text` in `browser` (a link there is followed).
+bool clickText(QTextBrowser *browser, const QString &text)
+{
+    const QTextCursor found = browser->document()->find(text);
+    if (found.isNull())
+        return false;
+    QTextCursor at(browser->document());
+    at.setPosition((found.selectionStart() + found.selectionEnd()) / 2);
+    browser->setTextCursor(at);
+    browser->ensureCursorVisible();
+    const QPoint point = browser->cursorRect(at).center();
+    QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, point);
+    return true;
+}
+
 } // namespace
 
 class TestViews : public QObject
@@ -209,6 +250,9 @@ private Q_SLOTS:
     void bigGraphIsLaidOutOffTheGuiThread();
     void chartFindsVendorLine();
     void chartAppendsLivePointsInPlace();
+    void diffHeadsHunksAndHighlightsTheLanguage();
+    void logsLinkToCodeLinesAndTheFolder();
+    void openFolderActsOnTheEvaluationFiles();
 
 private:
     std::unique_ptr<MainWindow> openSample();
@@ -978,6 +1022,179 @@ void TestViews::chartAppendsLivePointsInPlace()
     chart.setLogScale(!chart.logScale());
     QCOMPARE(chart.correctPoints(), correctNow);
     QCOMPARE(chart.pointCount(), 23);
+}
+
+// The diff names its hunks as git diff does (ranges, then the enclosing function), in both layouts, scrolls to the
+// one picked, and is highlighted in the target's language (plans as markdown).
+void TestViews::diffHeadsHunksAndHighlightsTheLanguage()
+{
+    QString before;
+    QString after;
+    for (int f = 0; f < 2; ++f) {
+        before += QStringLiteral("void kernel%1(float *x, int n) {\n").arg(f);
+        after += QStringLiteral("void kernel%1(float *x, int n) {\n").arg(f);
+        for (int i = 0; i < 20; ++i) {
+            before += QStringLiteral("    x[%1] += 1.0f; // step %1\n").arg(i);
+            after += i == 12 ? QStringLiteral("    x[%1] += 2.0f; // step %1, doubled\n").arg(i) : QStringLiteral("    x[%1] += 1.0f; // step %1\n").arg(i);
+        }
+        before += QStringLiteral("}\n");
+        after += QStringLiteral("}\n");
+    }
+    DiffView view;
+    view.resize(900, 300);
+    Candidate parent;
+    parent.id = 1;
+    parent.code = before;
+    Candidate changed;
+    changed.id = 2;
+    changed.parentId = 1;
+    changed.code = after;
+    changed.plan = QStringLiteral("# Plan\nDouble **step 12**.\n");
+    view.setLookup([parent](qint64 id) { return id == parent.id ? std::optional<Candidate>(parent) : std::nullopt; });
+    view.upsertCandidate(parent);
+    view.setLanguage(QStringLiteral("cpp"));
+    view.setCandidate(changed);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+
+    // The same headers as the unified patch (libgit2), each on the row of its first line.
+    QStringList expected;
+    for (const QString &line : DiffView::unifiedPatch(before, after, QStringLiteral("k.cpp"), QStringLiteral("k.cpp")).split(QLatin1Char('\n')))
+        if (line.startsWith(QLatin1String("@@")))
+            expected << line;
+    const QList<DiffView::Hunk> hunks = view.hunks();
+    QCOMPARE(hunks.size(), 2);
+    QCOMPARE(expected.size(), 2);
+    auto *right = child<QPlainTextEdit>(view, "diffRight");
+    for (int i = 0; i < 2; ++i) {
+        QCOMPARE(hunks.at(i).header, expected.at(i));
+        QVERIFY2(hunks.at(i).header.startsWith(QStringLiteral("@@ -%1,7 +%1,7 @@").arg(i * 22 + 11)), qPrintable(hunks.at(i).header));
+        QVERIFY2(hunks.at(i).header.endsWith(QStringLiteral("void kernel%1(float *x, int n) {").arg(i)), qPrintable(hunks.at(i).header));
+        QCOMPARE(right->document()->findBlockByNumber(hunks.at(i).row).text(), QStringLiteral("    x[9] += 1.0f; // step 9"));
+    }
+    auto *selector = child<QComboBox>(view, "diffHunks");
+    QVERIFY(selector && selector->isVisible());
+    QCOMPARE(selector->count(), 2);
+    QVERIFY(selector->itemText(1).contains(expected.at(1)));
+    view.showHunk(1);
+    QCOMPARE(view.currentHunk(), 1);
+    QCOMPARE(selector->currentIndex(), 1);
+    QCOMPARE(right->cursorForPosition(QPoint(0, 0)).blockNumber(), hunks.at(1).row);
+    right->verticalScrollBar()->setValue(0); // scrolling back follows in the selector
+    QCOMPARE(selector->currentIndex(), 0);
+
+    view.setDiffLayout(DiffView::Layout::Unified);
+    QVERIFY(selector->isVisible());
+    QCOMPARE(selector->count(), 2);
+    auto *unified = child<QPlainTextEdit>(view, "diffUnified");
+    view.showHunk(1);
+    QCOMPARE(view.currentHunk(), 1);
+    QCOMPARE(unified->cursorForPosition(QPoint(0, 0)).block().text(), QStringLiteral("      x[9] += 1.0f; // step 9"));
+
+    // Highlighted as C++: a keyword line carries the highlighter's formats; plans are markdown.
+    const auto highlighted = [](QPlainTextEdit *edit, const QString &text) {
+        for (QTextBlock block = edit->document()->begin(); block.isValid(); block = block.next())
+            if (block.text().contains(text))
+                return !block.layout()->formats().isEmpty();
+        return false;
+    };
+    QVERIFY(!unified->document()->findChildren<QSyntaxHighlighter *>().isEmpty());
+    QTRY_VERIFY(highlighted(unified, QStringLiteral("void kernel1")));
+    view.setDiffLayout(DiffView::Layout::SideBySide);
+    QTRY_VERIFY(highlighted(right, QStringLiteral("void kernel0")));
+    view.setMode(DiffView::Mode::Plan);
+    QTRY_VERIFY(highlighted(right, QStringLiteral("# Plan")));
+}
+
+// The Evaluation tab keeps a compiler log's line breaks and links each `candidate.cpp:LINE` to the Code tab, which
+// shows and highlights that line; the files' folder is one click away while it exists, and says why when not.
+void TestViews::logsLinkToCodeLinesAndTheFolder()
+{
+    QTemporaryDir job(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));
+    QVERIFY(job.isValid());
+    QVERIFY(QDir(job.path()).mkpath(QStringLiteral("work")));
+    CandidateInspector inspector;
+    inspector.resize(800, 600);
+    inspector.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&inspector));
+    Candidate c;
+    c.id = 7;
+    c.status = CandidateStatus::CompileError;
+    c.code = QStringLiteral("void k() {\n  int x;\n  x = 1\n}\n");
+    c.error = QStringLiteral("compile failed at candidate.cpp:2:3 (see also other_candidate.cpp:4 and baseline.cpp:5)");
+    inspector.setCandidate(c, {}, {compileStep(job.path())}, QStringLiteral("latency_ms"), QStringLiteral("cpp"));
+    inspector.setCurrentIndex(CandidateInspector::EvaluationTab);
+    auto *evaluation = child<QTextBrowser>(inspector, "evaluationView");
+    QVERIFY(evaluation);
+    const QString text = evaluation->toPlainText();
+    QVERIFY2(text.contains(QStringLiteral("In function 'void k()':\n") + job.path() + QStringLiteral("/work/candidate.cpp:3:7: error")),
+             qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("    3 |   x = 1\n")));
+    const QString html = evaluation->toHtml();
+    QVERIFY(html.contains(QLatin1String("autocomp-line:3")));
+    QVERIFY(html.contains(QLatin1String("autocomp-line:2")));
+    QVERIFY(!html.contains(QLatin1String("autocomp-line:4"))); // another file's lines are not the candidate's
+    QVERIFY(!html.contains(QLatin1String("autocomp-line:5")));
+
+    QVERIFY(clickText(evaluation, QStringLiteral("candidate.cpp:3:7")));
+    QCOMPARE(inspector.currentIndex(), int(CandidateInspector::CodeTab));
+    QCOMPARE(inspector.highlightedLine(), 3);
+    auto *code = child<CodeView>(inspector, "codeView");
+    QCOMPARE(code->textCursor().blockNumber(), 2);
+    QCOMPARE(code->extraSelections().size(), 1);
+    QCOMPARE(code->extraSelections().first().cursor.block().text(), QStringLiteral("  x = 1"));
+    inspector.setCurrentIndex(CandidateInspector::EvaluationTab);
+    QVERIFY(clickText(evaluation, QStringLiteral("candidate.cpp:2:3")));
+    QCOMPARE(inspector.highlightedLine(), 2);
+    QVERIFY(!inspector.showCodeLine(99)); // no such line: nothing moves
+    QCOMPARE(inspector.highlightedLine(), 2);
+
+    UrlCatcher catcher;
+    QDesktopServices::setUrlHandler(QStringLiteral("file"), &catcher, "open");
+    const auto unset = qScopeGuard([] { QDesktopServices::unsetUrlHandler(QStringLiteral("file")); });
+    inspector.setCurrentIndex(CandidateInspector::EvaluationTab);
+    QVERIFY(clickText(evaluation, QStringLiteral("Open the folder of the evaluation's files")));
+    QCOMPARE(catcher.urls, QList<QUrl>{QUrl::fromLocalFile(job.path())});
+
+    // Removed (keep_workdirs off): no link, the reason instead.
+    QString why;
+    QCOMPARE(CandidateInspector::evaluationFolder({compileStep(job.path())}, &why), job.path());
+    QVERIFY(job.remove());
+    QCOMPARE(CandidateInspector::evaluationFolder({compileStep(job.path())}, &why), QString());
+    QVERIFY2(why.contains(QLatin1String("removed")) && why.contains(QLatin1String("keep_workdirs")), qPrintable(why));
+    inspector.setCandidate(c, {}, {compileStep(job.path())}, QStringLiteral("latency_ms"), QStringLiteral("cpp"));
+    QCOMPARE(inspector.highlightedLine(), 0);
+    QVERIFY(evaluation->toPlainText().contains(why));
+    QVERIFY(!evaluation->toHtml().contains(QUrl::fromLocalFile(job.path()).toString()));
+    QCOMPARE(CandidateInspector::evaluationFolder({}, &why), QString());
+    QVERIFY2(why.contains(QLatin1String("Not evaluated")), qPrintable(why));
+}
+
+// The candidate menu's Open Folder opens the evaluation's folder of the candidate selected, and is disabled, saying
+// why, for one that has none on this machine.
+void TestViews::openFolderActsOnTheEvaluationFiles()
+{
+    auto window = openSample();
+    QVERIFY(window);
+    QTemporaryDir job(QDir::tempPath() + QStringLiteral("/autocomp-eval-XXXXXX"));
+    QVERIFY(job.isValid());
+    EvalResult result;
+    result.status = QStringLiteral("compile_error");
+    result.steps = {compileStep(job.path())};
+    QVERIFY2(window->store()->addEvaluation(m_ids.slow, result), qPrintable(window->store()->lastError()));
+    QAction *open = window->resultActions()->openFolderAction();
+    QVERIFY(open);
+    QVERIFY(window->resultActions()->candidateActions().contains(open));
+    window->selectCandidate(m_ids.tiled);
+    QVERIFY(!open->isEnabled());
+    QVERIFY2(open->toolTip().contains(QLatin1String("Not evaluated")), qPrintable(open->toolTip()));
+    window->selectCandidate(m_ids.slow);
+    QVERIFY(open->isEnabled());
+    UrlCatcher catcher;
+    QDesktopServices::setUrlHandler(QStringLiteral("file"), &catcher, "open");
+    const auto unset = qScopeGuard([] { QDesktopServices::unsetUrlHandler(QStringLiteral("file")); });
+    open->trigger();
+    QCOMPARE(catcher.urls, QList<QUrl>{QUrl::fromLocalFile(job.path())});
 }
 
 QTEST_MAIN(TestViews)

@@ -18,6 +18,7 @@
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
 #include "model/repository.h"
+#include "platform/sandbox.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -387,6 +388,7 @@ private Q_SLOTS:
         QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "with-block is not allowed";
         QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "__builtins__ is not allowed";
         QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
+        QTest::newRow("work left to a background thread") << "background_thread.py" << "rejected" << "import threading is not allowed";
         QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
         QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "open is not allowed";
         QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
@@ -404,6 +406,7 @@ private Q_SLOTS:
         QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "import contextlib is not allowed";
         QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "a call of a computed function";
         QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
+        QTest::newRow("work left to a background thread") << "background_thread.py" << "rejected" << "import threading is not allowed";
         QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
         QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "import os is not allowed";
         QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
@@ -564,6 +567,30 @@ private Q_SLOTS:
         const EvalResult left = *results.value(QStringLiteral("thread_left_running.cpp"));
         QVERIFY2(left.status == QLatin1String("rejected"), qPrintable(describe(left)));
         QVERIFY2(everything(left).contains(QLatin1String("work left running after return")), qPrintable(describe(left)));
+    }
+
+    // Pid 1 in a sandboxed command's pid namespace is bwrap itself: its command line must not show the
+    // sandbox's options (every bind, with the host's paths), only the command, which the process knows anyway.
+    void sandboxOptionsNotOnPidOnesCommandLine()
+    {
+        if (!Sandbox::available())
+            QSKIP(qPrintable(Sandbox::unavailableReason()));
+        QTemporaryDir dir;
+        ProcessLimits limits;
+        limits.timeoutS = 30;
+        limits.sandbox = true;
+        limits.writableDir = dir.path();
+        ProcessRunner runner;
+        QSignalSpy finished(&runner, &ProcessRunner::finished);
+        runner.start(QStringLiteral("cmdline"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("tr '\\0' ' ' < /proc/1/cmdline")},
+                     dir.path(), limits);
+        QVERIFY(finished.wait(30000));
+        const StepResult result = finished.first().first().value<StepResult>();
+        QVERIFY2(result.exitCode == 0, qPrintable(result.log));
+        QVERIFY2(result.log.contains(QLatin1String("bwrap --args 9 sh -c")), qPrintable(result.log));
+        QVERIFY2(!result.log.contains(QLatin1String("--ro-bind")) && !result.log.contains(QLatin1String("--unshare"))
+                     && !result.log.contains(dir.path()),
+                 qPrintable(result.log));
     }
 
     // A fork bomb with no seccomp filter in the way: the pids cgroup caps it, the group and pid

@@ -6,6 +6,8 @@
 #include "model/repository.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
+#include "agents/prompt_builder.h"
+#include "store/menu_insights.h"
 #include "store/run_store.h"
 
 #include <QScopeGuard>
@@ -39,6 +41,7 @@ struct Rule {
     bool cycle = false;
     int delayMs = 0;
     bool cutAtLimit = false; // every answer of the rule stops at the output-token limit
+    QList<int> delaysMs{};   // per answer, in order (in place of delayMs where given)
 };
 
 QByteArray script(const QList<Rule> &rules)
@@ -46,10 +49,10 @@ QByteArray script(const QList<Rule> &rules)
     QString out = QStringLiteral("rules:\n");
     for (const Rule &r : rules) {
         out += QStringLiteral("  - name: %1\n    match: '%2'\n    cycle: %3\n    responses:\n").arg(r.name, r.match, r.cycle ? QStringLiteral("true") : QStringLiteral("false"));
-        for (const QString &c : r.contents)
+        for (qsizetype i = 0; i < r.contents.size(); ++i)
             out += QStringLiteral("      - content: %1\n        delay_ms: %2\n        cut_at_limit: %3\n")
-                       .arg(yamlString(c))
-                       .arg(r.delayMs)
+                       .arg(yamlString(r.contents.at(i)))
+                       .arg(r.delaysMs.value(i, r.delayMs))
                        .arg(r.cutAtLimit ? QStringLiteral("true") : QStringLiteral("false"));
     }
     return out.toUtf8();
@@ -70,6 +73,11 @@ class TestSearchEngine : public QObject
         QString storePath;
     };
 
+    // The agent the harness's runs use, and data directories searched before the fake data (tests that set
+    // them put them back).
+    QString m_agent = QStringLiteral("fake");
+    QStringList m_dataDirs;
+
     std::unique_ptr<Harness> makeHarness(const QList<Rule> &rules, const QString &search, const QStringList &models = {QStringLiteral("m1")},
                                          const QString &extra = {}, const QString &target = QStringLiteral("fake"))
     {
@@ -84,8 +92,8 @@ class TestSearchEngine : public QObject
         QStringList specs;
         for (const QString &m : models)
             specs << QStringLiteral("\"openai-compatible@%1/v1::%2\"").arg(h->server.baseUrl().toString(), m);
-        const QByteArray yaml = QStringLiteral("target: %4\nproblem: kernel\nagent: fake\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
-                                    .arg(specs.join(QLatin1String(", ")), search, extra, target)
+        const QByteArray yaml = QStringLiteral("target: %4\nproblem: kernel\nagent: %5\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
+                                    .arg(specs.join(QLatin1String(", ")), search, extra, target, m_agent)
                                     .toUtf8();
         QStringList errors;
         const auto config = RunConfig::fromYaml(yaml, QStringLiteral("test.yaml"), &errors);
@@ -94,7 +102,7 @@ class TestSearchEngine : public QObject
             return nullptr;
         }
         h->storePath = h->dir.filePath(QStringLiteral("runs.sqlite"));
-        const auto setup = prepareRun(*config, yaml, Repository({qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}), h->storePath, &errors);
+        const auto setup = prepareRun(*config, yaml, Repository(m_dataDirs + QStringList{qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}), h->storePath, &errors);
         if (!setup) {
             qWarning() << errors;
             return nullptr;
@@ -798,6 +806,258 @@ private Q_SLOTS:
         }
         QCOMPARE(prompts.at(0).size(), 4);
         QCOMPARE(prompts.at(0), prompts.at(1));
+    }
+
+    // search.skip_planning: one call per prompt writes the code (reasoning first, the menu shown); plans_per_parent
+    // distinct prompts per parent, code_per_plan samples each; no plan request at all.
+    void skipPlanningSendsNoPlanRequest()
+    {
+        const auto direct = [](const QString &latency) -> QString {
+            return QStringLiteral("The loop is memory bound.\nChosen optimization: 2. beta: vectorize\n") + code(QStringLiteral("latency_ms=") + latency);
+        };
+        auto h = makeHarness({{QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=50"))}, true},
+                              {QStringLiteral("direct"), QStringLiteral("Reasoning and code:\\s*$"),
+                               {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")), direct(QStringLiteral("60"))}}},
+                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
+        QVERIFY(h);
+        QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
+        int directRequests = 0;
+        QSet<QString> prompts;
+        for (const auto &r : h->server.requests()) {
+            QVERIFY2(r.ruleName == QLatin1String("direct"), qPrintable(r.ruleName + QStringLiteral(": ") + r.lastUserMessage.right(80)));
+            ++directRequests;
+            prompts.insert(r.lastUserMessage);
+            QVERIFY(r.lastUserMessage.contains(QStringLiteral("## Optimization menu\n\n"))); // the menu is still shown
+            QVERIFY(!PromptBuilder::offeredMenu(r.lastUserMessage).isEmpty());
+        }
+        QCOMPARE(directRequests, 4); // 2 prompts x 2 samples
+        QVERIFY(prompts.size() <= 2);
+        QString error;
+        auto store = RunStore::open(h->storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->llmCalls(h->engine->runId(), QStringLiteral("plan")).size(), 0);
+        const QList<LlmCall> calls = store->llmCalls(h->engine->runId(), QStringLiteral("direct"));
+        QCOMPARE(calls.size(), 4);
+        QList<double> scores;
+        for (const Candidate &c : candidates(*h)) {
+            if (c.origin == CandidateOrigin::Root)
+                continue;
+            QCOMPARE(c.menuItem, QStringLiteral("beta: vectorize"));
+            QVERIFY(c.plan.contains(QStringLiteral("memory bound")));
+            QVERIFY(std::any_of(calls.cbegin(), calls.cend(), [&](const LlmCall &call) { return call.id == c.planCallId; }));
+            QCOMPARE(toString(c.status), QStringLiteral("correct"));
+            scores << c.score;
+        }
+        std::sort(scores.begin(), scores.end());
+        QCOMPARE(scores, (QList<double>{60, 70, 80, 90}));
+    }
+
+    // A skip_planning run stopped after its first answer and resumed: each (prompt, sample) position ends with
+    // exactly one candidate, the stored ones are adopted and only the missing samples are asked again.
+    void skipPlanningResumesWithoutRepeatingSamples()
+    {
+        const auto direct = [](const QString &latency) -> QString {
+            return QStringLiteral("Reasoning.\nChosen optimization: 1. alpha: tile the loops\n") + code(QStringLiteral("latency_ms=") + latency);
+        };
+        Rule answers{QStringLiteral("direct"), QStringLiteral("Reasoning and code:\\s*$"),
+                     {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")), direct(QStringLiteral("60")),
+                      direct(QStringLiteral("50")), direct(QStringLiteral("40")), direct(QStringLiteral("30"))}};
+        answers.cycle = true;
+        // The first answer comes at once, the others seconds later: the stop the first one triggers lands before them
+        // however loaded the machine is.
+        answers.delaysMs = {50, 4000, 4000, 4000, 300, 300, 300};
+        auto h = makeHarness({answers}, QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
+        QVERIFY(h);
+        QSignalSpy finished(h->engine.get(), &SearchEngine::finished);
+        bool stopped = false;
+        connect(h->engine.get(), &SearchEngine::candidateAdded, this, [&](const Candidate &c) {
+            if (c.origin == CandidateOrigin::Llm && !stopped) {
+                stopped = true;
+                QMetaObject::invokeMethod(h->engine.get(), [&] { h->engine->stop(QStringLiteral("test")); }, Qt::QueuedConnection);
+            }
+        });
+        QString error;
+        QVERIFY2(h->engine->start(&error), qPrintable(error));
+        QVERIFY(finished.wait(60000));
+        const qint64 runId = h->engine->runId();
+        const int before = int(candidates(*h).size());
+        QVERIFY(before >= 2 && before < 5); // the start and at least one answer, not all four
+
+        SearchEngine resumed(h->engine->setup());
+        QSignalSpy resumedFinished(&resumed, &SearchEngine::finished);
+        QVERIFY2(resumed.resume(runId, &error), qPrintable(error));
+        QVERIFY(resumedFinished.wait(60000));
+        QCOMPARE(toString(resumed.state()), QStringLiteral("finished"));
+        QSet<QPair<int, int>> positions;
+        int llm = 0;
+        for (const Candidate &c : candidates(*h)) {
+            if (c.origin != CandidateOrigin::Llm)
+                continue;
+            ++llm;
+            positions.insert({c.planSlot, c.sample});
+            QCOMPARE(toString(c.status), QStringLiteral("correct")); // each from a direct answer, none from a code prompt
+        }
+        QCOMPARE(llm, 4);
+        QCOMPARE(positions.size(), 4);
+    }
+
+    // search.menu_strategy: one-shot: one strategy request per parent, whose new strategies join that parent's
+    // menu before dropout (and those already on the menu do not come twice).
+    void oneShotMenuProposesStrategiesPerParent()
+    {
+        auto h = makeHarness({{QStringLiteral("menu"), QStringLiteral("New strategies:\\s*$"),
+                               {QStringLiteral("Ideas:\n<strategies>\n1. omega: split the kernel\n- alpha: tile the loops\nkappa: align the buffers\n</strategies>")}, true},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=80")), code(QStringLiteral("latency_ms=70")), code(QStringLiteral("latency_ms=60")),
+                                code(QStringLiteral("latency_ms=55")), code(QStringLiteral("latency_ms=50")), code(QStringLiteral("latency_ms=45"))}},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
+                               {QStringLiteral("Chosen optimization: 9. omega: split the kernel\nSplit it in two."),
+                                QStringLiteral("Chosen optimization: 9. omega: split the kernel\nSplit it in four.")}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, menu_dropout: 0, menu_strategy: one-shot"));
+        QVERIFY(h);
+        QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
+        int menuRequests = 0;
+        int planRequests = 0;
+        for (const auto &r : h->server.requests()) {
+            if (r.ruleName == QLatin1String("menu")) {
+                ++menuRequests;
+                QVERIFY(r.lastUserMessage.contains(QStringLiteral("## Current menu\n\n- alpha: tile the loops\n")));
+            } else if (r.ruleName == QLatin1String("plan")) {
+                ++planRequests;
+                const QStringList offered = PromptBuilder::offeredMenu(r.lastUserMessage);
+                QCOMPARE(offered.size(), 10); // the agent's 8 and the 2 new ones, none dropped (menu_dropout 0)
+                QCOMPARE(offered.at(8), QStringLiteral("omega: split the kernel"));
+                QCOMPARE(offered.at(9), QStringLiteral("kappa: align the buffers"));
+            }
+        }
+        // Parents: the start in iteration 1, the two new beam members in iteration 2.
+        QCOMPARE(menuRequests, 3);
+        QCOMPARE(planRequests, 6);
+        QString error;
+        auto store = RunStore::open(h->storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        const QList<LlmCall> menuCalls = store->llmCalls(h->engine->runId(), QStringLiteral("menu"));
+        QCOMPARE(menuCalls.size(), 3);
+        QSet<qint64> parents;
+        for (const LlmCall &call : menuCalls)
+            parents.insert(call.candidateId);
+        QCOMPARE(parents.size(), 3);
+        for (const Candidate &c : candidates(*h))
+            if (c.origin == CandidateOrigin::Llm)
+                QCOMPARE(c.menuItem, QStringLiteral("omega: split the kernel"));
+        // Menu insights list the proposed strategies apart from the agent's own, with the same figures.
+        const QList<StrategyRecord> records = MenuInsights::compute(*store, {h->engine->runId()}, MenuInsights::Grouping::Strategy);
+        bool sawOmega = false;
+        for (const StrategyRecord &r : records) {
+            QCOMPARE(r.proposed, r.strategy == QLatin1String("omega: split the kernel") || r.strategy == QLatin1String("kappa: align the buffers"));
+            if (r.strategy == QLatin1String("omega: split the kernel")) {
+                sawOmega = true;
+                QCOMPARE(r.offered, 6);
+                QCOMPARE(r.chosen, 6);
+                QCOMPARE(r.correct, 6);
+            }
+        }
+        QVERIFY(sawOmega);
+    }
+
+    // search.example_rate: a model picks the relevant examples once per parent; only those reach the plan prompt.
+    void exampleSelectionPutsOnlyChosenExamplesInThePlanPrompt()
+    {
+        QTemporaryDir data;
+        const QString fake = qEnvironmentVariable("AUTOCOMP_FAKE_DATA") + QStringLiteral("/agents/fake/");
+        const QString agentDir = data.filePath(QStringLiteral("agents/fake-examples/"));
+        QVERIFY(QDir().mkpath(agentDir));
+        for (const QString &file : QDir(fake).entryList(QDir::Files))
+            QVERIFY(QFile::copy(fake + file, agentDir + file));
+        QFile examples(agentDir + QStringLiteral("code_examples.md"));
+        QVERIFY(examples.open(QIODevice::WriteOnly));
+        examples.write("## Blocked loop\nSUMMARY: tiles a loop nest\n```cpp\n// EXAMPLE-ONE\n```\n\n"
+                       "## Vector add\nSUMMARY: a vectorized add\n```cpp\n// EXAMPLE-TWO\n```\n\n"
+                       "## Prefetching\nSUMMARY: software prefetch\n```cpp\n// EXAMPLE-THREE\n```\n");
+        examples.close();
+        m_agent = QStringLiteral("fake-examples");
+        m_dataDirs = {data.path()};
+        const auto restore = qScopeGuard([this] {
+            m_agent = QStringLiteral("fake");
+            m_dataDirs.clear();
+        });
+        auto h = makeHarness({{QStringLiteral("examples"), QStringLiteral("Relevant examples:\\s*$"), {QStringLiteral("2")}, true},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 3, code_per_plan: 1, example_rate: 1.0"));
+        QVERIFY(h);
+        QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
+        int exampleRequests = 0;
+        for (const auto &r : h->server.requests())
+            if (r.ruleName == QLatin1String("examples")) {
+                ++exampleRequests;
+                QVERIFY(r.lastUserMessage.contains(QStringLiteral("2. Vector add: a vectorized add")));
+                QVERIFY(!r.lastUserMessage.contains(QStringLiteral("EXAMPLE-"))); // names and summaries, not code
+            }
+        QCOMPARE(exampleRequests, 1); // one parent
+        const QStringList plans = planPromptsOf(*h);
+        QCOMPARE(plans.size(), 3);
+        for (const QString &prompt : plans) {
+            QVERIFY(prompt.contains(QStringLiteral("// EXAMPLE-TWO")));
+            QVERIFY(!prompt.contains(QStringLiteral("EXAMPLE-ONE")));
+            QVERIFY(!prompt.contains(QStringLiteral("EXAMPLE-THREE")));
+        }
+        QString error;
+        auto store = RunStore::open(h->storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->llmCalls(h->engine->runId(), QStringLiteral("examples")).size(), 1);
+    }
+
+    // search.translate_score: a 5 never enters the beam, translation ends once every beam candidate scores >= 9
+    // (here after 1 of 2 translation iterations), and translate_perf_threshold (15) keeps a 20x slower one out.
+    void translateScoreEndsTranslationEarly()
+    {
+        auto h = makeHarness({{QStringLiteral("score5"), QStringLiteral("latency_ms=110[\\s\\S]*completeness score:\\s*$"), {QStringLiteral("5")}, true},
+                              {QStringLiteral("score"), QStringLiteral("completeness score:\\s*$"), {QStringLiteral("9.5")}, true},
+                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110")), code(QStringLiteral("latency_ms=2000")),
+                                code(QStringLiteral("latency_ms=95"))}, true},
+                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
+                               {QStringLiteral("Chosen optimization: 1. translate\nT1"), QStringLiteral("Chosen optimization: 1. translate\nT2"),
+                                QStringLiteral("Chosen optimization: 1. translate\nT3")}, true}},
+                             QStringLiteral("iterations: 2, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, translate_iters: 2, translate_score: true"));
+        QVERIFY(h);
+        QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
+        QList<Candidate> all = candidates(*h);
+        Candidate translated, partial, slow;
+        for (const Candidate &c : std::as_const(all)) {
+            if (c.iteration != 1 || c.origin == CandidateOrigin::Root)
+                continue;
+            if (c.score == 120)
+                translated = c;
+            else if (c.score == 110)
+                partial = c;
+            else if (c.score == 2000)
+                slow = c;
+        }
+        QVERIFY(translated.id && partial.id && slow.id);
+        QCOMPARE(partial.metrics.value(QStringLiteral("translation_score")).toDouble(), 5.0);
+        QCOMPARE(translated.metrics.value(QStringLiteral("translation_score")).toDouble(), 9.5);
+        QCOMPARE(slow.metrics.value(QStringLiteral("translation_score")).toDouble(), 9.5);
+        // Iteration 2 optimizes: its parents are only the complete, fast-enough translation.
+        int secondIteration = 0;
+        for (const Candidate &c : std::as_const(all)) {
+            if (c.iteration != 2)
+                continue;
+            ++secondIteration;
+            QCOMPARE(c.parentId, translated.id);
+            QVERIFY(!c.metrics.contains(QStringLiteral("translation_score"))); // no scores once translation ended
+        }
+        QCOMPARE(secondIteration, 3);
+        for (const QString &prompt : planPromptsOf(*h))
+            if (prompt.contains(QStringLiteral("This is phase 2 out of 2")))
+                QVERIFY(prompt.contains(QStringLiteral("## Optimization menu")) && !prompt.contains(QStringLiteral("## Translation menu")));
+        QString error;
+        auto store = RunStore::open(h->storePath, &error);
+        QVERIFY2(store, qPrintable(error));
+        QCOMPARE(store->llmCalls(h->engine->runId(), QStringLiteral("score")).size(), 3);
+        QVERIFY(!partial.inBeam && !slow.inBeam);
     }
 };
 

@@ -1,7 +1,10 @@
 // `autocomp targets check T` as a target's author runs it: real sandboxed evaluations of the cpu target's
 // start code and its problems' checks/ files, a fixture target whose author got things wrong (each failure
 // shown by file, and by line where the loader gives one), an absent target and an unknown one. Also the
-// log of a judge that exits 1 after writing result.json: its verdict appears once, not twice.
+// log of a judge that exits 1 after writing result.json: its verdict appears once, not twice. And the
+// worked example of backends/README.md (tests/integration/data/kit_example): a C target written with the
+// C/C++ judge kit, checked beside the shipped kit, whose change rebuilds the judge.
+#include <QDirIterator>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -57,6 +60,26 @@ class TestTargetsCheck : public QObject
                 return cells;
         }
         return {};
+    }
+
+    // Copies the tree `from` to `to` (files and folders, links followed).
+    static bool copyTree(const QString &from, const QString &to)
+    {
+        QDirIterator it(from, QDir::Files | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString file = it.next();
+            const QString target = to + QLatin1Char('/') + QDir(from).relativeFilePath(file);
+            if (!QDir().mkpath(QFileInfo(target).path()) || !QFile::copy(file, target))
+                return false;
+        }
+        return true;
+    }
+
+    // The judge cores the kit-c target has built into the per-machine cache: one per {backend_hash}.
+    static QStringList kitCores()
+    {
+        const QString cache = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/autocomp-workbench");
+        return QDir(cache).entryList({QStringLiteral("kit-c-core-*.o")}, QDir::Files);
     }
 
 private Q_SLOTS:
@@ -121,6 +144,71 @@ private Q_SLOTS:
                                     QStringLiteral("good/checks/notes.txt")})
             QVERIFY2(o.out.contains(QStringLiteral("FAIL good ") + sols + file), qPrintable(file + QStringLiteral(" in\n") + o.out));
         QVERIFY2(o.out.contains(QLatin1String("checkbroken: 7 checks, 4 failed")), describe(o).constData());
+    }
+
+    // The worked example: the fixture's target placed beside a copy of the shipped kit (backends/common), as a
+    // target author writes one. Its start code is ok, its wrong_ check incorrect, its broken_ check a compile
+    // error; its judge is the kit plus fewer than 80 lines of its own. Editing a kit file changes
+    // {backend_hash}: the next evaluation builds a new judge core instead of using the cached one.
+    void kitExample()
+    {
+        QTemporaryDir data;
+        QVERIFY(data.isValid());
+        const QString fixture = qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/kit_example");
+        QVERIFY(copyTree(fixture, data.path()));
+        QVERIFY(copyTree(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/backends/common"), data.filePath(QStringLiteral("backends/common"))));
+
+        int ownLines = 0;
+        for (const QString &file : {QStringLiteral("harness.cpp"), QStringLiteral("saxpy_reference.cpp")}) {
+            QFile f(data.filePath(QStringLiteral("sols/kit-c/saxpy/") + file));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            ownLines += f.readAll().count('\n');
+        }
+        QVERIFY2(ownLines < 80, qPrintable(QString::number(ownLines)));
+        // backends/README.md ("A worked example: writing a target with the kit") quotes these files whole: it cannot drift from them.
+        QFile readme(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/backends/README.md"));
+        QVERIFY(readme.open(QIODevice::ReadOnly));
+        const QByteArray readmeText = readme.readAll();
+        for (const QString &file : {QStringLiteral("harness.cpp"), QStringLiteral("saxpy_reference.cpp"), QStringLiteral("problem.yaml"),
+                                    QStringLiteral("saxpy_start.c")}) {
+            QFile f(data.filePath(QStringLiteral("sols/kit-c/saxpy/") + file));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QVERIFY2(readmeText.contains(f.readAll()), qPrintable(file + QStringLiteral(" is not quoted whole in backends/README.md")));
+        }
+
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("kit-c")}, data.path());
+        if (o.exitCode == 5)
+            QSKIP(qPrintable(QStringLiteral("the kit-c target is absent here: ") + o.out));
+        QVERIFY2(o.exitCode == 0, describe(o).constData());
+        const QList<std::pair<QString, QString>> expected{{QStringLiteral("saxpy_start.c"), QStringLiteral("ok")},
+                                                          {QStringLiteral("checks/wrong_last_element.c"), QStringLiteral("incorrect")},
+                                                          {QStringLiteral("checks/broken_missing_brace.c"), QStringLiteral("compile_error")}};
+        for (const auto &[file, status] : expected) {
+            const QStringList cells = row(o, QStringLiteral("saxpy"), file);
+            QVERIFY2(cells.size() == 6, qPrintable(file + QStringLiteral(": no row in\n") + o.out));
+            QCOMPARE(cells.at(3), status);
+            QCOMPARE(cells.at(5), QStringLiteral("ok"));
+        }
+        QVERIFY2(o.out.contains(QLatin1String("kit-c: 3 checks, 0 failed")), describe(o).constData());
+
+        // A change to the kit (a comment in one of its headers) rebuilds the judge core.
+        const QStringList before = kitCores();
+        QVERIFY2(!before.isEmpty(), "targets check built no kit-c judge core");
+        QFile header(data.filePath(QStringLiteral("backends/common/include/autocomp/stats.h")));
+        QVERIFY(header.open(QIODevice::Append));
+        header.write(QStringLiteral("// edited by tst_targets_check %1 %2\n")
+                         .arg(QCoreApplication::applicationPid())
+                         .arg(QDateTime::currentMSecsSinceEpoch())
+                         .toUtf8());
+        header.close();
+        const Outcome again = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kit-c"), QStringLiteral("--problem"),
+                                      QStringLiteral("saxpy"), QStringLiteral("--code"), data.filePath(QStringLiteral("sols/kit-c/saxpy/checks/wrong_last_element.c")),
+                                      QStringLiteral("--no-baseline"), QStringLiteral("--json")},
+                                     data.path());
+        QVERIFY2(again.exitCode == 3, describe(again).constData());
+        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
+        const QStringList after = kitCores();
+        QVERIFY2(after.size() == before.size() + 1, qPrintable(before.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + after.join(QLatin1Char(' '))));
     }
 
     void absentTarget()

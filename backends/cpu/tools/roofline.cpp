@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "../include/autocomp_probe.h"
+#include "autocomp_probe.h"  // the C/C++ kit (backends/common/include)
 
 #if defined(__linux__)
 #include <sched.h>

@@ -21,7 +21,8 @@
 #pragma once
 
 #include "autocomp_cuda_channel.h"
-#include "autocomp_harness.h"  // Shape, Rng, Buffer (backends/cpu/include)
+#include "autocomp/entries.h"  // Entry, entries(), register_entry (the C/C++ kit, backends/common/include)
+#include "autocomp/shapes.h"   // Shape, Rng, Buffer
 
 #include <cstdint>
 #include <functional>
@@ -57,20 +58,10 @@ struct Problem {
 };
 
 // The candidate's entry points, looked up in its shared object by the worker.
-struct Entry {
-    const char* name;
-    void* slot;
-};
-
-inline std::vector<Entry>& entries() {
-    static std::vector<Entry> s_entries;
-    return s_entries;
-}
-
-inline int register_entry(const char* name, void* slot) {
-    entries().push_back({name, slot});
-    return 0;
-}
+// The candidate's entry points, looked up in its shared object by the worker (the kit's registry).
+using ::autocomp::Entry;
+using ::autocomp::entries;
+using ::autocomp::register_entry;
 
 int harness_main(int argc, char** argv, const Problem& p);
 

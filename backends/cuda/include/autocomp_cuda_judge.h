@@ -1,7 +1,10 @@
 // autocomp_cuda_judge.h — the trusted side of the CUDA target (C++17, Linux, no CUDA needed).
 //
 // Built by the host compiler (tools/judge_core.cpp + the problem's harness.cpp + its reference) into
-// the per-machine cache. Its modes, one per step of backends/cuda/backend.yaml:
+// the per-machine cache, from the C/C++ judge kit's modules (backends/common/include/autocomp/:
+// untrusted I/O, shapes, comparison, statistics, result writer, mode table); what is here is the CUDA
+// protocol, ptxas's report and the event-time checks. Its modes (judge::cuda_modes), one per step of
+// backends/cuda/backend.yaml:
 //
 //   judge resources --ptxas ptxas.txt --object candidate.so --arch sm_90 --out resources.txt --result F
 //   judge check  --channels 3 --worker-pids P --seed S --shapes SH --shape-ranges R --random-shapes N
@@ -25,6 +28,12 @@
 
 #include "autocomp_cuda_channel.h"
 #include "autocomp_cuda_harness.h"
+#include "autocomp/compare.h"
+#include "autocomp/modes.h"
+#include "autocomp/result.h"
+#include "autocomp/shapes.h"
+#include "autocomp/stats.h"
+#include "autocomp/untrusted_io.h"
 
 #include <algorithm>
 #include <chrono>
@@ -58,133 +67,26 @@ constexpr std::uint64_t kStreamCheck = 11;   // seed streams
 constexpr std::uint64_t kStreamBench = 12;
 constexpr std::uint64_t kStreamPick = 13;
 constexpr std::uint64_t kStreamShapes = 14;
-constexpr std::size_t kTextCap = 1 << 20;
+
+using kit::Args;
+using kit::fmt;
+using kit::json_number;
+using kit::json_string;
+using kit::read_untrusted;
+using kit::write_file;
+using kit::write_result;
+inline std::string printable(const std::string& text, std::size_t cap = 2000) { return kit::quote_untrusted(text, cap); }
 
 // A failure of the candidate: `status` for result.json, `what()` for its log.
-struct Failure : std::runtime_error {
-    Failure(std::string s, const std::string& msg) : std::runtime_error(msg), status(std::move(s)) {}
+struct Failure : kit::CandidateFailure {
+    Failure(std::string s, const std::string& msg) : kit::CandidateFailure(msg), status(std::move(s)) {}
+    kit::Verdict verdict() const override { return {status, {}, what()}; }
     std::string status;
 };
 // A fault of the harness or the machine (exit 2).
 struct HarnessError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-
-struct Args {
-    std::string mode;
-    std::map<std::string, std::string> opts;
-    std::string need(const std::string& key) const {
-        const auto it = opts.find(key);
-        if (it == opts.end())
-            throw HarnessError("missing option --" + key);
-        return it->second;
-    }
-    std::string get(const std::string& key, const std::string& fallback = {}) const {
-        const auto it = opts.find(key);
-        return it == opts.end() ? fallback : it->second;
-    }
-};
-
-inline std::string fmt(const char* format, double v) {
-    char buf[128];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
-// A file a candidate step may have written: a regular file, no link followed, at most `cap` bytes.
-inline std::string read_untrusted(const std::string& path, std::size_t cap = kTextCap) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-    if (fd < 0)
-        throw std::runtime_error("cannot read " + path);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw std::runtime_error(path + " is not a regular file");
-    }
-    std::string out;
-    char buf[65536];
-    while (out.size() < cap) {
-        const ssize_t n = ::read(fd, buf, std::min(sizeof buf, cap - out.size()));
-        if (n <= 0)
-            break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
-
-inline void write_file(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out)
-        throw HarnessError("cannot write " + path);
-}
-
-// Printable and capped: text the candidate influenced, for a log or a prompt.
-inline std::string printable(const std::string& text, std::size_t cap = 2000) {
-    std::string out;
-    for (const char ch : text.substr(0, cap)) {
-        const auto c = static_cast<unsigned char>(ch);
-        out += (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? ch : '?';
-    }
-    if (text.size() > cap)
-        out += " [...]";
-    return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// result.json, written by hand: the judge has no JSON library to depend on.
-
-inline std::string json_string(const std::string& s) {
-    std::string out = "\"";
-    for (const char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (ch) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        default:
-            if (c < 0x20 || c >= 0x7f) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c < 0x20 ? c : '?');
-                out += buf;
-            } else {
-                out += ch;
-            }
-        }
-    }
-    return out + "\"";
-}
-
-inline std::string json_number(double v) {
-    if (!std::isfinite(v))
-        return "null";
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
-inline std::string json_strings(const std::vector<std::string>& v) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i)
-        out += (i ? ", " : "") + json_string(v[i]);
-    return out + "]";
-}
-
-// metrics: already-serialized JSON values by name.
-inline void write_result(const std::string& path, const std::string& status, bool correct,
-                         const std::vector<std::pair<std::string, std::string>>& metrics, const std::vector<std::string>& feedback,
-                         const std::vector<std::string>& flags, const std::string& log) {
-    std::string m = "{";
-    for (std::size_t i = 0; i < metrics.size(); ++i)
-        m += (i ? ", " : "") + json_string(metrics[i].first) + ": " + metrics[i].second;
-    m += "}";
-    write_file(path, "{\"status\": " + json_string(status) + ",\n \"correct\": " + (correct ? "true" : "false") +
-                         ",\n \"metrics\": " + m + ",\n \"feedback\": " + json_strings(feedback) + ",\n \"flags\": " +
-                         json_strings(flags) + ",\n \"log\": " + json_string(log) + "}\n");
-}
 
 // The judge's own intermediate files: "key value" lines; `feedback` and `flag` may repeat.
 struct Record {
@@ -225,127 +127,26 @@ struct Record {
     }
 };
 
-inline std::uint64_t parse_seed(const std::string& text) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0')
-        throw HarnessError("bad --seed");
-    return v;
-}
-
-struct Tolerance {
-    double rtol = 1e-4, atol = 1e-5;
-};
-
-inline Tolerance parse_tolerance(const std::string& text) {
-    Tolerance t;
-    for (const auto& kv : split(text, ',')) {
-        const auto eq = kv.find('=');
-        const std::string key = eq == std::string::npos ? kv : trim(kv.substr(0, eq));
-        const double v = eq == std::string::npos ? -1.0 : std::strtod(kv.c_str() + eq + 1, nullptr);
-        if (key == "rtol" && v >= 0)
-            t.rtol = v;
-        else if (key == "atol" && v >= 0)
-            t.atol = v;
-        else
-            throw HarnessError("bad tolerance entry '" + kv + "' (expected rtol=X,atol=Y)");
-    }
-    return t;
-}
-
-inline std::vector<Shape> shapes_for(const Problem& p, const std::string& text) {
-    auto shapes = parse_shapes(text);
-    for (const auto& s : shapes)
-        for (const auto& k : p.keys)
-            if (!s.has(k))
-                throw HarnessError("shape " + s.text() + " lacks key " + k);
-    return shapes;
-}
+using kit::parse_seed;
+using kit::parse_tolerance;
+using kit::shapes_for;
+using kit::Tolerance;
 
 inline std::vector<Shape> random_shapes(const Problem& p, const std::string& ranges, int count, std::uint64_t seed) {
-    std::vector<Shape> out;
-    if (ranges.empty() || count <= 0)
-        return out;
-    std::vector<std::pair<std::string, std::pair<long long, long long>>> r;
-    for (const auto& item : split(ranges, ',')) {
-        const auto eq = item.find('='), colon = item.find(':');
-        if (eq == std::string::npos || colon == std::string::npos || colon < eq)
-            throw HarnessError("bad shape range '" + item + "' (expected KEY=LO:HI)");
-        const long long lo = std::atoll(item.c_str() + eq + 1), hi = std::atoll(item.c_str() + colon + 1);
-        r.push_back({trim(item.substr(0, eq)), {lo, hi}});
-    }
-    Rng rng(derive_seed(seed, kStreamShapes, 0));
-    for (int attempt = 0; attempt < 200 && static_cast<int>(out.size()) < count; ++attempt) {
-        Shape s;
-        for (const auto& kv : r)
-            s.set(kv.first, rng.between(kv.second.first, kv.second.second));
-        try {
-            Rng probe(1);
-            p.make_inputs(s, probe);
-            out.push_back(s);
-        } catch (const std::exception&) {
-        }
-    }
-    return out;
+    return kit::random_shapes(p, ranges, count, seed, kStreamShapes);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Outputs against the reference.
+// Outputs against the reference: the worker fills every output with all-ones bytes (a NaN no
+// arithmetic produces) before the call.
 
-inline bool is_poison(float x) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return bits == 0xFFFFFFFFu;
-}
-
-inline std::string index_text(const Dims& dims, std::size_t flat) {
-    std::vector<long long> idx(dims.size());
-    auto rest = static_cast<long long>(flat);
-    for (std::size_t d = dims.size(); d-- > 0;) {
-        idx[d] = dims[d] > 0 ? rest % dims[d] : 0;
-        rest = dims[d] > 0 ? rest / dims[d] : 0;
-    }
-    std::string out = "[";
-    for (std::size_t d = 0; d < idx.size(); ++d)
-        out += (d ? "," : "") + std::to_string(idx[d]);
-    return out + "]";
-}
+constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 
 // Empty when every element passes; otherwise what a programmer needs to find the bug.
 inline std::string compare(const Problem& p, const Shape& shape, const std::string& which, std::size_t output, const float* got,
                            const Buffer& ref, const Tolerance& tol, const Dims& dims) {
-    std::size_t bad = 0, unwritten = 0, nan = 0;
-    std::string examples;
-    double worst = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        const float x = got[i];
-        double ratio;
-        if (std::isnan(x)) {
-            ++(is_poison(x) ? unwritten : nan);
-            ratio = std::numeric_limits<double>::infinity();
-        } else {
-            ratio = std::fabs(static_cast<double>(x) - ref[i]) / (tol.atol + tol.rtol * std::fabs(static_cast<double>(ref[i])));
-            if (std::isinf(x))
-                ratio = std::numeric_limits<double>::infinity();
-        }
-        worst = std::max(worst, std::isfinite(ratio) ? ratio : worst);
-        if (ratio > 1.0) {
-            if (++bad <= 5)
-                examples += "\n    at " + index_text(dims, i) + ": got " +
-                            (is_poison(x) ? std::string("(never written)") : fmt("%.9g", x)) + ", expected " + fmt("%.9g", ref[i]);
-        }
-    }
-    if (bad == 0)
-        return {};
-    std::string msg = "MISMATCH in " + p.name + " at shape " + shape.text() + " (" + which + ", output " + std::to_string(output) +
-                      "): " + std::to_string(bad) + " of " + std::to_string(ref.size()) +
-                      " elements outside |x-ref| <= atol + rtol*|ref| (rtol=" + fmt("%g", tol.rtol) + ", atol=" + fmt("%g", tol.atol) + ")";
-    if (unwritten)
-        msg += "\n  " + std::to_string(unwritten) + " elements were never written: they still hold the NaN the output was filled with before the call";
-    if (nan)
-        msg += "\n  " + std::to_string(nan) + " elements are NaN computed by the kernel";
-    msg += "\n  first mismatches:" + examples;
-    return msg;
+    const kit::Comparison c = kit::compare(got, ref, tol, dims, kPoisonBits);
+    return c.ok() ? std::string() : kit::describe_failure(p.name, shape, which, output, c, tol, dims, "the worker");
 }
 
 inline Buffers reference(const Problem& p, const Shape& shape, const Buffers& in) {
@@ -364,34 +165,8 @@ inline Buffers reference(const Problem& p, const Shape& shape, const Buffers& in
     return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Statistics.
-
-struct Stats {
-    double median = 0, mean = 0, p99 = 0, min = 0, stddev = 0;
-    std::size_t n = 0;
-};
-
-inline Stats stats(std::vector<double> v) {
-    Stats s;
-    s.n = v.size();
-    if (v.empty())
-        return s;
-    std::sort(v.begin(), v.end());
-    s.min = v.front();
-    s.median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    const std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-    s.p99 = v[std::min(v.size() - 1, rank > 0 ? rank - 1 : 0)];
-    double sum = 0;
-    for (double x : v)
-        sum += x;
-    s.mean = sum / static_cast<double>(v.size());
-    double sq = 0;
-    for (double x : v)
-        sq += (x - s.mean) * (x - s.mean);
-    s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
-    return s;
-}
+using kit::Stats;
+using kit::stats;
 
 // ---------------------------------------------------------------------------------------------
 // The worker, seen from the judge.
@@ -1165,50 +940,21 @@ inline int mode_report(const Problem& p, const Args& a) {
     return 0;
 }
 
-inline Args parse_args(int argc, char** argv) {
-    Args a;
-    if (argc < 2)
-        throw HarnessError("usage: judge resources|check|bench|report --option value ...");
-    a.mode = argv[1];
-    for (int i = 2; i < argc; ++i) {
-        std::string key = argv[i];
-        if (key.rfind("--", 0) != 0 || i + 1 >= argc)
-            throw HarnessError("bad argument " + key);
-        a.opts[key.substr(2)] = argv[++i];
-    }
-    return a;
+// The CUDA judge's modes; `p` must outlive the table.
+inline kit::ModeTable cuda_modes(const Problem& p) {
+    return {
+        {"resources", [](const Args& a) { return mode_resources(a); }},
+        {"check", [&p](const Args& a) { return mode_check(p, a); }},
+        {"bench", [&p](const Args& a) { return mode_bench(p, a); }},
+        {"report", [&p](const Args& a) { return mode_report(p, a); }},
+        {"profile", [&p](const Args& a) { return mode_profile(p, a); }},
+    };
 }
 
 } // namespace judge
 
 int harness_main(int argc, char** argv, const Problem& p) {
-    using namespace judge;
-    std::signal(SIGPIPE, SIG_IGN);
-    Args a;
-    try {
-        a = parse_args(argc, argv);
-        if (a.mode == "resources")
-            return mode_resources(a);
-        if (a.mode == "check")
-            return mode_check(p, a);
-        if (a.mode == "bench")
-            return mode_bench(p, a);
-        if (a.mode == "report")
-            return mode_report(p, a);
-        if (a.mode == "profile")
-            return mode_profile(p, a);
-        throw HarnessError("unknown mode " + a.mode);
-    } catch (const Failure& f) {
-        std::fprintf(stderr, "%s\n", f.what());
-        try {
-            write_result(a.need("result"), f.status, false, {}, {}, {}, f.what());
-        } catch (const std::exception&) {
-        }
-        return 1;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "autocomp cuda judge (%s): %s\n", a.mode.c_str(), e.what());
-        return 2;
-    }
+    return kit::run_modes(argc, argv, judge::cuda_modes(p), "cuda judge", p.name);
 }
 
 } // namespace cuda

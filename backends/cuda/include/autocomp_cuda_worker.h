@@ -12,6 +12,7 @@
 // illegal address, a trap) ends the process after it is reported.
 #pragma once
 
+#include "autocomp/worker_side.h"
 #include "autocomp_cuda_channel.h"
 
 #include <cuda_bf16.h>
@@ -34,39 +35,15 @@ namespace autocomp {
 namespace cuda {
 namespace worker {
 
-inline char g_context[512] = "while loading the candidate";
-
-inline void say(const char* text) {
-    ssize_t ignored = write(2, text, std::strlen(text));
-    (void)ignored;
-}
+using kit::g_context;
+using kit::say;
+using kit::wait_change;
 
 inline void on_fatal_signal(int sig) {
-    const char* name = sig == SIGSEGV ? "SIGSEGV (invalid host memory access)"
-                       : sig == SIGBUS ? "SIGBUS"
-                       : sig == SIGFPE ? "SIGFPE"
-                       : sig == SIGILL ? "SIGILL"
-                                       : "SIGABRT";
-    say("autocomp cuda worker: crashed with ");
-    say(name);
-    say(" ");
-    say(g_context);
-    say(" (a device pointer dereferenced on the host is a common cause)\n");
-    _exit(128 + sig);
+    kit::report_fatal_signal("autocomp cuda worker", sig, " (a device pointer dereferenced on the host is a common cause)");
 }
 
-inline void fail(Control* c, int status, const std::string& why) {
-    say("autocomp cuda worker: ");
-    say(why.c_str());
-    say("\n");
-    if (c) {
-        c->status = status;
-        std::snprintf(c->message, sizeof c->message, "%s", why.c_str());
-        c->hello.store(2, std::memory_order_release);
-        channel::wake(&c->hello);
-    }
-    _exit(2);
-}
+[[noreturn]] inline void fail(Control* c, int status, const std::string& why) { kit::fail_start("autocomp cuda worker", c, status, why); }
 
 inline std::string cuda_text(cudaError_t e) {
     return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
@@ -173,15 +150,6 @@ inline void spin_until(std::atomic<std::uint32_t>* word, std::uint32_t value) {
             channel::cpu_relax();
         else
             channel::wait_while(word, v, 10000000L);
-    }
-}
-
-inline std::uint32_t wait_change(std::atomic<std::uint32_t>* word, std::uint32_t old) {
-    for (;;) {
-        const std::uint32_t v = word->load(std::memory_order_acquire);
-        if (v != old)
-            return v;
-        channel::wait_while(word, old, 100000000L);
     }
 }
 

@@ -32,7 +32,7 @@ if [ -z "$arch" ]; then
 fi
 work=${keep:-$(mktemp -d /tmp/cuda-selftest-XXXXXX)}
 mkdir -p "$work"
-inc="-I$repo/backends/cuda/include -I$repo/backends/cpu/include"
+inc="-I$repo/backends/cuda/include -I$repo/backends/common/include"
 failures=0
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 expect() { # description, condition result (0 = held)

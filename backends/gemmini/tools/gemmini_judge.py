@@ -28,8 +28,11 @@ import sys
 
 # No __pycache__ beside the tools: the target's files are hashed into {backend_hash}.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The judge kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import gemmini_output  # noqa: E402
+from autocomp_kit.results import read_untrusted, write_result  # noqa: E402
 
 # The default Gemmini configuration (gemmini_params.h): DIM 16, 4 banks x 4096 rows of DIM int8
 # values, 1024 accumulator rows of DIM int32 values.
@@ -39,10 +42,8 @@ MACHINE_FAULT = 127
 ACC_KB = 1024 * 16 * 4 // 1024
 
 
-def write_result(path, status, correct, log, metrics=None, feedback=None, flags=None):
-    with open(path, "w") as f:
-        json.dump({"status": status, "correct": correct, "metrics": metrics or {}, "feedback": feedback or [],
-                   "flags": flags or [], "log": log}, f, indent=1)
+# What the judge reads of the simulated run's output (the candidate's program prints into it): at most this.
+SPIKE_LOG_LIMIT = 16 << 20
 
 
 def strip_comments_and_strings(text):
@@ -177,8 +178,7 @@ def cmd_report(a):
         print(why)
         return MACHINE_FAULT
     try:
-        with open(a.spike_log, encoding="utf-8", errors="replace") as f:
-            spike_text = f.read()
+        spike_text, _ = read_untrusted(a.spike_log, SPIKE_LOG_LIMIT)
     except OSError as e:
         write_result(a.result, "error", False, f"no spike log: {e}")
         print(f"no spike log: {e}")
@@ -220,8 +220,7 @@ def cmd_report(a):
     firesim = None
     if a.firesim_log and os.path.exists(a.firesim_log):
         try:
-            with open(a.firesim_log, encoding="utf-8", errors="replace") as f:
-                firesim = gemmini_output.parse_firesim_latency(f.read())
+            firesim = gemmini_output.parse_firesim_latency(read_untrusted(a.firesim_log, SPIKE_LOG_LIMIT)[0])
             metrics["firesim_cycles"] = firesim
             metrics["cycles"] = firesim
             feedback.append(f"FireSim: {firesim} cycles (the last 'Generated implementation latency' of the uartlog)")

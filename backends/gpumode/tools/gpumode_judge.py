@@ -15,23 +15,23 @@ parse: the same verdict for saved output (eval.py's key: value lines, or popcorn
 probe: exit 0 when torch sees a CUDA device, else 1 with the reason as the last line.
 Exit status: 0 passed, 1 the candidate failed (result.json says why), 2 a fault of the harness.
 """
-import json
 import mmap
 import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import gpumode_task  # noqa: E402
 import popcorn_output  # noqa: E402
+from autocomp_kit import results  # noqa: E402
+from autocomp_kit.channel import process_alive as alive  # noqa: E402
 from gpumode_worker import HEADER, LENGTH_AT, MAGIC, SEED_AT, SEED_LEN, STATE_AT  # noqa: E402
 
 
 def write_result(path, status, correct, metrics=None, feedback=None, flags=None, log=""):
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"status": status, "correct": bool(correct), "metrics": metrics or {}, "feedback": feedback or [],
-                   "flags": flags or [], "log": log}, f, indent=1, ensure_ascii=False)
-        f.write("\n")
+    results.write_result(path, status, correct, log, metrics, feedback, flags)
 
 
 def options(argv):
@@ -41,18 +41,6 @@ def options(argv):
             raise SystemExit(f"gpumode judge: bad argument {argv[i]}")
         opts[argv[i][2:]] = argv[i + 1]
     return opts
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
 
 
 def case_feedback(cases):

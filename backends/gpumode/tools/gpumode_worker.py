@@ -71,7 +71,9 @@ def main():
     env = dict(os.environ)
     env["POPCORN_FD"] = str(write_end)
     env["POPCORN_SEED"] = seed
-    child = subprocess.Popen([a.python, "eval.py", a.mode, "cases.txt"], cwd=a.run_dir, env=env, pass_fds=(write_end,))
+    # -E -s: no PYTHON* variables and no user site-packages (so no usercustomize). Not -I: eval.py imports the
+    # task's files and the submission from its own folder, which -I would leave off sys.path.
+    child = subprocess.Popen([a.python, "-E", "-s", "eval.py", a.mode, "cases.txt"], cwd=a.run_dir, env=env, pass_fds=(write_end,))
     os.close(write_end)
     seed = None
     out = bytearray()

@@ -23,27 +23,24 @@ process (kb_worker.py serve), which the judge drives over shared memory and time
 import argparse
 import ast
 import json
-import math
 import os
 import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import kb_common as kb  # noqa: E402
-import py_guard  # noqa: E402
+from autocomp_kit import channel, cli, compare as kit_compare, draw, isolation, py_guard, results  # noqa: E402
+from autocomp_kit.stats import fmt_ms, paired_speedup, rounded, summary as stats  # noqa: E402
+
+read_text = results.read_text
+WorkerError = channel.WorkerError
+
 
 def write_result(path, status, correct, log, metrics=None, feedback=None, flags=None):
-    if status == 'error':
-        print(log, file=sys.stderr)
-    with open(path, 'w') as f:
-        json.dump({'status': status, 'correct': correct, 'log': log, 'metrics': metrics or {},
-                   'feedback': feedback or [], 'flags': flags or []}, f, indent=1)
-
-
-def read_text(path):
-    with open(path, encoding='utf-8', errors='replace') as f:
-        return f.read()
+    results.write_result(path, status, correct, log, metrics, feedback, flags, echo='error')
 
 
 # ---- static checks --------------------------------------------------------------------------------
@@ -295,75 +292,6 @@ def cmd_gate(a):
 
 
 # ---- the worker -----------------------------------------------------------------------------------
-class Worker:
-    def __init__(self, fd, pid, timeout_s):
-        self.mem = kb.open_channel(fd)
-        self.pid = pid
-        self.seq = 0
-        self.timeout_s = timeout_s
-
-    def alive(self):
-        if not self.pid:
-            return True
-        try:
-            os.kill(self.pid, 0)
-            return True
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-
-    def request(self, header, tensors=(), timeout_s=None):
-        self.seq = (self.seq + 1) & 0xFFFFFFFF
-        kb.write_area(self.mem, kb.REQ_AREA, header, tensors)
-        kb.put_u32(self.mem, kb.OFF_REQ, self.seq)
-        if not kb.wait_word(self.mem, kb.OFF_DONE, self.seq, timeout_s or self.timeout_s, alive=self.alive):
-            raise TimeoutError("the candidate's process " + ("exited" if not self.alive() else "did not answer in time")
-                               + f" (request '{header.get('cmd')}')")
-        status = kb.get_u32(self.mem, kb.OFF_STATUS)
-        answer, tensors = kb.read_area(self.mem, kb.ANS_AREA)
-        if status != 0:
-            raise WorkerError(str(answer.get('error', 'unknown error')), str(answer.get('trace', '')))
-        return answer, tensors
-
-    def stage(self, slot, tensors, layout):
-        """The judge's fresh inputs into one of the worker's input buffers (not timed)."""
-        self.request({'cmd': 'stage', 'slot': slot, 'layout': layout}, tensors)
-
-    def timed(self, slot=0, noop=False, fetch=False):
-        """One timed call: the worker gets ready (flush, sync), then the judge's clock runs from its word to the
-        worker's done, which it gives once the outputs are in the shared memory. Returns the time in ms, the
-        answer's header and, with `fetch`, the outputs as they were the moment the clock stopped."""
-        self.seq = (self.seq + 1) & 0xFFFFFFFF
-        seq = self.seq
-        kb.write_area(self.mem, kb.REQ_AREA, {'cmd': 'timed', 'noop': noop, 'slot': slot})
-        kb.put_u32(self.mem, kb.OFF_REQ, seq)
-        if not kb.wait_word(self.mem, kb.OFF_READY, seq, self.timeout_s, alive=self.alive):
-            if kb.get_u32(self.mem, kb.OFF_DONE) == seq:  # failed before getting ready
-                answer, _ = kb.read_area(self.mem, kb.ANS_AREA)
-                raise WorkerError(str(answer.get('error', 'unknown error')), str(answer.get('trace', '')))
-            raise TimeoutError("the candidate's process did not get ready for a timed call")
-        t0 = time.perf_counter_ns()
-        kb.put_u32(self.mem, kb.OFF_GO, seq)
-        mem, off = self.mem, kb.OFF_DONE
-        get = kb.get_u32
-        deadline = t0 + int(self.timeout_s * 1e9)
-        while get(mem, off) != seq:
-            if time.perf_counter_ns() > deadline:
-                raise TimeoutError("a timed call did not finish in time")
-        t1 = time.perf_counter_ns()
-        header, tensors = kb.read_area(self.mem, kb.ANS_AREA, copy=fetch) if fetch else (kb.read_header(self.mem, kb.ANS_AREA), [])
-        if get(mem, kb.OFF_STATUS) != 0:
-            raise WorkerError(str(header.get('error', 'unknown error')), str(header.get('trace', '')))
-        return (t1 - t0) / 1e6, header, tensors
-
-
-class WorkerError(Exception):
-    def __init__(self, message, trace):
-        super().__init__(message)
-        self.trace = trace
-
-
 def start_reference_worker(a, candidate_pid):
     """The start file (the reference as ModelNew) served by a process of the judge's own (trusted code:
     the user's reference), pinned to the candidate worker's CPUs. None without a start file."""
@@ -371,11 +299,10 @@ def start_reference_worker(a, candidate_pid):
     import tempfile
     if not a.start or not os.path.exists(a.start):
         return None
-    fd = os.memfd_create('kb-reference')
-    os.ftruncate(fd, kb.CHANNEL_BYTES)
+    fd, mem = channel.new_channel('kb-reference')
     ext = tempfile.mkdtemp(prefix='kb-ref-')
-    process = subprocess.Popen([sys.executable, '-I', os.path.join(os.path.dirname(os.path.abspath(__file__)), 'kb_worker.py'), 'serve',
-                                a.start, '--ext-dir', ext, '--channel-fd', str(fd)], pass_fds=(fd,))
+    process = subprocess.Popen(isolation.command(os.path.join(HERE, 'kb_worker.py'), 'serve', a.start, '--ext-dir', ext,
+                                                 '--channel-fd', fd), pass_fds=(fd,))
     if candidate_pid:
         try:
             os.sched_setaffinity(process.pid, os.sched_getaffinity(candidate_pid))
@@ -387,7 +314,7 @@ def start_reference_worker(a, candidate_pid):
             pinned = os.sched_getaffinity(process.pid) == os.sched_getaffinity(candidate_pid)
         except OSError:
             pinned = False
-    timer = Worker(fd, process.pid, a.timeout)
+    timer = channel.Worker(fd, process.pid, a.timeout, channel.TORCH, mem=mem)
     return timer, process, pinned
 
 
@@ -401,52 +328,19 @@ def outputs_of(value):
     raise TypeError(f"the reference's forward returned {type(value).__name__}")
 
 
-def tolerance_for(spec, outputs):
+def host(tensors):
+    """Tensors as NumPy arrays for the kit's comparison (bfloat16, which NumPy lacks, as float32: exact)."""
     import torch
-    if spec and spec != 'auto':
-        parts = dict(p.split('=') for p in spec.split(','))
-        return float(parts['rtol']), float(parts['atol'])
-    low = any(o.dtype in (torch.float16, torch.bfloat16) for o in outputs)
-    return (1e-2, 1e-2) if low else (1e-4, 1e-4)
+    return [t.detach().cpu().float().numpy() if t.dtype == torch.bfloat16 else t.detach().cpu().numpy() for t in tensors]
+
+
+def tolerance_for(spec, outputs):
+    return kit_compare.tolerance_for(spec, [str(o.dtype).replace('torch.', '') for o in outputs])
 
 
 def compare(ref, got, rtol, atol):
-    """None when `got` matches `ref`, else why not."""
-    import torch
-    if len(ref) != len(got):
-        return f"{len(got)} outputs, expected {len(ref)}"
-    for i, (r, g) in enumerate(zip(ref, got)):
-        if tuple(r.shape) != tuple(g.shape):
-            return f"output {i}: shape {tuple(g.shape)}, expected {tuple(r.shape)}"
-        r = r.detach().cpu()
-        g = g.detach().cpu()
-        if r.dtype != g.dtype:
-            g = g.to(r.dtype)
-        if not torch.allclose(g, r, rtol=rtol, atol=atol, equal_nan=False):
-            rf, gf = r.double(), g.double()
-            diff = (gf - rf).abs()
-            nan = torch.isnan(gf) & ~torch.isnan(rf)
-            bad = (diff > atol + rtol * rf.abs()) | nan
-            worst = int(torch.nan_to_num(diff, nan=float('inf')).argmax())
-            idx = []
-            for s in reversed(r.shape):
-                idx.append(worst % s)
-                worst //= s
-            idx = tuple(reversed(idx))
-            return (f"output {i}: {int(bad.sum())} of {r.numel()} elements differ beyond rtol={rtol}, atol={atol}; "
-                    f"worst at {list(idx)}: {gf[idx].item():.6g}, expected {rf[idx].item():.6g}"
-                    + (f"; {int(nan.sum())} NaN" if int(nan.sum()) else ""))
-    return None
-
-
-def stats(samples):
-    s = sorted(samples)
-    return {'mean': statistics.fmean(s), 'median': statistics.median(s),
-            'std': statistics.pstdev(s) if len(s) > 1 else 0.0, 'min': s[0], 'max': s[-1], 'n': len(s)}
-
-
-def fmt_ms(v):
-    return f"{v:.3g} ms" if v >= 0.01 else f"{v * 1000:.3g} µs"
+    """None when `got` matches `ref`, else why not (autocomp_kit.compare: NaN where the reference is finite fails)."""
+    return kit_compare.compare(host(ref), host(got), rtol, atol)
 
 
 def time_reference(model, inputs, device, warmup, trials):
@@ -474,7 +368,7 @@ def output_meta(outputs):
 
 def meta_problem(header, expected):
     """Why a timed call's answer does not carry plain outputs of the reference's dtypes and shapes (None: it does)."""
-    got = [(e.get('dtype'), e.get('shape')) for e in header.get('tensors', []) if isinstance(e, dict)]
+    got = channel.metadata(header)
     if got != expected:
         return f"a timed call returned {got}, expected {expected} (dtype, shape)"
     return None
@@ -484,7 +378,7 @@ class Trial:
     """The timed loop of one evaluation: every call gets fresh inputs from the judge, rotated through a few
     input buffers in each worker; the calls whose outputs are compared are picked from the judge's seed."""
 
-    SLOTS = 4
+    SLOTS = draw.SLOTS
 
     def __init__(self, rng, ref_module, ref_model, device, expected, rtol, atol):
         self.rng, self.ref_module, self.ref_model = rng, ref_module, ref_model
@@ -493,7 +387,7 @@ class Trial:
 
     def inputs(self):
         import torch
-        kb.set_seed(self.rng.randrange(1 << 31))
+        kb.set_seed(self.rng.subseed())
         return [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in self.ref_module.get_inputs()]
 
     def run(self, workers, calls, checked):
@@ -505,13 +399,13 @@ class Trial:
             values = self.inputs()
             tensors, layout = kb.pack_inputs(values)
             host = [x.cpu() for x in tensors]
-            slot = i % self.SLOTS
+            slot = draw.slot(i)
             for w in workers:
-                w.stage(slot, host, layout)
+                w.request({'cmd': 'stage', 'slot': slot, 'layout': layout}, host)
             order = list(enumerate(workers)) if i % 2 == 0 else list(enumerate(workers))[::-1]
             for k, w in order:
                 check = k == 0 and i in checked
-                ms, header, got = w.timed(slot=slot, fetch=check)
+                ms, header, got = w.timed({'slot': slot}, fetch=check)
                 if k == 0:
                     why = meta_problem(header, self.expected)
                     if why:
@@ -528,20 +422,26 @@ class Trial:
 
 
 class Wrong(Exception):
-    """A timed call's outputs were wrong (`incorrect`), or a figure did not hold when timed again (`rejected`)."""
+    """Wrong(message[, status, flag]): a timed call's outputs were wrong (`incorrect`, the default), or a figure did
+    not hold when timed again (`rejected`)."""
 
-    def __init__(self, message, status='incorrect', flag="timed output differs from the checked one"):
-        super().__init__(message)
-        self.status = status
-        self.flag = flag
+    @property
+    def status(self):
+        return self.args[1] if len(self.args) > 1 else 'incorrect'
+
+    @property
+    def flag(self):
+        return self.args[2] if len(self.args) > 2 else "timed output differs from the checked one"
+
+    def __str__(self):
+        return str(self.args[0])
 
 
 def cmd_check(a):
-    import random
     import torch
 
     result = a.result
-    rng = random.Random(a.seed)
+    rng = draw.Draw(a.seed)
     device = torch.device(a.device)
     if device.type == 'cuda' and not torch.cuda.is_available():
         write_result(result, 'error', False, "device cuda: this torch has no CUDA device")
@@ -559,13 +459,13 @@ def cmd_check(a):
     except TypeError:
         write_result(result, 'error', False, "get_init_inputs() returns values that are not plain numbers or lists")
         return 2
-    init_seed = rng.randrange(1 << 31)
+    init_seed = rng.subseed()
     kb.set_seed(init_seed)
     ref_model = ref_module.Model(*init_args)
     if isinstance(ref_model, torch.nn.Module):
         ref_model = ref_model.to(device)
 
-    worker = Worker(int(a.channels.split(',')[0]), int(a.worker_pids.split(',')[0]) if a.worker_pids else 0, a.timeout)
+    worker = channel.Worker(cli.first_int(a.channels), cli.first_int(a.worker_pids), a.timeout, channel.TORCH)
     feedback, flags = [], []
     scale_note = (f"sizes are the file's scaled by {a.scale:g} (module-level sizes such as "
                   + ", ".join(f"{n}={kb.scaled_value(v, a.scale)} (from {v})" for n, v in list(originals.items())[:4])
@@ -579,7 +479,7 @@ def cmd_check(a):
         rtol = atol = None
         expected = None
         for trial in range(a.correctness_trials):
-            kb.set_seed(rng.randrange(1 << 31))
+            kb.set_seed(rng.subseed())
             inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref_module.get_inputs()]
             tensors, layout = kb.pack_inputs(inputs)
             with torch.no_grad():
@@ -613,9 +513,9 @@ def cmd_check(a):
         # The channel's own round trip, for the feedback.
         values = trial.inputs()
         tensors, layout = kb.pack_inputs(values)
-        worker.stage(0, [x.cpu() for x in tensors], layout)
-        overhead = [worker.timed(slot=0, noop=True)[0] for _ in range(10)]
-        picks = set(rng.sample(range(a.trials), min(a.checked_calls, a.trials))) | {a.trials - 1}
+        worker.request({'cmd': 'stage', 'slot': 0, 'layout': layout}, [x.cpu() for x in tensors])
+        overhead = [worker.timed({'slot': 0, 'noop': True})[0] for _ in range(10)]
+        picks = rng.picks(0, a.trials, a.checked_calls)
         trial.run(workers, a.warmup, set())
         timed = trial.run(workers, a.trials, picks)
         samples = timed[0]
@@ -659,13 +559,17 @@ def cmd_check(a):
         write_result(result, 'crash', False, f"the candidate raised {e}\n{e.trace}",
                      feedback=[f"the candidate raised {e}"])
         return 1
+    except channel.ChannelError as e:
+        write_result(result, 'crash', False, f"the candidate's answer could not be read: {e}",
+                     feedback=[f"the candidate's answer could not be read: {e}"])
+        return 1
     finally:
         if ref_process is not None and ref_process.poll() is None:
             ref_process.kill()
 
-    metrics = {'latency_ms': {k: (round(v, 6) if isinstance(v, float) else v) for k, v in cand.items()},
-               'reference_ms': {k: (round(v, 6) if isinstance(v, float) else v) for k, v in ref.items()},
+    metrics = {'latency_ms': rounded(cand), 'reference_ms': rounded(ref),
                'speedup_vs_eager': round(speedup, 4),
+               **({'speedup_vs_eager_ci95': [round(v, 4) for v in paired_speedup(ref_samples, samples)[1:]]} if ref_samples else {}),
                'channel_overhead_ms': round(statistics.median(overhead), 6),
                'scale': a.scale}
     feedback.append(f"{'reference (start)' if is_start else 'candidate'}: mean {fmt_ms(cand['mean'])}, median "
@@ -683,7 +587,7 @@ def cmd_check(a):
         try:
             cmodel = compiled(ref_model)
             csamples = stats(time_reference(cmodel, values, device, max(a.warmup, 3), a.trials))
-            metrics['compiled_reference_ms'] = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in csamples.items()}
+            metrics['compiled_reference_ms'] = rounded(csamples)
             metrics['speedup_vs_compile'] = round(csamples['mean'] / cand['mean'], 4)
             feedback.append(f"torch.compile reference mean {fmt_ms(csamples['mean'])}: {metrics['speedup_vs_compile']:.2f}x")
         except Exception as e:  # noqa: BLE001 - a reference that does not compile is only noted
@@ -707,35 +611,17 @@ def cmd_check(a):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument('mode', choices=['static', 'gate', 'check'])
-    p.add_argument('--candidate', required=True)
+    cli.add_common(p, tolerance='auto', trials=100, timeout=60, candidate_required=True)
     p.add_argument('--start', default='')
-    p.add_argument('--reference', default='')
     p.add_argument('--device', default='cpu')
-    p.add_argument('--channels', default='3')
-    p.add_argument('--worker-pids', default='')
-    p.add_argument('--seed', type=int, default=42)
     p.add_argument('--scale', type=float, default=1.0)
-    p.add_argument('--tolerance', default='auto')
     p.add_argument('--threads', type=int, default=1)
     p.add_argument('--correctness-trials', type=int, default=5)
-    p.add_argument('--warmup', type=int, default=3)
-    p.add_argument('--trials', type=int, default=100)
-    p.add_argument('--checked-calls', type=int, default=3)
     p.add_argument('--suspicious', type=float, default=10.0)
     p.add_argument('--ext-dir', default='')
-    p.add_argument('--timeout', type=float, default=60)
-    p.add_argument('--result', required=True)
     a = p.parse_args()
-    if a.mode == 'static':
-        return cmd_static(a)
-    if a.mode == 'gate':
-        return cmd_gate(a)
-    try:
-        return cmd_check(a)
-    except Exception as e:  # noqa: BLE001 - a fault of the harness or the reference, not the candidate
-        import traceback
-        write_result(a.result, 'error', False, f"the judge failed: {type(e).__name__}: {e}\n{traceback.format_exc()[-3000:]}")
-        return 2
+    steps = {'static': cmd_static, 'gate': cmd_gate, 'check': lambda args: cli.run(cmd_check, args)}
+    return steps[a.mode](a)
 
 
 if __name__ == '__main__':

@@ -7,8 +7,8 @@ writes only its work directory).
       compiler error fails this step (compile_error) with the compiler's output.
   kb_worker.py serve CANDIDATE --ext-dir DIR --channel-fd 3
       Imports the candidate again, with load_inline answered from DIR (nothing is compiled here),
-      and serves the judge's requests over the shared memory (kb_common's channel). It refuses to serve
-      in a Python that is not isolated (-I) or has a writable directory on its import path. A timed call
+      and serves the judge's requests over the shared memory (autocomp_kit.channel). It refuses to serve
+      in a Python that is not isolated (-I) or has a writable directory on its import path (autocomp_kit.isolation). A timed call
       says done only once its outputs, plain torch.Tensors, are copied into the shared memory.
 """
 import argparse
@@ -17,10 +17,12 @@ import json
 import os
 import sys
 import time
-import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import kb_common as kb  # noqa: E402
+from autocomp_kit import channel, cli, isolation  # noqa: E402
 
 
 def call_key(name, kwargs):
@@ -110,135 +112,82 @@ def outputs_of(value):
     return values
 
 
-def dac_override():
-    """Whether this process may write past file permissions (CAP_DAC_OVERRIDE in its effective set)."""
-    try:
-        with open('/proc/self/status') as f:
-            caps = next((line.split()[1] for line in f if line.startswith('CapEff:')), '0')
-        return bool(int(caps, 16) & (1 << 1))
-    except (OSError, ValueError):
-        return False
-
-
-def check_isolation():
-    """Refuses to serve in an interpreter a candidate's build step could have prepared: user site-packages,
-    usercustomize, or a writable directory on the import path (`python3 -I` and the sandbox give none)."""
-    import site
-    problems = []
-    if not sys.flags.isolated or site.ENABLE_USER_SITE:
-        problems.append("the worker's Python is not isolated (run it with -I)")
-    if 'usercustomize' in sys.modules:
-        problems.append("a usercustomize module was imported")
-    if not dac_override():  # with it (root outside a sandbox) every directory reads as writable
-        problems += [f"{p} on the import path is writable" for p in sys.path if p and os.path.isdir(p) and os.access(p, os.W_OK)]
-    if problems:
-        raise RuntimeError("unsafe worker: " + "; ".join(problems))
-
-
 def serve(args):
-    check_isolation()
+    isolation.refuse_unsafe()
     # The harness's own functions, taken before the candidate's module runs and can rebind module names.
-    plain_outputs, write_area = outputs_of, kb.write_area
-    mem = kb.open_channel(args.channel_fd)
-    seq = 0
+    plain_outputs = outputs_of
+    server = channel.Server(args.channel_fd, channel.TORCH)
     state = {'slots': {}}
 
-    def answer(status, header, tensors=()):
-        try:
-            write_area(mem, kb.ANS_AREA, header, tensors)
-        except Exception as e:  # too large for the channel
-            write_area(mem, kb.ANS_AREA, {'error': str(e)})
-            status = 1
-        kb.put_u32(mem, kb.OFF_STATUS, status)
-        kb.put_u32(mem, kb.OFF_DONE, seq)
-
-    while True:
-        if not kb.wait_word(mem, kb.OFF_REQ, (seq + 1) & 0xFFFFFFFF, timeout_s=600):
-            return 3
-        seq = (seq + 1) & 0xFFFFFFFF
-        try:
-            header, tensors = kb.read_area(mem, kb.REQ_AREA)
-            cmd = header.get('cmd')
-            if cmd == 'exit':
-                answer(0, {})
-                return 0
-            if cmd == 'init':
-                import torch
-                torch.set_num_threads(int(header.get('threads', 1)))
-                install_load_inline(args.ext_dir, building=False)
-                module = kb.load_module(args.candidate, 'candidate')
-                if not hasattr(module, 'ModelNew'):
-                    raise RuntimeError("the candidate defines no class ModelNew")
-                # Only the reference's own sizes, with the judge's values; the candidate's constants stay.
-                for name, value in dict(header.get('sizes', {})).items():
-                    if hasattr(module, name):
-                        setattr(module, name, tuple(value) if isinstance(value, list) else value)
-                device = torch.device(header.get('device', 'cpu'))
-                kb.set_seed(int(header['init_seed']))
-                model = module.ModelNew(*header.get('init_args', []))
-                if isinstance(model, torch.nn.Module):
-                    model = model.to(device)
-                state.update(model=model, device=device)
-                if device.type == 'cuda':
-                    state['flush'] = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device=device)
-                answer(0, {'ok': True})
-            elif cmd == 'check':
-                import torch
-                device = state['device']
-                inputs = kb.unpack_inputs([t.to(device) for t in tensors], header.get('layout', [['t', i] for i in range(len(tensors))]))
-                with torch.no_grad():
-                    out = plain_outputs(state['model'](*inputs))
-                if device.type == 'cuda':
-                    torch.cuda.synchronize()
-                answer(0, {'ok': True}, out)
-            elif cmd == 'stage':
-                # The judge's fresh values, copied into one of a few input buffers kept across calls.
-                slot = int(header['slot'])
-                device = state['device']
-                kept = state['slots'].get(slot)
-                if kept is None or len(kept) != len(tensors) or any(k.shape != t.shape or k.dtype != t.dtype for k, t in zip(kept, tensors)):
-                    kept = [t.to(device).clone() for t in tensors]
-                    state['slots'][slot] = kept
-                else:
-                    for k, t in zip(kept, tensors):
-                        k.copy_(t)
-                state['layout'] = header.get('layout', [['t', i] for i in range(len(tensors))])
-                answer(0, {'ok': True})
-            elif cmd == 'timed':
-                # Get ready (L2 flush, queues drained), run once on the judge's word, and hand the outputs
-                # over: the judge's clock stops when they are in its memory, not when forward returns.
-                import torch
-                device = state['device']
-                model = state['model']
-                inputs = kb.unpack_inputs(state['slots'][int(header.get('slot', 0))], state['layout'])
-                noop = bool(header.get('noop'))
-                if 'flush' in state:
-                    state['flush'].zero_()
-                if device.type == 'cuda':
-                    torch.cuda.synchronize()
-                kb.put_u32(mem, kb.OFF_READY, seq)
-                while kb.get_u32(mem, kb.OFF_GO) != seq:
-                    pass
-                if noop:
-                    write_area(mem, kb.ANS_AREA, {'ok': True})
-                else:
-                    with torch.no_grad():
-                        out = plain_outputs(model(*inputs))
-                    write_area(mem, kb.ANS_AREA, {'ok': True}, out)
-                kb.put_u32(mem, kb.OFF_STATUS, 0)
-                kb.put_u32(mem, kb.OFF_DONE, seq)
+    def handle(cmd, header, tensors):
+        import torch
+        if cmd == 'init':
+            torch.set_num_threads(int(header.get('threads', 1)))
+            install_load_inline(args.ext_dir, building=False)
+            module = kb.load_module(args.candidate, 'candidate')
+            if not hasattr(module, 'ModelNew'):
+                raise RuntimeError("the candidate defines no class ModelNew")
+            # Only the reference's own sizes, with the judge's values; the candidate's constants stay.
+            for name, value in dict(header.get('sizes', {})).items():
+                if hasattr(module, name):
+                    setattr(module, name, tuple(value) if isinstance(value, list) else value)
+            device = torch.device(header.get('device', 'cpu'))
+            kb.set_seed(int(header['init_seed']))
+            model = module.ModelNew(*header.get('init_args', []))
+            if isinstance(model, torch.nn.Module):
+                model = model.to(device)
+            state.update(model=model, device=device)
+            if device.type == 'cuda':
+                state['flush'] = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.float32, device=device)
+            server.answer(0, {'ok': True})
+        elif cmd == 'check':
+            device = state['device']
+            inputs = kb.unpack_inputs([t.to(device) for t in tensors], header.get('layout', [['t', i] for i in range(len(tensors))]))
+            with torch.no_grad():
+                out = plain_outputs(state['model'](*inputs))
+            if device.type == 'cuda':
+                torch.cuda.synchronize()
+            server.answer(0, {'ok': True}, out)
+        elif cmd == 'stage':
+            # The judge's fresh values, copied into one of a few input buffers kept across calls.
+            slot = int(header['slot'])
+            device = state['device']
+            kept = state['slots'].get(slot)
+            if kept is None or len(kept) != len(tensors) or any(k.shape != t.shape or k.dtype != t.dtype for k, t in zip(kept, tensors)):
+                kept = [t.to(device).clone() for t in tensors]
+                state['slots'][slot] = kept
             else:
-                answer(1, {'error': f"unknown command {cmd!r}"})
-        except Exception as e:
-            answer(2, {'error': f"{type(e).__name__}: {e}", 'trace': traceback.format_exc()[-4000:]})
+                for k, t in zip(kept, tensors):
+                    k.copy_(t)
+            state['layout'] = header.get('layout', [['t', i] for i in range(len(tensors))])
+            server.answer(0, {'ok': True})
+        elif cmd == 'timed':
+            # Get ready (L2 flush, queues drained), run once on the judge's word, and hand the outputs
+            # over: the judge's clock stops when they are in its memory, not when forward returns.
+            model = state['model']
+            inputs = kb.unpack_inputs(state['slots'][int(header.get('slot', 0))], state['layout'])
+            if 'flush' in state:
+                state['flush'].zero_()
+            if state['device'].type == 'cuda':
+                torch.cuda.synchronize()
+
+            def run():
+                if header.get('noop'):
+                    return None
+                with torch.no_grad():
+                    return plain_outputs(model(*inputs))
+            server.timed(run)
+        else:
+            return False
+        return True
+
+    return server.serve(handle, idle_timeout_s=600)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('mode', choices=['build', 'serve'])
-    p.add_argument('candidate')
+    cli.add_worker(p, ['build', 'serve'])
     p.add_argument('--ext-dir', required=True)
-    p.add_argument('--channel-fd', type=int, default=3)
     args = p.parse_args()
     if args.mode == 'build':
         build(args)

@@ -1,5 +1,5 @@
 // autocomp_rvv.h — what a problem's harness.cpp of the rvv target adds to the CPU target's harness
-// (backends/cpu/include/autocomp_harness.h, whose Problem, shapes and RNG it reuses).
+// (backends/common/include/autocomp_harness.h, whose Problem, shapes and RNG it reuses).
 //
 // The same harness.cpp is built three times by the rvv target's setup steps (backends/rvv/backend.yaml):
 //   judge   (x86-64, native)  harness.cpp + the trusted reference + the judge core: owns the seed, the

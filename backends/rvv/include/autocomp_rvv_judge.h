@@ -1,9 +1,9 @@
 // autocomp_rvv_judge.h — the trusted side of the rvv target (C++17, runs natively on the host).
 //
 // The rvv judge is a problem's harness.cpp and reference, built for the host, linked with
-// tools/judge_core.cpp, which compiles the CPU target's judge (autocomp_judge.h) and adds this
-// file's modes. Shared with the CPU target unchanged: the seed, the inputs, the reference results,
-// the comparison and the correctness check over the shared-memory channel (`check`), and the lint of
+// tools/judge_core.cpp, which compiles the CPU judge of the C/C++ kit (backends/common/include/
+// autocomp_judge.h) and builds its mode table from the CPU judge's (rvv::modes below). Shared with
+// the CPU target unchanged: the seed, the inputs, the reference results, the comparison and the correctness check over the shared-memory channel (`check`), and the lint of
 // the candidate's source. Specific to rvv:
 //
 //   judge lint   ... as the CPU target's, plus RISC-V inline assembly: ecall/ebreak and counter or CSR
@@ -71,21 +71,7 @@ inline int mode_lint(const Args& a) {
     const int cpu = judge::mode_lint(a);
     if (cpu != 0)
         return cpu;
-    auto findings = riscv_source_findings(judge::read_optional(a, "raw", 16 << 20));
-    if (findings.empty())
-        return 0;
-    std::vector<std::string> flags, feedback;
-    std::string log = "static check rejected the candidate:";
-    for (const auto& f : findings) {
-        const std::string flag = "static check: " + f.flag;
-        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
-            flags.push_back(flag);
-        feedback.push_back("line " + std::to_string(f.line) + ": " + f.message);
-        log += "\n  " + feedback.back();
-    }
-    std::fprintf(stderr, "%s\n", log.c_str());
-    judge::write_result(a.need("result"), "rejected", flags, feedback, log);
-    return 1;
+    return judge::reject_lint(a, riscv_source_findings(judge::read_optional(a, "raw", 16 << 20)));
 }
 
 // --- gate: the riscv64 object -----------------------------------------------------------------------
@@ -106,21 +92,13 @@ inline std::vector<gate::Finding> riscv_code_findings(const std::string& object,
     FILE* pipe = popen(("'" + objdump + "' -d --no-show-raw-insn -M no-aliases '" + object + "' 2>&1").c_str(), "r");
     if (!pipe)
         return {{"unreadable object", "cannot run " + objdump}};
-    char line[1024];
-    std::string function;
     std::set<std::string> seen;
     bool disassembled = false;
-    while (std::fgets(line, sizeof line, pipe)) {
-        const std::string l = line;
+    const auto header = [&](const std::string& l) {
         if (l.find("file format") != std::string::npos)
             disassembled = true;
-        const auto lt = l.find('<');
-        if (lt != std::string::npos && l.find(">:") != std::string::npos)
-            function = l.substr(lt + 1, l.find(">:") - lt - 1);
-        const auto tab = l.find('\t');
-        if (tab == std::string::npos)
-            continue;
-        const std::string insn = trim(l.substr(tab + 1));
+    };
+    judge::walk_disassembly(pipe, header, [&](const std::string& function, const std::string& insn) {
         const std::string mnemonic = insn.substr(0, insn.find_first_of(" \t"));
         const std::string where = function.empty() ? std::string("?") : function;
         if (mnemonic == "ecall" || mnemonic == "ebreak" || mnemonic == "c.ebreak") {
@@ -135,7 +113,7 @@ inline std::vector<gate::Finding> riscv_code_findings(const std::string& object,
                                    "): a kernel may use only vl, vtype, vlenb, vstart, vxrm, vxsat, vcsr and the FP CSRs, "
                                    "never the cycle, time or instret counters"});
         }
-    }
+    });
     const int status = pclose(pipe);
     if (!disassembled || status != 0)
         out.push_back({"unreadable object", "the disassembler (" + objdump + ") could not read the object"});
@@ -155,21 +133,7 @@ inline int mode_gate(const Args& a) {
                               : gate::check(data, opt);
     for (auto& f : riscv_code_findings(object, a.get("objdump", "riscv64-linux-gnu-objdump")))
         findings.push_back(std::move(f));
-    if (findings.empty())
-        return 0;
-    std::vector<std::string> flags, feedback;
-    std::string log = "the object-file gate rejected the candidate:";
-    for (const auto& f : findings) {
-        const std::string flag = "gate: " + f.flag;
-        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
-            flags.push_back(flag);
-        if (feedback.size() < 8)
-            feedback.push_back(f.message);
-        log += "\n  " + f.message;
-    }
-    std::fprintf(stderr, "%s\n", log.c_str());
-    judge::write_result(a.need("result"), "rejected", flags, feedback, log);
-    return 1;
+    return judge::reject_gate(a, findings);
 }
 
 // --- count: one call under the TCG plugin -------------------------------------------------------------
@@ -249,22 +213,7 @@ inline int mode_count(const Problem& p, const Args& a) {
     const double vlen = std::atof(a.get("vlen", "256").c_str());
     auto workers = open_workers(a);
     Worker& w = *workers.front();
-    Rng rng(derive_seed(seed, kStreamCount, 0));
-    const Buffers in = p.make_inputs(shape, rng);
-    CallOutcome r = call_once(p, w, shape, in, 600.0);
-    if (r.modified.first >= 0)
-        reject_modified(p, shape, r.modified);
-    const Buffers ref = reference(p, shape, in);
-    const auto dims = p.outputs(shape);
-    for (std::size_t o = 0; o < ref.size(); ++o) {
-        const Comparison c = compare(r.outputs[o].data(), ref[o], tol, dims[o]);
-        if (c.bad > 0)
-            throw Failure(describe_failure(p, shape, "the counted call", o, c, tol, dims[o]));
-    }
-    w.exit_worker();
-    const auto t0 = clock::now();
-    while (w.root_alive() && std::chrono::duration<double>(clock::now() - t0).count() < 60)
-        usleep(5000);
+    counted_call(p, w, shape, seed, tol, "the counted call");
     const Counts counts = parse_counts(read_untrusted(a.need("counts"), 1 << 20));
     if (!counts.complete)
         throw std::runtime_error("the counting plugin's file is incomplete (the worker did not exit normally)");
@@ -387,51 +336,25 @@ inline int mode_report(const Args& a) {
 
 } // namespace rvv
 
+namespace rvv {
+
+// The CPU judge's table with rvv's lint, gate, count and report; no bench (the metric is a count)
+// and no selftime.
+inline kit::ModeTable modes(const Problem& p) {
+    kit::ModeTable t = judge::cpu_modes(p);
+    t.erase("bench");
+    t.erase("selftime");
+    t["lint"] = [](const Args& a) { return mode_lint(a); };
+    t["gate"] = [](const Args& a) { return mode_gate(a); };
+    t["count"] = [&p](const Args& a) { return mode_count(p, a); };
+    t["report"] = [](const Args& a) { return mode_report(a); };
+    return t;
+}
+
+} // namespace rvv
+
 int harness_main(int argc, char** argv, const Problem& p) {
-    using namespace judge;
-    Args a;
-    if (argc >= 2)
-        a.mode = argv[1];
-    for (int i = 2; i + 1 < argc; i += 2) {
-        const std::string key = argv[i];
-        if (key.size() < 3 || key.compare(0, 2, "--") != 0) {
-            std::fprintf(stderr, "unexpected argument '%s'\n", argv[i]);
-            return 2;
-        }
-        a.opts[key.substr(2)] = argv[i + 1];
-    }
-    std::signal(SIGPIPE, SIG_IGN);
-    try {
-        if (argc % 2 != 0)
-            throw std::runtime_error("options must come in --key value pairs");
-        try {
-            if (a.mode == "lint")
-                return rvv::mode_lint(a);
-            if (a.mode == "gate")
-                return rvv::mode_gate(a);
-            if (a.mode == "check")
-                return mode_check(p, a);
-            if (a.mode == "count")
-                return rvv::mode_count(p, a);
-            if (a.mode == "report")
-                return rvv::mode_report(a);
-            if (a.mode == "entries") {
-                for (const Entry& e : entries())
-                    std::printf("%s\n", e.name);
-                return 0;
-            }
-        } catch (const Failure& f) {
-            const Verdict v = classify(f.what());
-            std::fprintf(stderr, "%s\n", f.what());
-            if (a.opts.count("result"))
-                write_result(a.opts.at("result"), v.status, v.flags, {}, v.log);
-            return 1;
-        }
-        throw std::runtime_error("unknown mode '" + a.mode + "'");
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "autocomp rvv judge (%s, mode %s): %s\n", p.name.c_str(), a.mode.c_str(), e.what());
-        return 2;
-    }
+    return kit::run_modes(argc, argv, rvv::modes(p), "rvv judge", p.name);
 }
 
 } // namespace autocomp

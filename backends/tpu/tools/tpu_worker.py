@@ -2,7 +2,7 @@
 
   tpu_worker.py serve CANDIDATE --channel-fd 3 [--venv DIR]
 
-Imports the candidate and answers the judge's requests over the shared memory (tpu_common's channel):
+Imports the candidate and answers the judge's requests over the shared memory (autocomp_kit.channel):
 it runs `solution(*inputs)` on the inputs the judge sends and sends the outputs back; for a timed call
 it gets ready, waits for the judge's word, runs once and blocks until the result is ready, and the
 judge's clock measures the time between the two words.
@@ -18,10 +18,11 @@ import argparse
 import importlib.util
 import os
 import sys
-import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tpu_common as tc  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
+from autocomp_kit import channel, cli, isolation  # noqa: E402
 
 
 def install_interpret_mode():
@@ -83,31 +84,6 @@ def jaxpr_tree(jaxpr):
     return out
 
 
-def dac_override():
-    """Whether this process may write past file permissions (CAP_DAC_OVERRIDE in its effective set)."""
-    try:
-        with open('/proc/self/status') as f:
-            caps = next((line.split()[1] for line in f if line.startswith('CapEff:')), '0')
-        return bool(int(caps, 16) & (1 << 1))
-    except (OSError, ValueError):
-        return False
-
-
-def check_isolation():
-    """Refuses to serve in an interpreter a candidate could have prepared: user site-packages, usercustomize,
-    a writable directory on the import path (`python -I` and the sandbox give none)."""
-    import site
-    problems = []
-    if not sys.flags.isolated or site.ENABLE_USER_SITE:
-        problems.append("the worker's Python is not isolated (run it with -I)")
-    if 'usercustomize' in sys.modules:
-        problems.append("a usercustomize module was imported")
-    if not dac_override():  # with it (root outside a sandbox) every directory reads as writable
-        problems += [f"{p} on the import path is writable" for p in sys.path if p and os.path.isdir(p) and os.access(p, os.W_OK)]
-    if problems:
-        raise RuntimeError("unsafe worker: " + "; ".join(problems))
-
-
 def traced_program(state, inputs):
     """The primitives of solution's program for these inputs' signature (traced once per signature, with the
     harness's own jax.jit and tree walk, taken before the candidate's module ran)."""
@@ -118,83 +94,57 @@ def traced_program(state, inputs):
 
 
 def serve(args):
-    check_isolation()
+    isolation.refuse_unsafe()
     # The harness's own functions, taken before the candidate's module runs and can rebind module names.
-    plain_outputs, write_area, program_of = outputs_of, tc.write_area, traced_program
-    mem = tc.open_channel(args.channel_fd)
-    seq = 0
+    plain_outputs, program_of = outputs_of, traced_program
+    server = channel.Server(args.channel_fd, channel.NUMPY)
     state = {'calls': 0, 'programs': {}, 'slots': {}}
 
-    def answer(status, header, arrays=()):
-        try:
-            write_area(mem, tc.ANS_AREA, header, arrays)
-        except Exception as e:  # noqa: BLE001 - outputs the channel cannot carry
-            write_area(mem, tc.ANS_AREA, {'error': f"{type(e).__name__}: {e}", 'phase': 'call'})
-            status = 2
-        tc.put_u32(mem, tc.OFF_STATUS, status)
-        tc.put_u32(mem, tc.OFF_DONE, seq)
-
-    while True:
-        if not tc.wait_word(mem, tc.OFF_REQ, (seq + 1) & 0xFFFFFFFF, timeout_s=900):
-            return 3
-        seq = (seq + 1) & 0xFFFFFFFF
-        phase = 'call'
-        try:
-            header, arrays = tc.read_area(mem, tc.REQ_AREA)
-            cmd = header.get('cmd')
-            if cmd == 'exit':
-                answer(0, {})
-                return 0
-            if cmd == 'init':
-                phase = 'import'
-                import jax
-                backend = jax.default_backend()
-                interpret = backend != 'tpu'
-                if interpret:
-                    install_interpret_mode()
-                # The harness's own functions, taken before the candidate's module runs and can rebind names.
-                state.update(jit=jax.jit, tree=jaxpr_tree)
-                state['solution'] = load_candidate(args.candidate)
-                device = jax.devices()[0]
-                answer(0, {'backend': backend, 'device_kind': getattr(device, 'device_kind', backend),
-                           'interpret': interpret, 'jax': jax.__version__})
-            elif cmd in ('check', 'stage', 'jaxpr'):
-                import jax
-                phase = 'first call' if state['calls'] == 0 else 'call'
-                inputs = [jax.device_put(a) for a in arrays]
-                if cmd == 'stage':
-                    state['slots'][int(header.get('slot', 0))] = inputs
-                    answer(0, {'ok': True})
-                elif cmd == 'jaxpr':
-                    answer(0, {'program': program_of(state, inputs)})
-                else:
-                    out = state['solution'](*inputs)
-                    jax.block_until_ready(out)
-                    state['calls'] += 1
-                    # The inputs as they are after the call: a kernel must not write them.
-                    outputs = plain_outputs(out)
-                    answer(0, {'outputs': len(outputs)}, outputs + [host_copy(x) for x in inputs])
-            elif cmd == 'timed':
-                # Run on the judge's word and hand the outputs over: the judge's clock stops when they are in
-                # the shared memory, not when the call returns.
-                solution, inputs = state['solution'], state['slots'][int(header.get('slot', 0))]
-                tc.put_u32(mem, tc.OFF_READY, seq)
-                while tc.get_u32(mem, tc.OFF_GO) != seq:
-                    pass
-                write_area(mem, tc.ANS_AREA, {'ok': True}, plain_outputs(solution(*inputs)))
-                tc.put_u32(mem, tc.OFF_STATUS, 0)
-                tc.put_u32(mem, tc.OFF_DONE, seq)
+    def handle(cmd, header, arrays):
+        if cmd not in ('init', 'check', 'stage', 'jaxpr', 'timed'):
+            return False
+        if cmd == 'init':
+            server.phase = 'import'
+            import jax
+            backend = jax.default_backend()
+            interpret = backend != 'tpu'
+            if interpret:
+                install_interpret_mode()
+            # The harness's own functions, taken before the candidate's module runs and can rebind names.
+            state.update(jit=jax.jit, tree=jaxpr_tree)
+            state['solution'] = load_candidate(args.candidate)
+            device = jax.devices()[0]
+            server.answer(0, {'backend': backend, 'device_kind': getattr(device, 'device_kind', backend),
+                              'interpret': interpret, 'jax': jax.__version__})
+        elif cmd in ('check', 'stage', 'jaxpr'):
+            import jax
+            server.phase = 'first call' if state['calls'] == 0 else 'call'
+            inputs = [jax.device_put(a) for a in arrays]
+            if cmd == 'stage':
+                state['slots'][int(header.get('slot', 0))] = inputs
+                server.answer(0, {'ok': True})
+            elif cmd == 'jaxpr':
+                server.answer(0, {'program': program_of(state, inputs)})
             else:
-                answer(1, {'error': f"unknown command {cmd!r}"})
-        except Exception as e:  # noqa: BLE001 - the candidate's failure, reported to the judge
-            answer(2, {'error': f"{type(e).__name__}: {e}", 'phase': phase, 'trace': traceback.format_exc()[-6000:]})
+                out = state['solution'](*inputs)
+                jax.block_until_ready(out)
+                state['calls'] += 1
+                # The inputs as they are after the call: a kernel must not write them.
+                outputs = plain_outputs(out)
+                server.answer(0, {'outputs': len(outputs)}, outputs + [host_copy(x) for x in inputs])
+        elif cmd == 'timed':
+            # Run on the judge's word and hand the outputs over: the judge's clock stops when they are in
+            # the shared memory, not when the call returns.
+            solution, inputs = state['solution'], state['slots'][int(header.get('slot', 0))]
+            server.timed(lambda: plain_outputs(solution(*inputs)))
+        return True
+
+    return server.serve(handle, idle_timeout_s=900)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('mode', choices=['serve'])
-    p.add_argument('candidate')
-    p.add_argument('--channel-fd', type=int, default=3)
+    cli.add_worker(p, ['serve'])
     # The virtual environment's folder, named so that the sandbox shows it (its site-packages).
     p.add_argument('--venv', default='')
     args = p.parse_args()

@@ -21,15 +21,16 @@ import sys
 
 # No __pycache__ beside the tools: the target's files are hashed into {backend_hash}.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import nki_output  # noqa: E402
 import nki_static  # noqa: E402
+from autocomp_kit import cli, compare as kit_compare, results  # noqa: E402
 
 
 def write_result(path, status, correct, log, metrics=None, feedback=None, flags=None):
-    with open(path, "w") as f:
-        json.dump({"status": status, "correct": correct, "metrics": metrics or {}, "feedback": feedback or [],
-                   "flags": flags or [], "log": log}, f, indent=1)
+    results.write_result(path, status, correct, log, metrics, feedback, flags)
 
 
 def parse_pairs(text, kind=float):
@@ -47,28 +48,18 @@ def cmd_static(a):
 
 
 def compare(expected, got, rtol, atol):
-    """None when `got` matches (bit-exact when rtol = atol = 0), else what differs."""
-    import numpy as np
-    if got.shape != expected.shape:
-        return f"shape {tuple(got.shape)}, expected {tuple(expected.shape)}"
-    if rtol == 0 and atol == 0:
-        if got.dtype != expected.dtype:
-            return f"dtype {got.dtype}, expected {expected.dtype}"
-        if np.array_equal(got, expected):
-            return None
-        bad = np.argwhere(got != expected)
-        i = tuple(int(v) for v in bad[0])
-        return f"{len(bad)} element(s) differ (bit-exact comparison); first at {i}: {got[i]!r}, expected {expected[i]!r}"
-    g, e = got.astype(np.float64), expected.astype(np.float64)
-    if not np.all(np.isfinite(g)):
-        return f"{int(np.sum(~np.isfinite(g)))} non-finite output element(s)"
-    err = np.abs(g - e)
-    bad = err > atol + rtol * np.abs(e)
-    if bad.any():
-        i = tuple(int(v) for v in np.argwhere(bad)[0])
-        return (f"{int(bad.sum())} element(s) outside rtol={rtol:g}, atol={atol:g}; first at {i}: {g[i]:.6g}, expected {e[i]:.6g} "
-                f"(max abs error {float(err.max()):.3g})")
-    return None
+    """None when `got` matches (bit-exact when rtol = atol = 0), else what differs (autocomp_kit.compare's
+    verdict, in this target's words)."""
+    d = kit_compare.difference(expected, got, rtol, atol)
+    if d is None:
+        return None
+    if d['kind'] != 'values':
+        return kit_compare.describe(d, 'the output', rtol, atol)
+    if d['exact']:
+        return (f"{d['bad']} element(s) differ (bit-exact comparison); at {tuple(d['where'])}: {d['got']!r}, "
+                f"expected {d['expected']!r}")
+    return (f"{d['bad']} element(s) outside rtol={rtol:g}, atol={atol:g}" + (f", {d['garbage']} of them non-finite" if d['garbage'] else "")
+            + f"; worst at {tuple(d['where'])}: {d['got']:.6g}, expected {d['expected']:.6g}")
 
 
 def cmd_check(a):
@@ -196,20 +187,14 @@ def cmd_probe_device(_a):
     return 0
 
 
+def parse_profile(text):
+    ms, name, _ = nki_output.parse_profile_summary(text)
+    return {"latency_ms": ms, "graph": name}
+
+
 def cmd_parse(a, kind):
-    with open(a.file, encoding="utf-8", errors="replace") as f:
-        text = f.read()
-    try:
-        if kind == "profile":
-            ms, name, _ = nki_output.parse_profile_summary(text)
-            out = {"latency_ms": ms, "graph": name}
-        else:
-            out = {"latency_ms": nki_output.parse_benchmark_latency(text)}
-    except nki_output.ParseError as e:
-        print(f"{a.file}: {e}", file=sys.stderr)
-        return 1
-    print(json.dumps(out))
-    return 0
+    parse = parse_profile if kind == "profile" else (lambda text: {"latency_ms": nki_output.parse_benchmark_latency(text)})
+    return cli.print_parsed(a.file, parse, nki_output.ParseError)
 
 
 def main():

@@ -22,8 +22,11 @@ import traceback
 
 # No __pycache__ beside the tools: the target's files are hashed into {backend_hash}.
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
+sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
 import nki_channel  # noqa: E402
+from autocomp_kit import isolation  # noqa: E402
 
 
 def load_module(path, name):
@@ -67,6 +70,8 @@ def cmd_compile(a):
 
 
 def cmd_serve(a):
+    # Not in an interpreter a candidate's compile step could have prepared (user site, a writable import path).
+    isolation.refuse_unsafe()
     import numpy as np
     from neuronxcc import nki
     fn = kernel_function(a.kernel, a.entry)

@@ -1,4 +1,5 @@
-"""Static checks of a Python candidate on its resolved AST (trusted; used by the kernelbench and tpu judges).
+"""Static checks of a Python candidate on its resolved AST (trusted; the kit's guard, used by the kernelbench and
+tpu judges; a judge passes its target's Policy).
 
 Every name a candidate reaches through an import is resolved to its full dotted path (`nn.Module` is
 `torch.nn.Module`, `pl.pallas_call` is `jax.experimental.pallas.pallas_call`) and must be on the

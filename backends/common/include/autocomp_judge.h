@@ -1,7 +1,11 @@
-// autocomp_judge.h — the trusted side of the CPU target's evaluation (C++17, Linux x86-64).
+// autocomp_judge.h — the trusted side of the CPU target's evaluation (C++17, Linux x86-64), part of
+// the C/C++ judge kit (backends/common/include), used by cpu, cpu-instructions, rvv and new C/C++
+// targets (backends/README.md, "Writing a target with the kit").
 //
-// The judge is harness.cpp linked with the problem's reference, built into the per-machine cache.
-// Its modes, one per step of backends/cpu/backend.yaml:
+// The judge is harness.cpp linked with the problem's reference and backends/common/src/judge_core.cpp,
+// built into the per-machine cache. It is made of the kit's modules (autocomp/: untrusted I/O, shapes,
+// comparison, statistics, timing rounds, result writer, mode table). Its modes (judge::cpu_modes, a
+// table another target can start from), one per step of backends/cpu/backend.yaml:
 //
 //   judge lint   --source candidate.ii --raw candidate.cpp --reference R --allow-libraries 0|1 --result F
 //   judge gate   --object candidate.o --libraries a,b --threads 0|1 --result F
@@ -21,6 +25,13 @@
 #include "autocomp_gate.h"
 #include "autocomp_lint.h"
 #include "autocomp_probe.h"
+#include "autocomp/compare.h"
+#include "autocomp/modes.h"
+#include "autocomp/result.h"
+#include "autocomp/shapes.h"
+#include "autocomp/stats.h"
+#include "autocomp/timing.h"
+#include "autocomp/untrusted_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -48,77 +59,35 @@ constexpr std::uint64_t kStreamPick = 3;
 constexpr std::uint64_t kStreamShapes = 4;
 constexpr std::uint64_t kStreamBaseline = 5;
 constexpr std::uint64_t kStreamCount = 6;
-constexpr std::uint32_t kPoisonBits = 0x7FC5A5A5u;  // a quiet NaN no arithmetic produces
-constexpr std::size_t kTextCap = 1 << 20;            // what is read of a file a candidate step wrote
 
-struct Failure : std::runtime_error {
-    using std::runtime_error::runtime_error;
+using kit::Args;
+using kit::fmt;
+using kit::kTextCap;
+using kit::parse_seed;
+using kit::quote_untrusted;
+using kit::read_optional;
+using kit::read_untrusted;
+using kit::write_file;
+using kit::Tolerance;
+using kit::parse_tolerance;
+using kit::shapes_for;
+using kit::index_text;
+using kit::Comparison;
+using kit::compare;
+using kit::Stats;
+using kit::stats;
+using kit::median_of_sorted;
+using kit::RatioEstimate;
+using kit::median_interval;
+using kit::Verdict;
+
+inline Verdict classify(const std::string& msg);
+
+// A failure of the candidate; its message says what kind (classify, below).
+struct Failure : kit::CandidateFailure {
+    using kit::CandidateFailure::CandidateFailure;
+    Verdict verdict() const override { return classify(what()); }
 };
-
-struct Args {
-    std::string mode;
-    std::map<std::string, std::string> opts;
-    std::string need(const std::string& key) const {
-        const auto it = opts.find(key);
-        if (it == opts.end())
-            throw std::runtime_error("missing option --" + key);
-        return it->second;
-    }
-    std::string get(const std::string& key, const std::string& fallback = {}) const {
-        const auto it = opts.find(key);
-        return it == opts.end() ? fallback : it->second;
-    }
-};
-
-inline std::string fmt(const char* format, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, format, v);
-    return buf;
-}
-
-// A file a candidate step may have written: a regular file (no link followed), at most `cap` bytes.
-inline std::string read_untrusted(const std::string& path, std::size_t cap = kTextCap, bool* truncated = nullptr,
-                                  bool follow_links = false) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_links ? 0 : O_NOFOLLOW));
-    if (fd < 0)
-        throw std::runtime_error("cannot read " + path);
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        ::close(fd);
-        throw std::runtime_error(path + " is not a regular file");
-    }
-    // /proc files say size 0: read to the end, never past the cap.
-    std::string out;
-    char buf[65536];
-    bool more = true;
-    while (out.size() < cap) {
-        const ssize_t n = ::read(fd, buf, std::min(sizeof buf, cap - out.size()));
-        if (n <= 0) {
-            more = false;
-            break;
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    if (more) {
-        char extra;
-        more = ::read(fd, &extra, 1) == 1;
-    }
-    ::close(fd);
-    if (truncated)
-        *truncated = more;
-    return out;
-}
-
-inline std::string read_optional(const Args& a, const std::string& key, std::size_t cap = kTextCap) {
-    const auto it = a.opts.find(key);
-    if (it == a.opts.end())
-        return {};
-    try {
-        return read_untrusted(it->second, cap);
-    } catch (const std::exception&) {
-        return {};
-    }
-}
 
 inline json read_json(const std::string& path) {
     return json::parse(read_untrusted(path, 16 << 20));
@@ -133,215 +102,29 @@ inline json read_json_optional(const Args& a, const std::string& key) {
     }
 }
 
-inline void write_file(const std::string& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out)
-        throw std::runtime_error("cannot write " + path);
-}
-
-// Text the candidate influenced, for a log or a prompt: printable, capped.
-inline std::string quote_untrusted(const std::string& text, std::size_t cap = 2000) {
-    std::string out;
-    for (const char ch : text.substr(0, cap)) {
-        const auto c = static_cast<unsigned char>(ch);
-        out += (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' ? ch : '?';
-    }
-    if (text.size() > cap)
-        out += " [...]";
-    return out;
-}
-
+// result.json through the kit's writer (autocomp/result.h), the metrics given as one JSON object.
 inline void write_result(const std::string& path, const std::string& status, const std::vector<std::string>& flags,
                          const std::vector<std::string>& feedback, const std::string& log, const json& metrics = json::object()) {
-    json r;
-    r["status"] = status;
-    r["correct"] = status == "ok";
-    r["metrics"] = metrics.is_object() ? metrics : json::object();
-    r["feedback"] = feedback;
-    r["flags"] = flags;
-    r["log"] = log;
-    write_file(path, r.dump(2) + "\n");
+    kit::Metrics m;
+    if (metrics.is_object())
+        for (auto it = metrics.begin(); it != metrics.end(); ++it)
+            m.emplace_back(it.key(), it.value().dump());
+    kit::write_result(path, status, status == "ok", m, feedback, flags, log);
 }
 
-inline std::uint64_t parse_seed(const std::string& text) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0')
-        throw std::runtime_error("bad --seed");
-    return v;
-}
-
-struct Tolerance {
-    double rtol = 1e-4;
-    double atol = 1e-5;
-};
-
-inline Tolerance parse_tolerance(const std::string& text) {
-    Tolerance t;
-    for (const auto& kv : split(text, ',')) {
-        const auto eq = kv.find('=');
-        const std::string key = eq == std::string::npos ? kv : trim(kv.substr(0, eq));
-        const double v = eq == std::string::npos ? -1.0 : std::strtod(kv.c_str() + eq + 1, nullptr);
-        if (key == "rtol" && v >= 0)
-            t.rtol = v;
-        else if (key == "atol" && v >= 0)
-            t.atol = v;
-        else
-            throw std::runtime_error("bad tolerance entry '" + kv + "' (expected rtol=X,atol=Y)");
-    }
-    return t;
-}
-
-inline std::vector<Shape> shapes_for(const Problem& p, const std::string& text) {
-    auto shapes = parse_shapes(text);
-    for (const auto& s : shapes)
-        for (const auto& k : p.keys)
-            if (!s.has(k))
-                throw std::runtime_error("shape " + s.text() + " lacks key " + k);
-    return shapes;
-}
-
-// Shapes drawn for this evaluation within the declared ranges ("M=1:600,N=1:600"), each one a shape
-// the problem accepts (make_inputs throws for one it does not, e.g. a filter larger than the image).
 inline std::vector<Shape> random_shapes(const Problem& p, const std::string& ranges, int count, std::uint64_t seed) {
-    std::vector<Shape> out;
-    if (ranges.empty() || count <= 0)
-        return out;
-    std::vector<std::pair<std::string, std::pair<long long, long long>>> r;
-    for (const auto& item : split(ranges, ',')) {
-        const auto eq = item.find('='), colon = item.find(':');
-        if (eq == std::string::npos || colon == std::string::npos || colon < eq)
-            throw std::runtime_error("bad shape range '" + item + "' (expected KEY=LO:HI)");
-        const long long lo = std::atoll(item.c_str() + eq + 1), hi = std::atoll(item.c_str() + colon + 1);
-        if (lo < 0 || hi < lo)
-            throw std::runtime_error("bad shape range '" + item + "'");
-        r.push_back({trim(item.substr(0, eq)), {lo, hi}});
-    }
-    Rng rng(derive_seed(seed, kStreamShapes, 0));
-    for (int attempt = 0; attempt < 200 && static_cast<int>(out.size()) < count; ++attempt) {
-        Shape s;
-        for (const auto& kv : r)
-            s.set(kv.first, rng.between(kv.second.first, kv.second.second));
-        try {
-            for (const auto& k : p.keys)
-                if (!s.has(k))
-                    throw std::runtime_error("no range for " + k);
-            Rng probe(1);
-            p.make_inputs(s, probe);
-            p.outputs(s);
-            out.push_back(s);
-        } catch (const std::exception&) {
-        }
-    }
-    return out;
+    return kit::random_shapes(p, ranges, count, seed, kStreamShapes);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Comparing outputs with the reference.
 
-inline float poison_value() {
-    float f;
-    std::memcpy(&f, &kPoisonBits, sizeof f);
-    return f;
-}
-
-inline bool is_poison(float x) {
-    std::uint32_t bits;
-    std::memcpy(&bits, &x, sizeof bits);
-    return bits == kPoisonBits;
-}
-
-inline std::string index_text(const Dims& dims, std::size_t flat) {
-    if (dims.size() < 2)
-        return "[" + std::to_string(flat) + "]";
-    std::vector<long long> idx(dims.size());
-    auto rest = static_cast<long long>(flat);
-    for (std::size_t d = dims.size(); d-- > 0;) {
-        idx[d] = dims[d] > 0 ? rest % dims[d] : 0;
-        rest = dims[d] > 0 ? rest / dims[d] : 0;
-    }
-    std::string out = "[";
-    for (std::size_t d = 0; d < idx.size(); ++d)
-        out += (d ? "," : "") + std::to_string(idx[d]);
-    return out + "]";
-}
-
-struct Comparison {
-    std::size_t checked = 0, bad = 0;
-    std::size_t unwritten = 0;     // still the judge's poison: never written by the kernel
-    std::size_t computed_nan = 0;  // NaN the kernel computed
-    std::size_t infinite = 0;
-    double max_abs = 0.0, max_rel = 0.0, worst_ratio = 0.0;
-    std::size_t worst_index = 0;
-    float worst_value = 0.0f, worst_ref = 0.0f;
-    std::string examples;
-};
-
-inline Comparison compare(const float* got, const Buffer& ref, const Tolerance& tol, const Dims& dims) {
-    Comparison c;
-    c.checked = ref.size();
-    int shown = 0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-        const double r = ref[i];
-        const float xf = got[i];
-        const double x = xf;
-        double ratio;
-        if (std::isnan(xf)) {
-            ++(is_poison(xf) ? c.unwritten : c.computed_nan);
-            ratio = std::numeric_limits<double>::infinity();
-        } else if (std::isinf(xf)) {
-            ++c.infinite;
-            ratio = std::numeric_limits<double>::infinity();
-        } else {
-            const double err = std::fabs(x - r);
-            c.max_abs = std::max(c.max_abs, err);
-            if (r != 0.0)
-                c.max_rel = std::max(c.max_rel, err / std::fabs(r));
-            ratio = err / (tol.atol + tol.rtol * std::fabs(r));
-        }
-        if (ratio > 1.0) {
-            ++c.bad;
-            if (shown < 5) {
-                char buf[200];
-                std::snprintf(buf, sizeof buf, "\n    at %s: got %s, expected %.9g", index_text(dims, i).c_str(),
-                              is_poison(xf) ? "(never written)" : fmt("%.9g", x).c_str(), r);
-                c.examples += buf;
-                ++shown;
-            }
-        }
-        if (ratio > c.worst_ratio || (i == 0 && ratio > 1.0)) {
-            c.worst_ratio = ratio;
-            c.worst_index = i;
-            c.worst_value = xf;
-            c.worst_ref = ref[i];
-        }
-    }
-    return c;
-}
+using kit::is_poison;
+inline float poison_value() { return kit::poison_value(kit::kPoisonBits); }
 
 inline std::string describe_failure(const Problem& p, const Shape& shape, const std::string& which, std::size_t output,
                                     const Comparison& c, const Tolerance& tol, const Dims& dims) {
-    char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "MISMATCH in %s at shape %s (%s, output %zu): %zu of %zu elements outside "
-                  "|x-ref| <= atol + rtol*|ref| (rtol=%g, atol=%g)",
-                  p.name.c_str(), shape.text().c_str(), which.c_str(), output, c.bad, c.checked, tol.rtol, tol.atol);
-    std::string msg = buf;
-    if (c.unwritten > 0)
-        msg += "\n  " + std::to_string(c.unwritten) +
-               " elements were never written: they still hold the NaN the judge filled the output with before the call";
-    if (c.computed_nan > 0)
-        msg += "\n  " + std::to_string(c.computed_nan) + " elements are NaN computed by the kernel (e.g. 0/0 or inf-inf)";
-    if (c.infinite > 0)
-        msg += "\n  " + std::to_string(c.infinite) + " elements are infinite";
-    if (!is_poison(c.worst_value)) {
-        std::snprintf(buf, sizeof buf, "\n  worst element %s: got %.9g, expected %.9g", index_text(dims, c.worst_index).c_str(),
-                      static_cast<double>(c.worst_value), static_cast<double>(c.worst_ref));
-        msg += buf;
-    }
-    msg += "\n  first mismatches:" + c.examples;
-    return msg;
+    return kit::describe_failure(p.name, shape, which, output, c, tol, dims);
 }
 
 inline Buffers make_outputs(const Problem& p, const Shape& shape) {
@@ -370,61 +153,8 @@ inline Buffers reference(const Problem& p, const Shape& shape, const Buffers& in
 // ---------------------------------------------------------------------------------------------
 // Statistics.
 
-struct Stats {
-    double median = 0, mean = 0, p99 = 0, min = 0, stddev = 0;
-    std::size_t n = 0;
-};
-
-inline double median_of_sorted(const std::vector<double>& v) {
-    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-inline Stats stats(std::vector<double> v) {
-    Stats s;
-    s.n = v.size();
-    if (v.empty())
-        return s;
-    std::sort(v.begin(), v.end());
-    s.min = v.front();
-    s.median = median_of_sorted(v);
-    const std::size_t rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size())));
-    s.p99 = v[std::min(v.size() - 1, rank > 0 ? rank - 1 : 0)];
-    double sum = 0;
-    for (double x : v)
-        sum += x;
-    s.mean = sum / static_cast<double>(v.size());
-    double sq = 0;
-    for (double x : v)
-        sq += (x - s.mean) * (x - s.mean);
-    s.stddev = v.size() > 1 ? std::sqrt(sq / static_cast<double>(v.size() - 1)) : 0.0;
-    return s;
-}
-
 inline json stats_json(const Stats& s) {
     return {{"median", s.median}, {"mean", s.mean}, {"p99", s.p99}, {"min", s.min}, {"stddev", s.stddev}, {"n", s.n}};
-}
-
-// The median of the ratios with a distribution-free 95 % interval (order statistics of the
-// binomial(n, 1/2) ranks, normal approximation).
-struct RatioEstimate {
-    double value = 0, low = 0, high = 0;
-    std::size_t n = 0;
-};
-
-inline RatioEstimate median_interval(std::vector<double> r) {
-    RatioEstimate e;
-    e.n = r.size();
-    if (r.empty())
-        return e;
-    std::sort(r.begin(), r.end());
-    const double n = static_cast<double>(r.size());
-    e.value = median_of_sorted(r);
-    const double half = 0.98 * std::sqrt(n);
-    const long lo = std::max(0L, static_cast<long>(std::floor(n / 2 - half)) - 1);
-    const long hi = std::min(static_cast<long>(r.size()) - 1, static_cast<long>(std::ceil(n / 2 + half)));
-    e.low = r[static_cast<std::size_t>(lo)];
-    e.high = r[static_cast<std::size_t>(hi)];
-    return e;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -847,12 +577,6 @@ inline CallOutcome call_once(const Problem& p, Worker& w, const Shape& shape, co
 // ---------------------------------------------------------------------------------------------
 // Modes.
 
-struct Verdict {
-    std::string status;  // incorrect | rejected | crash | timeout
-    std::vector<std::string> flags;
-    std::string log;
-};
-
 // A Failure's message says what kind of failure it is.
 inline Verdict classify(const std::string& msg) {
     Verdict v{"incorrect", {}, msg};
@@ -875,6 +599,42 @@ inline Verdict classify(const std::string& msg) {
         v.flags.push_back("work ran outside the benchmark CPU");
     }
     return v;
+}
+
+// A static check's verdict (lint, gate): `rejected`, one flag per kind of finding (`prefix` + kind),
+// the first eight messages as feedback, all of them in the log and on stderr. 0 when there are no
+// findings, else 1 with result.json written.
+inline int reject(const Args& a, const std::string& prefix, const std::string& headline,
+                  const std::vector<std::pair<std::string, std::string>>& findings) {
+    if (findings.empty())
+        return 0;
+    std::vector<std::string> flags, feedback;
+    std::string log = headline;
+    for (const auto& [kind, message] : findings) {
+        const std::string flag = prefix + kind;
+        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
+            flags.push_back(flag);
+        if (feedback.size() < 8)
+            feedback.push_back(message);
+        log += "\n  " + message;
+    }
+    std::fprintf(stderr, "%s\n", log.c_str());
+    write_result(a.need("result"), "rejected", flags, feedback, log);
+    return 1;
+}
+
+inline int reject_lint(const Args& a, const std::vector<lint::Finding>& findings) {
+    std::vector<std::pair<std::string, std::string>> f;
+    for (const auto& x : findings)
+        f.emplace_back(x.flag, "line " + std::to_string(x.line) + ": " + x.message);
+    return reject(a, "static check: ", "static check rejected the candidate:", f);
+}
+
+inline int reject_gate(const Args& a, const std::vector<gate::Finding>& findings) {
+    std::vector<std::pair<std::string, std::string>> f;
+    for (const auto& x : findings)
+        f.emplace_back(x.flag, x.message);
+    return reject(a, "gate: ", "the object-file gate rejected the candidate:", f);
 }
 
 inline int mode_lint(const Args& a) {
@@ -924,22 +684,25 @@ inline int mode_lint(const Args& a) {
     for (const auto& f : lint::check(raw, opt))
         if (std::none_of(findings.begin(), findings.end(), [&](const lint::Finding& g) { return g.message == f.message; }))
             findings.push_back(f);
-    if (findings.empty())
-        return 0;
-    std::vector<std::string> flags, feedback;
-    std::string log = "static check rejected the candidate:";
-    for (const auto& f : findings) {
-        const std::string flag = std::string("static check: ") + f.flag;
-        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
-            flags.push_back(flag);
-        const std::string line = "line " + std::to_string(f.line) + ": " + f.message;
-        if (feedback.size() < 8)
-            feedback.push_back(line);
-        log += "\n  " + line;
+    return reject_lint(a, findings);
+}
+
+// Walks `objdump -d` output read from `pipe`: on_line(line) for every line, then on_instruction(function,
+// instruction) for each instruction line, `function` being the symbol whose code it is ("" before the first).
+template <class OnLine, class OnInstruction>
+inline void walk_disassembly(FILE* pipe, OnLine on_line, OnInstruction on_instruction) {
+    char line[1024];
+    std::string function;
+    while (std::fgets(line, sizeof line, pipe)) {
+        const std::string l = line;
+        on_line(l);
+        const auto lt = l.find('<');
+        if (lt != std::string::npos && l.find(">:") != std::string::npos)
+            function = l.substr(lt + 1, l.find(">:") - lt - 1);
+        const auto tab = l.find('\t');
+        if (tab != std::string::npos)
+            on_instruction(function, trim(l.substr(tab + 1)));
     }
-    std::fprintf(stderr, "%s\n", log.c_str());
-    write_result(a.need("result"), "rejected", flags, feedback, log);
-    return 1;
 }
 
 // Raw system-call instructions in the object's code, from the disassembler (a byte scan would find
@@ -951,20 +714,10 @@ inline std::vector<std::string> raw_syscalls(const std::string& object) {
     FILE* pipe = popen(("objdump -d --no-show-raw-insn '" + object + "' 2>/dev/null").c_str(), "r");
     if (!pipe)
         return out;
-    char line[1024];
-    std::string function;
-    while (std::fgets(line, sizeof line, pipe)) {
-        const std::string l = line;
-        const auto lt = l.find('<');
-        if (lt != std::string::npos && l.find(">:") != std::string::npos)
-            function = l.substr(lt + 1, l.find(">:") - lt - 1);
-        const auto tab = l.find('\t');
-        if (tab == std::string::npos)
-            continue;
-        const std::string insn = trim(l.substr(tab + 1));
+    walk_disassembly(pipe, [](const std::string&) {}, [&](const std::string& function, const std::string& insn) {
         if (insn == "syscall" || insn == "sysenter" || insn.rfind("int    $0x80", 0) == 0 || insn.rfind("int $0x80", 0) == 0)
             out.push_back(function.empty() ? std::string("?") : function);
-    }
+    });
     pclose(pipe);
     return out;
 }
@@ -1000,21 +753,7 @@ inline int mode_gate(const Args& a) {
     for (const auto& fn : raw_syscalls(object))
         if (std::none_of(findings.begin(), findings.end(), [&](const gate::Finding& f) { return f.flag == "raw system call"; }))
             findings.push_back({"raw system call", "'" + fn + "' contains a raw system call instruction"});
-    if (findings.empty())
-        return 0;
-    std::vector<std::string> flags, feedback;
-    std::string log = "the object-file gate rejected the candidate:";
-    for (const auto& f : findings) {
-        const std::string flag = "gate: " + f.flag;
-        if (std::find(flags.begin(), flags.end(), flag) == flags.end())
-            flags.push_back(flag);
-        if (feedback.size() < 8)
-            feedback.push_back(f.message);
-        log += "\n  " + f.message;
-    }
-    std::fprintf(stderr, "%s\n", log.c_str());
-    write_result(a.need("result"), "rejected", flags, feedback, log);
-    return 1;
+    return reject_gate(a, findings);
 }
 
 inline int mode_check(const Problem& p, const Args& a) {
@@ -1233,28 +972,23 @@ inline int mode_bench(const Problem& p, const Args& a) {
         const auto w0 = clock::now();
         for (int calls = 0; calls < 20 && std::chrono::duration<double, std::milli>(clock::now() - w0).count() < 100.0; ++calls)
             per_call = timed_batch(p, *workers[i], shape, seed, plans[i], 1, timeout, nullptr, {}, 0, overhead_ms * 1e6);
-        std::size_t r = per_call > 0 ? static_cast<std::size_t>(std::ceil(2.0 / per_call)) : 1;
-        r = std::max<std::size_t>(1, std::min<std::size_t>({r, 1000, workers[i]->capacity(slot_bytes), (256u << 20) / slot_bytes + 1}));
-        batch.push_back(r);
+        batch.push_back(kit::calls_per_batch(per_call, 2.0, std::min<std::size_t>({1000, workers[i]->capacity(slot_bytes), (256u << 20) / slot_bytes + 1})));
         plans[i].next_index = 0;
     }
 
     // Timed rounds. Paired: the candidate and its baseline alternate (ABBA), and each round's ratio
     // compares two batches timed a few milliseconds apart, so slow phases of the machine (another
     // tenant on the core's caches) move both. Calls to re-check are chosen here, at random.
-    constexpr std::size_t kMinRounds = 6, kMaxRounds = 400;
-    constexpr double kTargetHalfWidth = 0.005;
+    kit::Rounds rounds(workers.size(), 6, 400, 0.005);
     Rng pick(derive_seed(seed, kStreamPick, 7));
-    std::vector<std::vector<double>> times(workers.size());
-    std::vector<double> ratios, probe_ns;
+    std::vector<double> probe_ns;
     std::vector<std::vector<Sample>> samples(workers.size());
     std::set<int> ran_on;
     const auto start = clock::now();
     auto last_probe = clock::now() - std::chrono::seconds(1);
-    for (std::size_t round = 0; round < kMaxRounds; ++round) {
-        std::vector<double> per_call(workers.size());
+    for (std::size_t round = 0; round < rounds.max_rounds(); ++round) {
         for (std::size_t k = 0; k < workers.size(); ++k) {
-            const std::size_t i = paired && (round % 2 == 1) ? workers.size() - 1 - k : k;
+            const std::size_t i = rounds.arm(round, k);
             // Keep about four calls of the candidate and two of the baseline for checking.
             // The candidate: one call from each of its first rounds, then from every other round on
             // average, at most 8 in all; the baseline: two.
@@ -1263,35 +997,22 @@ inline int mode_bench(const Problem& p, const Args& a) {
             const bool take = i == 0 ? kept < 8 && (round < 3 || pick.next() % 2 == 0) : kept < 2 && (round < 1 || pick.next() % 4 == 0);
             if (take)
                 keep.insert(static_cast<std::size_t>(pick.next() % batch[i]));
-            const double expected = times[i].empty() ? 0.0 : stats(std::vector<double>(times[i].end() - std::min<std::size_t>(times[i].size(), 5), times[i].end())).min;
-            per_call[i] = timed_batch(p, *workers[i], shape, seed, plans[i], batch[i], timeout, &samples[i], keep, expected,
-                                      overhead_ms * 1e6);
-            times[i].push_back(per_call[i]);
+            rounds.add(i, timed_batch(p, *workers[i], shape, seed, plans[i], batch[i], timeout, &samples[i], keep, rounds.recent_min(i),
+                                      overhead_ms * 1e6));
             for (int c : workers[i]->ran_on())
                 ran_on.insert(c);
         }
-        if (paired)
-            ratios.push_back(per_call[0] / per_call[1]);
+        rounds.end_round();
         if (std::chrono::duration<double, std::milli>(clock::now() - last_probe).count() >= 5.0) {
             Worker& w = *workers[0];
             const double ns = w.run(channel::kProbe, 16384, shape.text(), timeout);
             probe_ns.push_back(std::max(0.0, ns - overhead_ms * 1e6) / 16384.0);
             last_probe = clock::now();
         }
-        const double elapsed = std::chrono::duration<double, std::milli>(clock::now() - start).count();
-        if (round + 1 >= kMinRounds) {
-            bool converged;
-            if (paired) {
-                const RatioEstimate e = median_interval(ratios);
-                converged = e.value > 0 && 0.5 * (e.high - e.low) / e.value < kTargetHalfWidth;
-            } else {
-                const Stats st = stats(times[0]);
-                converged = st.mean > 0 && st.stddev / std::sqrt(static_cast<double>(st.n)) / st.mean < kTargetHalfWidth;
-            }
-            if (converged || elapsed > budget_ms)
-                break;
-        }
+        if (rounds.done(round, std::chrono::duration<double, std::milli>(clock::now() - start).count(), budget_ms))
+            break;
     }
+    const std::vector<double>& times0 = rounds.times(0);
     for (auto& w : workers)
         w->exit_worker();
 
@@ -1324,7 +1045,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
         }
     }
 
-    const Stats cand = stats(times[0]);
+    const Stats cand = stats(times0);
     json t{{"shape", shape.text()},
            {"latency_ms", stats_json(cand)},
            {"batch", batch[0]},
@@ -1334,7 +1055,7 @@ inline int mode_bench(const Problem& p, const Args& a) {
            {"bench_cpus", allowed},
            {"ran_on", std::vector<int>(ran_on.begin(), ran_on.end())},
            {"rechecked_calls", rechecked},
-           {"samples_ms", times[0]}};
+           {"samples_ms", times0}};
     t["cpuset"] = workers[0]->in_cpuset();
     if (!probe_ns.empty()) {
         const Stats ps = stats(probe_ns);
@@ -1343,10 +1064,10 @@ inline int mode_bench(const Problem& p, const Args& a) {
         t["probes"] = ps.n;
     }
     if (paired) {
-        const RatioEstimate e = median_interval(ratios);
-        t["baseline_latency_ms"] = stats_json(stats(times[1]));
+        const RatioEstimate e = rounds.ratio();
+        t["baseline_latency_ms"] = stats_json(stats(rounds.times(1)));
         t["baseline_batch"] = batch[1];
-        const Stats b = stats(times[1]);
+        const Stats b = stats(rounds.times(1));
         t["paired_ratio"] = {{"value", e.value},
                              {"ci_low", e.low},
                              {"ci_high", e.high},
@@ -1398,6 +1119,29 @@ inline Profile parse_callgrind(const std::string& text) {
     return prof;
 }
 
+// The one call of a counting mode (callgrind here, qemu's plugin for rvv): inputs from (seed,
+// kStreamCount), the call checked against the reference like any other, then the worker is told to
+// exit and given up to 60 s to do so, since the counter writes its file when the process ends.
+inline void counted_call(const Problem& p, Worker& w, const Shape& shape, std::uint64_t seed, const Tolerance& tol,
+                         const std::string& which) {
+    Rng rng(derive_seed(seed, kStreamCount, 0));
+    const Buffers in = p.make_inputs(shape, rng);
+    CallOutcome r = call_once(p, w, shape, in, 600.0);
+    if (r.modified.first >= 0)
+        reject_modified(p, shape, r.modified);
+    const Buffers ref = reference(p, shape, in);
+    const auto dims = p.outputs(shape);
+    for (std::size_t o = 0; o < ref.size(); ++o) {
+        const Comparison c = compare(r.outputs[o].data(), ref[o], tol, dims[o]);
+        if (c.bad > 0)
+            throw Failure(describe_failure(p, shape, which, o, c, tol, dims[o]));
+    }
+    w.exit_worker();
+    const auto t0 = clock::now();
+    while (w.root_alive() && std::chrono::duration<double>(clock::now() - t0).count() < 60)
+        usleep(5000);
+}
+
 // One call at the smallest shape, with secret inputs, in a worker running under callgrind that
 // counts from the entry point's exact symbol (callees included); the output is checked, then the
 // worker exits and callgrind's file is read.
@@ -1411,22 +1155,7 @@ inline int mode_count(const Problem& p, const Args& a) {
     });
     auto workers = open_workers(a);
     Worker& w = *workers.front();
-    Rng rng(derive_seed(seed, kStreamCount, 0));
-    const Buffers in = p.make_inputs(shape, rng);
-    CallOutcome r = call_once(p, w, shape, in, 600.0);
-    if (r.modified.first >= 0)
-        reject_modified(p, shape, r.modified);
-    const Buffers ref = reference(p, shape, in);
-    const auto dims = p.outputs(shape);
-    for (std::size_t o = 0; o < ref.size(); ++o) {
-        const Comparison c = compare(r.outputs[o].data(), ref[o], tol, dims[o]);
-        if (c.bad > 0)
-            throw Failure(describe_failure(p, shape, "the profiled call", o, c, tol, dims[o]));
-    }
-    w.exit_worker();
-    const auto t0 = clock::now();
-    while (w.root_alive() && std::chrono::duration<double>(clock::now() - t0).count() < 60)
-        usleep(5000);
+    counted_call(p, w, shape, seed, tol, "the profiled call");
     const Profile prof = parse_callgrind(read_optional(a, "callgrind", 64 << 20));
     if (!prof.valid)
         throw std::runtime_error("callgrind wrote no count for the entry point");
@@ -1644,58 +1373,33 @@ inline int mode_selftime(const Problem& p, const Args& a) {
     return 0;
 }
 
+// The CPU judge's modes. A target that reuses this judge (rvv) starts from this table and replaces
+// or removes entries; `p` must outlive the table.
+inline kit::ModeTable cpu_modes(const Problem& p) {
+    return {
+        {"lint", [](const Args& a) { return mode_lint(a); }},
+        {"gate", [](const Args& a) { return mode_gate(a); }},
+        {"check", [&p](const Args& a) { return mode_check(p, a); }},
+        {"bench", [&p](const Args& a) { return mode_bench(p, a); }},
+        {"count", [&p](const Args& a) { return mode_count(p, a); }},
+        {"report", [&p](const Args& a) { return mode_report(p, a); }},
+        {"selftime", [&p](const Args& a) { return mode_selftime(p, a); }},
+        {"entries", [](const Args&) {
+             for (const Entry& e : entries())
+                 std::printf("%s\n", e.name);
+             return 0;
+         }},
+    };
+}
+
 } // namespace judge
 
+#ifndef AUTOCOMP_JUDGE_MODES
+// The CPU target's judge. A target with a table of its own defines AUTOCOMP_JUDGE_MODES and its own
+// harness_main (see backends/rvv/tools/judge_core.cpp).
 int harness_main(int argc, char** argv, const Problem& p) {
-    using namespace judge;
-    Args a;
-    if (argc >= 2)
-        a.mode = argv[1];
-    for (int i = 2; i + 1 < argc; i += 2) {
-        const std::string key = argv[i];
-        if (key.size() < 3 || key.compare(0, 2, "--") != 0) {
-            std::fprintf(stderr, "unexpected argument '%s'\n", argv[i]);
-            return 2;
-        }
-        a.opts[key.substr(2)] = argv[i + 1];
-    }
-    // A worker that dies must not take the judge with it through a broken pipe.
-    std::signal(SIGPIPE, SIG_IGN);
-    try {
-        if (argc % 2 != 0)
-            throw std::runtime_error("options must come in --key value pairs");
-        try {
-            if (a.mode == "lint")
-                return mode_lint(a);
-            if (a.mode == "gate")
-                return mode_gate(a);
-            if (a.mode == "check")
-                return mode_check(p, a);
-            if (a.mode == "bench")
-                return mode_bench(p, a);
-            if (a.mode == "count")
-                return mode_count(p, a);
-            if (a.mode == "report")
-                return mode_report(p, a);
-            if (a.mode == "selftime")
-                return mode_selftime(p, a);
-            if (a.mode == "entries") {
-                for (const Entry& e : entries())
-                    std::printf("%s\n", e.name);
-                return 0;
-            }
-        } catch (const Failure& f) {
-            const Verdict v = classify(f.what());
-            std::fprintf(stderr, "%s\n", f.what());
-            if (a.opts.count("result"))
-                write_result(a.opts.at("result"), v.status, v.flags, {}, v.log);
-            return 1;
-        }
-        throw std::runtime_error("unknown mode '" + a.mode + "'");
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "autocomp judge (%s, mode %s): %s\n", p.name.c_str(), a.mode.c_str(), e.what());
-        return 2;
-    }
+    return kit::run_modes(argc, argv, judge::cpu_modes(p), "judge", p.name);
 }
+#endif
 
 } // namespace autocomp

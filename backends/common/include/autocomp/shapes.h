@@ -1,24 +1,13 @@
-// autocomp_harness.h — evaluation harness of the CPU target (C++17, header-only, Linux x86-64).
+// autocomp/shapes.h — buffers, the deterministic RNG and shapes, shared by every C/C++ judge (C++17).
 //
-// A problem's harness.cpp describes its kernel with an autocomp::Problem, declares the kernel's
-// entry points with AUTOCOMP_ENTRY and hands the problem to autocomp::harness_main(). The same
-// harness.cpp is built twice, both times into the per-machine cache by the target's setup steps,
-// never into a directory a candidate step can write:
+// Part of the judge kit in backends/common/include (see backends/README.md, "Writing a target with
+// the kit"). What is here is used by both sides of an evaluation: the judge draws inputs and shapes
+// from its secret seed with Rng and derive_seed; a worker parses the shape the judge sent. Nothing
+// here reads a file or a process: shapes come from the judge's command line, ranges from backend.yaml.
 //
-//   judge  = harness.cpp + the trusted reference (autocomp_judge.h). It owns the clock, the inputs,
-//            the seed and the verdict. It runs the static checks (lint on the preprocessed source,
-//            gate on the compiled object), then drives a worker through shared memory: it writes
-//            fresh inputs for every call, times each call or batch itself, compares outputs of
-//            calls it chose at random with its own reference results, and watches the worker's
-//            threads and CPUs from outside (/proc).
-//   worker = harness.cpp built with -DAUTOCOMP_WORKER (autocomp_worker.h). It installs a seccomp
-//            allow-list, then loads the candidate's shared object (which the gate has checked to
-//            have no constructors of its own) and calls the kernel when the judge asks. It never
-//            sees the seed, the shapes to come or which calls are checked.
-//
-// Everything the worker process does is treated as untrusted: its memory, its exit status and its
-// output. The judge parses what a candidate step wrote (preprocessed text, the object file,
-// compiler remarks, a callgrind profile) as data, with size limits.
+// Contract: the same seed, stream and index give the same inputs on every machine (splitmix64 seeding
+// xoshiro256**); parse_shape rejects anything that is not KEY=non-negative integer; random_shapes
+// returns only shapes the problem accepts (its make_inputs and outputs do not throw for them).
 #pragma once
 
 #include <algorithm>
@@ -37,7 +26,6 @@
 #include <vector>
 
 namespace autocomp {
-
 // ---------------------------------------------------------------------------------------------
 // Buffers: 64-byte aligned float arrays (the base address only; rows follow the problem's layout).
 
@@ -220,58 +208,56 @@ inline std::vector<Shape> parse_shapes(const std::string& text) {
     return shapes;
 }
 
-// ---------------------------------------------------------------------------------------------
-// What a problem supplies.
+namespace kit {
 
-struct Problem {
-    std::string name;                                                          // kernel name, for messages
-    std::string dtype = "fp32";                                                // for feedback text
-    std::vector<std::string> keys;                                             // shape keys that must be present
-    std::function<Buffers(const Shape&, Rng&)> make_inputs;                    // fresh inputs (throws for an invalid shape)
-    std::function<std::vector<Dims>(const Shape&)> outputs;                    // dims of each output buffer
-    std::function<void(const Shape&, const Spans& in, const Spans& out)> call; // call the kernel once
-    std::function<double(const Shape&)> flops;                                 // useful floating-point ops
-    std::function<double(const Shape&)> bytes;                                 // compulsory memory traffic
-};
-
-// Entry points declared by harness.cpp with AUTOCOMP_ENTRY: their names (the gate allows exactly
-// these as the candidate's defined globals, callgrind counts from them) and, in the worker, the
-// function-pointer slot that the symbol looked up in the candidate's shared object goes into.
-struct Entry {
-    const char* name;
-    void* slot;  // address of the function pointer (worker), nullptr in the judge
-};
-
-inline std::vector<Entry>& entries() {
-    static std::vector<Entry> s_entries;
-    return s_entries;
+// The shapes given on the command line ("M=512,N=512;M=64,N=32"), each checked to have every key the
+// problem needs (P: any problem type with `keys`).
+template <typename P>
+std::vector<Shape> shapes_for(const P& p, const std::string& text) {
+    auto shapes = parse_shapes(text);
+    for (const auto& s : shapes)
+        for (const auto& k : p.keys)
+            if (!s.has(k))
+                throw std::runtime_error("shape " + s.text() + " lacks key " + k);
+    return shapes;
 }
 
-inline int register_entry(const char* name, void* slot) {
-    entries().push_back({name, slot});
-    return 0;
+// Up to `count` shapes drawn from (seed, stream) within the declared ranges ("M=1:600,N=1:600"), each
+// one a shape the problem accepts (make_inputs and outputs do not throw for it, e.g. a filter larger
+// than the image is skipped). At most 200 draws: fewer shapes come back when most draws are refused.
+template <typename P>
+std::vector<Shape> random_shapes(const P& p, const std::string& ranges, int count, std::uint64_t seed, std::uint64_t stream) {
+    std::vector<Shape> out;
+    if (ranges.empty() || count <= 0)
+        return out;
+    std::vector<std::pair<std::string, std::pair<long long, long long>>> r;
+    for (const auto& item : split(ranges, ',')) {
+        const auto eq = item.find('='), colon = item.find(':');
+        if (eq == std::string::npos || colon == std::string::npos || colon < eq)
+            throw std::runtime_error("bad shape range '" + item + "' (expected KEY=LO:HI)");
+        const long long lo = std::atoll(item.c_str() + eq + 1), hi = std::atoll(item.c_str() + colon + 1);
+        if (lo < 0 || hi < lo)
+            throw std::runtime_error("bad shape range '" + item + "'");
+        r.push_back({trim(item.substr(0, eq)), {lo, hi}});
+    }
+    Rng rng(derive_seed(seed, stream, 0));
+    for (int attempt = 0; attempt < 200 && static_cast<int>(out.size()) < count; ++attempt) {
+        Shape s;
+        for (const auto& kv : r)
+            s.set(kv.first, rng.between(kv.second.first, kv.second.second));
+        try {
+            for (const auto& k : p.keys)
+                if (!s.has(k))
+                    throw std::runtime_error("no range for " + k);
+            Rng probe(1);
+            p.make_inputs(s, probe);
+            p.outputs(s);
+            out.push_back(s);
+        } catch (const std::exception&) {
+        }
+    }
+    return out;
 }
 
+} // namespace kit
 } // namespace autocomp
-
-#ifdef AUTOCOMP_WORKER
-// The worker calls the candidate through a pointer filled from its shared object after the
-// seccomp filter is in place.
-#define AUTOCOMP_ENTRY(ret, name, params)                                                                     \
-    static ret(*name) params = nullptr;                                                                      \
-    static const int autocomp_entry_##name = ::autocomp::register_entry(#name, reinterpret_cast<void*>(&name));
-#include "autocomp_worker.h"
-#else
-// The judge links the trusted reference, which defines the entry points.
-#define AUTOCOMP_ENTRY(ret, name, params)                                                                     \
-    extern "C" ret name params;                                                                               \
-    static const int autocomp_entry_##name = ::autocomp::register_entry(#name, nullptr);
-#ifdef AUTOCOMP_JUDGE_IMPLEMENTATION
-// The judge's problem-independent part (tools/judge_core.cpp), compiled once per machine.
-#include "autocomp_judge.h"
-#else
-namespace autocomp {
-int harness_main(int argc, char** argv, const Problem& p);
-}
-#endif
-#endif

@@ -12,6 +12,8 @@
 // `--seccomp 0` is for valgrind, which emulates system calls and cannot run under a filter.
 #pragma once
 
+#include "autocomp/serve.h"
+#include "autocomp/worker_side.h"
 #include "autocomp_channel.h"
 #include "autocomp_probe.h"
 
@@ -27,27 +29,10 @@
 namespace autocomp {
 namespace worker {
 
-inline char g_context[512] = "while loading the candidate";
+using kit::g_context;
+using kit::say;
 
-inline void say(const char* text) {
-    ssize_t ignored = write(2, text, std::strlen(text));
-    (void)ignored;
-}
-
-inline void on_fatal_signal(int sig) {
-    const char* name = sig == SIGSEGV ? "SIGSEGV (invalid memory access)"
-                       : sig == SIGBUS ? "SIGBUS (misaligned or invalid access)"
-                       : sig == SIGFPE ? "SIGFPE (arithmetic fault)"
-                       : sig == SIGILL ? "SIGILL (illegal instruction)"
-                                       : "SIGABRT (abort)";
-    say("autocomp worker: crashed with ");
-    say(name);
-    say(" ");
-    say(g_context);
-    say("\n");
-    // Re-raising would need sigaction, which the filter forbids: the exit status says it instead.
-    _exit(128 + sig);
-}
+inline void on_fatal_signal(int sig) { kit::report_fatal_signal("autocomp worker", sig, ""); }
 
 inline const char* syscall_name(int nr) {
     switch (nr) {
@@ -166,114 +151,8 @@ struct Options {
     bool seccomp = true;
 };
 
-inline void fail_load(channel::Control* c, int status, const std::string& why) {
-    say("autocomp worker: ");
-    say(why.c_str());
-    say("\n");
-    if (c) {
-        c->status = status;
-        std::snprintf(c->message, sizeof c->message, "%s", why.c_str());
-        c->hello.store(2, std::memory_order_release);
-        channel::wake(&c->hello);
-    }
-    _exit(2);
-}
-
-// Between requests the worker sleeps: the judge reads this process's CPU clock around each batch,
-// and a worker spinning while the judge waits for its own turn on a busy CPU would add that wait.
-inline std::uint32_t wait_change(std::atomic<std::uint32_t>* word, std::uint32_t old) {
-    for (;;) {
-        const std::uint32_t v = word->load(std::memory_order_acquire);
-        if (v != old)
-            return v;
-        channel::wait_while(word, old, 100000000L);
-    }
-}
-
-// The worker sleeps until `go` as well: the judge reads its CPU clock while it sleeps (the kernel
-// brings a sleeping task's clock up to date; a running one's only at the next tick).
-inline void wait_for(std::atomic<std::uint32_t>* word, std::uint32_t value) {
-    for (;;) {
-        const std::uint32_t v = word->load(std::memory_order_acquire);
-        if (v == value)
-            return;
-        channel::wait_while(word, v, 100000000L);
-    }
-}
-
-inline int serve(const Problem& p, channel::Control* c, unsigned char* base, std::size_t size) {
-    CacheProbe probe;
-    // Request numbers start at 1: the judge may have sent the first before this line runs.
-    std::uint32_t last = 0;
-    std::vector<Spans> ins, outs;
-    for (;;) {
-        const std::uint32_t seq = wait_change(&c->request, last);
-        last = seq;
-        const std::uint32_t command = c->command;
-        c->status = channel::kOk;
-        c->message[0] = '\0';
-        if (command == channel::kExit)
-            _exit(0);
-        Shape shape;
-        bool ok = command == channel::kProbe || command == channel::kEmpty;
-        if (command == channel::kCalls) {
-            // The judge wrote this block; it is checked anyway, so a bad request is an error
-            // message rather than a wild pointer.
-            const std::uint64_t count = c->count, slot = c->slot_bytes;
-            ok = c->n_in <= channel::kMaxBuffers && c->n_out <= channel::kMaxBuffers && slot > 0 &&
-                 count <= (size - channel::kControlBytes) / slot;
-            for (std::uint32_t b = 0; ok && b < c->n_in; ++b)
-                ok = c->in_offset[b] + c->in_count[b] * sizeof(float) <= slot;
-            for (std::uint32_t b = 0; ok && b < c->n_out; ++b)
-                ok = c->out_offset[b] + c->out_count[b] * sizeof(float) <= slot;
-            if (ok) {
-                c->shape[sizeof c->shape - 1] = '\0';
-                try {
-                    shape = parse_shape(c->shape);
-                } catch (const std::exception&) {
-                    ok = false;
-                }
-            }
-            if (ok) {
-                ins.assign(count, Spans());
-                outs.assign(count, Spans());
-                for (std::uint64_t k = 0; k < count; ++k) {
-                    unsigned char* s = base + channel::kControlBytes + k * slot;
-                    for (std::uint32_t b = 0; b < c->n_in; ++b)
-                        ins[k].push_back({reinterpret_cast<float*>(s + c->in_offset[b]), c->in_count[b]});
-                    for (std::uint32_t b = 0; b < c->n_out; ++b)
-                        outs[k].push_back({reinterpret_cast<float*>(s + c->out_offset[b]), c->out_count[b]});
-                }
-                std::snprintf(g_context, sizeof g_context, "while running %s at shape %s", p.name.c_str(),
-                              shape.text().c_str());
-            }
-        }
-        if (!ok) {
-            c->status = channel::kBadRequest;
-            std::snprintf(c->message, sizeof c->message, "malformed request");
-        }
-        if (command == channel::kProbe)
-            probe.warm();
-        c->ready.store(seq, std::memory_order_release);
-        channel::wake(&c->ready);
-        wait_for(&c->go, seq);
-        if (ok && command == channel::kCalls) {
-            try {
-                for (std::size_t k = 0; k < ins.size(); ++k)
-                    p.call(shape, ins[k], outs[k]);
-            } catch (const std::exception& e) {
-                c->status = channel::kException;
-                std::snprintf(c->message, sizeof c->message, "the kernel threw an exception: %s", e.what());
-            } catch (...) {
-                c->status = channel::kException;
-                std::snprintf(c->message, sizeof c->message, "the kernel threw an exception");
-            }
-        } else if (command == channel::kProbe) {
-            probe.timed_pass(static_cast<int>(c->count));
-        }
-        c->done.store(seq, std::memory_order_release);
-        channel::wake(&c->done);
-    }
+[[noreturn]] inline void fail_load(channel::Control* c, int status, const std::string& why) {
+    kit::fail_start("autocomp worker", c, status, why);
 }
 
 } // namespace worker
@@ -297,22 +176,8 @@ inline int harness_main(int argc, char** argv, const Problem& p) {
         else
             fail_load(nullptr, channel::kBadRequest, "unknown option " + key);
     }
-    struct stat st;
-    if (fstat(o.fd, &st) != 0 || st.st_size < static_cast<off_t>(channel::kControlBytes))
-        fail_load(nullptr, channel::kBadRequest, "no channel on fd " + std::to_string(o.fd));
-    const std::size_t size = static_cast<std::size_t>(st.st_size);
-    void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, o.fd, 0);
-    if (mem == MAP_FAILED)
-        fail_load(nullptr, channel::kBadRequest, "cannot map the channel");
-    auto* c = static_cast<channel::Control*>(mem);
-    // The judge writes the header when it starts, which may be after this process.
-    for (int waited = 0; c->magic != channel::kMagic; ++waited) {
-        if (waited > 60000)
-            fail_load(nullptr, channel::kBadRequest, "the channel has no judge's header");
-        usleep(1000);
-    }
-    if (c->version != channel::kVersion)
-        fail_load(nullptr, channel::kBadRequest, "the judge speaks another channel version");
+    std::size_t size = 0;
+    channel::Control* c = kit::open_channel("autocomp worker", o.fd, size);
 
     for (const auto& lib : o.libraries) {
         const std::string soname = "lib" + lib + ".so";
@@ -341,7 +206,7 @@ inline int harness_main(int argc, char** argv, const Problem& p) {
     c->status = channel::kOk;
     c->hello.store(1, std::memory_order_release);
     channel::wake(&c->hello);
-    return serve(p, c, static_cast<unsigned char*>(mem), size);
+    kit::serve(p, c, reinterpret_cast<unsigned char*>(c), size, CacheProbe());
 }
 
 } // namespace autocomp
