@@ -2,7 +2,7 @@
 
 #include "agents/isa_filter.h"
 #include "agents/prompt_builder.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,9 +17,10 @@ namespace {
 // The files of the agent format (DESIGN.md §4; Autocomp's agent builder writes the same names).
 const QStringList &agentFiles()
 {
-    static const QStringList s_files{QStringLiteral("agent_config.yaml"), QStringLiteral("optimization_menu.yaml"),
+    static const QStringList s_files{QStringLiteral("agent_config.yaml"),     QStringLiteral("optimization_menu.yaml"),
                                      QStringLiteral("translation_menu.yaml"), QStringLiteral("rules.yaml"),
-                                     QStringLiteral("architecture.md"), QStringLiteral("isa_docs.md"), QStringLiteral("code_examples.md")};
+                                     QStringLiteral("architecture.md"),       QStringLiteral("isa_docs.md"),
+                                     QStringLiteral("code_examples.md")};
     return s_files;
 }
 
@@ -28,7 +29,8 @@ const QStringList &agentFiles()
 QStringList checkTextFiles(const QString &dir, QStringList *notes)
 {
     QStringList errors;
-    for (const QString &file : {QStringLiteral("architecture.md"), QStringLiteral("isa_docs.md"), QStringLiteral("code_examples.md")}) {
+    for (const QString &file :
+         {QStringLiteral("architecture.md"), QStringLiteral("isa_docs.md"), QStringLiteral("code_examples.md")}) {
         QFile f(dir + QLatin1Char('/') + file);
         if (!f.exists())
             continue;
@@ -40,11 +42,15 @@ QStringList checkTextFiles(const QString &dir, QStringList *notes)
         const QString text = QString::fromUtf8(bytes);
         if (text.contains(QChar::ReplacementCharacter) && !bytes.contains("\xEF\xBF\xBD")) {
             const qsizetype at = text.indexOf(QChar::ReplacementCharacter);
-            errors << QStringLiteral("%1:%2: not UTF-8 text").arg(f.fileName()).arg(text.left(at).count(QLatin1Char('\n')) + 1);
+            errors << QStringLiteral("%1:%2: not UTF-8 text")
+                          .arg(f.fileName())
+                          .arg(text.left(at).count(QLatin1Char('\n')) + 1);
             continue;
         }
         if (bytes.contains('\0')) {
-            errors << QStringLiteral("%1:%2: a NUL byte: not a text file").arg(f.fileName()).arg(bytes.left(bytes.indexOf('\0')).count('\n') + 1);
+            errors << QStringLiteral("%1:%2: a NUL byte: not a text file")
+                          .arg(f.fileName())
+                          .arg(bytes.left(bytes.indexOf('\0')).count('\n') + 1);
             continue;
         }
         if (file == QLatin1String("code_examples.md")) {
@@ -59,9 +65,12 @@ QStringList checkTextFiles(const QString &dir, QStringList *notes)
             for (int i = openLine; openLine && i < lines.size(); ++i)
                 textAfter = textAfter || !lines.at(i).trimmed().isEmpty();
             if (openLine && textAfter)
-                errors << QStringLiteral("%1:%2: this code block is never closed (```)").arg(f.fileName()).arg(openLine);
+                errors
+                    << QStringLiteral("%1:%2: this code block is never closed (```)").arg(f.fileName()).arg(openLine);
             else if (openLine)
-                *notes << QStringLiteral("%1:%2: a ``` at the end opens no code block; ignored").arg(f.fileName()).arg(openLine);
+                *notes << QStringLiteral("%1:%2: a ``` at the end opens no code block; ignored")
+                              .arg(f.fileName())
+                              .arg(openLine);
         }
     }
     return errors;
@@ -80,7 +89,8 @@ QStringList fittingTargets(const Agent &agent, const Repository &repository)
                                                    {QStringLiteral("trn2"), QStringLiteral("trainium")},
                                                    {QStringLiteral("trn3"), QStringLiteral("trainium")}};
     QStringList out;
-    const QStringList words = agent.name.toLower().split(QRegularExpression(QStringLiteral("[-_ .]")), Qt::SkipEmptyParts);
+    const QStringList words = agent.name.toLower().split(QRegularExpression(QStringLiteral("[-_ .]")),
+                                                         Qt::SkipEmptyParts);
     for (const QString &t : targets)
         if (words.contains(t.toLower()))
             out << t;
@@ -100,7 +110,8 @@ bool copyAgent(const QString &from, const QString &to, QString *error)
             *error = QStringLiteral("cannot copy %1 to %2").arg(info.absoluteFilePath(), dest);
             return false;
         }
-        QFile(dest).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther);
+        QFile(dest).setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
+                                   | QFileDevice::ReadOther);
     }
     return true;
 }
@@ -143,7 +154,8 @@ QString previewPrompt(const Agent &agent, const Repository &repository, const QS
 
 } // namespace
 
-int agentsImport(const QString &dir, const QString &name, const QString &target, bool overwrite, QTextStream &out, QTextStream &err)
+int agentsImport(const QString &dir, const QString &name, const QString &target, bool overwrite, QTextStream &out,
+                 QTextStream &err)
 {
     const QFileInfo info(dir);
     if (!info.isDir()) {
@@ -167,12 +179,14 @@ int agentsImport(const QString &dir, const QString &name, const QString &target,
     const QString agentName = !name.isEmpty() ? name : agent->name;
     static const QRegularExpression s_name(QStringLiteral("^[A-Za-z0-9][A-Za-z0-9_.-]*$"));
     if (!s_name.match(agentName).hasMatch()) {
-        err << "autocomp agents import: '" << agentName << "' is not an agent name (letters, digits, _ . -); give one with --name\n";
+        err << "autocomp agents import: '" << agentName
+            << "' is not an agent name (letters, digits, _ . -); give one with --name\n";
         return 2;
     }
     const QString dest = Repository::userDataDir() + QStringLiteral("/agents/") + agentName;
     if (QFileInfo::exists(dest) && !overwrite) {
-        err << "autocomp agents import: " << dest << " exists; --overwrite replaces it, --name imports under another name\n";
+        err << "autocomp agents import: " << dest
+            << " exists; --overwrite replaces it, --name imports under another name\n";
         return 2;
     }
     if (QFileInfo(dest).canonicalFilePath() == QFileInfo(source).canonicalFilePath()) {
@@ -197,25 +211,29 @@ int agentsImport(const QString &dir, const QString &name, const QString &target,
     out << "imported agent '" << agentName << "' into " << dest << '\n';
     out << "  optimization menu: " << installed->menu.size() << " strategies\n";
     out << "  translation menu: " << installed->translationMenu.size() << " strategies\n";
-    out << "  rules: " << installed->rulesGeneral.size() << " general, " << installed->rulesPlanning.size() << " planning, "
-        << installed->rulesCoding.size() << " coding\n";
+    out << "  rules: " << installed->rulesGeneral.size() << " general, " << installed->rulesPlanning.size()
+        << " planning, " << installed->rulesCoding.size() << " coding\n";
     out << "  code examples: " << installed->codeExamples.size() << '\n';
-    out << "  architecture: " << installed->architecture.size() << " characters; ISA docs: " << installed->isaDocs.size()
-        << " characters in " << IsaFilter::parse(installed->isaDocs).size() << " sections\n";
+    out << "  architecture: " << installed->architecture.size()
+        << " characters; ISA docs: " << installed->isaDocs.size() << " characters in "
+        << IsaFilter::parse(installed->isaDocs).size() << " sections\n";
 
     const Repository repository;
     QString fit = target;
     if (!fit.isEmpty() && !repository.targetNames().contains(fit)) {
-        err << "autocomp agents import: --target " << fit << ": no such target (known: " << repository.targetNames().join(QLatin1String(", ")) << ")\n";
+        err << "autocomp agents import: --target " << fit
+            << ": no such target (known: " << repository.targetNames().join(QLatin1String(", ")) << ")\n";
         return 2;
     }
     const QStringList fits = fit.isEmpty() ? fittingTargets(*installed, repository) : QStringList{fit};
     if (fits.isEmpty()) {
         out << "target: none of this workbench's targets (" << repository.targetNames().join(QLatin1String(", "))
-            << ") matches its name or its config; run it with `agent: " << agentName << "` and the target of its hardware\n";
+            << ") matches its name or its config; run it with `agent: " << agentName
+            << "` and the target of its hardware\n";
     } else {
         fit = fits.first();
-        out << "target: fits '" << fit << "'" << (fits.size() > 1 ? QStringLiteral(" (also: %1)").arg(fits.mid(1).join(QLatin1String(", "))) : QString())
+        out << "target: fits '" << fit << "'"
+            << (fits.size() > 1 ? QStringLiteral(" (also: %1)").arg(fits.mid(1).join(QLatin1String(", "))) : QString())
             << "; run it with `target: " << fit << "` and `agent: " << agentName << "`\n";
     }
     QString about;

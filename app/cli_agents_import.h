@@ -13,6 +13,7 @@ namespace autocomp::cli {
 // loads the copy again, prints what each file holds, which target the agent fits, and the start of a plan
 // prompt built from it. An agent of that name already there is replaced only with `overwrite`.
 // Returns 0, 1 (cannot load, cannot copy) or 2 (usage: no such folder, bad name, name taken).
-int agentsImport(const QString &dir, const QString &name, const QString &target, bool overwrite, QTextStream &out, QTextStream &err);
+int agentsImport(const QString &dir, const QString &name, const QString &target, bool overwrite, QTextStream &out,
+                 QTextStream &err);
 
 } // namespace autocomp::cli

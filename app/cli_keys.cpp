@@ -39,8 +39,8 @@ bool knownProvider(const QString &provider)
 {
     if (SecretStore::providers().contains(provider))
         return true;
-    err() << "autocomp: unknown provider '" << provider << "' (keys are kept for: " << SecretStore::providers().join(QLatin1String(", "))
-          << ')' << Qt::endl;
+    err() << "autocomp: unknown provider '" << provider
+          << "' (keys are kept for: " << SecretStore::providers().join(QLatin1String(", ")) << ')' << Qt::endl;
     return false;
 }
 
@@ -54,14 +54,15 @@ int setKey(const QString &provider)
     // The key is the first line; a trailing newline (echo, a pasted line) is not part of it.
     const QString key = QString::fromUtf8(input.readLine()).trimmed();
     if (key.isEmpty()) {
-        err() << "autocomp: no key on standard input; e.g. `printf %s \"$KEY\" | autocomp keys set " << provider << '`' << Qt::endl;
+        err() << "autocomp: no key on standard input; e.g. `printf %s \"$KEY\" | autocomp keys set " << provider << '`'
+              << Qt::endl;
         return ExitUsage;
     }
     SecretStore::rememberSecret(key);
     QString error;
     if (!SecretStore::writeBlocking(provider, key, &error)) {
-        err() << "autocomp: cannot store the " << provider << " key in the keychain (" << SecretStore::redact(error) << "); set "
-              << ModelSpec::apiKeyVariable(provider) << " in the environment instead" << Qt::endl;
+        err() << "autocomp: cannot store the " << provider << " key in the keychain (" << SecretStore::redact(error)
+              << "); set " << ModelSpec::apiKeyVariable(provider) << " in the environment instead" << Qt::endl;
         return ExitError;
     }
     out() << "stored the " << provider << " key in the keychain (service " << SecretStore::serviceName() << ")\n";
@@ -110,7 +111,8 @@ int deleteKey(const QString &provider)
 {
     QString error;
     if (!SecretStore::deleteBlocking(provider, &error)) {
-        err() << "autocomp: cannot delete the " << provider << " key from the keychain: " << SecretStore::redact(error) << Qt::endl;
+        err() << "autocomp: cannot delete the " << provider << " key from the keychain: " << SecretStore::redact(error)
+              << Qt::endl;
         return ExitError;
     }
     out() << "deleted the " << provider << " key from the keychain\n";
@@ -138,7 +140,7 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
 {
     QHash<QString, QString> keychain;
     QHash<QString, QString> described; // provider -> where its key comes from
-    QSet<QString> reported;             // a model named for plans and code is reported once
+    QSet<QString> reported; // a model named for plans and code is reported once
     QString unreachable;
     const bool reachable = SecretStore::keychainReachable(&unreachable);
     for (const ModelSpec &spec : models) {
@@ -153,28 +155,34 @@ std::function<QString(const QString &)> loadApiKeys(const QList<ModelSpec> &mode
                 // No keychain to ask: said once, then each model's key is missing or optional.
                 if (SecretStore::claimEnvironmentOnlyNotice())
                     report << "autocomp: " << SecretStore::environmentOnlyNotice(unreachable) << Qt::endl;
-                described.insert(provider, SecretStore::keyRequired(provider)
-                                               ? QStringLiteral("missing (%1 not set)").arg(ModelSpec::apiKeyVariable(provider))
-                                               : QStringLiteral("none (optional)"));
+                described.insert(provider,
+                                 SecretStore::keyRequired(provider)
+                                     ? QStringLiteral("missing (%1 not set)").arg(ModelSpec::apiKeyVariable(provider))
+                                     : QStringLiteral("none (optional)"));
             } else {
                 const SecretStore::Result r = SecretStore::readStoredBlocking(provider);
                 if (r.status == KeyStatus::Stored) {
                     keychain.insert(provider, r.key);
                     described.insert(provider, QStringLiteral("from the keychain"));
                 } else if (r.status == KeyStatus::KeychainUnavailable) {
-                    described.insert(provider, QStringLiteral("%1 (%2 not set; keychain unavailable: %3)")
-                                                   .arg(SecretStore::keyRequired(provider) ? QStringLiteral("missing") : QStringLiteral("none"),
-                                                        ModelSpec::apiKeyVariable(provider), SecretStore::redact(r.error)));
+                    described.insert(provider,
+                                     QStringLiteral("%1 (%2 not set; keychain unavailable: %3)")
+                                         .arg(SecretStore::keyRequired(provider) ? QStringLiteral("missing")
+                                                                                 : QStringLiteral("none"),
+                                              ModelSpec::apiKeyVariable(provider), SecretStore::redact(r.error)));
                 } else {
-                    described.insert(provider, SecretStore::keyRequired(provider)
-                                                   ? QStringLiteral("missing (%1 not set, none in the keychain)").arg(ModelSpec::apiKeyVariable(provider))
-                                                   : QStringLiteral("none (optional)"));
+                    described.insert(provider,
+                                     SecretStore::keyRequired(provider)
+                                         ? QStringLiteral("missing (%1 not set, none in the keychain)")
+                                               .arg(ModelSpec::apiKeyVariable(provider))
+                                         : QStringLiteral("none (optional)"));
                 }
             }
         }
         if (!described.value(provider).isEmpty() && !reported.contains(spec.text)) {
             reported.insert(spec.text);
-            report << "autocomp: " << spec.text << " at " << spec.baseUrl.toString() << ": API key " << described.value(provider) << Qt::endl;
+            report << "autocomp: " << spec.text << " at " << spec.baseUrl.toString() << ": API key "
+                   << described.value(provider) << Qt::endl;
         }
     }
     return SecretStore::lookup(std::move(keychain));

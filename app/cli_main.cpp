@@ -7,17 +7,17 @@
 #include "cli_targets_check.h"
 #include "llm/llm_client.h"
 #include "eval/evaluator.h"
-#include "eval/kernelbench_import.h"
+#include "catalog/kernelbench_import.h"
 #include "model/metric_units.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "model/run_config.h"
-#include "model/target_scaffold.h"
+#include "catalog/target_scaffold.h"
 #include "search/run_setup.h"
 #include "search/run_manager.h"
 #include "search/search_engine.h"
 #include "secrets/secret_store.h"
-#include "store/autocomp_dir.h"
-#include "store/run_archive.h"
+#include "exchange/autocomp_dir.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 #ifdef AUTOCOMP_HAVE_POPPLER
 #include "pdf/poppler_pdf_reader.h"
@@ -44,7 +44,12 @@ using namespace autocomp;
 
 namespace {
 
-enum ExitCode { ExitOk = 0, ExitError = 1, ExitUsage = 2, ExitNotCorrect = 3 }; // 4 (stopped or paused): cli::runExitCode
+enum ExitCode {
+    ExitOk = 0,
+    ExitError = 1,
+    ExitUsage = 2,
+    ExitNotCorrect = 3
+}; // 4 (stopped or paused): cli::runExitCode
 
 QTextStream &out()
 {
@@ -58,8 +63,8 @@ QTextStream &err()
     return s;
 }
 
-
-struct Args {
+struct Args
+{
     QStringList positional;
     QHash<QString, QString> options;
     QHash<QString, QStringList> lists; // every value of an option given several times
@@ -71,7 +76,8 @@ struct Args {
 
 // One subcommand: its synopsis (for errors and --help), its options (names without dashes; a value name
 // makes an option take a value), and its positional arguments.
-struct Command {
+struct Command
+{
     QString name;
     QString synopsis;
     QString description;
@@ -91,107 +97,167 @@ QCommandLineOption flagOption(const QString &name, const QString &description)
 
 const QList<Command> &commands()
 {
-    static const QCommandLineOption store = valued(QStringLiteral("store"), QStringLiteral("the run store (default: $AUTOCOMP_STORE, else "
-                                                                                            "$XDG_DATA_HOME/autocomp-workbench/runs.sqlite)"),
+    static const QCommandLineOption store = valued(QStringLiteral("store"),
+                                                   QStringLiteral("the run store (default: $AUTOCOMP_STORE, else "
+                                                                  "$XDG_DATA_HOME/autocomp-workbench/runs.sqlite)"),
                                                    QStringLiteral("PATH"));
     static const QCommandLineOption json = flagOption(QStringLiteral("json"), QStringLiteral("print JSON on stdout"));
     static const QList<Command> s_commands{
-        {QStringLiteral("run"), QStringLiteral("run CONFIG.yaml [CONFIG.yaml ...] [--store PATH] [--json] [--label TEXT]"),
-         QStringLiteral("Runs searches, several at once in this process when given several configurations (they share the "
-                        "LLM client and the evaluation slots); progress on stderr, a summary on stdout."),
-         {store, json, valued(QStringLiteral("label"), QStringLiteral("a label stored with the run"), QStringLiteral("TEXT"))},
+        {QStringLiteral("run"),
+         QStringLiteral("run CONFIG.yaml [CONFIG.yaml ...] [--store PATH] [--json] [--label TEXT]"),
+         QStringLiteral(
+             "Runs searches, several at once in this process when given several configurations (they share the "
+             "LLM client and the evaluation slots); progress on stderr, a summary on stdout."),
+         {store, json,
+          valued(QStringLiteral("label"), QStringLiteral("a label stored with the run"), QStringLiteral("TEXT"))},
          {{QStringLiteral("CONFIG.yaml"), QStringLiteral("run configuration(s)")}}},
-        {QStringLiteral("resume"), QStringLiteral("resume RUN_ID [--store PATH] [--json]"),
+        {QStringLiteral("resume"),
+         QStringLiteral("resume RUN_ID [--store PATH] [--json]"),
          QStringLiteral("Continues a paused, stopped or interrupted run; paid answers are reused."),
          {store, json},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
-        {QStringLiteral("study"), QStringLiteral("study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]"),
-         QStringLiteral("Runs a parameter study: every problem × point × seed as a labelled run, several at once; started again "
-                        "it goes on where it stopped (ended runs are not run again). Writes a CSV per run and per point."),
-         {store, flagOption(QStringLiteral("dry-run"), QStringLiteral("print the number of runs, LLM calls and cost estimate, send nothing")),
-          flagOption(QStringLiteral("report"), QStringLiteral("print the report and write the CSVs from the store, run nothing")),
-          valued(QStringLiteral("csv"), QStringLiteral("the runs CSV (default STUDY_DIR/NAME.csv; the points CSV beside it, NAME.points.csv)"),
+        {QStringLiteral("study"),
+         QStringLiteral("study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]"),
+         QStringLiteral(
+             "Runs a parameter study: every problem × point × seed as a labelled run, several at once; started again "
+             "it goes on where it stopped (ended runs are not run again). Writes a CSV per run and per point."),
+         {store,
+          flagOption(QStringLiteral("dry-run"),
+                     QStringLiteral("print the number of runs, LLM calls and cost estimate, send nothing")),
+          flagOption(QStringLiteral("report"),
+                     QStringLiteral("print the report and write the CSVs from the store, run nothing")),
+          valued(QStringLiteral("csv"),
+                 QStringLiteral("the runs CSV (default STUDY_DIR/NAME.csv; the points CSV beside it, NAME.points.csv)"),
                  QStringLiteral("PATH")),
-          valued(QStringLiteral("parallel"), QStringLiteral("runs at once (default: the study's parallel, else 2)"), QStringLiteral("N"))},
+          valued(QStringLiteral("parallel"), QStringLiteral("runs at once (default: the study's parallel, else 2)"),
+                 QStringLiteral("N"))},
          {{QStringLiteral("STUDY.yaml"), QStringLiteral("the study (README, Parameter studies)")}}},
-        {QStringLiteral("pause"), QStringLiteral("pause RUN_ID [--store PATH]"), QStringLiteral("Asks the process driving RUN_ID to pause it."),
+        {QStringLiteral("pause"),
+         QStringLiteral("pause RUN_ID [--store PATH]"),
+         QStringLiteral("Asks the process driving RUN_ID to pause it."),
          {store},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
-        {QStringLiteral("stop"), QStringLiteral("stop RUN_ID [--store PATH]"), QStringLiteral("Asks the process driving RUN_ID to stop it."),
+        {QStringLiteral("stop"),
+         QStringLiteral("stop RUN_ID [--store PATH]"),
+         QStringLiteral("Asks the process driving RUN_ID to stop it."),
          {store},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
         {QStringLiteral("eval"),
-         QStringLiteral("eval --target T --problem P (--code FILE | --start) [--baseline FILE | --no-baseline] [--json] [--profile] [--compile-only] "
+         QStringLiteral("eval --target T --problem P (--code FILE | --start) [--baseline FILE | --no-baseline] "
+                        "[--json] [--profile] [--compile-only] "
                         "[--sandbox auto|required|off]"),
          QStringLiteral("Evaluates one file, or the problem's start code, and prints its result."),
          {valued(QStringLiteral("target"), QStringLiteral("the target (default cpu)"), QStringLiteral("T")),
           valued(QStringLiteral("problem"), QStringLiteral("the problem"), QStringLiteral("P")),
           valued(QStringLiteral("code"), QStringLiteral("the candidate source"), QStringLiteral("FILE")),
           flagOption(QStringLiteral("start"), QStringLiteral("evaluate the problem's start code")),
-          flagOption(QStringLiteral("compile-only"), QStringLiteral("leave out the steps that need the target's hardware (evaluation.compile_only)")),
-          valued(QStringLiteral("baseline"), QStringLiteral("time against this code (default: the problem's start code)"),
-                 QStringLiteral("FILE")),
+          flagOption(QStringLiteral("compile-only"),
+                     QStringLiteral("leave out the steps that need the target's hardware (evaluation.compile_only)")),
+          valued(QStringLiteral("baseline"),
+                 QStringLiteral("time against this code (default: the problem's start code)"), QStringLiteral("FILE")),
           flagOption(QStringLiteral("no-baseline"), QStringLiteral("time the candidate alone")), json,
           flagOption(QStringLiteral("profile"), QStringLiteral("add the cache profile (evaluation.profile)")),
-          valued(QStringLiteral("sandbox"), QStringLiteral("auto (default), required (refuse to run without bubblewrap) or off (evaluation.sandbox)"),
-                 QStringLiteral("MODE")),
-          valued(QStringLiteral("from-step"), QStringLiteral("start at this step (the far side of a remote evaluation)"), QStringLiteral("STEP")),
-          valued(QStringLiteral("seed-dir"), QStringLiteral("copy this directory's files into the work directory first"), QStringLiteral("DIR"))},
+          valued(
+              QStringLiteral("sandbox"),
+              QStringLiteral("auto (default), required (refuse to run without bubblewrap) or off (evaluation.sandbox)"),
+              QStringLiteral("MODE")),
+          valued(QStringLiteral("from-step"),
+                 QStringLiteral("start at this step (the far side of a remote evaluation)"), QStringLiteral("STEP")),
+          valued(QStringLiteral("seed-dir"),
+                 QStringLiteral("copy this directory's files into the work directory first"), QStringLiteral("DIR"))},
          {}},
-        {QStringLiteral("runs"), QStringLiteral("runs [list | show RUN_ID [--candidate ID] | watch RUN_ID] [--json] [--store PATH]"),
-         QStringLiteral("Lists the runs of a store, shows one run or one of its candidates, or follows a run as it goes "
-                        "(whichever process drives it) until it ends."),
-         {store, json, valued(QStringLiteral("candidate"), QStringLiteral("one candidate of the run"), QStringLiteral("ID"))},
-         {{QStringLiteral("list|show|watch"), QStringLiteral("what to print (default list)")}, {QStringLiteral("RUN_ID"), QStringLiteral("for show")}}},
-        {QStringLiteral("export"), QStringLiteral("export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]"),
-         QStringLiteral("Writes a run as a JSONL archive, a schedule for a similar problem, or an Autocomp output directory."),
-         {store, valued(QStringLiteral("format"), QStringLiteral("jsonl (default), schedule or autocomp-dir"), QStringLiteral("FORMAT")),
+        {QStringLiteral("runs"),
+         QStringLiteral("runs [list | show RUN_ID [--candidate ID] | watch RUN_ID] [--json] [--store PATH]"),
+         QStringLiteral(
+             "Lists the runs of a store, shows one run or one of its candidates, or follows a run as it goes "
+             "(whichever process drives it) until it ends."),
+         {store, json,
+          valued(QStringLiteral("candidate"), QStringLiteral("one candidate of the run"), QStringLiteral("ID"))},
+         {{QStringLiteral("list|show|watch"), QStringLiteral("what to print (default list)")},
+          {QStringLiteral("RUN_ID"), QStringLiteral("for show")}}},
+        {QStringLiteral("export"),
+         QStringLiteral("export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH [--store PATH]"),
+         QStringLiteral(
+             "Writes a run as a JSONL archive, a schedule for a similar problem, or an Autocomp output directory."),
+         {store,
+          valued(QStringLiteral("format"), QStringLiteral("jsonl (default), schedule or autocomp-dir"),
+                 QStringLiteral("FORMAT")),
           valued(QStringLiteral("out"), QStringLiteral("where to write"), QStringLiteral("PATH"))},
          {{QStringLiteral("RUN_ID"), QStringLiteral("the run")}}},
-        {QStringLiteral("import"), QStringLiteral("import PATH [--store PATH]"),
+        {QStringLiteral("import"),
+         QStringLiteral("import PATH [--store PATH]"),
          QStringLiteral("Imports a run archive written by `export` (JSONL) or an Autocomp output directory."),
          {store},
          {{QStringLiteral("PATH"), QStringLiteral("archive or directory")}}},
-        {QStringLiteral("targets"), QStringLiteral("targets [check T [--problem P]... [--sandbox auto|required|off]]"),
-         QStringLiteral("Lists the installed targets; `check` runs a target's availability check, then evaluates every problem's start "
-                        "code and its checks/ files (wrong_* must be incorrect, broken_* compile_error) and prints a table. "
-                        "Exit status: 0 all ok, 1 the target does not load, 3 a check failed, 5 the target is absent here."),
-         {valued(QStringLiteral("problem"), QStringLiteral("check: only this problem (repeatable)"), QStringLiteral("P")),
-          valued(QStringLiteral("sandbox"), QStringLiteral("check: auto (default), required or off (evaluation.sandbox)"), QStringLiteral("MODE"))},
-         {{QStringLiteral("check"), QStringLiteral("check a target")}, {QStringLiteral("T"), QStringLiteral("the target to check")}}},
-        {QStringLiteral("problems"), QStringLiteral("problems [TARGET] | problems import PATH... [--level N] [--scale F] [--device cpu|cuda]"),
-         QStringLiteral("Lists the problems of every target, or of one; `import` makes kernelbench problems of KernelBench problem "
-                        "files (a file or a folder of them), refers to the files as they are, and prints the problem ids."),
-         {valued(QStringLiteral("level"), QStringLiteral("import: the KernelBench level (default: from a levelN folder in the path)"), QStringLiteral("N")),
-          valued(QStringLiteral("scale"), QStringLiteral("import: the factor for the file's module-level sizes (default: picked so one "
-                                                         "reference pass takes about 50 ms here)"),
+        {QStringLiteral("targets"),
+         QStringLiteral("targets [check T [--problem P]... [--sandbox auto|required|off]]"),
+         QStringLiteral(
+             "Lists the installed targets; `check` runs a target's availability check, then evaluates every problem's "
+             "start "
+             "code and its checks/ files (wrong_* must be incorrect, broken_* compile_error) and prints a table. "
+             "Exit status: 0 all ok, 1 the target does not load, 3 a check failed, 5 the target is absent here."),
+         {valued(QStringLiteral("problem"), QStringLiteral("check: only this problem (repeatable)"),
+                 QStringLiteral("P")),
+          valued(QStringLiteral("sandbox"),
+                 QStringLiteral("check: auto (default), required or off (evaluation.sandbox)"),
+                 QStringLiteral("MODE"))},
+         {{QStringLiteral("check"), QStringLiteral("check a target")},
+          {QStringLiteral("T"), QStringLiteral("the target to check")}}},
+        {QStringLiteral("problems"),
+         QStringLiteral("problems [TARGET] | problems import PATH... [--level N] [--scale F] [--device cpu|cuda]"),
+         QStringLiteral(
+             "Lists the problems of every target, or of one; `import` makes kernelbench problems of KernelBench "
+             "problem "
+             "files (a file or a folder of them), refers to the files as they are, and prints the problem ids."),
+         {valued(QStringLiteral("level"),
+                 QStringLiteral("import: the KernelBench level (default: from a levelN folder in the path)"),
+                 QStringLiteral("N")),
+          valued(QStringLiteral("scale"),
+                 QStringLiteral("import: the factor for the file's module-level sizes (default: picked so one "
+                                "reference pass takes about 50 ms here)"),
                  QStringLiteral("F")),
-          valued(QStringLiteral("device"), QStringLiteral("import: the device the scale is picked for (default: the target's setting)"),
+          valued(QStringLiteral("device"),
+                 QStringLiteral("import: the device the scale is picked for (default: the target's setting)"),
                  QStringLiteral("D"))},
-         {{QStringLiteral("TARGET|import"), QStringLiteral("one target, or import")}, {QStringLiteral("PATH"), QStringLiteral("for import")}}},
+         {{QStringLiteral("TARGET|import"), QStringLiteral("one target, or import")},
+          {QStringLiteral("PATH"), QStringLiteral("for import")}}},
         {QStringLiteral("agents"),
-         QStringLiteral("agents [build NAME --docs PATH|URL ... --model MODEL [--scope TEXT] [--target T] [--budget CHARS] "
-                        "[--overwrite] [--dry-run] [--store PATH] | import DIR [--name NAME] [--target T] [--overwrite]]"),
-         QStringLiteral("Lists the installed agents, or builds one from documents (folders of text, markdown and HTML, PDFs, "
-                        "web pages under a URL) into your data directory; `import` copies an agent folder (Autocomp's "
-                        "format as its agent builder writes it, or ours) into your data directory after checking every file."),
+         QStringLiteral(
+             "agents [build NAME --docs PATH|URL ... --model MODEL [--scope TEXT] [--target T] [--budget CHARS] "
+             "[--overwrite] [--dry-run] [--store PATH] | import DIR [--name NAME] [--target T] [--overwrite]]"),
+         QStringLiteral(
+             "Lists the installed agents, or builds one from documents (folders of text, markdown and HTML, PDFs, "
+             "web pages under a URL) into your data directory; `import` copies an agent folder (Autocomp's "
+             "format as its agent builder writes it, or ours) into your data directory after checking every file."),
          {store,
-          valued(QStringLiteral("docs"), QStringLiteral("a folder, file or URL to read (repeatable)"), QStringLiteral("PATH|URL")),
-          valued(QStringLiteral("model"), QStringLiteral("the model that reads them (provider::model)"), QStringLiteral("MODEL")),
-          valued(QStringLiteral("scope"), QStringLiteral("what the agent is for; documents outside it are left out"), QStringLiteral("TEXT")),
-          valued(QStringLiteral("target"), QStringLiteral("the target the agent is for (recorded in agent_config.yaml)"), QStringLiteral("T")),
-          valued(QStringLiteral("budget"), QStringLiteral("characters one file's reduce step reads (default 150000)"), QStringLiteral("CHARS")),
+          valued(QStringLiteral("docs"), QStringLiteral("a folder, file or URL to read (repeatable)"),
+                 QStringLiteral("PATH|URL")),
+          valued(QStringLiteral("model"), QStringLiteral("the model that reads them (provider::model)"),
+                 QStringLiteral("MODEL")),
+          valued(QStringLiteral("scope"), QStringLiteral("what the agent is for; documents outside it are left out"),
+                 QStringLiteral("TEXT")),
+          valued(QStringLiteral("target"),
+                 QStringLiteral("the target the agent is for (recorded in agent_config.yaml)"), QStringLiteral("T")),
+          valued(QStringLiteral("budget"), QStringLiteral("characters one file's reduce step reads (default 150000)"),
+                 QStringLiteral("CHARS")),
           valued(QStringLiteral("scaffold-from"),
                  QStringLiteral("also copy this target's backend.yaml and first problem as a start for the new target "
                                 "(named by --target, else NAME)"),
                  QStringLiteral("T")),
-          flagOption(QStringLiteral("overwrite"), QStringLiteral("replace an agent of that name you built or imported before")),
-          valued(QStringLiteral("name"), QStringLiteral("import: the name to install it under (default: its agent_name)"), QStringLiteral("NAME")),
+          flagOption(QStringLiteral("overwrite"),
+                     QStringLiteral("replace an agent of that name you built or imported before")),
+          valued(QStringLiteral("name"),
+                 QStringLiteral("import: the name to install it under (default: its agent_name)"),
+                 QStringLiteral("NAME")),
           flagOption(QStringLiteral("dry-run"), QStringLiteral("print the plan and the cost estimate, send nothing"))},
-         {{QStringLiteral("build"), QStringLiteral("build an agent")}, {QStringLiteral("NAME"), QStringLiteral("the agent's name")}}},
-        {QStringLiteral("keys"), QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
-         QStringLiteral("API keys in the OS keychain; `set` reads the key from stdin."), {},
-         {{QStringLiteral("set|list|delete"), QStringLiteral("what to do")}, {QStringLiteral("PROVIDER"), QStringLiteral("for set and delete")}}},
+         {{QStringLiteral("build"), QStringLiteral("build an agent")},
+          {QStringLiteral("NAME"), QStringLiteral("the agent's name")}}},
+        {QStringLiteral("keys"),
+         QStringLiteral("keys set PROVIDER | keys list | keys delete PROVIDER"),
+         QStringLiteral("API keys in the OS keychain; `set` reads the key from stdin."),
+         {},
+         {{QStringLiteral("set|list|delete"), QStringLiteral("what to do")},
+          {QStringLiteral("PROVIDER"), QStringLiteral("for set and delete")}}},
         {QStringLiteral("version"), QStringLiteral("version"), QStringLiteral("Prints the version."), {}, {}},
     };
     return s_commands;
@@ -199,14 +265,16 @@ const QList<Command> &commands()
 
 QString usage()
 {
-    QString text = QStringLiteral("usage: autocomp COMMAND [options]   (autocomp COMMAND --help for a command's options)\n\n");
+    QString text = QStringLiteral(
+        "usage: autocomp COMMAND [options]   (autocomp COMMAND --help for a command's options)\n\n");
     for (const Command &c : commands())
         text += QStringLiteral("  %1\n      %2\n").arg(c.synopsis, c.description);
-    text += QStringLiteral("\nThe store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.\n"
-                           "Exit status: 0 success (a run: finished with at least one evaluated candidate), 1 error, 2 usage,\n"
-                           "3 evaluated but not correct / run failed (every LLM call failed, or the starting code is wrong),\n"
-                           "4 run stopped or paused (`autocomp resume RUN_ID` continues it), or taken over by another process.\n"
-                           "With several runs, the worst. `resume` of a run that has ended reports it: 0 finished, 3 failed.\n");
+    text += QStringLiteral(
+        "\nThe store is $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite.\n"
+        "Exit status: 0 success (a run: finished with at least one evaluated candidate), 1 error, 2 usage,\n"
+        "3 evaluated but not correct / run failed (every LLM call failed, or the starting code is wrong),\n"
+        "4 run stopped or paused (`autocomp resume RUN_ID` continues it), or taken over by another process.\n"
+        "With several runs, the worst. `resume` of a run that has ended reports it: 0 finished, 3 failed.\n");
     return text;
 }
 
@@ -232,12 +300,15 @@ Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
             *exitCode = ExitOk;
         } else {
             const QStringList unknown = first.unknownOptionNames();
-            err() << "autocomp: " << (unknown.isEmpty() ? QStringLiteral("no command given") : first.errorText()) << "\n\n" << usage();
+            err() << "autocomp: " << (unknown.isEmpty() ? QStringLiteral("no command given") : first.errorText())
+                  << "\n\n"
+                  << usage();
             *exitCode = ExitUsage;
         }
         return Parsed::Exit;
     }
-    const auto command = std::find_if(commands().begin(), commands().end(), [&](const Command &c) { return c.name == name; });
+    const auto command = std::find_if(commands().begin(), commands().end(),
+                                      [&](const Command &c) { return c.name == name; });
     if (command == commands().end()) {
         err() << "autocomp: unknown command '" << name << "'\n\n" << usage();
         *exitCode = ExitUsage;
@@ -253,12 +324,14 @@ Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
     for (const auto &[positional, description] : command->positionals)
         parser.addPositionalArgument(positional, description);
     if (!parser.parse(arguments)) {
-        err() << "autocomp " << command->name << ": " << parser.errorText() << "\nusage: autocomp " << command->synopsis << '\n';
+        err() << "autocomp " << command->name << ": " << parser.errorText() << "\nusage: autocomp " << command->synopsis
+              << '\n';
         *exitCode = ExitUsage;
         return Parsed::Exit;
     }
     if (parser.isSet(QStringLiteral("help"))) {
-        out() << parser.helpText().replace(QStringLiteral("Usage: ") + arguments.value(0), QStringLiteral("Usage: autocomp"));
+        out() << parser.helpText().replace(QStringLiteral("Usage: ") + arguments.value(0),
+                                           QStringLiteral("Usage: autocomp"));
         *exitCode = ExitOk;
         return Parsed::Exit;
     }
@@ -274,8 +347,7 @@ Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
             continue;
         if (option.valueName().isEmpty())
             args->flags.insert(QStringLiteral("--") + optionName);
-        else
-        {
+        else {
             args->options.insert(QStringLiteral("--") + optionName, parser.value(option));
             args->lists.insert(QStringLiteral("--") + optionName, parser.values(option));
         }
@@ -283,15 +355,14 @@ Parsed parseArgs(const QStringList &arguments, Args *args, int *exitCode)
     return Parsed::Run;
 }
 
-QString storePath(const Args &args)
-{
-    return args.option(QStringLiteral("--store"), RunStore::defaultPath());
-}
+QString storePath(const Args &args) { return args.option(QStringLiteral("--store"), RunStore::defaultPath()); }
 
 std::unique_ptr<RunStore> openStore(const Args &args, cli::StoreUse use)
 {
-    // The default store is made on first use; a store named with --store or AUTOCOMP_STORE must exist (except for `run`).
-    const bool named = args.options.contains(QStringLiteral("--store")) || !qEnvironmentVariableIsEmpty("AUTOCOMP_STORE");
+    // The default store is made on first use; a store named with --store or AUTOCOMP_STORE must exist (except for
+    // `run`).
+    const bool named = args.options.contains(QStringLiteral("--store"))
+        || !qEnvironmentVariableIsEmpty("AUTOCOMP_STORE");
     if (!named && use != cli::StoreUse::Write && !QFileInfo::exists(storePath(args)))
         use = cli::StoreUse::Create;
     return cli::openStore(storePath(args), use, err());
@@ -310,24 +381,24 @@ QJsonObject runJson(const RunInfo &r)
 {
     const QString unit = runUnit(r);
     QJsonObject o{{QStringLiteral("run_id"), r.id},
-            {QStringLiteral("target"), r.target},
-            {QStringLiteral("problem"), r.problem},
-            {QStringLiteral("agent"), r.agent},
-            {QStringLiteral("state"), toString(r.state)},
-            {QStringLiteral("stop_reason"), r.stopReason},
-            {QStringLiteral("label"), r.label},
-            {QStringLiteral("created_at"), r.createdAt.toString(Qt::ISODate)},
-            {QStringLiteral("iteration"), r.iteration},
-            {QStringLiteral("metric"), r.metric},
-            {QStringLiteral("best_candidate"), r.bestCandidateId},
-            {QStringLiteral("unit"), unit},
-            {QStringLiteral("baseline_score"), r.baselineScore},
-            {QStringLiteral("best_score"), r.bestScore},
-            {QStringLiteral("speedup"), r.speedup()},
-            {QStringLiteral("llm_calls"), r.llmCalls},
-            {QStringLiteral("tokens_in"), r.tokensIn},
-            {QStringLiteral("tokens_out"), r.tokensOut},
-            {QStringLiteral("usd"), r.usd}};
+                  {QStringLiteral("target"), r.target},
+                  {QStringLiteral("problem"), r.problem},
+                  {QStringLiteral("agent"), r.agent},
+                  {QStringLiteral("state"), toString(r.state)},
+                  {QStringLiteral("stop_reason"), r.stopReason},
+                  {QStringLiteral("label"), r.label},
+                  {QStringLiteral("created_at"), r.createdAt.toString(Qt::ISODate)},
+                  {QStringLiteral("iteration"), r.iteration},
+                  {QStringLiteral("metric"), r.metric},
+                  {QStringLiteral("best_candidate"), r.bestCandidateId},
+                  {QStringLiteral("unit"), unit},
+                  {QStringLiteral("baseline_score"), r.baselineScore},
+                  {QStringLiteral("best_score"), r.bestScore},
+                  {QStringLiteral("speedup"), r.speedup()},
+                  {QStringLiteral("llm_calls"), r.llmCalls},
+                  {QStringLiteral("tokens_in"), r.tokensIn},
+                  {QStringLiteral("tokens_out"), r.tokensOut},
+                  {QStringLiteral("usd"), r.usd}};
     // The keys of earlier versions, kept where they are true: only for a metric in milliseconds.
     if (unit == QLatin1String("ms")) {
         o.insert(QStringLiteral("baseline_ms"), r.baselineScore);
@@ -368,12 +439,14 @@ void printJson(const QJsonObject &o)
 }
 
 // alreadyEnded: `resume` of a run that had ended before, said as such.
-void printSummary(const RunInfo &final, const QString &unit, bool reuseAcrossRuns, const QString &storePath, bool alreadyEnded = false)
+void printSummary(const RunInfo &final, const QString &unit, bool reuseAcrossRuns, const QString &storePath,
+                  bool alreadyEnded = false)
 {
     // A reason with a log (a machine's failure: the step's whole output) keeps its lines, indented.
     const qsizetype newline = final.stopReason.indexOf(QLatin1Char('\n'));
     if (alreadyEnded)
-        out() << "run " << final.id << " already finished (" << toString(final.state) << ": " << final.stopReason.left(newline) << ")\n";
+        out() << "run " << final.id << " already finished (" << toString(final.state) << ": "
+              << final.stopReason.left(newline) << ")\n";
     else
         out() << "run " << final.id << ": " << toString(final.state) << " (" << final.stopReason.left(newline) << ")\n";
     if (newline >= 0) {
@@ -382,8 +455,8 @@ void printSummary(const RunInfo &final, const QString &unit, bool reuseAcrossRun
             out() << "    " << line << '\n';
     }
     if (final.bestCandidateId)
-        out() << "baseline " << final.baselineScore << ' ' << unit << ", best " << final.bestScore << ' '
-              << unit << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
+        out() << "baseline " << final.baselineScore << ' ' << unit << ", best " << final.bestScore << ' ' << unit
+              << " (candidate " << final.bestCandidateId << "), speedup " << QString::number(final.speedup(), 'f', 2)
               << "x\n";
     out() << final.llmCalls << " LLM calls, " << final.tokensIn << " tokens in, " << final.tokensOut << " tokens out\n";
     if (reuseAcrossRuns)
@@ -420,7 +493,8 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
         SearchEngine *engine = manager.create(setups.at(i));
         QObject::connect(engine, &SearchEngine::logMessage, [engine, several](const QString &message) {
             err() << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << ' '
-                  << (several ? QStringLiteral("[run %1] ").arg(engine->runId()) : QString()) << SecretStore::redact(message) << Qt::endl;
+                  << (several ? QStringLiteral("[run %1] ").arg(engine->runId()) : QString())
+                  << SecretStore::redact(message) << Qt::endl;
         });
         // A pause ends this process once no run is left running; `autocomp resume` continues the run later.
         QObject::connect(engine, &SearchEngine::runStateChanged, [engine, &finals](RunState state, const QString &) {
@@ -429,20 +503,24 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
         });
         engines << engine;
     }
-    QObject::connect(&manager, &RunManager::runFinished, [&finals](SearchEngine *engine, const RunInfo &run) { finals[engine] = run; });
+    QObject::connect(&manager, &RunManager::runFinished,
+                     [&finals](SearchEngine *engine, const RunInfo &run) { finals[engine] = run; });
     // Runs another process took over while this one was not heard from (stopped past the lease's timeout).
     QHash<SearchEngine *, RunLease> lostTo;
     for (SearchEngine *engine : std::as_const(engines))
-        QObject::connect(engine, &SearchEngine::leaseLost, [engine, &lostTo](const RunLease &holder) { lostTo[engine] = holder; });
+        QObject::connect(engine, &SearchEngine::leaseLost,
+                         [engine, &lostTo](const RunLease &holder) { lostTo[engine] = holder; });
     QObject::connect(&manager, &RunManager::idle, [] { QCoreApplication::exit(0); });
     int started = 0;
     bool failedToStart = false;
     for (qsizetype i = 0; i < engines.size(); ++i) {
         QString error;
         const qint64 resumeId = resumeRunIds.value(i);
-        const bool ok = resumeId ? manager.resume(engines.at(i), resumeId, &error) : manager.start(engines.at(i), &error);
+        const bool ok = resumeId ? manager.resume(engines.at(i), resumeId, &error)
+                                 : manager.start(engines.at(i), &error);
         if (!ok) {
-            err() << "autocomp: " << (several ? QStringLiteral("%1: ").arg(setups.at(i).config.problem) : QString()) << error << Qt::endl;
+            err() << "autocomp: " << (several ? QStringLiteral("%1: ").arg(setups.at(i).config.problem) : QString())
+                  << error << Qt::endl;
             engines[i] = nullptr;
             failedToStart = true;
             continue;
@@ -462,7 +540,9 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
     QJsonArray all;
     // The worst outcome: a run that did not start (1), failed (3), stopped or paused (4), finished (0).
     int exitCode = failedToStart ? ExitError : ExitOk;
-    const auto rank = [](int code) { return code == ExitError ? 3 : code == cli::RunExitFailed ? 2 : code == cli::RunExitStopped ? 1 : 0; };
+    const auto rank = [](int code) {
+        return code == ExitError ? 3 : code == cli::RunExitFailed ? 2 : code == cli::RunExitStopped ? 1 : 0;
+    };
     for (qsizetype i = 0; i < engines.size(); ++i) {
         SearchEngine *engine = engines.at(i);
         if (!engine)
@@ -474,7 +554,8 @@ int driveRuns(const QList<RunSetup> &setups, const QList<qint64> &resumeRunIds, 
             exitCode = code;
         if (lost != lostTo.cend()) {
             // The run goes on in the other process: this one says so, and nothing of the run as it knew it.
-            const QString holder = lost->held() ? QStringLiteral("pid %1 on %2").arg(lost->pid).arg(lost->host) : QStringLiteral("another process");
+            const QString holder = lost->held() ? QStringLiteral("pid %1 on %2").arg(lost->pid).arg(lost->host)
+                                                : QStringLiteral("another process");
             if (json)
                 all.append(QJsonObject{{QStringLiteral("run_id"), final.id},
                                        {QStringLiteral("driven_by"), holder},
@@ -607,7 +688,8 @@ int cmdRun(const Args &args)
 int cmdStudy(const Args &args)
 {
     if (args.positional.size() != 2) {
-        err() << "usage: autocomp study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]" << Qt::endl;
+        err() << "usage: autocomp study STUDY.yaml [--store PATH] [--dry-run] [--report] [--csv PATH] [--parallel N]"
+              << Qt::endl;
         return ExitUsage;
     }
     cli::StudyOptions options;
@@ -634,7 +716,8 @@ int cmdEval(const Args &args)
     const QString codePath = args.option(QStringLiteral("--code"));
     const bool start = args.flag(QStringLiteral("--start"));
     if (problemName.isEmpty() || codePath.isEmpty() == !start) {
-        err() << "usage: autocomp eval --target T --problem P (--code FILE | --start) [--baseline FILE|--no-baseline] [--json] [--profile] "
+        err() << "usage: autocomp eval --target T --problem P (--code FILE | --start) [--baseline FILE|--no-baseline] "
+                 "[--json] [--profile] "
                  "[--compile-only]"
               << Qt::endl;
         return ExitUsage;
@@ -656,7 +739,8 @@ int cmdEval(const Args &args)
     if (start) {
         code = problem->startCode();
         if (code.isEmpty()) {
-            err() << "autocomp: problem '" << problem->name << "' has no start code (" << problem->startFile << ")" << Qt::endl;
+            err() << "autocomp: problem '" << problem->name << "' has no start code (" << problem->startFile << ")"
+                  << Qt::endl;
             return ExitError;
         }
     } else {
@@ -671,7 +755,8 @@ int cmdEval(const Args &args)
     config.profile = args.flag(QStringLiteral("--profile"));
     config.compileOnly = args.flag(QStringLiteral("--compile-only"));
     config.sandbox = args.option(QStringLiteral("--sandbox"), config.sandbox);
-    if (!QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(config.sandbox)) {
+    if (!QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(
+            config.sandbox)) {
         err() << "autocomp: --sandbox: '" << config.sandbox << "' is not one of auto, required, off" << Qt::endl;
         return ExitUsage;
     }
@@ -713,11 +798,14 @@ int cmdEval(const Args &args)
         if (job)
             job->cancel();
     });
-    QObject::connect(job, &EvalJob::statusChanged, [](CandidateStatus status) { err() << "autocomp: " << toString(status) << Qt::endl; });
+    QObject::connect(job, &EvalJob::statusChanged,
+                     [](CandidateStatus status) { err() << "autocomp: " << toString(status) << Qt::endl; });
     QObject::connect(job, &EvalJob::stepStarted, [](const QString &step, const QString &note) {
-        err() << "autocomp: step " << step << (note.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(note)) << Qt::endl;
+        err() << "autocomp: step " << step << (note.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(note))
+              << Qt::endl;
     });
-    QObject::connect(&evaluator, &Evaluator::logMessage, [](const QString &line) { err() << "autocomp: " << line << Qt::endl; });
+    QObject::connect(&evaluator, &Evaluator::logMessage,
+                     [](const QString &line) { err() << "autocomp: " << line << Qt::endl; });
     QObject::connect(job, &EvalJob::finished, [&result](const EvalResult &r) {
         result = r;
         QCoreApplication::exit(0);
@@ -730,7 +818,10 @@ int cmdEval(const Args &args)
         // `error`: the machine's fault (setup, sandbox, tools), no verdict about the code.
         const bool machine = result.status == QLatin1String("error");
         out() << "status: " << result.status
-              << (result.correct ? " (correct)" : machine ? " (no verdict: a problem of this machine, not of the code)" : " (not correct)") << '\n';
+              << (result.correct ? " (correct)"
+                      : machine  ? " (no verdict: a problem of this machine, not of the code)"
+                                 : " (not correct)")
+              << '\n';
         const double value = result.metricValue(target->metric);
         if (!std::isnan(value))
             out() << target->metric << ": " << QString::number(value, 'g', 12) << ' ' << target->metricUnit << '\n';
@@ -771,7 +862,8 @@ int cmdImportProblems(const Args &args)
         }
     }
     options.device = args.option(QStringLiteral("--device"));
-    if (!options.device.isEmpty() && options.device != QLatin1String("cpu") && options.device != QLatin1String("cuda")) {
+    if (!options.device.isEmpty() && options.device != QLatin1String("cpu")
+        && options.device != QLatin1String("cuda")) {
         err() << "autocomp: --device: '" << options.device << "' is not cpu or cuda" << Qt::endl;
         return ExitUsage;
     }
@@ -780,13 +872,16 @@ int cmdImportProblems(const Args &args)
     for (const QString &path : notFound)
         err() << "autocomp: " << path << ": no such file or folder" << Qt::endl;
     if (files.isEmpty()) {
-        err() << "autocomp: no KernelBench problem files (class Model, get_inputs, get_init_inputs) under " << paths.join(QLatin1String(", ")) << Qt::endl;
+        err() << "autocomp: no KernelBench problem files (class Model, get_inputs, get_init_inputs) under "
+              << paths.join(QLatin1String(", ")) << Qt::endl;
         return ExitError;
     }
-    err() << "autocomp: importing " << files.size() << " file(s); measuring each reference to pick its scale" << Qt::endl;
+    err() << "autocomp: importing " << files.size() << " file(s); measuring each reference to pick its scale"
+          << Qt::endl;
     Repository repository;
     QString error;
-    const auto imported = importKernelBench(repository, files, options, [](const QString &line) { err() << "autocomp: " << line << Qt::endl; }, &error);
+    const auto imported = importKernelBench(
+        repository, files, options, [](const QString &line) { err() << "autocomp: " << line << Qt::endl; }, &error);
     int done = 0;
     for (const KernelBenchImported &item : imported) {
         if (item.error.isEmpty()) {
@@ -800,7 +895,9 @@ int cmdImportProblems(const Args &args)
         return ExitError;
     }
     err() << "autocomp: imported " << done << " of " << files.size() << " problem(s) for target kernelbench"
-          << (done ? QStringLiteral("; `autocomp eval --target kernelbench --problem ID --start` evaluates one") : QString()) << Qt::endl;
+          << (done ? QStringLiteral("; `autocomp eval --target kernelbench --problem ID --start` evaluates one")
+                   : QString())
+          << Qt::endl;
     return done == files.size() && notFound.isEmpty() ? ExitOk : ExitError;
 }
 
@@ -813,7 +910,9 @@ QString leaseText(const std::optional<RunLease> &lease)
 {
     if (!lease)
         return QStringLiteral("no process");
-    const QString who = QStringLiteral("pid %1 on %2").arg(lease->pid).arg(lease->onThisHost() ? QStringLiteral("this host") : lease->host);
+    const QString who = QStringLiteral("pid %1 on %2")
+                            .arg(lease->pid)
+                            .arg(lease->onThisHost() ? QStringLiteral("this host") : lease->host);
     return lease->alive ? who : QStringLiteral("gone (%1)").arg(who);
 }
 
@@ -834,7 +933,8 @@ int cmdWatch(RunStore &store, const Args &args)
     const bool json = args.flag(QStringLiteral("--json"));
     const QString unit = runUnit(*run);
     QStringList ignored;
-    const auto config = RunConfig::fromYaml(run->configYaml.toUtf8(), QStringLiteral("run %1's configuration").arg(runId), &ignored);
+    const auto config = RunConfig::fromYaml(run->configYaml.toUtf8(),
+                                            QStringLiteral("run %1's configuration").arg(runId), &ignored);
     const int iterations = config ? config->search.iterations : 0;
     const auto stamp = [] { return QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")); };
     const auto line = [&](const QString &text, const QJsonObject &o) {
@@ -876,17 +976,19 @@ int cmdWatch(RunStore &store, const Args &args)
                      .arg(r.id)
                      .arg(toString(r.state), r.stopReason,
                           r.bestCandidateId ? QStringLiteral(": best %1 vs %2, %3x, candidate %4")
-                                                  .arg(score(r.bestScore), score(r.baselineScore), QString::number(r.speedup(), 'f', 2))
+                                                  .arg(score(r.bestScore), score(r.baselineScore),
+                                                       QString::number(r.speedup(), 'f', 2))
                                                   .arg(r.bestCandidateId)
                                             : QString()),
                  runEvent(r, QStringLiteral("ended"), l));
             return cli::runExitCode(r);
         }
         if (!driven) {
-            line(QStringLiteral("run %1 %2 and no process drives it; `autocomp resume %1` continues it")
-                     .arg(r.id)
-                     .arg(r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted")),
-                 runEvent(r, r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted"), l));
+            line(
+                QStringLiteral("run %1 %2 and no process drives it; `autocomp resume %1` continues it")
+                    .arg(r.id)
+                    .arg(r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted")),
+                runEvent(r, r.state == RunState::Paused ? QStringLiteral("paused") : QStringLiteral("interrupted"), l));
             return cli::RunExitStopped;
         }
         return std::nullopt;
@@ -952,10 +1054,17 @@ int cmdWatch(RunStore &store, const Args &args)
                     QString what = statusWord(c);
                     if (c.status == CandidateStatus::Correct && c.hasScore())
                         what += QLatin1Char(' ') + score(c.score)
-                            + (last.baselineScore > 0 ? QStringLiteral(" (%1x)").arg(QString::number(last.baselineScore / c.score, 'f', 2)) : QString());
+                            + (last.baselineScore > 0
+                                   ? QStringLiteral(" (%1x)").arg(QString::number(last.baselineScore / c.score, 'f', 2))
+                                   : QString());
                     else if (!c.error.isEmpty())
                         what += QStringLiteral(": ") + c.error.section(QLatin1Char('\n'), 0, 0).left(160);
-                    line(QStringLiteral("#%1 %2 (%3 of #%4, iteration %5)").arg(c.id).arg(what, toString(c.origin)).arg(c.parentId).arg(c.iteration), o);
+                    line(QStringLiteral("#%1 %2 (%3 of #%4, iteration %5)")
+                             .arg(c.id)
+                             .arg(what, toString(c.origin))
+                             .arg(c.parentId)
+                             .arg(c.iteration),
+                         o);
                 }
             }
         }
@@ -963,9 +1072,12 @@ int cmdWatch(RunStore &store, const Args &args)
         for (const RunRequest &request : changes.requests) {
             if (request.runId != runId)
                 continue;
-            QJsonObject o{{QStringLiteral("event"), QStringLiteral("request")}, {QStringLiteral("request_id"), request.id},
-                          {QStringLiteral("kind"), RunRequest::kindName(request.kind)}, {QStringLiteral("parent_id"), request.parentId},
-                          {QStringLiteral("state"), RunRequest::stateName(request.state)}, {QStringLiteral("from_pid"), request.fromPid},
+            QJsonObject o{{QStringLiteral("event"), QStringLiteral("request")},
+                          {QStringLiteral("request_id"), request.id},
+                          {QStringLiteral("kind"), RunRequest::kindName(request.kind)},
+                          {QStringLiteral("parent_id"), request.parentId},
+                          {QStringLiteral("state"), RunRequest::stateName(request.state)},
+                          {QStringLiteral("from_pid"), request.fromPid},
                           {QStringLiteral("from_host"), request.fromHost}};
             QString text = QStringLiteral("%1 for #%2 from pid %3 on %4: ")
                                .arg(RunRequest::kindName(request.kind))
@@ -990,10 +1102,14 @@ int cmdWatch(RunStore &store, const Args &args)
             const bool driverChanged = leaseText(snapshot.lease) != leaseText(lease);
             lease = snapshot.lease;
             if (r.state != last.state && !hasEnded(r.state))
-                line(QStringLiteral("run %1 %2%3").arg(runId).arg(toString(r.state), r.stopReason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.stopReason)),
+                line(QStringLiteral("run %1 %2%3")
+                         .arg(runId)
+                         .arg(toString(r.state),
+                              r.stopReason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.stopReason)),
                      runEvent(r, QStringLiteral("state"), lease));
             if (driverChanged && lease && lease->alive)
-                line(QStringLiteral("run %1 driven by %2").arg(runId).arg(leaseText(lease)), runEvent(r, QStringLiteral("driver"), lease));
+                line(QStringLiteral("run %1 driven by %2").arg(runId).arg(leaseText(lease)),
+                     runEvent(r, QStringLiteral("driver"), lease));
             if (r.iteration != last.iteration)
                 line(QStringLiteral("iteration %1/%2 done: %3, %4 LLM calls, $%5")
                          .arg(r.iteration)
@@ -1045,7 +1161,9 @@ int cmdRuns(const Args &args)
                              .arg(r.target, -8)
                              .arg(r.problem, -12)
                              .arg(store->displayState(r), -11)
-                             .arg(r.bestScore > 0 ? QString::number(r.speedup(), 'f', 2) + QLatin1Char('x') : QStringLiteral("-"), 8)
+                             .arg(r.bestScore > 0 ? QString::number(r.speedup(), 'f', 2) + QLatin1Char('x')
+                                                  : QStringLiteral("-"),
+                                  8)
                              .arg(r.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm")));
         }
         out().flush();
@@ -1062,14 +1180,17 @@ int cmdRuns(const Args &args)
         if (args.options.contains(QStringLiteral("--candidate"))) {
             const auto c = store->candidate(args.option(QStringLiteral("--candidate")).toLongLong());
             if (!c || c->runId != run->id) {
-                err() << "autocomp: run " << run->id << " has no candidate " << args.option(QStringLiteral("--candidate")) << Qt::endl;
+                err() << "autocomp: run " << run->id << " has no candidate "
+                      << args.option(QStringLiteral("--candidate")) << Qt::endl;
                 return ExitError;
             }
             if (json) {
                 printJson(candidateJson(*c, true));
             } else {
                 out() << "candidate " << c->id << " (" << statusWord(*c) << ", parent " << c->parentId << ")\n\n"
-                      << "plan:\n" << c->plan << "\n\ncode:\n" << c->code << '\n';
+                      << "plan:\n"
+                      << c->plan << "\n\ncode:\n"
+                      << c->code << '\n';
                 if (!c->error.isEmpty())
                     out() << "\nerror:\n" << c->error << '\n';
                 out().flush();
@@ -1089,8 +1210,8 @@ int cmdRuns(const Args &args)
                 o.insert(it.key(), it.value());
             printJson(o);
         } else {
-            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", " << store->displayState(*run) << " ("
-                  << run->stopReason << ")\n";
+            out() << "run " << run->id << ": " << run->target << '/' << run->problem << ", "
+                  << store->displayState(*run) << " (" << run->stopReason << ")\n";
             out() << run->llmCalls << " LLM calls, $" << QString::number(run->usd, 'f', 4) << '\n';
             cli::printRunNotes(*store, *run, out());
             for (const Candidate &c : candidates)
@@ -1122,8 +1243,10 @@ int cmdExport(const Args &args)
         err() << "usage: autocomp export RUN_ID --format jsonl|schedule|autocomp-dir --out PATH" << Qt::endl;
         return ExitUsage;
     }
-    if (format != QLatin1String("jsonl") && format != QLatin1String("schedule") && format != QLatin1String("autocomp-dir")) {
-        err() << "autocomp: export format '" << format << "' is not available; use jsonl, schedule or autocomp-dir" << Qt::endl;
+    if (format != QLatin1String("jsonl") && format != QLatin1String("schedule")
+        && format != QLatin1String("autocomp-dir")) {
+        err() << "autocomp: export format '" << format << "' is not available; use jsonl, schedule or autocomp-dir"
+              << Qt::endl;
         return ExitUsage;
     }
     auto store = openStore(args, cli::StoreUse::Read);
@@ -1165,7 +1288,8 @@ int cmdImport(const Args &args)
         return ExitError;
     QString error;
     const QString path = args.positional.at(1);
-    const qint64 id = QFileInfo(path).isDir() ? importAutocompDir(*store, path, &error) : importRunJsonl(*store, path, &error);
+    const qint64 id = QFileInfo(path).isDir() ? importAutocompDir(*store, path, &error)
+                                              : importRunJsonl(*store, path, &error);
     if (!id) {
         err() << "autocomp: " << error << Qt::endl;
         return ExitError;
@@ -1191,15 +1315,18 @@ int cmdList(const Args &args)
             const QStringList missing = t->missingPrograms();
             const QString absent = t->absenceReason();
             const QString noHardware = absent.isEmpty() ? t->hardwareAbsence() : QString();
-            out() << name << (absent.isEmpty() ? (noHardware.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  compile only"))
-                                               : QStringLiteral("  absent"))
+            out() << name
+                  << (absent.isEmpty()
+                          ? (noHardware.isEmpty() ? QStringLiteral("  available") : QStringLiteral("  compile only"))
+                          : QStringLiteral("  absent"))
                   << "  " << t->description << "  [metric " << t->metric << ", " << t->metricUnit << "]\n";
             if (!missing.isEmpty())
                 out() << "    missing: " << missing.join(QLatin1String(", ")) << '\n';
             else if (!absent.isEmpty())
                 out() << "    absent: " << absent << '\n';
             if (!noHardware.isEmpty())
-                out() << "    no hardware: " << noHardware << " (the steps that need it are left out: evaluations end with the status no_hardware)\n";
+                out() << "    no hardware: " << noHardware
+                      << " (the steps that need it are left out: evaluations end with the status no_hardware)\n";
             if (!t->requires_.isEmpty())
                 out() << "    needs: " << t->requires_ << '\n';
             // Where its tools were found, when that is outside the system's folders (on the steps' PATH and
@@ -1211,7 +1338,8 @@ int cmdList(const Args &args)
     } else if (what == QLatin1String("problems") && args.positional.value(1) == QLatin1String("import")) {
         return cmdImportProblems(args);
     } else if (what == QLatin1String("problems")) {
-        const QStringList targets = args.positional.size() > 1 ? QStringList{args.positional.at(1)} : repository.targetNames();
+        const QStringList targets = args.positional.size() > 1 ? QStringList{args.positional.at(1)}
+                                                               : repository.targetNames();
         for (const QString &t : targets)
             for (const QString &p : repository.problemNames(t))
                 out() << t << '/' << p << '\n';
@@ -1223,7 +1351,8 @@ int cmdList(const Args &args)
             if (repository.agent(name, &error))
                 out() << name << '\n';
             else
-                out() << name << "  broken: " << QString(error).replace(QLatin1Char('\n'), QLatin1String("\n    ")) << '\n';
+                out() << name << "  broken: " << QString(error).replace(QLatin1Char('\n'), QLatin1String("\n    "))
+                      << '\n';
         }
     }
     out().flush();
@@ -1240,14 +1369,16 @@ int cmdAgentsBuild(const Args &args)
     options.target = args.option(QStringLiteral("--target"));
     options.overwrite = args.flag(QStringLiteral("--overwrite"));
     if (options.name.isEmpty() || options.model.isEmpty()) {
-        err() << "autocomp agents build: give a NAME and --model MODEL\nusage: autocomp agents build NAME --docs PATH|URL ... --model MODEL\n";
+        err() << "autocomp agents build: give a NAME and --model MODEL\nusage: autocomp agents build NAME --docs "
+                 "PATH|URL ... --model MODEL\n";
         return ExitUsage;
     }
     if (args.options.contains(QStringLiteral("--budget"))) {
         bool ok = false;
         options.budgetChars = args.option(QStringLiteral("--budget")).toInt(&ok);
         if (!ok) {
-            err() << "autocomp agents build: --budget " << args.option(QStringLiteral("--budget")) << ": not a number of characters\n";
+            err() << "autocomp agents build: --budget " << args.option(QStringLiteral("--budget"))
+                  << ": not a number of characters\n";
             return ExitUsage;
         }
     }
@@ -1312,8 +1443,8 @@ int cmdAgentsBuild(const Args &args)
         if (args.options.contains(QStringLiteral("--scaffold-from"))) {
             const QString targetName = options.target.isEmpty() ? options.name : options.target;
             QString scaffoldError;
-            const QString backend =
-                TargetScaffold::create(Repository(), targetName, args.option(QStringLiteral("--scaffold-from")), &scaffoldError);
+            const QString backend = TargetScaffold::create(
+                Repository(), targetName, args.option(QStringLiteral("--scaffold-from")), &scaffoldError);
             if (backend.isEmpty()) {
                 err() << "autocomp agents build: the target scaffold: " << scaffoldError << '\n';
                 code = ExitError;
@@ -1335,8 +1466,9 @@ int cmdAgentsBuild(const Args &args)
         giveUp = QDeadlineTimer(180000);
         builder.cancel();
         if (const int left = builder.callsOnTheWay(); left > 0) {
-            err() << "autocomp agents build: " << reason << ": waiting for " << left
-                  << " call(s) already sent (paid for: their answers are kept for the next build); again to leave now\n";
+            err()
+                << "autocomp agents build: " << reason << ": waiting for " << left
+                << " call(s) already sent (paid for: their answers are kept for the next build); again to leave now\n";
             onTheWay.start();
         }
         err().flush();
@@ -1344,7 +1476,10 @@ int cmdAgentsBuild(const Args &args)
     builder.build();
     if (builder.stage() != AgentBuilder::Stage::Failed)
         loop.exec();
-    err() << QStringLiteral("LLM calls: %1 sent, %2 answered from the store; $%3\n").arg(builder.callsSent()).arg(builder.callsReused()).arg(builder.usd(), 0, 'f', 4);
+    err() << QStringLiteral("LLM calls: %1 sent, %2 answered from the store; $%3\n")
+                 .arg(builder.callsSent())
+                 .arg(builder.callsReused())
+                 .arg(builder.usd(), 0, 'f', 4);
     out().flush();
     return code;
 }
@@ -1390,18 +1525,23 @@ int main(int argc, char **argv)
             err() << "usage: autocomp agents import DIR [--name NAME] [--target T] [--overwrite]" << Qt::endl;
             return ExitUsage;
         }
-        return cli::agentsImport(args->positional.at(2), args->option(QStringLiteral("--name")), args->option(QStringLiteral("--target")),
-                                 args->flag(QStringLiteral("--overwrite")), out(), err());
+        return cli::agentsImport(args->positional.at(2), args->option(QStringLiteral("--name")),
+                                 args->option(QStringLiteral("--target")), args->flag(QStringLiteral("--overwrite")),
+                                 out(), err());
     }
     if (command == QLatin1String("targets") && args->positional.value(1) == QLatin1String("check")) {
         const QString sandbox = args->option(QStringLiteral("--sandbox"), QStringLiteral("auto"));
-        if (args->positional.size() != 3 || !QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(sandbox)) {
+        if (args->positional.size() != 3
+            || !QStringList{QStringLiteral("auto"), QStringLiteral("required"), QStringLiteral("off")}.contains(
+                sandbox)) {
             err() << "usage: autocomp targets check T [--problem P]... [--sandbox auto|required|off]" << Qt::endl;
             return ExitUsage;
         }
-        return cli::targetsCheck(args->positional.at(2), args->lists.value(QStringLiteral("--problem")), sandbox, out(), err());
+        return cli::targetsCheck(args->positional.at(2), args->lists.value(QStringLiteral("--problem")), sandbox, out(),
+                                 err());
     }
-    if (command == QLatin1String("targets") || command == QLatin1String("problems") || command == QLatin1String("agents"))
+    if (command == QLatin1String("targets") || command == QLatin1String("problems")
+        || command == QLatin1String("agents"))
         return cmdList(*args);
     if (command == QLatin1String("version")) {
         out() << "autocomp " << AUTOCOMP_VERSION << '\n';

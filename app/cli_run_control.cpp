@@ -35,13 +35,10 @@ std::unique_ptr<RunStore> openStore(const QString &path, StoreUse use, QTextStre
 int runExitCode(const RunInfo &run)
 {
     switch (run.state) {
-    case RunState::Finished:
-        return RunExitFinished;
+    case RunState::Finished: return RunExitFinished;
     case RunState::Stopped:
-    case RunState::Paused:
-        return RunExitStopped;
-    default:
-        return RunExitFailed;
+    case RunState::Paused: return RunExitStopped;
+    default: return RunExitFailed;
     }
 }
 
@@ -54,21 +51,21 @@ bool ended(RunState state)
 
 // Records the state of a run no process drives. Calls it had in flight when its process died stay unconfirmed.
 // nullopt (nothing written) when a process took the run over meanwhile, which is then asked instead.
-std::optional<int> recordDirectly(RunStore &store, qint64 runId, RunState wanted, const QString &command, QTextStream &out, QTextStream &err)
+std::optional<int> recordDirectly(RunStore &store, qint64 runId, RunState wanted, const QString &command,
+                                  QTextStream &out, QTextStream &err)
 {
-    const QString reason = QStringLiteral("%1 while no process was driving it").arg(command == QLatin1String("pause") ? QStringLiteral("paused")
-                                                                                                                   : QStringLiteral("stopped"));
+    const QString reason = QStringLiteral("%1 while no process was driving it")
+                               .arg(command == QLatin1String("pause") ? QStringLiteral("paused")
+                                                                      : QStringLiteral("stopped"));
     switch (store.recordUndrivenState(runId, wanted, reason)) {
-    case RunStore::UndrivenWrite::TakenOver:
-        return std::nullopt;
+    case RunStore::UndrivenWrite::TakenOver: return std::nullopt;
     case RunStore::UndrivenWrite::Failed:
         err << "autocomp: cannot record run " << runId << "'s state: " << store.lastError() << Qt::endl;
         return 1;
-    case RunStore::UndrivenWrite::Recorded:
-        break;
+    case RunStore::UndrivenWrite::Recorded: break;
     }
-    out << "run " << runId << ' ' << toString(wanted) << " (no process was driving it; `autocomp resume " << runId << "` continues it)"
-        << Qt::endl;
+    out << "run " << runId << ' ' << toString(wanted) << " (no process was driving it; `autocomp resume " << runId
+        << "` continues it)" << Qt::endl;
     return 0;
 }
 
@@ -87,7 +84,8 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
         return 0;
     }
     if (ended(run->state)) {
-        err << "autocomp: run " << runId << " has ended (" << toString(run->state) << "); there is nothing to " << command << Qt::endl;
+        err << "autocomp: run " << runId << " has ended (" << toString(run->state) << "); there is nothing to "
+            << command << Qt::endl;
         return 1;
     }
     const auto lease = store.lease(runId);
@@ -122,7 +120,8 @@ int controlRun(RunStore &store, qint64 runId, const QString &command, QTextStrea
                     return *recorded;
                 // Taken over meanwhile, by a process that cleared the requests it found: asked again.
                 if (!store.requestState(runId, command)) {
-                    err << "autocomp: cannot ask run " << runId << " to " << command << ": " << store.lastError() << Qt::endl;
+                    err << "autocomp: cannot ask run " << runId << " to " << command << ": " << store.lastError()
+                        << Qt::endl;
                     return 1;
                 }
                 continue;
@@ -158,11 +157,14 @@ extern "C" void onStopSignal(int signal)
 
 } // namespace
 
-struct StopOnSignals::Private {
+struct StopOnSignals::Private
+{
     std::unique_ptr<QSocketNotifier> notifier;
     QTimer watchdog;
-    struct sigaction previousInt {};
-    struct sigaction previousTerm {};
+    struct sigaction previousInt
+    {};
+    struct sigaction previousTerm
+    {};
 };
 
 StopOnSignals::StopOnSignals(std::function<void(const QString &reason)> stop) : d(std::make_unique<Private>())
@@ -180,11 +182,14 @@ StopOnSignals::StopOnSignals(std::function<void(const QString &reason)> stop) : 
         char byte = 0;
         QString name = QStringLiteral("a signal");
         while (::read(s_signalPipe[0], &byte, 1) == 1)
-            name = byte == SIGINT ? QStringLiteral("SIGINT (Ctrl-C)") : byte == SIGTERM ? QStringLiteral("SIGTERM") : name;
+            name = byte == SIGINT ? QStringLiteral("SIGINT (Ctrl-C)")
+                : byte == SIGTERM ? QStringLiteral("SIGTERM")
+                                  : name;
         stop(QStringLiteral("stopped by %1").arg(name));
     });
     ::signal(SIGALRM, SIG_DFL); // the watchdog's signal ends the process (never inherited as ignored)
-    struct sigaction action {};
+    struct sigaction action
+    {};
     action.sa_handler = onStopSignal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
@@ -225,12 +230,14 @@ void printRunNotes(RunStore &store, const RunInfo &run, QTextStream &out)
         double usd = 0;
         for (const LlmCall &c : unconfirmed)
             usd += c.usd;
-        out << "unconfirmed: " << unconfirmed.size() << " request(s) sent but never answered (killed or stopped in flight); "
+        out << "unconfirmed: " << unconfirmed.size()
+            << " request(s) sent but never answered (killed or stopped in flight); "
             << "the provider may bill them, estimated $" << QString::number(usd, 'f', 4) << " (not in the totals)\n";
         for (const LlmCall &c : unconfirmed)
             out << "  call " << c.id << ": " << c.phase << ' ' << c.provider << "::" << c.model << " sent "
-                << c.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) << ", prompt " << c.requestHash.left(12)
-                << ", ~" << c.tokensIn << " tokens in, est. $" << QString::number(c.usd, 'f', 4) << '\n';
+                << c.createdAt.toLocalTime().toString(QStringLiteral("yyyy-MM-dd HH:mm:ss")) << ", prompt "
+                << c.requestHash.left(12) << ", ~" << c.tokensIn << " tokens in, est. $"
+                << QString::number(c.usd, 'f', 4) << '\n';
     }
 }
 
@@ -239,10 +246,11 @@ QJsonObject runNotesJson(RunStore &store, const RunInfo &run)
     QJsonObject o;
     o.insert(QStringLiteral("display_state"), store.displayState(run));
     if (const auto lease = store.lease(run.id))
-        o.insert(QStringLiteral("lease"), QJsonObject{{QStringLiteral("pid"), lease->pid},
-                                                      {QStringLiteral("host"), lease->host},
-                                                      {QStringLiteral("heartbeat"), lease->heartbeat.toString(Qt::ISODateWithMs)},
-                                                      {QStringLiteral("alive"), lease->alive}});
+        o.insert(QStringLiteral("lease"),
+                 QJsonObject{{QStringLiteral("pid"), lease->pid},
+                             {QStringLiteral("host"), lease->host},
+                             {QStringLiteral("heartbeat"), lease->heartbeat.toString(Qt::ISODateWithMs)},
+                             {QStringLiteral("alive"), lease->alive}});
     QJsonArray calls;
     double usd = 0;
     for (const LlmCall &c : store.unconfirmedCalls(run.id)) {

@@ -21,8 +21,8 @@ namespace autocomp::cli {
 enum RunExit { RunExitFinished = 0, RunExitFailed = 3, RunExitStopped = 4 };
 
 // Create: `run` may create the store and its folders. Import: may create the store file in an existing
-// folder. Write: the store must exist and be writable (resume, stop, pause). Read: the store must exist; a store that cannot be written is opened
-// read-only with a note on `err` (runs, export).
+// folder. Write: the store must exist and be writable (resume, stop, pause). Read: the store must exist; a store that
+// cannot be written is opened read-only with a note on `err` (runs, export).
 enum class StoreUse { Create, Import, Write, Read };
 std::unique_ptr<RunStore> openStore(const QString &path, StoreUse use, QTextStream &err);
 

@@ -4,7 +4,7 @@
 #include "cli_run_control.h"
 #include "llm/llm_client.h"
 #include "llm/price_table.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/run_manager.h"
 #include "search/run_setup.h"
 #include "secrets/secret_store.h"
@@ -39,7 +39,8 @@ bool report(RunStore &store, const StudyConfig &study, const QString &csvPath, Q
 {
     const QList<StudyRunResult> results = StudyReport::results(store, study);
     const QList<StudyPointSummary> points = StudyReport::summarize(results);
-    out << "study " << study.name << ", per point (runs: ended/planned; figures: means over the seeds, tokens, $ and calls summed):"
+    out << "study " << study.name
+        << ", per point (runs: ended/planned; figures: means over the seeds, tokens, $ and calls summed):"
         << StudyReport::pointsTable(points, results);
     QString runsPath = csvPath;
     if (runsPath.isEmpty())
@@ -51,7 +52,8 @@ bool report(RunStore &store, const StudyConfig &study, const QString &csvPath, Q
     const bool ok = writeFile(runsPath, StudyReport::runsCsv(study.name, results), err)
         && writeFile(pointsPath, StudyReport::pointsCsv(study.name, points), err);
     if (ok)
-        out << "\nruns: " << runsPath << " (" << results.size() << " rows)\npoints: " << pointsPath << " (" << points.size() << " rows)\n";
+        out << "\nruns: " << runsPath << " (" << results.size() << " rows)\npoints: " << pointsPath << " ("
+            << points.size() << " rows)\n";
     out.flush();
     return ok;
 }
@@ -104,18 +106,21 @@ int runStudy(const StudyOptions &options, QTextStream &out, QTextStream &err)
         return 1;
 
     const int points = int(study->points().size());
-    out << "study " << study->name << ": " << study->problems.size() << " problem(s) × " << points << " point(s) × " << study->seeds.size()
-        << " seed(s) = " << study->runs.size() << " runs\n";
+    out << "study " << study->name << ": " << study->problems.size() << " problem(s) × " << points << " point(s) × "
+        << study->seeds.size() << " seed(s) = " << study->runs.size() << " runs\n";
     if (options.dryRun) {
         QString priceSource;
         const PriceTable prices = PriceTable::loadDefault(&priceSource);
         const StudyEstimate e = estimateRuns(setups, prices);
-        out << "LLM calls: at most " << e.calls << " (every iteration B×N plans, B×N×K code samples, F fixes each; the first "
+        out << "LLM calls: at most " << e.calls
+            << " (every iteration B×N plans, B×N×K code samples, F fixes each; the first "
             << "iteration has one parent, so runs send fewer)\n";
         out << "tokens: about " << e.tokensIn << " in, " << e.tokensOut << " out at most\n";
         out << "cost: at most $" << QString::number(e.usd, 'f', 2);
         if (!priceSource.isEmpty())
-            out << " (prices of " << priceSource << (prices.asOf().isValid() ? QStringLiteral(", as of ") + prices.asOf().toString(Qt::ISODate) : QString())
+            out << " (prices of " << priceSource
+                << (prices.asOf().isValid() ? QStringLiteral(", as of ") + prices.asOf().toString(Qt::ISODate)
+                                            : QString())
                 << ')';
         out << '\n';
         if (!e.unpriced.isEmpty())
@@ -138,24 +143,26 @@ int runStudy(const StudyOptions &options, QTextStream &out, QTextStream &err)
         err << "autocomp: " << error << Qt::endl;
         return 1;
     }
-    out << runner.count(StudyRunner::Action::Skip) << " ended before (not run again), " << runner.count(StudyRunner::Action::Resume)
-        << " to resume, " << runner.count(StudyRunner::Action::Start) << " to start; " << study->parallel << " at once\n";
+    out << runner.count(StudyRunner::Action::Skip) << " ended before (not run again), "
+        << runner.count(StudyRunner::Action::Resume) << " to resume, " << runner.count(StudyRunner::Action::Start)
+        << " to start; " << study->parallel << " at once\n";
     out.flush();
     const auto tag = [&](int index) {
         const StudyRun &run = study->runs.at(index);
         return QStringLiteral("%1 %2 seed=%3").arg(run.problemName(), run.point.name()).arg(run.seed);
     };
     QObject::connect(&runner, &StudyRunner::logMessage, [&](int index, qint64 runId, const QString &message) {
-        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " [run " << runId << ' ' << tag(index) << "] "
-            << SecretStore::redact(message) << Qt::endl;
+        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " [run " << runId << ' '
+            << tag(index) << "] " << SecretStore::redact(message) << Qt::endl;
     });
     QObject::connect(&runner, &StudyRunner::runStarted, [&](int index, qint64 runId, bool resumed) {
-        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " study: run " << runId << ' ' << tag(index)
-            << (resumed ? " resumed" : " started") << Qt::endl;
+        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " study: run " << runId << ' '
+            << tag(index) << (resumed ? " resumed" : " started") << Qt::endl;
     });
     QObject::connect(&runner, &StudyRunner::runEnded, [&](int index, const RunInfo &run) {
-        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " study: run " << run.id << ' ' << tag(index) << ' '
-            << toString(run.state) << " (" << run.stopReason.section(QLatin1Char('\n'), 0, 0) << ')' << Qt::endl;
+        err << QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")) << " study: run " << run.id << ' '
+            << tag(index) << ' ' << toString(run.state) << " (" << run.stopReason.section(QLatin1Char('\n'), 0, 0)
+            << ')' << Qt::endl;
     });
     bool done = false;
     QObject::connect(&runner, &StudyRunner::finished, [&done] {
@@ -191,7 +198,8 @@ int runStudy(const StudyOptions &options, QTextStream &out, QTextStream &err)
             return 1;
     }
     if (exitCode == RunExitStopped)
-        out << "the study did not end: `autocomp study " << options.studyPath << "` again goes on (ended runs are not run again)\n";
+        out << "the study did not end: `autocomp study " << options.studyPath
+            << "` again goes on (ended runs are not run again)\n";
     out.flush();
     return exitCode;
 }

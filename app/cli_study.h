@@ -14,17 +14,18 @@
 // without running anything.
 namespace autocomp::cli {
 
-struct StudyOptions {
+struct StudyOptions
+{
     QString studyPath;
     QString storePath;
-    QString csvPath;   // empty: STUDY_DIR/NAME.csv (the points CSV beside it: NAME.points.csv)
-    int parallel = 0;  // 0: the study's
+    QString csvPath; // empty: STUDY_DIR/NAME.csv (the points CSV beside it: NAME.points.csv)
+    int parallel = 0; // 0: the study's
     bool dryRun = false;
     bool reportOnly = false;
 };
 
-// Exit status: 0 every run ended (finished, or stopped by its budget), 1 error (bad study, a run that could not start), 3 a run failed,
-// 4 stopped (SIGINT/SIGTERM) or a run paused: run the command again to go on.
+// Exit status: 0 every run ended (finished, or stopped by its budget), 1 error (bad study, a run that could not start),
+// 3 a run failed, 4 stopped (SIGINT/SIGTERM) or a run paused: run the command again to go on.
 int runStudy(const StudyOptions &options, QTextStream &out, QTextStream &err);
 
 } // namespace autocomp::cli

@@ -2,7 +2,7 @@
 
 #include "cli_run_control.h"
 #include "eval/evaluator.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -18,16 +18,17 @@ namespace autocomp::cli {
 
 namespace {
 
-struct Row {
+struct Row
+{
     QString problem;
-    QString file;     // as the author knows it: the start file's name, checks/<name>, problem.yaml
-    QString path;     // absolute, for the failure's details
+    QString file; // as the author knows it: the start file's name, checks/<name>, problem.yaml
+    QString path; // absolute, for the failure's details
     QString expected;
     QString got;
     double ms = 0;
     bool ok = false;
     bool skipped = false; // not judged here (no hardware to tell incorrect from correct)
-    QString details;      // why it failed
+    QString details; // why it failed
 };
 
 // The lines of a log worth showing under a failed row: those that name a file and line first.
@@ -50,7 +51,8 @@ QString readFile(const QString &path)
 
 } // namespace
 
-int targetsCheck(const QString &targetName, const QStringList &problems, const QString &sandbox, QTextStream &out, QTextStream &err)
+int targetsCheck(const QString &targetName, const QStringList &problems, const QString &sandbox, QTextStream &out,
+                 QTextStream &err)
 {
     Repository repository;
     QString error;
@@ -69,10 +71,14 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
     }
     const QString noHardware = target->hardwareAbsence();
     out << targetName << ": available (" << clock.elapsed() << " ms)"
-        << (noHardware.isEmpty() ? QString() : QStringLiteral("; no hardware: %1 (start code expected no_hardware)").arg(noHardware)) << Qt::endl;
+        << (noHardware.isEmpty()
+                ? QString()
+                : QStringLiteral("; no hardware: %1 (start code expected no_hardware)").arg(noHardware))
+        << Qt::endl;
 
     QList<Row> rows;
-    struct Job {
+    struct Job
+    {
         Problem problem;
         int row;
         QString code;
@@ -81,8 +87,8 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
     QStringList names = repository.problemNames(targetName);
     for (const QString &wanted : problems)
         if (!names.contains(wanted)) {
-            err << "autocomp: target '" << targetName << "' has no problem '" << wanted << "' (it has: " << names.join(QLatin1String(", ")) << ")"
-                << Qt::endl;
+            err << "autocomp: target '" << targetName << "' has no problem '" << wanted
+                << "' (it has: " << names.join(QLatin1String(", ")) << ")" << Qt::endl;
             return TargetsCheckInvalid;
         }
     if (!problems.isEmpty())
@@ -92,14 +98,30 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
         const auto problem = repository.problem(targetName, name, &why);
         if (!problem) {
             // The loader's message names problem.yaml and the line.
-            rows << Row{name, QStringLiteral("problem.yaml"), {}, QStringLiteral("loads"), QStringLiteral("invalid"), 0, false, false, why};
+            rows << Row{name,
+                        QStringLiteral("problem.yaml"),
+                        {},
+                        QStringLiteral("loads"),
+                        QStringLiteral("invalid"),
+                        0,
+                        false,
+                        false,
+                        why};
             continue;
         }
         const QDir dir(problem->dir);
-        rows << Row{name, dir.relativeFilePath(problem->startFile), problem->startFile,
-                    noHardware.isEmpty() ? QStringLiteral("ok") : QStringLiteral("no_hardware"), {}, 0, false, false, {}};
+        rows << Row{name,
+                    dir.relativeFilePath(problem->startFile),
+                    problem->startFile,
+                    noHardware.isEmpty() ? QStringLiteral("ok") : QStringLiteral("no_hardware"),
+                    {},
+                    0,
+                    false,
+                    false,
+                    {}};
         jobs << Job{*problem, int(rows.size() - 1), problem->startCode()};
-        const QFileInfoList checks = QDir(dir.filePath(QStringLiteral("checks"))).entryInfoList(QDir::Files, QDir::Name);
+        const QFileInfoList checks =
+            QDir(dir.filePath(QStringLiteral("checks"))).entryInfoList(QDir::Files, QDir::Name);
         for (const QFileInfo &check : checks) {
             const QString file = QStringLiteral("checks/") + check.fileName();
             QString expected;
@@ -108,9 +130,16 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
             else if (check.fileName().startsWith(QLatin1String("broken_")))
                 expected = QStringLiteral("compile_error");
             if (expected.isEmpty() || check.suffix() != target->fileExtension) {
-                rows << Row{name, file, check.absoluteFilePath(), QStringLiteral("wrong_*/broken_*.") + target->fileExtension, QStringLiteral("not run"),
-                            0, false, false,
-                            QStringLiteral("a check's name is wrong_<what>.%1 (must be incorrect) or broken_<what>.%1 (must be compile_error)")
+                rows << Row{name,
+                            file,
+                            check.absoluteFilePath(),
+                            QStringLiteral("wrong_*/broken_*.") + target->fileExtension,
+                            QStringLiteral("not run"),
+                            0,
+                            false,
+                            false,
+                            QStringLiteral("a check's name is wrong_<what>.%1 (must be incorrect) or broken_<what>.%1 "
+                                           "(must be compile_error)")
                                 .arg(target->fileExtension)};
                 continue;
             }
@@ -160,12 +189,18 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
     }
 
     // The table.
-    const QStringList header{QStringLiteral("problem"), QStringLiteral("file"), QStringLiteral("expected"), QStringLiteral("got"),
-                             QStringLiteral("time"), QStringLiteral("result")};
+    const QStringList header{QStringLiteral("problem"), QStringLiteral("file"), QStringLiteral("expected"),
+                             QStringLiteral("got"),     QStringLiteral("time"), QStringLiteral("result")};
     QList<QStringList> cells;
     for (const Row &r : std::as_const(rows))
-        cells << QStringList{r.problem, r.file, r.expected, r.got, r.ms > 0 ? QStringLiteral("%1 s").arg(r.ms / 1000.0, 0, 'f', 1) : QStringLiteral("-"),
-                             r.skipped ? QStringLiteral("skip") : r.ok ? QStringLiteral("ok") : QStringLiteral("FAIL")};
+        cells << QStringList{r.problem,
+                             r.file,
+                             r.expected,
+                             r.got,
+                             r.ms > 0 ? QStringLiteral("%1 s").arg(r.ms / 1000.0, 0, 'f', 1) : QStringLiteral("-"),
+                             r.skipped  ? QStringLiteral("skip")
+                                 : r.ok ? QStringLiteral("ok")
+                                        : QStringLiteral("FAIL")};
     QList<qsizetype> widths;
     for (qsizetype c = 0; c < header.size(); ++c) {
         qsizetype w = header.at(c).size();
@@ -188,7 +223,8 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
         if (r.ok)
             continue;
         ++failures;
-        out << "\nFAIL " << r.problem << ' ' << (r.path.isEmpty() ? r.file : r.path) << ": expected " << r.expected << ", got " << r.got << '\n';
+        out << "\nFAIL " << r.problem << ' ' << (r.path.isEmpty() ? r.file : r.path) << ": expected " << r.expected
+            << ", got " << r.got << '\n';
         if (!r.details.isEmpty())
             out << "    " << QString(r.details).replace(QLatin1Char('\n'), QLatin1String("\n    ")) << '\n';
     }

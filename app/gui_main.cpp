@@ -1,17 +1,17 @@
 // autocomp-workbench: the desktop GUI. Wiring only; the window lives in autocomp_views.
-#include "diff_view.h"
-#include "main_window.h"
-#include "new_run_dialog.h"
-#include "new_target_wizard.h"
-#include "runs_comparison_view.h"
-#include "study_view.h"
-#include "run_actions.h"
+#include "editors/diff_view.h"
+#include "frame/main_window.h"
+#include "dialogs/new_run_dialog.h"
+#include "dialogs/new_target_wizard.h"
+#include "charts/runs_comparison_view.h"
+#include "panels/study_view.h"
+#include "live/run_actions.h"
 #ifdef AUTOCOMP_HAVE_POPPLER
 #include "pdf/poppler_pdf_reader.h"
 #endif
-#include "settings.h"
-#include "theme.h"
-#include "model/repository.h"
+#include "common/settings.h"
+#include "common/theme.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QApplication>
@@ -34,25 +34,32 @@ namespace {
 
 // The workbench's options, for QCommandLineParser. Qt's own (-platform, -style, ...) are taken out of argv
 // by QApplication before the full parse; the early parse (help and version, which need no display) skips them.
-struct Options {
-    QCommandLineOption store{QStringLiteral("store"),
-                             QStringLiteral("The run store to open (default: $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)."),
-                             QStringLiteral("PATH")};
-    QCommandLineOption show{QStringLiteral("show"),
-                            QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, menu, plan, code, "
-                                           "evaluation, prompts, llm, diff, wide-diff (the diff in the middle), unified-diff, "
-                                           "compare (every run side by side, in its own window), study (the store's parameter studies, "
-                                           "in its own window), new-run (the New Run dialog), new-target (the wizard)."),
-                            QStringLiteral("VIEW")};
-    QCommandLineOption candidate{QStringLiteral("candidate"), QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
-    QCommandLineOption screenshot{QStringLiteral("screenshot"),
-                                  QStringLiteral("Save the window (or the last one --show opened) to PATH (PNG) once shown, then exit."),
-                                  QStringLiteral("PATH")};
-    QCommandLineOption search{QStringLiteral("search"), QStringLiteral("Search the shown run's candidates for TEXT at start."),
+struct Options
+{
+    QCommandLineOption store{
+        QStringLiteral("store"),
+        QStringLiteral(
+            "The run store to open (default: $AUTOCOMP_STORE, else $XDG_DATA_HOME/autocomp-workbench/runs.sqlite)."),
+        QStringLiteral("PATH")};
+    QCommandLineOption show{
+        QStringLiteral("show"),
+        QStringLiteral("Bring a view to the front at start (repeatable): graph, tree, chart, menu, plan, code, "
+                       "evaluation, prompts, llm, diff, wide-diff (the diff in the middle), unified-diff, "
+                       "compare (every run side by side, in its own window), study (the store's parameter studies, "
+                       "in its own window), new-run (the New Run dialog), new-target (the wizard)."),
+        QStringLiteral("VIEW")};
+    QCommandLineOption candidate{QStringLiteral("candidate"),
+                                 QStringLiteral("Select a candidate of the shown run at start."), QStringLiteral("ID")};
+    QCommandLineOption screenshot{
+        QStringLiteral("screenshot"),
+        QStringLiteral("Save the window (or the last one --show opened) to PATH (PNG) once shown, then exit."),
+        QStringLiteral("PATH")};
+    QCommandLineOption search{QStringLiteral("search"),
+                              QStringLiteral("Search the shown run's candidates for TEXT at start."),
                               QStringLiteral("TEXT")};
-    QCommandLineOption newTargetDocs{QStringLiteral("new-target-docs"),
-                                     QStringLiteral("With --show new-target: these documents, and on to the plan page."),
-                                     QStringLiteral("PATH")};
+    QCommandLineOption newTargetDocs{
+        QStringLiteral("new-target-docs"),
+        QStringLiteral("With --show new-target: these documents, and on to the plan page."), QStringLiteral("PATH")};
 
     void addTo(QCommandLineParser *parser) const
     {
@@ -97,9 +104,11 @@ int main(int argc, char **argv)
         options.addTo(&early);
         early.parse(rawArguments); // Qt's options are still in; errors wait for the full parse
         if (early.isSet(help)) {
-            std::fputs(qPrintable(early.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("autocomp-workbench"))
-                                  + QStringLiteral("\nQt's options (-platform NAME, -style NAME, ...) are accepted too.\n")),
-                       stdout);
+            std::fputs(
+                qPrintable(
+                    early.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("autocomp-workbench"))
+                    + QStringLiteral("\nQt's options (-platform NAME, -style NAME, ...) are accepted too.\n")),
+                stdout);
             return 0;
         }
         if (early.isSet(version)) {
@@ -128,8 +137,8 @@ int main(int argc, char **argv)
     QApplication::setApplicationVersion(QStringLiteral(AUTOCOMP_VERSION));
     QApplication::setDesktopFileName(QStringLiteral(AUTOCOMP_APP_ID));
     // The installed icon (packaging/), also found next to a relocated copy where XDG_DATA_DIRS does not look.
-    QIcon::setThemeSearchPaths(QIcon::themeSearchPaths()
-                               << QDir(QApplication::applicationDirPath()).absoluteFilePath(QStringLiteral("../share/icons")));
+    QIcon::setThemeSearchPaths(QIcon::themeSearchPaths() << QDir(QApplication::applicationDirPath())
+                                                                .absoluteFilePath(QStringLiteral("../share/icons")));
     QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral(AUTOCOMP_APP_ID)));
     // Before any window exists, so nothing paints twice; the settings dialog applies later changes.
     autocomp::Theme::apply(autocomp::Settings().theme());
@@ -141,11 +150,13 @@ int main(int argc, char **argv)
     parser.addVersionOption();
     options.addTo(&parser);
     if (!parser.parse(QApplication::arguments())) {
-        std::fprintf(stderr, "autocomp-workbench: %s\n(autocomp-workbench --help lists the options)\n", qPrintable(parser.errorText()));
+        std::fprintf(stderr, "autocomp-workbench: %s\n(autocomp-workbench --help lists the options)\n",
+                     qPrintable(parser.errorText()));
         return 2;
     }
     if (!parser.positionalArguments().isEmpty()) {
-        std::fprintf(stderr, "autocomp-workbench: unexpected argument %s\n(autocomp-workbench --help lists the options)\n",
+        std::fprintf(stderr,
+                     "autocomp-workbench: unexpected argument %s\n(autocomp-workbench --help lists the options)\n",
                      qPrintable(parser.positionalArguments().constFirst()));
         return 2;
     }
@@ -155,7 +166,8 @@ int main(int argc, char **argv)
     bool idOk = true;
     const qint64 candidateId = parser.isSet(options.candidate) ? parser.value(options.candidate).toLongLong(&idOk) : 0;
     if (!idOk || candidateId < 0) {
-        std::fprintf(stderr, "autocomp-workbench: --candidate needs a candidate id, not '%s'\n", qPrintable(parser.value(options.candidate)));
+        std::fprintf(stderr, "autocomp-workbench: --candidate needs a candidate id, not '%s'\n",
+                     qPrintable(parser.value(options.candidate)));
         return 2;
     }
 
@@ -164,8 +176,9 @@ int main(int argc, char **argv)
     QString error;
     std::unique_ptr<autocomp::RunStore> store = autocomp::RunStore::open(storePath, &error);
     if (!store) {
-        const QString message = QApplication::translate("main", "The run store %1 could not be opened:\n%2\n\n"
-                                                                 "The file was left untouched.")
+        const QString message = QApplication::translate("main",
+                                                        "The run store %1 could not be opened:\n%2\n\n"
+                                                        "The file was left untouched.")
                                     .arg(QDir::toNativeSeparators(storePath), error);
         std::fprintf(stderr, "autocomp-workbench: %s\n", qPrintable(message));
         // A modal box on a platform nobody sees would hang scripts and tests instead of exiting.
@@ -213,8 +226,10 @@ int main(int argc, char **argv)
         } else if (view == QLatin1String("new-target")) {
             autocomp::NewTargetWizard *wizard = window.runActions()->showNewTargetWizard();
             if (parser.isSet(options.newTargetDocs)) {
-                wizard->findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))->setText(QStringLiteral("example-npu"));
-                wizard->findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))->setPlainText(QStringLiteral("int8 matrix kernels"));
+                wizard->findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))
+                    ->setText(QStringLiteral("example-npu"));
+                wizard->findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))
+                    ->setPlainText(QStringLiteral("int8 matrix kernels"));
                 wizard->setSources(parser.values(options.newTargetDocs));
                 wizard->next();
             }
@@ -226,16 +241,19 @@ int main(int argc, char **argv)
             window.diffView()->setDiffLayout(autocomp::DiffView::Layout::Unified);
             window.showView(QStringLiteral("diff"));
         } else if (!window.showView(view)) {
-            std::fprintf(stderr, "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
-                                 "diff, wide-diff, unified-diff, compare, study, new-run, new-target)\n",
-                         qPrintable(view));
+            std::fprintf(
+                stderr,
+                "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
+                "diff, wide-diff, unified-diff, compare, study, new-run, new-target)\n",
+                qPrintable(view));
             return 2;
         }
     }
     if (!screenshotPath.isEmpty()) {
         // Long enough for the first layout and paint of every view.
         QTimer::singleShot(2500, &window, [&window, &app, shot, screenshotPath] {
-            const bool saved = (shot ? shot.data() : static_cast<QWidget *>(&window))->grab().save(screenshotPath, "PNG");
+            const bool saved =
+                (shot ? shot.data() : static_cast<QWidget *>(&window))->grab().save(screenshotPath, "PNG");
             if (!saved)
                 std::fprintf(stderr, "autocomp-workbench: could not write %s\n", qPrintable(screenshotPath));
             app.exit(saved ? 0 : 1);

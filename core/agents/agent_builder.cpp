@@ -3,7 +3,7 @@
 #include "agents/html_text.h"
 #include "llm/llm_client.h"
 #include "llm/price_table.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QDateTime>
@@ -34,38 +34,44 @@ AgentBuilder::PdfReader &pdfReader()
 // The agent files a document can inform, in the order they are built and shown.
 const QStringList &fileKeys()
 {
-    static const QStringList s_keys{QStringLiteral("architecture"), QStringLiteral("isa"), QStringLiteral("optimization"),
-                                    QStringLiteral("rules"), QStringLiteral("examples")};
+    static const QStringList s_keys{QStringLiteral("architecture"), QStringLiteral("isa"),
+                                    QStringLiteral("optimization"), QStringLiteral("rules"),
+                                    QStringLiteral("examples")};
     return s_keys;
 }
 
-struct FileSpec {
+struct FileSpec
+{
     QString fileName;
-    QString what;    // what belongs in it, for the map step
-    QString format;  // how the reduce step writes it
+    QString what; // what belongs in it, for the map step
+    QString format; // how the reduce step writes it
     int outputChars; // what the reduce step may write
 };
 
 FileSpec fileSpec(const QString &key)
 {
     if (key == QLatin1String("architecture"))
-        return {QStringLiteral("architecture.md"),
-                QStringLiteral("the hardware: compute units, memory hierarchy with sizes and bandwidths, how data moves "
-                               "between levels, and what limits performance"),
-                QStringLiteral("Markdown prose and short lists, about one page, no top-level title"), 6000};
+        return {
+            QStringLiteral("architecture.md"),
+            QStringLiteral("the hardware: compute units, memory hierarchy with sizes and bandwidths, how data moves "
+                           "between levels, and what limits performance"),
+            QStringLiteral("Markdown prose and short lists, about one page, no top-level title"), 6000};
     if (key == QLatin1String("isa"))
-        return {QStringLiteral("isa_docs.md"),
-                QStringLiteral("the programming interface: instructions, intrinsics or API calls with their exact names, "
-                               "operands, signatures, constraints and semantics"),
-                QStringLiteral("Markdown with one `## ` section per group of operations and one `### ` entry per "
-                               "instruction or call"),
-                40000};
+        return {
+            QStringLiteral("isa_docs.md"),
+            QStringLiteral("the programming interface: instructions, intrinsics or API calls with their exact names, "
+                           "operands, signatures, constraints and semantics"),
+            QStringLiteral("Markdown with one `## ` section per group of operations and one `### ` entry per "
+                           "instruction or call"),
+            40000};
     if (key == QLatin1String("optimization"))
-        return {QStringLiteral("optimization_menu.yaml"),
-                QStringLiteral("optimization strategies specific to this hardware that a programmer could apply to a kernel"),
-                QStringLiteral("one strategy per line, each line starting with `- `, each a single imperative sentence; "
-                               "no other text"),
-                4000};
+        return {
+            QStringLiteral("optimization_menu.yaml"),
+            QStringLiteral(
+                "optimization strategies specific to this hardware that a programmer could apply to a kernel"),
+            QStringLiteral("one strategy per line, each line starting with `- `, each a single imperative sentence; "
+                           "no other text"),
+            4000};
     if (key == QLatin1String("rules"))
         return {QStringLiteral("rules.yaml"),
                 QStringLiteral("rules a correct and fast program for this hardware must follow"),
@@ -74,14 +80,16 @@ FileSpec fileSpec(const QString &key)
                 4000};
     return {QStringLiteral("code_examples.md"),
             QStringLiteral("complete, correct code examples for this hardware, with what each one shows"),
-            QStringLiteral("for each example: a `## name` line, a `SUMMARY: ` line, then one fenced code block"), 20000};
+            QStringLiteral("for each example: a `## name` line, a `SUMMARY: ` line, then one fenced code block"),
+            20000};
 }
 
 QString systemPrompt()
 {
-    return QStringLiteral("You turn hardware documentation into prompt material for an LLM that optimizes kernels for that "
-                          "hardware. You are exact: you keep names, numbers and signatures as the documents give them and "
-                          "never invent what they do not say.");
+    return QStringLiteral(
+        "You turn hardware documentation into prompt material for an LLM that optimizes kernels for that "
+        "hardware. You are exact: you keep names, numbers and signatures as the documents give them and "
+        "never invent what they do not say.");
 }
 
 QString scopeLine(const QString &scope)
@@ -101,10 +109,7 @@ QStringList bulletLines(const QString &text)
     return out;
 }
 
-std::string utf8(const QString &text)
-{
-    return text.toStdString();
-}
+std::string utf8(const QString &text) { return text.toStdString(); }
 
 QString kindOf(const QString &path)
 {
@@ -118,8 +123,9 @@ QString kindOf(const QString &path)
     if (suffix == QLatin1String("txt") || suffix == QLatin1String("text") || suffix.isEmpty())
         return QStringLiteral("text");
     // Source files are examples worth reading.
-    static const QStringList s_code{QStringLiteral("c"),  QStringLiteral("h"),  QStringLiteral("cpp"), QStringLiteral("hpp"),
-                                    QStringLiteral("cc"), QStringLiteral("cu"), QStringLiteral("py"),  QStringLiteral("s")};
+    static const QStringList s_code{QStringLiteral("c"),   QStringLiteral("h"),  QStringLiteral("cpp"),
+                                    QStringLiteral("hpp"), QStringLiteral("cc"), QStringLiteral("cu"),
+                                    QStringLiteral("py"),  QStringLiteral("s")};
     return s_code.contains(suffix) ? QStringLiteral("text") : QString();
 }
 
@@ -165,15 +171,9 @@ AgentBuilder::~AgentBuilder()
             reply->deleteLater();
 }
 
-void AgentBuilder::setPdfReader(PdfReader reader)
-{
-    pdfReader() = std::move(reader);
-}
+void AgentBuilder::setPdfReader(PdfReader reader) { pdfReader() = std::move(reader); }
 
-bool AgentBuilder::canReadPdf()
-{
-    return bool(pdfReader());
-}
+bool AgentBuilder::canReadPdf() { return bool(pdfReader()); }
 
 QStringList AgentBuilder::genericStrategies()
 {
@@ -250,7 +250,8 @@ QString AgentBuilder::stageName(Stage stage)
 
 QString AgentBuilder::outDir() const
 {
-    return m_options.outDir.isEmpty() ? Repository::userDataDir() + QStringLiteral("/agents/") + m_options.name : m_options.outDir;
+    return m_options.outDir.isEmpty() ? Repository::userDataDir() + QStringLiteral("/agents/") + m_options.name
+                                      : m_options.outDir;
 }
 
 bool AgentBuilder::validate(QString *error) const
@@ -286,7 +287,9 @@ bool AgentBuilder::validate(QString *error) const
         return false;
     }
     if (m_options.budgetChars < 2000 || m_options.chunkChars < 1000) {
-        *error = QStringLiteral("the character budget (%1) and chunk size (%2) are too small").arg(m_options.budgetChars).arg(m_options.chunkChars);
+        *error = QStringLiteral("the character budget (%1) and chunk size (%2) are too small")
+                     .arg(m_options.budgetChars)
+                     .arg(m_options.chunkChars);
         return false;
     }
     return true;
@@ -325,10 +328,13 @@ void AgentBuilder::cancel()
         const auto *llm = qobject_cast<const LlmReply *>(reply.data());
         return !llm || llm->isFinished();
     });
-    const QString kept = QStringLiteral("cancelled; %1 answer(s) are kept in the store and the next build reuses them").arg(m_answered.size());
-    fail(onTheWay > 0 ? kept + QStringLiteral("; %1 call(s) already sent are still being answered, and their answers are stored as they "
-                                              "arrive")
-                                   .arg(onTheWay)
+    const QString kept = QStringLiteral("cancelled; %1 answer(s) are kept in the store and the next build reuses them")
+                             .arg(m_answered.size());
+    fail(onTheWay > 0 ? kept
+                 + QStringLiteral(
+                       "; %1 call(s) already sent are still being answered, and their answers are stored as they "
+                       "arrive")
+                       .arg(onTheWay)
                       : kept);
 }
 
@@ -372,7 +378,8 @@ void AgentBuilder::readLocal(const QString &path, int depth)
     doc.kind = kind;
     if (kind == QLatin1String("pdf")) {
         if (!canReadPdf()) {
-            m_plan.skipped << QStringLiteral("%1: PDFs need Poppler's Qt 6 binding (libpoppler-qt6-dev) at build time").arg(path);
+            m_plan.skipped
+                << QStringLiteral("%1: PDFs need Poppler's Qt 6 binding (libpoppler-qt6-dev) at build time").arg(path);
             return;
         }
         QString error;
@@ -443,7 +450,8 @@ void AgentBuilder::fetchNext()
     const QUrl url = m_queue.takeFirst();
     const QString prefix = m_prefixOf.value(url.toString());
     if (m_pagesOf.value(prefix) >= m_options.maxPages) {
-        m_plan.skipped << QStringLiteral("%1: past %2 pages under %3").arg(url.toString()).arg(m_options.maxPages).arg(prefix);
+        m_plan.skipped
+            << QStringLiteral("%1: past %2 pages under %3").arg(url.toString()).arg(m_options.maxPages).arg(prefix);
         fetchNext();
         return;
     }
@@ -511,7 +519,8 @@ void AgentBuilder::planned()
     m_plan.estimatedTokensOut = qint64(n) * 2 * 4 + qint64(m_plan.mapCalls) * 1500 + qint64(m_plan.reduceCalls) * 4000;
     if (m_spec) {
         const PriceTable prices = PriceTable::loadDefault();
-        m_plan.estimatedUsd = prices.cost(m_spec->provider, m_spec->model, m_plan.estimatedTokensIn, m_plan.estimatedTokensOut, 0);
+        m_plan.estimatedUsd = prices.cost(m_spec->provider, m_spec->model, m_plan.estimatedTokensIn,
+                                          m_plan.estimatedTokensOut, 0);
     }
     m_stage = Stage::Idle;
     if (m_plan.documents.isEmpty()) {
@@ -523,7 +532,8 @@ void AgentBuilder::planned()
 
 // ---- asking
 
-void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample, std::function<void(const QString &)> done)
+void AgentBuilder::ask(const QString &phase, const QString &prompt, int sample,
+                       std::function<void(const QString &)> done)
 {
     LlmRequest request;
     request.spec = *m_spec;
@@ -667,12 +677,14 @@ void AgentBuilder::runFilter()
     startStage(Stage::Filtering);
     for (int i = 0; i < m_plan.documents.size(); ++i) {
         const AgentSourceDocument &d = m_plan.documents.at(i);
-        const QString prompt = QStringLiteral("Task: filter documents for the agent '%1'.\n%2\nDocument: %3\nSource: %4\n\n%5\n\n"
-                                              "Is this document useful for writing or optimizing code for this hardware within "
-                                              "the scope? Answer with one word: yes or no.")
-                                   .arg(m_options.name, scopeLine(m_options.scope), d.title, d.source, d.text.left(6000));
+        const QString prompt =
+            QStringLiteral("Task: filter documents for the agent '%1'.\n%2\nDocument: %3\nSource: %4\n\n%5\n\n"
+                           "Is this document useful for writing or optimizing code for this hardware within "
+                           "the scope? Answer with one word: yes or no.")
+                .arg(m_options.name, scopeLine(m_options.scope), d.title, d.source, d.text.left(6000));
         ask(QStringLiteral("filter"), prompt, 0, [this, i](const QString &answer) {
-            static const QRegularExpression s_no(QStringLiteral("^\\W*no\\b"), QRegularExpression::CaseInsensitiveOption);
+            static const QRegularExpression s_no(QStringLiteral("^\\W*no\\b"),
+                                                 QRegularExpression::CaseInsensitiveOption);
             if (s_no.match(answer.trimmed()).hasMatch())
                 Q_EMIT logLine(QStringLiteral("left out (not in scope): %1").arg(m_plan.documents.at(i).source));
             else
@@ -693,14 +705,18 @@ void AgentBuilder::runRoute()
     for (int i : std::as_const(m_kept)) {
         const AgentSourceDocument &d = m_plan.documents.at(i);
         const QString prompt =
-            QStringLiteral("Task: route a document for the agent '%1'.\n%2\nDocument: %3\nSource: %4\n\n%5\n\n"
-                           "Which file of the agent should this document inform? architecture (the hardware and its memory), "
-                           "isa (the programming interface), optimization (ways to make code fast), rules (what code must or "
-                           "must not do), examples (complete code), or skip. Answer with one word: architecture, isa, "
-                           "optimization, rules, examples or skip.")
+            QStringLiteral(
+                "Task: route a document for the agent '%1'.\n%2\nDocument: %3\nSource: %4\n\n%5\n\n"
+                "Which file of the agent should this document inform? architecture (the hardware and its memory), "
+                "isa (the programming interface), optimization (ways to make code fast), rules (what code must or "
+                "must not do), examples (complete code), or skip. Answer with one word: architecture, isa, "
+                "optimization, rules, examples or skip.")
                 .arg(m_options.name, scopeLine(m_options.scope), d.title, d.source, d.text.left(6000));
         ask(QStringLiteral("route"), prompt, 0, [this, source = d.source](const QString &answer) {
-            const QString word = answer.trimmed().section(QRegularExpression(QStringLiteral("\\W+")), 0, 0, QString::SectionSkipEmpty).toLower();
+            const QString word = answer.trimmed()
+                                     .section(QRegularExpression(QStringLiteral("\\W+")), 0, 0,
+                                              QString::SectionSkipEmpty)
+                                     .toLower();
             if (fileKeys().contains(word)) {
                 m_routes.insert(source, word);
                 Q_EMIT logLine(QStringLiteral("%1 -> %2").arg(source, word));
@@ -735,18 +751,18 @@ void AgentBuilder::runMap()
         const FileSpec spec = fileSpec(key);
         const int pieces = int(m_notes.value(key).size());
         const int limit = std::max(2000, m_options.budgetChars / std::max(1, pieces));
-        const QString prompt = QStringLiteral("Task: map, building %1 of the agent '%2' (part %3 of %4).\n%5\n\n"
-                                              "From the excerpt below, extract everything that belongs in %1: %6. Keep exact "
-                                              "names, numbers and signatures. At most %7 characters.\n\nExcerpt:\n%8\n\nNotes:")
+        const QString prompt = QStringLiteral(
+                                   "Task: map, building %1 of the agent '%2' (part %3 of %4).\n%5\n\n"
+                                   "From the excerpt below, extract everything that belongs in %1: %6. Keep exact "
+                                   "names, numbers and signatures. At most %7 characters.\n\nExcerpt:\n%8\n\nNotes:")
                                    .arg(spec.fileName, m_options.name)
                                    .arg(index + 1)
                                    .arg(pieces)
                                    .arg(scopeLine(m_options.scope), spec.what)
                                    .arg(limit)
                                    .arg(text);
-        ask(QStringLiteral("map"), prompt, 0, [this, key, index, limit](const QString &answer) {
-            m_notes[key][index] = answer.trimmed().left(limit);
-        });
+        ask(QStringLiteral("map"), prompt, 0,
+            [this, key, index, limit](const QString &answer) { m_notes[key][index] = answer.trimmed().left(limit); });
     }
 }
 
@@ -766,13 +782,15 @@ void AgentBuilder::runReduce()
         QStringList parts;
         for (const QString &n : notes)
             parts << n.left(share);
-        const QString prompt = QStringLiteral("Task: reduce, writing %1 of the agent '%2'.\n%3\n\n"
-                                              "Combine the notes below into %1: %4. Format: %5. At most %6 characters. Write "
-                                              "only the file's content.\n\nNotes:\n%7\n\n%1:")
-                                   .arg(spec.fileName, m_options.name, scopeLine(m_options.scope), spec.what, spec.format)
-                                   .arg(spec.outputChars)
-                                   .arg(parts.join(QStringLiteral("\n\n---\n\n")));
-        ask(QStringLiteral("reduce"), prompt, 0, [this, key](const QString &answer) { m_reduced.insert(key, answer.trimmed()); });
+        const QString prompt =
+            QStringLiteral("Task: reduce, writing %1 of the agent '%2'.\n%3\n\n"
+                           "Combine the notes below into %1: %4. Format: %5. At most %6 characters. Write "
+                           "only the file's content.\n\nNotes:\n%7\n\n%1:")
+                .arg(spec.fileName, m_options.name, scopeLine(m_options.scope), spec.what, spec.format)
+                .arg(spec.outputChars)
+                .arg(parts.join(QStringLiteral("\n\n---\n\n")));
+        ask(QStringLiteral("reduce"), prompt, 0,
+            [this, key](const QString &answer) { m_reduced.insert(key, answer.trimmed()); });
     }
 }
 
@@ -790,7 +808,8 @@ void AgentBuilder::writeFiles()
     QHash<QString, QString> files;
     const QString architecture = stripFence(m_reduced.value(QStringLiteral("architecture")));
     files.insert(QStringLiteral("architecture.md"),
-                 (architecture.isEmpty() ? QStringLiteral("No document described the hardware.") : architecture) + QLatin1Char('\n'));
+                 (architecture.isEmpty() ? QStringLiteral("No document described the hardware.") : architecture)
+                     + QLatin1Char('\n'));
 
     QString isa = stripFence(m_reduced.value(QStringLiteral("isa")));
     if (isa.isEmpty())
@@ -813,7 +832,8 @@ void AgentBuilder::writeFiles()
         YAML::Emitter out;
         out << YAML::BeginMap << YAML::Key << "optimizations" << YAML::Value << YAML::BeginSeq;
         for (const QString &strategy : std::as_const(menu))
-            out << YAML::BeginMap << YAML::Key << "strategy" << YAML::Value << YAML::DoubleQuoted << utf8(strategy) << YAML::EndMap;
+            out << YAML::BeginMap << YAML::Key << "strategy" << YAML::Value << YAML::DoubleQuoted << utf8(strategy)
+                << YAML::EndMap;
         out << YAML::EndSeq << YAML::EndMap;
         files.insert(QStringLiteral("optimization_menu.yaml"), QString::fromStdString(out.c_str()) + QLatin1Char('\n'));
     }
@@ -823,7 +843,8 @@ void AgentBuilder::writeFiles()
         QString section = QStringLiteral("general");
         for (const QString &line : m_reduced.value(QStringLiteral("rules")).split(QLatin1Char('\n'))) {
             const QString t = line.trimmed().toLower();
-            if (t.startsWith(QLatin1String("general")) || t.startsWith(QLatin1String("planning")) || t.startsWith(QLatin1String("coding"))) {
+            if (t.startsWith(QLatin1String("general")) || t.startsWith(QLatin1String("planning"))
+                || t.startsWith(QLatin1String("coding"))) {
                 section = t.section(QLatin1Char(':'), 0, 0).remove(QLatin1Char('#')).remove(QLatin1Char('*')).trimmed();
                 continue;
             }
@@ -855,7 +876,9 @@ void AgentBuilder::writeFiles()
         if (!m_options.target.isEmpty())
             out << YAML::Key << "target" << YAML::Value << utf8(m_options.target);
         out << YAML::Key << "description" << YAML::Value
-            << utf8(QStringLiteral("Built from %1 document(s)%2").arg(m_kept.size()).arg(m_options.scope.isEmpty() ? QString() : QStringLiteral(" for: ") + m_options.scope));
+            << utf8(QStringLiteral("Built from %1 document(s)%2")
+                        .arg(m_kept.size())
+                        .arg(m_options.scope.isEmpty() ? QString() : QStringLiteral(" for: ") + m_options.scope));
         out << YAML::Key << "built_at" << YAML::Value << utf8(QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
         out << YAML::Key << "models" << YAML::Value << YAML::BeginMap << YAML::Key << "builder" << YAML::Value
             << utf8(m_options.model) << YAML::EndMap;
@@ -863,9 +886,9 @@ void AgentBuilder::writeFiles()
         out << YAML::Key << "budget_chars" << YAML::Value << m_options.budgetChars;
         out << YAML::Key << "sources" << YAML::Value << YAML::BeginSeq;
         for (const AgentSourceDocument &d : std::as_const(m_plan.documents)) {
-            out << YAML::BeginMap << YAML::Key << "source" << YAML::Value << utf8(d.source) << YAML::Key << "kind" << YAML::Value
-                << utf8(d.kind) << YAML::Key << "used_for" << YAML::Value << utf8(m_routes.value(d.source, QStringLiteral("left out")))
-                << YAML::EndMap;
+            out << YAML::BeginMap << YAML::Key << "source" << YAML::Value << utf8(d.source) << YAML::Key << "kind"
+                << YAML::Value << utf8(d.kind) << YAML::Key << "used_for" << YAML::Value
+                << utf8(m_routes.value(d.source, QStringLiteral("left out"))) << YAML::EndMap;
         }
         out << YAML::EndSeq;
         out << YAML::Key << "extracted_strategies" << YAML::Value << int(extracted.size());
@@ -898,7 +921,8 @@ void AgentBuilder::writeFiles()
     m_files = files;
     m_stage = Stage::Done;
     Q_EMIT stageChanged(m_stage, 0);
-    Q_EMIT logLine(QStringLiteral("wrote %1 (%2 menu items, %3 extracted)").arg(dir).arg(menu.size()).arg(extracted.size()));
+    Q_EMIT logLine(
+        QStringLiteral("wrote %1 (%2 menu items, %3 extracted)").arg(dir).arg(menu.size()).arg(extracted.size()));
     Q_EMIT finished(dir);
 }
 

@@ -20,38 +20,41 @@ class LlmReply;
 class RunStore;
 
 // One document the builder read: a file of a folder, a PDF, or a web page.
-struct AgentSourceDocument {
+struct AgentSourceDocument
+{
     QString source; // path or URL
     QString title;
-    QString kind;   // text | markdown | html | pdf | web
-    QString text;   // as the model reads it (HTML and PDF converted)
+    QString kind; // text | markdown | html | pdf | web
+    QString text; // as the model reads it (HTML and PDF converted)
 };
 
-struct AgentBuildOptions {
+struct AgentBuildOptions
+{
     QString name;
-    QStringList sources;     // folders, files (text, markdown, HTML, PDF) and http(s) URLs
-    QString scope;           // what the agent is for, e.g. "int8 GEMM and convolution kernels"
-    QString model;           // provider::model, as in run configurations
-    QString target;          // the target the agent is for (agent_config.yaml), optional
+    QStringList sources; // folders, files (text, markdown, HTML, PDF) and http(s) URLs
+    QString scope; // what the agent is for, e.g. "int8 GEMM and convolution kernels"
+    QString model; // provider::model, as in run configurations
+    QString target; // the target the agent is for (agent_config.yaml), optional
     int budgetChars = 150000; // what one file's reduce step reads at most (Autocomp's default)
-    int chunkChars = 24000;  // what one map call reads at most
-    int maxPages = 40;       // web pages per URL
+    int chunkChars = 24000; // what one map call reads at most
+    int maxPages = 40; // web pages per URL
     int maxFileBytes = 512 * 1024;
-    int maxDepth = 6;        // folder depth
-    QString outDir;          // default: Repository::userDataDir()/agents/NAME
-    bool overwrite = false;  // replace an earlier user agent of that name (never a shipped one)
+    int maxDepth = 6; // folder depth
+    QString outDir; // default: Repository::userDataDir()/agents/NAME
+    bool overwrite = false; // replace an earlier user agent of that name (never a shipped one)
 };
 
 // What a build will read and roughly cost, shown before anything is sent. Counts are upper bounds: every
 // document is assumed to pass the filter.
-struct AgentBuildPlan {
+struct AgentBuildPlan
+{
     QList<AgentSourceDocument> documents;
-    QStringList skipped;   // "source: why"
+    QStringList skipped; // "source: why"
     QString outDir;
     int filterCalls = 0;
     int routeCalls = 0;
-    int mapCalls = 0;      // at most
-    int reduceCalls = 0;   // at most
+    int mapCalls = 0; // at most
+    int reduceCalls = 0; // at most
     qint64 promptChars = 0;
     qint64 estimatedTokensIn = 0;
     qint64 estimatedTokensOut = 0;
@@ -151,10 +154,10 @@ private:
     QList<QUrl> m_queue;
     QSet<QString> m_seen;
     QHash<QString, QString> m_prefixOf; // queued URL -> its start URL's prefix
-    QHash<QString, int> m_pagesOf;      // prefix -> pages read
+    QHash<QString, int> m_pagesOf; // prefix -> pages read
     QList<QPointer<QObject>> m_inFlight;
     QHash<QString, QPointer<LlmReply>> m_onTheWay; // request hash -> the call sent for it, until it finishes
-    QSet<QString> m_answered;                      // request hashes with an answer in the store
+    QSet<QString> m_answered; // request hashes with an answer in the store
     int m_outstanding = 0;
     int m_total = 0;
     int m_done = 0;
@@ -163,10 +166,10 @@ private:
     double m_usd = 0;
     bool m_cancelled = false;
     quint64 m_generation = 0; // build() and cancel() start a new one; answers of an older one are dropped
-    QList<int> m_kept;                  // documents that passed the filter
+    QList<int> m_kept; // documents that passed the filter
     QHash<QString, QString> m_routes;
     QHash<QString, QStringList> m_notes; // file -> map outputs in chunk order
-    QHash<QString, QString> m_reduced;   // file -> reduce output
+    QHash<QString, QString> m_reduced; // file -> reduce output
     QHash<QString, QString> m_files;
 };
 

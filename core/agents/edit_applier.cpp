@@ -30,10 +30,7 @@ QList<EditApplier::Edit> EditApplier::parse(const QString &response)
 
 namespace {
 
-QString squeeze(const QString &line)
-{
-    return line.simplified();
-}
+QString squeeze(const QString &line) { return line.simplified(); }
 
 // Finds `needle` lines in `hay` lines comparing whitespace-normalized text, ignoring blank lines at the
 // block's edges. Returns the [first, last) line range, or nullopt; `count` gets the number of matches.
@@ -80,7 +77,9 @@ EditApplier::Result EditApplier::apply(const QString &code, const QList<Edit> &e
         const qsizetype first = current.indexOf(edit.search);
         if (first >= 0) {
             if (current.indexOf(edit.search, first + 1) >= 0) {
-                result.error = QStringLiteral("edit %1: the SEARCH text occurs more than once; it must identify one place").arg(index);
+                result.error = QStringLiteral(
+                                   "edit %1: the SEARCH text occurs more than once; it must identify one place")
+                                   .arg(index);
                 return result;
             }
             current.replace(first, edit.search.size(), edit.replace);
@@ -90,13 +89,17 @@ EditApplier::Result EditApplier::apply(const QString &code, const QList<Edit> &e
         int count = 0;
         const auto range = fuzzyFind(lines, edit.search.split(QLatin1Char('\n')), &count);
         if (!range) {
-            result.error = QStringLiteral("edit %1: the SEARCH text matches nothing in the current code, even ignoring whitespace:\n%2")
-                               .arg(index)
-                               .arg(edit.search.left(400));
+            result.error =
+                QStringLiteral(
+                    "edit %1: the SEARCH text matches nothing in the current code, even ignoring whitespace:\n%2")
+                    .arg(index)
+                    .arg(edit.search.left(400));
             return result;
         }
         if (count > 1) {
-            result.error = QStringLiteral("edit %1: the SEARCH text matches %2 places when whitespace is ignored").arg(index).arg(count);
+            result.error = QStringLiteral("edit %1: the SEARCH text matches %2 places when whitespace is ignored")
+                               .arg(index)
+                               .arg(count);
             return result;
         }
         QStringList replacement = edit.replace.split(QLatin1Char('\n'));
@@ -113,9 +116,10 @@ EditApplier::Result EditApplier::apply(const QString &code, const QList<Edit> &e
 
 QString EditApplier::formatInstructions()
 {
-    return QStringLiteral("Answer with one or more edit blocks, each exactly in this form:\n"
-                          "<<<<<<< SEARCH\n<lines copied exactly from the current code>\n=======\n<the new lines>\n>>>>>>> REPLACE\n"
-                          "Each SEARCH part must match exactly one place in the current code. Do not repeat the whole file.");
+    return QStringLiteral(
+        "Answer with one or more edit blocks, each exactly in this form:\n"
+        "<<<<<<< SEARCH\n<lines copied exactly from the current code>\n=======\n<the new lines>\n>>>>>>> REPLACE\n"
+        "Each SEARCH part must match exactly one place in the current code. Do not repeat the whole file.");
 }
 
 } // namespace autocomp

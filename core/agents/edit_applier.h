@@ -18,11 +18,13 @@ namespace autocomp {
 class EditApplier
 {
 public:
-    struct Edit {
+    struct Edit
+    {
         QString search;
         QString replace;
     };
-    struct Result {
+    struct Result
+    {
         bool ok = false;
         QString code;
         QString error;

@@ -38,7 +38,8 @@ QString decodeEntities(QString text)
 QString HtmlText::title(const QString &html)
 {
     static const QRegularExpression s_title(QStringLiteral("<title[^>]*>(.*?)</title>"),
-                                            QRegularExpression::CaseInsensitiveOption | QRegularExpression::DotMatchesEverythingOption);
+                                            QRegularExpression::CaseInsensitiveOption
+                                                | QRegularExpression::DotMatchesEverythingOption);
     const QRegularExpressionMatch m = s_title.match(html);
     return m.hasMatch() ? decodeEntities(m.captured(1)).simplified() : QString();
 }
@@ -106,8 +107,9 @@ QString HtmlText::toMarkdown(const QString &html)
 
 QList<QUrl> HtmlText::links(const QString &html, const QUrl &base)
 {
-    static const QRegularExpression s_href(QStringLiteral("<a\\b[^>]*?href\\s*=\\s*(\"([^\"]*)\"|'([^']*)'|([^\\s>]+))"),
-                                           QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression s_href(
+        QStringLiteral("<a\\b[^>]*?href\\s*=\\s*(\"([^\"]*)\"|'([^']*)'|([^\\s>]+))"),
+        QRegularExpression::CaseInsensitiveOption);
     QList<QUrl> out;
     QSet<QString> seen;
     for (auto it = s_href.globalMatch(html); it.hasNext();) {

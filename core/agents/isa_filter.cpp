@@ -41,10 +41,11 @@ QString IsaFilter::sectionPrompt(const QList<Section> &sections, const QString &
             list += QStringLiteral(" (") + entries.join(QStringLiteral("; ")).left(300) + QLatin1Char(')');
         list += QLatin1Char('\n');
     }
-    return QStringLiteral("Task: choose the sections of the programming interface (ISA) documentation that are relevant to "
-                          "optimizing the code below.\n\n## Problem\n\n%1\n\n## Code\n\n```\n%2\n```\n\n## Sections\n\n%3\n"
-                          "Answer with the numbers of the relevant sections separated by commas (for example `1, 3`), or "
-                          "`none`.\nRelevant sections:")
+    return QStringLiteral(
+               "Task: choose the sections of the programming interface (ISA) documentation that are relevant to "
+               "optimizing the code below.\n\n## Problem\n\n%1\n\n## Code\n\n```\n%2\n```\n\n## Sections\n\n%3\n"
+               "Answer with the numbers of the relevant sections separated by commas (for example `1, 3`), or "
+               "`none`.\nRelevant sections:")
         .arg(problem.trimmed(), code.trimmed(), list);
 }
 
@@ -53,10 +54,11 @@ QString IsaFilter::entryPrompt(const Section &section, const QString &problem, c
     QString list;
     for (int i = 0; i < section.entries.size(); ++i)
         list += QStringLiteral("%1. %2\n").arg(i + 1).arg(section.entries.at(i).title);
-    return QStringLiteral("Task: choose the entries of the ISA section \"%1\" that are relevant to optimizing the code below.\n\n"
-                          "## Problem\n\n%2\n\n## Code\n\n```\n%3\n```\n\n## Entries\n\n%4\n"
-                          "Answer with the numbers of the relevant entries separated by commas (for example `2, 5`), or "
-                          "`none`.\nRelevant entries:")
+    return QStringLiteral(
+               "Task: choose the entries of the ISA section \"%1\" that are relevant to optimizing the code below.\n\n"
+               "## Problem\n\n%2\n\n## Code\n\n```\n%3\n```\n\n## Entries\n\n%4\n"
+               "Answer with the numbers of the relevant entries separated by commas (for example `2, 5`), or "
+               "`none`.\nRelevant entries:")
         .arg(section.title, problem.trimmed(), code.trimmed(), list);
 }
 
@@ -72,12 +74,14 @@ QList<int> IsaFilter::parseNumbers(const QString &answer, int count)
     return out;
 }
 
-QString IsaFilter::assemble(const QList<Section> &sections, const QList<int> &keptSections, const QHash<int, QList<int>> &keptEntries)
+QString IsaFilter::assemble(const QList<Section> &sections, const QList<int> &keptSections,
+                            const QHash<int, QList<int>> &keptEntries)
 {
     QStringList titles;
     for (int s : keptSections)
         titles << sections.at(s).title;
-    QString out = QStringLiteral("Only the parts relevant to the current code are shown (kept %1 of %2 sections: %3).\n\n")
+    QString out = QStringLiteral(
+                      "Only the parts relevant to the current code are shown (kept %1 of %2 sections: %3).\n\n")
                       .arg(keptSections.size())
                       .arg(sections.size())
                       .arg(titles.isEmpty() ? QStringLiteral("none") : titles.join(QStringLiteral(", ")));
@@ -87,7 +91,8 @@ QString IsaFilter::assemble(const QList<Section> &sections, const QList<int> &ke
         const auto kept = keptEntries.constFind(s);
         for (int e = 0; e < section.entries.size(); ++e)
             if (kept == keptEntries.cend() || kept->contains(e))
-                out += QStringLiteral("### ") + section.entries.at(e).title + QLatin1Char('\n') + section.entries.at(e).body;
+                out += QStringLiteral("### ") + section.entries.at(e).title + QLatin1Char('\n')
+                    + section.entries.at(e).body;
     }
     return out.trimmed() + QLatin1Char('\n');
 }

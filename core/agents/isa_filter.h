@@ -13,11 +13,13 @@ namespace autocomp {
 class IsaFilter
 {
 public:
-    struct Entry {
+    struct Entry
+    {
         QString title; // the `###` line's text
         QString body;
     };
-    struct Section {
+    struct Section
+    {
         QString title; // the `##` line's text
         QString intro; // text before its first entry
         QList<Entry> entries;

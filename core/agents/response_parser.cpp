@@ -10,7 +10,8 @@ QStringList aliases(const QString &language)
 {
     const QString l = language.toLower();
     if (l == QLatin1String("cpp") || l == QLatin1String("c++") || l == QLatin1String("c"))
-        return {QStringLiteral("cpp"), QStringLiteral("c++"), QStringLiteral("c"), QStringLiteral("cxx"), QStringLiteral("cc")};
+        return {QStringLiteral("cpp"), QStringLiteral("c++"), QStringLiteral("c"), QStringLiteral("cxx"),
+                QStringLiteral("cc")};
     if (l == QLatin1String("cuda"))
         return {QStringLiteral("cuda"), QStringLiteral("cu"), QStringLiteral("cpp"), QStringLiteral("c++")};
     if (l == QLatin1String("python"))
@@ -22,7 +23,8 @@ QStringList aliases(const QString &language)
 
 std::optional<QString> ResponseParser::extractCode(const QString &response, const QString &language)
 {
-    struct Block {
+    struct Block
+    {
         QString tag;
         QString code;
     };
@@ -61,8 +63,9 @@ std::optional<QString> ResponseParser::extractCode(const QString &response, cons
 ResponseParser::MenuChoice ResponseParser::parseMenuChoice(const QString &plan, const QStringList &menu)
 {
     MenuChoice choice;
-    static const QRegularExpression s_line(QStringLiteral("chosen optimi[sz]ation\\s*[:\\-]\\s*\\**\\s*(new|\\d+)?\\s*[.):\\-]?\\s*(.*)"),
-                                           QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression s_line(
+        QStringLiteral("chosen optimi[sz]ation\\s*[:\\-]\\s*\\**\\s*(new|\\d+)?\\s*[.):\\-]?\\s*(.*)"),
+        QRegularExpression::CaseInsensitiveOption);
     const QRegularExpressionMatch m = s_line.match(plan);
     if (m.hasMatch()) {
         const QString number = m.captured(1);

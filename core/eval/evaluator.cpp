@@ -48,8 +48,12 @@ QString toleranceArgument(const Problem &p)
 } // namespace
 
 EvalJob::EvalJob(Evaluator *evaluator, Target target, Problem problem, QString code, QString baselineCode)
-    : QObject(evaluator), m_evaluator(evaluator), m_target(std::move(target)), m_problem(std::move(problem)), m_code(std::move(code)),
-      m_baselineCode(std::move(baselineCode))
+    : QObject(evaluator)
+    , m_evaluator(evaluator)
+    , m_target(std::move(target))
+    , m_problem(std::move(problem))
+    , m_code(std::move(code))
+    , m_baselineCode(std::move(baselineCode))
 {
     m_seed = QString::number(QRandomGenerator::system()->generate64() >> 1);
 }
@@ -62,26 +66,22 @@ EvalJob::~EvalJob()
 
 // The job's directory holds two: work/, which candidate steps write (sources, objects, remarks),
 // and judge/, which only judging steps write (reports, result.json).
-QString EvalJob::workdir() const
-{
-    return m_dir ? m_dir->filePath(QStringLiteral("work")) : QString();
-}
+QString EvalJob::workdir() const { return m_dir ? m_dir->filePath(QStringLiteral("work")) : QString(); }
 
-QString EvalJob::judgedir() const
-{
-    return m_dir ? m_dir->filePath(QStringLiteral("judge")) : QString();
-}
+QString EvalJob::judgedir() const { return m_dir ? m_dir->filePath(QStringLiteral("judge")) : QString(); }
 
 QHash<QString, QString> EvalJob::placeholders() const
 {
     // Without a baseline {baseline} names no file, so the steps that build or time it are skipped.
-    return {{QStringLiteral("candidate"), m_candidateFile},
-            {QStringLiteral("workdir"), workdir()},
-            {QStringLiteral("judgedir"), judgedir()},
-            {QStringLiteral("baseline"), m_baselineFile.isEmpty() ? workdir() + QStringLiteral("/no-baseline") : m_baselineFile},
-            {QStringLiteral("seed"), m_seed},
-            {QStringLiteral("candidate_hash"),
-             QString::fromLatin1(QCryptographicHash::hash(m_code.toUtf8(), QCryptographicHash::Sha256).toHex().left(24))}};
+    return {
+        {QStringLiteral("candidate"), m_candidateFile},
+        {QStringLiteral("workdir"), workdir()},
+        {QStringLiteral("judgedir"), judgedir()},
+        {QStringLiteral("baseline"),
+         m_baselineFile.isEmpty() ? workdir() + QStringLiteral("/no-baseline") : m_baselineFile},
+        {QStringLiteral("seed"), m_seed},
+        {QStringLiteral("candidate_hash"),
+         QString::fromLatin1(QCryptographicHash::hash(m_code.toUtf8(), QCryptographicHash::Sha256).toHex().left(24))}};
 }
 
 namespace {
@@ -119,16 +119,21 @@ bool EvalJob::reuseCachedOutput(const TargetStep &step)
         return false;
     const QHash<QString, QString> vars = placeholders();
     const QString key = Evaluator::expand(step.reuseKey, m_target, m_problem, vars);
-    const QString hash = QString::fromLatin1(QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex().left(32));
-    const QString entry = Evaluator::cacheDir() + QStringLiteral("/reuse/") + m_target.name + QLatin1Char('-') + step.name + QLatin1Char('/') + hash;
+    const QString hash = QString::fromLatin1(
+        QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex().left(32));
+    const QString entry = Evaluator::cacheDir() + QStringLiteral("/reuse/") + m_target.name + QLatin1Char('-')
+        + step.name + QLatin1Char('/') + hash;
     const QString output = Evaluator::expand(step.reuseOutput, m_target, m_problem, vars);
     // An entry is complete once renamed into place (see storeReusableOutput).
     if (QFileInfo(entry).isDir() && copyTree(entry, output)) {
         StepResult result;
         result.name = step.name;
         result.exitCode = 0;
-        result.log = QStringLiteral("reused the output of an earlier identical '%1' (cache key %2) instead of running it again").arg(step.name, key);
-        QMetaObject::invokeMethod(this, [this, result] { stepFinished(result); }, Qt::QueuedConnection);
+        result.log = QStringLiteral(
+                         "reused the output of an earlier identical '%1' (cache key %2) instead of running it again")
+                         .arg(step.name, key);
+        QMetaObject::invokeMethod(
+            this, [this, result] { stepFinished(result); }, Qt::QueuedConnection);
         return true;
     }
     QDir(output).removeRecursively();
@@ -154,7 +159,8 @@ void EvalJob::skipInapplicableSteps()
     // Remote steps are the far side's to skip: the files they test are there.
     while (m_stepIndex < m_target.steps.size() && m_stepIndex < m_remoteFrom) {
         const TargetStep &step = m_target.steps.at(m_stepIndex);
-        if (step.onlyIfExists.isEmpty() || QFileInfo::exists(Evaluator::expand(step.onlyIfExists, m_target, m_problem, placeholders())))
+        if (step.onlyIfExists.isEmpty()
+            || QFileInfo::exists(Evaluator::expand(step.onlyIfExists, m_target, m_problem, placeholders())))
             return;
         ++m_stepIndex;
     }
@@ -196,8 +202,11 @@ void EvalJob::runCurrentStep(bool sandbox, const QList<int> &cpus, const QList<i
     }
     {
         const EvalRuntimeCpu::Pause handlers;
-        Q_EMIT stepStarted(step.name, step.reuseKey.isEmpty() ? QString()
-                                                              : QStringLiteral("building; kept in the cache by content hash, so the same file is not built twice"));
+        Q_EMIT stepStarted(
+            step.name,
+            step.reuseKey.isEmpty()
+                ? QString()
+                : QStringLiteral("building; kept in the cache by content hash, so the same file is not built twice"));
     }
     const QHash<QString, QString> vars = placeholders();
     const QStringList command = Evaluator::expandArgs(step.run, m_target, m_problem, vars);
@@ -258,8 +267,9 @@ void EvalJob::stepFinished(const StepResult &step)
     if (step.setupFailed) {
         // The machinery could not apply the step's limits (a cgroup gone, a descriptor): the command
         // never ran. Tried once more, then an evaluation error, never a verdict about the candidate.
-        Q_EMIT m_evaluator->logMessage(QStringLiteral("step '%1': %2%3").arg(step.name, step.log,
-                                                                             m_setupRetried ? QString() : QStringLiteral(", trying again")));
+        Q_EMIT m_evaluator->logMessage(
+            QStringLiteral("step '%1': %2%3")
+                .arg(step.name, step.log, m_setupRetried ? QString() : QStringLiteral(", trying again")));
         if (!m_setupRetried) {
             m_setupRetried = true;
             m_evaluator->enqueue(this);
@@ -268,7 +278,8 @@ void EvalJob::stepFinished(const StepResult &step)
         m_result.steps << step;
         m_result.status = QStringLiteral("error");
         m_result.correct = false;
-        m_result.log = QStringLiteral("step '%1' could not be run (no verdict about the candidate): %2").arg(step.name, step.log);
+        m_result.log =
+            QStringLiteral("step '%1' could not be run (no verdict about the candidate): %2").arg(step.name, step.log);
         complete();
         return;
     }
@@ -282,11 +293,12 @@ void EvalJob::stepFinished(const StepResult &step)
         const QString lastLine = step.log.trimmed().section(QLatin1Char('\n'), -1);
         m_optionalNotes << QStringLiteral("step '%1' (optional) %2%3")
                                .arg(step.name,
-                                    step.timedOut ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
-                                    : step.crashed ? QStringLiteral("crashed")
-                                                   : QStringLiteral("exited with status %1").arg(step.exitCode),
+                                    step.timedOut      ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
+                                        : step.crashed ? QStringLiteral("crashed")
+                                                       : QStringLiteral("exited with status %1").arg(step.exitCode),
                                     lastLine.isEmpty() ? QString() : QStringLiteral(": ") + lastLine.left(300));
-    } else if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && spec.judge() && QFile::exists(resultFile)) {
+    } else if (!step.outputFlooded && step.exitCode != 0 && !step.timedOut && !step.crashed && spec.judge()
+               && QFile::exists(resultFile)) {
         // The evaluator explained the failure itself (e.g. the report step found a wrong timed output).
         parseResultFile();
         if (m_result.status != QLatin1String("ok") && m_result.status != QLatin1String("error")) {
@@ -312,7 +324,8 @@ void EvalJob::stepFinished(const StepResult &step)
     if (step.outputFlooded) {
         m_result.status = QStringLiteral("rejected");
         m_result.correct = false;
-        m_result.flags << QStringLiteral("output flood: step '%1' wrote far more output than is kept and was stopped").arg(step.name);
+        m_result.flags << QStringLiteral("output flood: step '%1' wrote far more output than is kept and was stopped")
+                              .arg(step.name);
         m_result.log = QStringLiteral("step '%1' was killed for flooding its output\n%2").arg(step.name, step.log);
         complete();
         return;
@@ -324,9 +337,9 @@ void EvalJob::stepFinished(const StepResult &step)
         m_result.correct = false;
         m_result.log = QStringLiteral("step '%1' %2\n%3")
                            .arg(step.name,
-                                step.timedOut ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
-                                : step.crashed ? QStringLiteral("crashed")
-                                               : QStringLiteral("exited with status %1").arg(step.exitCode),
+                                step.timedOut      ? QStringLiteral("timed out after %1 s").arg(spec.timeoutS)
+                                    : step.crashed ? QStringLiteral("crashed")
+                                                   : QStringLiteral("exited with status %1").arg(step.exitCode),
                                 step.log);
         complete();
         return;
@@ -347,7 +360,9 @@ void EvalJob::stepFinished(const StepResult &step)
             m_result.status = QStringLiteral("no_hardware");
             m_result.correct = false;
             m_result.feedback << m_optionalNotes << QStringLiteral("not run: %1").arg(m_noHardware);
-            m_result.log = QStringLiteral("not run: %1\n%2").arg(m_noHardware, log.isEmpty() && !m_result.steps.isEmpty() ? m_result.steps.last().log : log);
+            m_result.log = QStringLiteral("not run: %1\n%2")
+                               .arg(m_noHardware,
+                                    log.isEmpty() && !m_result.steps.isEmpty() ? m_result.steps.last().log : log);
             complete();
             return;
         }
@@ -389,18 +404,21 @@ void EvalJob::runRemote(int slot, RemoteAttempt *attempt)
     QElapsedTimer clock;
     clock.start();
     m_remote = attempt;
-    connect(m_remote, &RemoteAttempt::finished, this, [this, slot, clock](const QJsonObject &result, const QString &failure) {
-        StepResult note;
-        note.name = QStringLiteral("remote");
-        note.command = {m_evaluator->m_remote->name(), m_evaluator->m_remote->slotName(slot)};
-        note.durationMs = double(clock.nsecsElapsed()) / 1e6;
-        note.exitCode = failure.isEmpty() ? 0 : 1;
-        note.log = failure.isEmpty() ? QStringLiteral("evaluated on %1 (%2)").arg(m_evaluator->m_remote->slotName(slot), m_evaluator->m_remote->name())
-                                     : failure;
-        if (!m_cancelled)
-            m_result.steps << note;
-        remoteFinished(slot, result, failure);
-    });
+    connect(m_remote, &RemoteAttempt::finished, this,
+            [this, slot, clock](const QJsonObject &result, const QString &failure) {
+                StepResult note;
+                note.name = QStringLiteral("remote");
+                note.command = {m_evaluator->m_remote->name(), m_evaluator->m_remote->slotName(slot)};
+                note.durationMs = double(clock.nsecsElapsed()) / 1e6;
+                note.exitCode = failure.isEmpty() ? 0 : 1;
+                note.log = failure.isEmpty()
+                    ? QStringLiteral("evaluated on %1 (%2)")
+                          .arg(m_evaluator->m_remote->slotName(slot), m_evaluator->m_remote->name())
+                    : failure;
+                if (!m_cancelled)
+                    m_result.steps << note;
+                remoteFinished(slot, result, failure);
+            });
 }
 
 void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString &failure)
@@ -426,8 +444,9 @@ void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString 
             m_triedGroups << executor->slotGroup(slot);
         Q_EMIT m_evaluator->logMessage(QStringLiteral("remote evaluation failed on %1, %2: %3")
                                            .arg(executor->slotName(slot),
-                                                m_remoteFailures.size() > m_evaluator->m_config.remoteRetries ? QStringLiteral("giving up")
-                                                                                                             : QStringLiteral("trying again"),
+                                                m_remoteFailures.size() > m_evaluator->m_config.remoteRetries
+                                                    ? QStringLiteral("giving up")
+                                                    : QStringLiteral("trying again"),
                                                 why));
         if (m_remoteFailures.size() > m_evaluator->m_config.remoteRetries) {
             m_result.status = QStringLiteral("error");
@@ -446,7 +465,9 @@ void EvalJob::remoteFinished(int slot, const QJsonObject &result, const QString 
     m_result.steps = steps + remote.steps;
     m_result.feedback << m_optionalNotes;
     if (!m_remoteFailures.isEmpty())
-        m_result.feedback << QStringLiteral("evaluated after %1 remote failure(s): %2").arg(m_remoteFailures.size()).arg(m_remoteFailures.last());
+        m_result.feedback << QStringLiteral("evaluated after %1 remote failure(s): %2")
+                                 .arg(m_remoteFailures.size())
+                                 .arg(m_remoteFailures.last());
     complete();
 }
 
@@ -458,7 +479,8 @@ void EvalJob::parseResultFile(bool requireMetric)
     auto fail = [&](const QString &why) {
         m_result.status = QStringLiteral("error");
         m_result.correct = false;
-        m_result.log = why + QStringLiteral("\nlast step's output:\n") + (m_result.steps.isEmpty() ? QString() : m_result.steps.last().log);
+        m_result.log = why + QStringLiteral("\nlast step's output:\n")
+            + (m_result.steps.isEmpty() ? QString() : m_result.steps.last().log);
     };
     if (!file.open(QIODevice::ReadOnly)) {
         fail(QStringLiteral("the evaluator wrote no result.json (%1)").arg(file.errorString()));
@@ -467,12 +489,14 @@ void EvalJob::parseResultFile(bool requireMetric)
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(file.read(4 << 20), &error);
     if (error.error != QJsonParseError::NoError || !doc.isObject()) {
-        fail(QStringLiteral("result.json is not a JSON object: %1 at offset %2").arg(error.errorString()).arg(error.offset));
+        fail(QStringLiteral("result.json is not a JSON object: %1 at offset %2")
+                 .arg(error.errorString())
+                 .arg(error.offset));
         return;
     }
     QString why;
-    const std::optional<EvalResult> parsed =
-        EvalResult::fromJson(doc.object(), EvalResult::Source::Judge, requireMetric ? m_target.metric : QString(), &why);
+    const std::optional<EvalResult> parsed = EvalResult::fromJson(doc.object(), EvalResult::Source::Judge,
+                                                                  requireMetric ? m_target.metric : QString(), &why);
     if (!parsed) {
         fail(QStringLiteral("result.json: ") + why);
         return;
@@ -488,7 +512,8 @@ void EvalJob::complete()
         return;
     m_done = true;
     if (!m_evaluator->m_sandbox && m_result.status != QLatin1String("cancelled") && m_remoteFrom > 0)
-        m_result.flags << QStringLiteral("unsandboxed: evaluated without the bubblewrap sandbox (%1)").arg(m_evaluator->m_sandboxNote);
+        m_result.flags << QStringLiteral("unsandboxed: evaluated without the bubblewrap sandbox (%1)")
+                              .arg(m_evaluator->m_sandboxNote);
     {
         const EvalRuntimeCpu::Pause handlers;
         Q_EMIT finished(m_result);
@@ -497,8 +522,10 @@ void EvalJob::complete()
 }
 
 Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
-    : QObject(parent), m_config(config), m_parallelSlots(config.parallelCompiles > 0 ? config.parallelCompiles : QThread::idealThreadCount()),
-      m_benchSlots(qMax(1, config.benchSlots))
+    : QObject(parent)
+    , m_config(config)
+    , m_parallelSlots(config.parallelCompiles > 0 ? config.parallelCompiles : QThread::idealThreadCount())
+    , m_benchSlots(qMax(1, config.benchSlots))
 {
     // The CPUs this process may use (a container may allow fewer than the machine has).
     QList<int> allowed;
@@ -527,9 +554,11 @@ Evaluator::Evaluator(const EvaluationConfig &config, QObject *parent)
     } else if (ProcessRunner::sandboxAvailable()) {
         m_sandbox = true;
     } else if (config.sandbox == QLatin1String("required")) {
-        m_configError = QStringLiteral("evaluation.sandbox is 'required' but the sandbox cannot run here: %1").arg(Sandbox::unavailableReason());
+        m_configError = QStringLiteral("evaluation.sandbox is 'required' but the sandbox cannot run here: %1")
+                            .arg(Sandbox::unavailableReason());
     } else {
-        m_sandboxNote = QStringLiteral("sandbox unavailable (%1): candidates run with rlimits and process groups only").arg(Sandbox::unavailableReason());
+        m_sandboxNote = QStringLiteral("sandbox unavailable (%1): candidates run with rlimits and process groups only")
+                            .arg(Sandbox::unavailableReason());
     }
 }
 
@@ -551,7 +580,8 @@ QString Evaluator::placement(const Target &target) const
 QString Evaluator::cacheDir()
 {
     static const QString s_dir = [] {
-        const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/autocomp-workbench");
+        const QString dir = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation)
+            + QStringLiteral("/autocomp-workbench");
         QDir().mkpath(dir);
         return dir;
     }();
@@ -583,17 +613,21 @@ QString Evaluator::machineId()
 QStringList Evaluator::placeholderNames()
 {
     // Per evaluation (EvalJob::placeholders), per judged step (ProcessRunner::startJudged), then expand().
-    return {QStringLiteral("candidate"),   QStringLiteral("workdir"),     QStringLiteral("judgedir"),     QStringLiteral("baseline"),
-            QStringLiteral("seed"),        QStringLiteral("channels"),    QStringLiteral("worker_pids"),  QStringLiteral("backend_dir"),
-            QStringLiteral("problem_dir"), QStringLiteral("problem"),     QStringLiteral("entry"),        QStringLiteral("reference"),
-            QStringLiteral("shapes"),      QStringLiteral("bench_shape"), QStringLiteral("tolerance"),    QStringLiteral("allow_libraries"),
-            QStringLiteral("allow_threads"), QStringLiteral("libraries"), QStringLiteral("libraries_csv"), QStringLiteral("shape_ranges"),
-            QStringLiteral("random_shapes"), QStringLiteral("cache_dir"), QStringLiteral("machine"),      QStringLiteral("target"),
-            QStringLiteral("sources_hash"), QStringLiteral("backend_hash"), QStringLiteral("env:NAME"), QStringLiteral("candidate_hash"),
-            QStringLiteral("scale"),       QStringLiteral("level"),       QStringLiteral("problem_slug")};
+    return {QStringLiteral("candidate"),       QStringLiteral("workdir"),       QStringLiteral("judgedir"),
+            QStringLiteral("baseline"),        QStringLiteral("seed"),          QStringLiteral("channels"),
+            QStringLiteral("worker_pids"),     QStringLiteral("backend_dir"),   QStringLiteral("problem_dir"),
+            QStringLiteral("problem"),         QStringLiteral("entry"),         QStringLiteral("reference"),
+            QStringLiteral("shapes"),          QStringLiteral("bench_shape"),   QStringLiteral("tolerance"),
+            QStringLiteral("allow_libraries"), QStringLiteral("allow_threads"), QStringLiteral("libraries"),
+            QStringLiteral("libraries_csv"),   QStringLiteral("shape_ranges"),  QStringLiteral("random_shapes"),
+            QStringLiteral("cache_dir"),       QStringLiteral("machine"),       QStringLiteral("target"),
+            QStringLiteral("sources_hash"),    QStringLiteral("backend_hash"),  QStringLiteral("env:NAME"),
+            QStringLiteral("candidate_hash"),  QStringLiteral("scale"),         QStringLiteral("level"),
+            QStringLiteral("problem_slug")};
 }
 
-QString Evaluator::expand(QString out, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
+QString Evaluator::expand(QString out, const Target &target, const Problem &problem,
+                          const QHash<QString, QString> &extra)
 {
     const QString benchShape = problem.shapeArgument(problem.benchShape);
     for (auto it = extra.cbegin(); it != extra.cend(); ++it)
@@ -611,9 +645,11 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     out.replace(QLatin1String("{tolerance}"), toleranceArgument(problem));
     out.replace(QLatin1String("{allow_libraries}"), problem.allowLibraries ? QStringLiteral("1") : QStringLiteral("0"));
     out.replace(QLatin1String("{allow_threads}"), problem.allowThreads ? QStringLiteral("1") : QStringLiteral("0"));
-    out.replace(QLatin1String("{libraries_csv}"), problem.allowLibraries ? problem.libraries.join(QLatin1Char(',')) : QString());
+    out.replace(QLatin1String("{libraries_csv}"),
+                problem.allowLibraries ? problem.libraries.join(QLatin1Char(',')) : QString());
     out.replace(QLatin1String("{shape_ranges}"), problem.shapeRangesArgument());
-    out.replace(QLatin1String("{random_shapes}"), QString::number(problem.shapeRanges.isEmpty() ? 0 : problem.randomShapes));
+    out.replace(QLatin1String("{random_shapes}"),
+                QString::number(problem.shapeRanges.isEmpty() ? 0 : problem.randomShapes));
     out.replace(QLatin1String("{cache_dir}"), cacheDir());
     out.replace(QLatin1String("{machine}"), machineId());
     out.replace(QLatin1String("{target}"), target.name);
@@ -627,10 +663,13 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     // {env:NAME}: a tool location given by the environment (e.g. a compiler or a test double).
     static const QRegularExpression s_env(QStringLiteral("\\{env:([A-Za-z_][A-Za-z0-9_]*)\\}"));
     // A name that looks like a secret expands to nothing: no step ever gets one.
-    static const QRegularExpression s_secret(QStringLiteral("KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL"), QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression s_secret(QStringLiteral("KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL"),
+                                             QRegularExpression::CaseInsensitiveOption);
     for (auto m = s_env.match(out); m.hasMatch(); m = s_env.match(out))
         out.replace(m.capturedStart(), m.capturedLength(),
-                    s_secret.match(m.captured(1)).hasMatch() ? QString() : qEnvironmentVariable(m.captured(1).toLatin1().constData()));
+                    s_secret.match(m.captured(1)).hasMatch()
+                        ? QString()
+                        : qEnvironmentVariable(m.captured(1).toLatin1().constData()));
     return out;
 }
 
@@ -658,8 +697,10 @@ QMap<QString, QString> Evaluator::stepEnvironment(const Target &target, const Pr
     QMap<QString, QString> env;
     // The target's tools where the user has them (Chipyard's $RISCV/bin, a venv, /opt/...), before the system's.
     if (const QStringList dirs = toolsOf(target).pathDirs; !dirs.isEmpty())
-        env.insert(QStringLiteral("PATH"), (dirs + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")})
-                                               .join(QLatin1Char(':')));
+        env.insert(
+            QStringLiteral("PATH"),
+            (dirs + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")})
+                .join(QLatin1Char(':')));
     for (auto it = target.environment.cbegin(); it != target.environment.cend(); ++it)
         env.insert(it.key(), expand(it.value(), target, problem, {}));
     return env;
@@ -678,7 +719,8 @@ QStringList Evaluator::sandboxReadOnly(const Target &target, const Problem &prob
     };
     add(target.dir);
     for (const QString &path : target.sandboxReadOnly)
-        if (const QString expanded = expand(path, target, problem, {}); QDir::cleanPath(expanded).startsWith(QLatin1Char('/')))
+        if (const QString expanded = expand(path, target, problem, {});
+            QDir::cleanPath(expanded).startsWith(QLatin1Char('/')))
             add(expanded);
     for (const QString &path : toolsOf(target).readOnly)
         add(path);
@@ -687,7 +729,8 @@ QStringList Evaluator::sandboxReadOnly(const Target &target, const Problem &prob
     return dirs;
 }
 
-QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra)
+QStringList Evaluator::expandArgs(const QStringList &run, const Target &target, const Problem &problem,
+                                  const QHash<QString, QString> &extra)
 {
     QStringList command;
     for (const QString &arg : run) {
@@ -713,8 +756,9 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     // The target's and the problem's files and every -I directory of the steps: a cached build
     // product named with this hash is rebuilt whenever any of them changes. Computed once per
     // process, so setup and steps agree even when a file is edited while the program runs.
-    // No lock is held while expanding: an -I argument may itself name a hash ("-I{cache_dir}/x-{backend_hash}/include"),
-    // and expanding it comes back here (a re-entrant call on a held lock hung every evaluation of such a target).
+    // No lock is held while expanding: an -I argument may itself name a hash
+    // ("-I{cache_dir}/x-{backend_hash}/include"), and expanding it comes back here (a re-entrant call on a held lock
+    // hung every evaluation of such a target).
     static QMutex s_mutex;
     static QHash<QString, QString> s_hashes;
     const QString key = target.dir + QLatin1Char('|') + problem.dir;
@@ -731,7 +775,8 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     for (const QList<TargetStep> *steps : {&target.steps, &target.setupSteps})
         for (const TargetStep &step : *steps)
             for (const QString &arg : step.run)
-                if (arg.startsWith(QLatin1String("-I")) && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}")))
+                if (arg.startsWith(QLatin1String("-I"))
+                    && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}")))
                     && !arg.contains(QLatin1String("_hash}")) && !arg.contains(QLatin1String("{cache_dir}")))
                     dirs << QDir::cleanPath(expand(arg.mid(2), target, problem, {}));
     // Read-only paths inside the folder of the backends (sandbox_read_only: a judge kit shared by
@@ -739,7 +784,8 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
     // built from them. Paths elsewhere (a Python environment) are tools, not sources.
     const QString backendsRoot = QFileInfo(QDir::cleanPath(target.dir)).path() + QLatin1Char('/');
     for (const QString &path : target.sandboxReadOnly)
-        if (!path.contains(QLatin1String("_hash}")) && (!problem.dir.isEmpty() || !path.contains(QLatin1String("{problem_dir}"))))
+        if (!path.contains(QLatin1String("_hash}"))
+            && (!problem.dir.isEmpty() || !path.contains(QLatin1String("{problem_dir}"))))
             if (const QString dir = QDir::cleanPath(expand(path, target, problem, {})); dir.startsWith(backendsRoot))
                 dirs << dir;
     QStringList files;
@@ -779,8 +825,8 @@ Target Evaluator::withOptions(Target target, const EvaluationConfig &config)
     return target;
 }
 
-EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code, const QString &baselineCode,
-                             const EvaluationConfig *options, const EvalRequest &request)
+EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, const QString &code,
+                             const QString &baselineCode, const EvaluationConfig *options, const EvalRequest &request)
 {
     const EvaluationConfig &config = options ? *options : m_config;
     Target target = withOptions(shipped, config);
@@ -789,7 +835,8 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
     QString noHardware;
     if (std::any_of(target.steps.cbegin(), target.steps.cend(), [](const TargetStep &s) { return s.needsHardware; })) {
         if (config.compileOnly)
-            noHardware = QStringLiteral("evaluation.compile_only is on, so the steps that need the hardware were left out");
+            noHardware = QStringLiteral(
+                "evaluation.compile_only is on, so the steps that need the hardware were left out");
         else if (const QString absent = target.hardwareAbsence(); !absent.isEmpty())
             noHardware = QStringLiteral("no hardware for target '%1' on this machine: %2").arg(target.name, absent);
         if (!noHardware.isEmpty())
@@ -829,7 +876,8 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
         // The far side of a remote evaluation: the files the steps before `fromStep` made elsewhere.
         if (ok && !request.seedDir.isEmpty()) {
             const QDir seed(request.seedDir);
-            QDirIterator it(request.seedDir, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden, QDirIterator::Subdirectories);
+            QDirIterator it(request.seedDir, QDir::Files | QDir::Dirs | QDir::NoDotAndDotDot | QDir::Hidden,
+                            QDirIterator::Subdirectories);
             while (ok && it.hasNext()) {
                 const QString path = it.next();
                 const QString copy = QDir(job->workdir()).filePath(seed.relativeFilePath(path));
@@ -840,10 +888,12 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
             }
         }
         if (ok && !request.fromStep.isEmpty()) {
-            const auto it = std::find_if(target.steps.cbegin(), target.steps.cend(), [&](const TargetStep &s) { return s.name == request.fromStep; });
+            const auto it = std::find_if(target.steps.cbegin(), target.steps.cend(),
+                                         [&](const TargetStep &s) { return s.name == request.fromStep; });
             if (it == target.steps.cend()) {
                 job->m_result.status = QStringLiteral("error");
-                job->m_result.log = QStringLiteral("target '%1' has no step '%2' to start from").arg(target.name, request.fromStep);
+                job->m_result.log =
+                    QStringLiteral("target '%1' has no step '%2' to start from").arg(target.name, request.fromStep);
                 QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
                 return job;
             }
@@ -858,7 +908,8 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
         job->skipInapplicableSteps();
         if (job->m_stepIndex >= target.steps.size() && job->m_remoteFrom > 0) {
             job->m_result.status = QStringLiteral("error");
-            job->m_result.log = QStringLiteral("target '%1' has no step that applies to this evaluation").arg(target.name);
+            job->m_result.log =
+                QStringLiteral("target '%1' has no step that applies to this evaluation").arg(target.name);
             QMetaObject::invokeMethod(job, &EvalJob::complete, Qt::QueuedConnection);
             return job;
         }
@@ -887,7 +938,8 @@ EvalJob *Evaluator::evaluate(const Target &shipped, const Problem &problem, cons
     if (it == m_setups.end()) {
         it = m_setups.insert(key, Setup{target, problem, 0, false, QString(), {}});
         it->waiting << job;
-        QMetaObject::invokeMethod(this, [this, key] { runSetupStep(key); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, key] { runSetupStep(key); }, Qt::QueuedConnection);
     } else if (!it->done) {
         it->waiting << job;
     } else if (!it->failure.isEmpty()) {
@@ -923,8 +975,10 @@ void Evaluator::runSetupStep(const QString &key)
     // whose precondition file is missing do not apply to this problem.
     while (setup.index < setup.target.setupSteps.size()) {
         const TargetStep &step = setup.target.setupSteps.at(setup.index);
-        const bool applies = step.onlyIfExists.isEmpty() || QFileInfo::exists(expand(step.onlyIfExists, setup.target, setup.problem, {}));
-        if (applies && (step.creates.isEmpty() || !QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {}))))
+        const bool applies = step.onlyIfExists.isEmpty()
+            || QFileInfo::exists(expand(step.onlyIfExists, setup.target, setup.problem, {}));
+        if (applies
+            && (step.creates.isEmpty() || !QFileInfo::exists(expand(step.creates, setup.target, setup.problem, {}))))
             break;
         ++setup.index;
     }
@@ -945,12 +999,14 @@ void Evaluator::runSetupStep(const QString &key)
         if (!lock->tryLock(0)) {
             if (lock->error() != QLockFile::LockFailedError) {
                 // Not another process holding it: the lock cannot be made at all (a read-only cache).
-                m_setups[key].failure = QStringLiteral("setup of target '%1' failed: its step '%2' cannot lock %3 (%4). This is a problem of "
-                                                       "this machine (the cache folder %5), not of the code being evaluated.")
-                                            .arg(setup.target.name, step.name, lockPath,
-                                                 lock->error() == QLockFile::PermissionError ? QStringLiteral("permission denied")
-                                                                                              : QStringLiteral("unknown error"),
-                                                 cacheDir());
+                m_setups[key].failure =
+                    QStringLiteral(
+                        "setup of target '%1' failed: its step '%2' cannot lock %3 (%4). This is a problem of "
+                        "this machine (the cache folder %5), not of the code being evaluated.")
+                        .arg(setup.target.name, step.name, lockPath,
+                             lock->error() == QLockFile::PermissionError ? QStringLiteral("permission denied")
+                                                                         : QStringLiteral("unknown error"),
+                             cacheDir());
                 finish();
                 m_setups.remove(key);
                 return;
@@ -977,35 +1033,38 @@ void Evaluator::runSetupStep(const QString &key)
     Q_EMIT logMessage(QStringLiteral("setup of %1/%2: running '%3' (once per machine, cached in %4)")
                           .arg(setup.target.name, setup.problem.name, step.name, dir));
     auto *runner = new ProcessRunner(this);
-    connect(runner, &ProcessRunner::finished, this, [this, key, runner, step, command, finish, lock](const StepResult &result) {
-        runner->deleteLater();
-        if (lock)
-            lock->unlock();
-        Setup &s = m_setups[key];
-        if (result.exitCode != 0 || result.timedOut || result.crashed) {
-            const QString how = result.timedOut ? QStringLiteral("timed out after %1 s").arg(step.timeoutS)
-                                : result.crashed ? QStringLiteral("was ended by a signal")
-                                : result.setupFailed ? QStringLiteral("could not be run")
-                                                     : QStringLiteral("exited with status %1").arg(result.exitCode);
-            const QString why = QStringLiteral("setup of target '%1' (problem '%2') failed: its step '%3' %4. This is a problem of this "
-                                               "machine or of the target's installation, not of the code being evaluated: no verdict "
-                                               "about it. Fix what the step's output below names (a missing package: "
-                                               "packaging/install-deps.sh --runtime), then evaluate again (autocomp eval --target %1 "
-                                               "--problem %2 --start repeats the setup).\n--- output of '%3': %5 ---\n%6")
-                                    .arg(s.target.name, s.problem.name, step.name, how, command.join(QLatin1Char(' ')),
-                                         result.log.isEmpty() ? QStringLiteral("(none)") : result.log);
-            if (!step.optional) {
-                s.failure = why;
-                finish();
-                // Not remembered: the next evaluation tries the setup again (the machine may be fixed by then).
-                m_setups.remove(key);
-                return;
-            }
-            Q_EMIT logMessage(why + QStringLiteral("\n(optional: evaluation goes on without it)"));
-        }
-        ++s.index;
-        runSetupStep(key);
-    });
+    connect(runner, &ProcessRunner::finished, this,
+            [this, key, runner, step, command, finish, lock](const StepResult &result) {
+                runner->deleteLater();
+                if (lock)
+                    lock->unlock();
+                Setup &s = m_setups[key];
+                if (result.exitCode != 0 || result.timedOut || result.crashed) {
+                    const QString how = result.timedOut ? QStringLiteral("timed out after %1 s").arg(step.timeoutS)
+                        : result.crashed                ? QStringLiteral("was ended by a signal")
+                        : result.setupFailed            ? QStringLiteral("could not be run")
+                                                        : QStringLiteral("exited with status %1").arg(result.exitCode);
+                    const QString why =
+                        QStringLiteral(
+                            "setup of target '%1' (problem '%2') failed: its step '%3' %4. This is a problem of this "
+                            "machine or of the target's installation, not of the code being evaluated: no verdict "
+                            "about it. Fix what the step's output below names (a missing package: "
+                            "packaging/install-deps.sh --runtime), then evaluate again (autocomp eval --target %1 "
+                            "--problem %2 --start repeats the setup).\n--- output of '%3': %5 ---\n%6")
+                            .arg(s.target.name, s.problem.name, step.name, how, command.join(QLatin1Char(' ')),
+                                 result.log.isEmpty() ? QStringLiteral("(none)") : result.log);
+                    if (!step.optional) {
+                        s.failure = why;
+                        finish();
+                        // Not remembered: the next evaluation tries the setup again (the machine may be fixed by then).
+                        m_setups.remove(key);
+                        return;
+                    }
+                    Q_EMIT logMessage(why + QStringLiteral("\n(optional: evaluation goes on without it)"));
+                }
+                ++s.index;
+                runSetupStep(key);
+            });
     runner->start(step.name, command, dir, limits);
 }
 
@@ -1091,10 +1150,11 @@ void Evaluator::scheduleRemote()
                 // Not enough for a full batch yet: the slot waits a little for more.
                 if (!m_remoteBatchTimer) {
                     m_remoteBatchTimer = true;
-                    QTimer::singleShot(qMax<qint64>(1, m_remote->batchWaitMs() - job->m_remoteSince.elapsed()), this, [this] {
-                        m_remoteBatchTimer = false;
-                        schedule();
-                    });
+                    QTimer::singleShot(qMax<qint64>(1, m_remote->batchWaitMs() - job->m_remoteSince.elapsed()), this,
+                                       [this] {
+                                           m_remoteBatchTimer = false;
+                                           schedule();
+                                       });
                 }
                 ++i;
                 continue;

@@ -24,7 +24,8 @@ struct RemoteTask;
 class RemoteExecutor;
 
 // How one evaluation is asked for beyond its code.
-struct EvalRequest {
+struct EvalRequest
+{
     // Names the candidate across restarts (e.g. store, run and candidate): a remote executor finds the
     // job of an earlier, killed process by it instead of starting another. Empty: a fresh name.
     QString key;
@@ -100,10 +101,10 @@ private:
     void storeReusableOutput(const TargetStep &step);
     int m_benchCpu = -1;
     QString m_key;
-    qsizetype m_remoteFrom = 0;   // steps from here on run remotely; steps.size(): none
+    qsizetype m_remoteFrom = 0; // steps from here on run remotely; steps.size(): none
     RemoteAttempt *m_remote = nullptr;
-    QElapsedTimer m_remoteSince;  // since it waits for a remote slot
-    QList<int> m_triedGroups;     // machines a remote attempt failed on: a retry goes elsewhere first
+    QElapsedTimer m_remoteSince; // since it waits for a remote slot
+    QList<int> m_triedGroups; // machines a remote attempt failed on: a retry goes elsewhere first
     QStringList m_remoteFailures;
     bool m_profile = false;
 };
@@ -123,8 +124,9 @@ public:
     // empty: the candidate is timed alone.
     // `options`: the run's own evaluation settings (profile, keep_workdirs) where several runs share this
     // evaluator's slots; by default the evaluator's.
-    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code, const QString &baselineCode = {},
-                      const EvaluationConfig *options = nullptr, const EvalRequest &request = {});
+    EvalJob *evaluate(const Target &target, const Problem &problem, const QString &code,
+                      const QString &baselineCode = {}, const EvaluationConfig *options = nullptr,
+                      const EvalRequest &request = {});
     void cancelAll();
     // Where the evaluation's steps run with this evaluator's executor: "local", "remote" (all of them
     // on the executor's hosts) or "compile_local" (up to the last compile step here, the rest there).
@@ -148,23 +150,25 @@ public:
     // "hostname-cpu-model" with only [A-Za-z0-9._-], naming per-machine cache files.
     static QString machineId();
     // Replaces {backend_dir} {problem_dir} {problem} {reference} {shapes} {bench_shape} {tolerance}
-    // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir, seed).
-    // The environment of every step: the target's `env:` and nothing of this process's.
+    // {allow_libraries} {cache_dir} {machine} {target} {sources_hash} and the extra names given (candidate, workdir,
+    // seed). The environment of every step: the target's `env:` and nothing of this process's.
     static QMap<QString, QString> stepEnvironment(const Target &target, const Problem &problem);
     // What a sandboxed step reads besides the system and the paths its command names: the cache, the
     // target's folder and its sandbox_read_only paths; setup and judging steps (`trusted`) also the
     // problem's whole folder. Candidate steps never see the problem's folder, which holds the trusted
     // reference (they see only what their command names: the candidate's file, the cached worker).
     static QStringList sandboxReadOnly(const Target &target, const Problem &problem, bool trusted);
-    static QString expand(QString arg, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+    static QString expand(QString arg, const Target &target, const Problem &problem,
+                          const QHash<QString, QString> &extra);
     // Every built-in placeholder of a step's arguments, without braces ("env:NAME" for {env:NAME});
-    // a target's settings add their own. docs/targets.md documents each.
+    // a target's settings add their own. backends/README.md documents each.
     static QStringList placeholderNames();
     // A step's argument list: each argument expanded, and an argument that is exactly "{libraries}"
     // replaced by -l<name> for each library the problem allows (none when it allows none).
     // The target as this configuration runs it: steps whose `option` is off are left out.
     static Target withOptions(Target target, const EvaluationConfig &config);
-    static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem, const QHash<QString, QString> &extra);
+    static QStringList expandArgs(const QStringList &run, const Target &target, const Problem &problem,
+                                  const QHash<QString, QString> &extra);
     // Hash of the files a target's build reads (its directory, the problem's, the -I directories and
     // the sandbox_read_only paths inside the folder of the backends, such as the judge kit in
     // backends/common), the {sources_hash} placeholder; with a problem without a directory, the backend's alone
@@ -187,7 +191,8 @@ private:
     void runSetupStep(const QString &key);
 
     // Setup of one (target, problem) pair: its steps run one after another before any candidate.
-    struct Setup {
+    struct Setup
+    {
         Target target;
         Problem problem;
         int index = 0;

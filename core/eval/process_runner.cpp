@@ -129,7 +129,8 @@ QString ProcessRunner::usableCgroupParent(const QStringList &candidates, const Q
         // Only a real cgroup directory: a tmpfs where a hierarchy is not mounted takes any mkdir.
         if (!QFileInfo::exists(parent + QStringLiteral("/cgroup.procs")))
             continue;
-        const QString probe = parent + QStringLiteral("/autocomp-probe-%1-%2").arg(::getpid()).arg(QString::fromLatin1(controller));
+        const QString probe = parent
+            + QStringLiteral("/autocomp-probe-%1-%2").arg(::getpid()).arg(QString::fromLatin1(controller));
         // A probe of a killed process that had our pid is stale: removed, then made again.
         if (!QDir().mkdir(probe) && !(QDir().rmdir(probe) && QDir().mkdir(probe)))
             continue;
@@ -154,10 +155,7 @@ void ProcessRunner::removeStaleCgroups(const QString &parent)
     }
 }
 
-qint64 ProcessRunner::processId() const
-{
-    return m_process->processId();
-}
+qint64 ProcessRunner::processId() const { return m_process->processId(); }
 
 StepResult ProcessRunner::stopAndCollect()
 {
@@ -169,8 +167,9 @@ StepResult ProcessRunner::stopAndCollect()
     return m_result;
 }
 
-void ProcessRunner::startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers, const QString &workdir,
-                                const ProcessLimits &judgeLimits, const ProcessLimits &workerLimits)
+void ProcessRunner::startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers,
+                                const QString &workdir, const ProcessLimits &judgeLimits,
+                                const ProcessLimits &workerLimits)
 {
     const EvalRuntimeCpu::Scope runtimeCpu;
     QStringList channels, pids;
@@ -186,7 +185,8 @@ void ProcessRunner::startJudged(const QString &name, const QStringList &judge, c
             m_result.exitCode = 2;
             m_result.log = QStringLiteral("cannot create the judge's channel to a worker");
             m_finished = true;
-            QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_result); }, Qt::QueuedConnection);
+            QMetaObject::invokeMethod(
+                this, [this] { Q_EMIT finished(m_result); }, Qt::QueuedConnection);
             return;
         }
         fds << fd;
@@ -210,7 +210,10 @@ void ProcessRunner::startJudged(const QString &name, const QStringList &judge, c
     start(name, command, workdir, limits);
 }
 
-ProcessRunner::ProcessRunner(QObject *parent) : QObject(parent), m_process(new QProcess(this)), m_watchdog(new QTimer(this))
+ProcessRunner::ProcessRunner(QObject *parent)
+    : QObject(parent)
+    , m_process(new QProcess(this))
+    , m_watchdog(new QTimer(this))
 {
     m_process->setProcessChannelMode(QProcess::MergedChannels);
     m_watchdog->setSingleShot(true);
@@ -218,7 +221,8 @@ ProcessRunner::ProcessRunner(QObject *parent) : QObject(parent), m_process(new Q
     connect(m_process, &QProcess::finished, this, &ProcessRunner::done);
     connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error == QProcess::FailedToStart) {
-            m_result.log = QStringLiteral("failed to start '%1': %2").arg(m_result.command.value(0), m_process->errorString());
+            m_result.log =
+                QStringLiteral("failed to start '%1': %2").arg(m_result.command.value(0), m_process->errorString());
             m_result.exitCode = 127;
             m_startFailed = true;
             done();
@@ -241,27 +245,20 @@ ProcessRunner::~ProcessRunner()
         ::close(m_setupFd);
 }
 
-bool ProcessRunner::isRunning() const
-{
-    return m_process->state() != QProcess::NotRunning;
-}
+bool ProcessRunner::isRunning() const { return m_process->state() != QProcess::NotRunning; }
 
-bool ProcessRunner::sandboxAvailable()
-{
-    return Sandbox::available();
-}
+bool ProcessRunner::sandboxAvailable() { return Sandbox::available(); }
 
-QStringList ProcessRunner::sandboxSystemPaths()
-{
-    return Sandbox::systemPaths();
-}
+QStringList ProcessRunner::sandboxSystemPaths() { return Sandbox::systemPaths(); }
 
-QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids, bool gpu)
+QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs, bool sharePids,
+                                         bool gpu)
 {
     return Sandbox::prefix(writableDir, readOnlyDirs, sharePids, gpu);
 }
 
-void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir, const ProcessLimits &limits)
+void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir,
+                          const ProcessLimits &limits)
 {
     const EvalRuntimeCpu::Scope runtimeCpu;
     m_result = {};
@@ -278,7 +275,8 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     m_pgid = 0;
     if (command.isEmpty()) {
         m_result.log = QStringLiteral("empty command");
-        QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_result); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this] { Q_EMIT finished(m_result); }, Qt::QueuedConnection);
         m_finished = true;
         return;
     }
@@ -332,9 +330,12 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
         const QByteArray memsValue = mems.open(QIODevice::ReadOnly) ? mems.readAll().trimmed() : QByteArray("0");
         if (QDir().mkdir(cgroup)) {
             m_cpusetCgroup = cgroup;
-            const bool v1 = QFileInfo::exists(cgroup + QStringLiteral("/cpuset.cpus")) && QFileInfo::exists(cgroup + QStringLiteral("/tasks"));
-            if (writeFile(cgroup + QStringLiteral("/cpuset.cpus"), cpuList.join(QLatin1Char(',')).toLatin1()) &&
-                (!v1 || writeFile(cgroup + QStringLiteral("/cpuset.mems"), memsValue.isEmpty() ? QByteArray("0") : memsValue)))
+            const bool v1 = QFileInfo::exists(cgroup + QStringLiteral("/cpuset.cpus"))
+                && QFileInfo::exists(cgroup + QStringLiteral("/tasks"));
+            if (writeFile(cgroup + QStringLiteral("/cpuset.cpus"), cpuList.join(QLatin1Char(',')).toLatin1())
+                && (!v1
+                    || writeFile(cgroup + QStringLiteral("/cpuset.mems"),
+                                 memsValue.isEmpty() ? QByteArray("0") : memsValue)))
                 cpusetProcs = QFile::encodeName(cgroup + QStringLiteral("/cgroup.procs"));
         }
     }
@@ -348,50 +349,51 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     if (::pipe2(setupPipe, O_CLOEXEC) == 0)
         m_setupFd = setupPipe[0];
     const int setupFd = setupPipe[1];
-    m_process->setChildProcessModifier([as, fsize, cpu, nproc, procsFile, cpusetProcs, affinity, pin, passFds, passCount, setupFd] {
-        // Runs in the child between fork and exec: only async-signal-safe calls.
-        ::setpgid(0, 0);
-        // Every descriptor above 2 closes at exec (the run store, sockets, Qt's pipes), then the
-        // channels are placed at 3, 4, ... (dup2 clears close-on-exec on the copies). Moved out of
-        // the way first, so that placing one cannot overwrite another (nor the setup pipe).
-        const int report = setupFd >= 0 ? ::fcntl(setupFd, F_DUPFD_CLOEXEC, 64) : -1;
-        int moved[16];
-        for (int i = 0; i < passCount; ++i)
-            moved[i] = ::fcntl(passFds[i], F_DUPFD_CLOEXEC, 64);
-        ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-        for (int i = 0; i < passCount; ++i)
-            if (moved[i] < 0 || ::dup2(moved[i], 3 + i) < 0)
-                reportSetupFailure(report, "could not pass the judge's channels to the command");
-        if (!cpusetProcs.isEmpty()) {
-            const int fd = ::open(cpusetProcs.constData(), O_WRONLY | O_CLOEXEC);
-            if (fd < 0 || ::write(fd, "0", 1) != 1)
-                reportSetupFailure(report, "could not join the command's cpuset cgroup");
-            ::close(fd);
-        }
-        if (pin)
-            ::sched_setaffinity(0, sizeof affinity, &affinity);
-        if (!procsFile.isEmpty()) {
-            // Join the command's pids cgroup; its descendants inherit the limit. Failure: abort the
-            // child rather than run untrusted code without the limit.
-            const int fd = ::open(procsFile.constData(), O_WRONLY | O_CLOEXEC);
-            if (fd < 0 || ::write(fd, "0", 1) != 1)
-                reportSetupFailure(report, "could not join the command's pids cgroup (its task limit)");
-            ::close(fd);
-        }
-        struct rlimit rl;
-        rl.rlim_cur = rl.rlim_max = as;
-        ::setrlimit(RLIMIT_AS, &rl);
-        rl.rlim_cur = rl.rlim_max = fsize;
-        ::setrlimit(RLIMIT_FSIZE, &rl);
-        rl.rlim_cur = rl.rlim_max = cpu;
-        ::setrlimit(RLIMIT_CPU, &rl);
-        rl.rlim_cur = rl.rlim_max = 0;
-        ::setrlimit(RLIMIT_CORE, &rl);
-        if (nproc != RLIM_INFINITY) {
-            rl.rlim_cur = rl.rlim_max = nproc;
-            ::setrlimit(RLIMIT_NPROC, &rl);
-        }
-    });
+    m_process->setChildProcessModifier(
+        [as, fsize, cpu, nproc, procsFile, cpusetProcs, affinity, pin, passFds, passCount, setupFd] {
+            // Runs in the child between fork and exec: only async-signal-safe calls.
+            ::setpgid(0, 0);
+            // Every descriptor above 2 closes at exec (the run store, sockets, Qt's pipes), then the
+            // channels are placed at 3, 4, ... (dup2 clears close-on-exec on the copies). Moved out of
+            // the way first, so that placing one cannot overwrite another (nor the setup pipe).
+            const int report = setupFd >= 0 ? ::fcntl(setupFd, F_DUPFD_CLOEXEC, 64) : -1;
+            int moved[16];
+            for (int i = 0; i < passCount; ++i)
+                moved[i] = ::fcntl(passFds[i], F_DUPFD_CLOEXEC, 64);
+            ::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+            for (int i = 0; i < passCount; ++i)
+                if (moved[i] < 0 || ::dup2(moved[i], 3 + i) < 0)
+                    reportSetupFailure(report, "could not pass the judge's channels to the command");
+            if (!cpusetProcs.isEmpty()) {
+                const int fd = ::open(cpusetProcs.constData(), O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || ::write(fd, "0", 1) != 1)
+                    reportSetupFailure(report, "could not join the command's cpuset cgroup");
+                ::close(fd);
+            }
+            if (pin)
+                ::sched_setaffinity(0, sizeof affinity, &affinity);
+            if (!procsFile.isEmpty()) {
+                // Join the command's pids cgroup; its descendants inherit the limit. Failure: abort the
+                // child rather than run untrusted code without the limit.
+                const int fd = ::open(procsFile.constData(), O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || ::write(fd, "0", 1) != 1)
+                    reportSetupFailure(report, "could not join the command's pids cgroup (its task limit)");
+                ::close(fd);
+            }
+            struct rlimit rl;
+            rl.rlim_cur = rl.rlim_max = as;
+            ::setrlimit(RLIMIT_AS, &rl);
+            rl.rlim_cur = rl.rlim_max = fsize;
+            ::setrlimit(RLIMIT_FSIZE, &rl);
+            rl.rlim_cur = rl.rlim_max = cpu;
+            ::setrlimit(RLIMIT_CPU, &rl);
+            rl.rlim_cur = rl.rlim_max = 0;
+            ::setrlimit(RLIMIT_CORE, &rl);
+            if (nproc != RLIM_INFINITY) {
+                rl.rlim_cur = rl.rlim_max = nproc;
+                ::setrlimit(RLIMIT_NPROC, &rl);
+            }
+        });
     // The environment: an allow-list, never the caller's (API keys and tokens live there).
     QProcessEnvironment env;
     for (auto it = limits.environment.cbegin(); it != limits.environment.cend(); ++it)
@@ -430,7 +432,8 @@ void ProcessRunner::setCpus(const QList<int> &cpus)
         pids << m_process->processId();
     for (const qint64 pid : std::as_const(pids)) {
         // Every thread of the process: compilers and candidates may be multi-threaded.
-        const QStringList tids = QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        const QStringList tids =
+            QDir(QStringLiteral("/proc/%1/task").arg(pid)).entryList(QDir::Dirs | QDir::NoDotAndDotDot);
         if (tids.isEmpty())
             ::sched_setaffinity(pid_t(pid), sizeof set, &set);
         for (const QString &tid : tids)
@@ -515,7 +518,8 @@ void ProcessRunner::done()
     readOutput();
     // Leftover children of the step (background work, forks) die with it.
     killGroup();
-    const QString cgroups = QStringList{m_cgroup, m_cpusetCgroup}.filter(QStringLiteral("/")).join(QStringLiteral(", "));
+    const QString cgroups =
+        QStringList{m_cgroup, m_cpusetCgroup}.filter(QStringLiteral("/")).join(QStringLiteral(", "));
     removeCgroup();
     m_result.durationMs = double(m_clock.nsecsElapsed()) / 1e6;
     for (const int fd : std::as_const(m_channelFds))
@@ -534,8 +538,7 @@ void ProcessRunner::done()
     if (!setupFailure.isEmpty()) {
         m_result.setupFailed = true;
         m_result.exitCode = 126;
-        m_result.log = QStringLiteral("the command was not run: %1 (%2)")
-                           .arg(QString::fromUtf8(setupFailure), cgroups);
+        m_result.log = QStringLiteral("the command was not run: %1 (%2)").arg(QString::fromUtf8(setupFailure), cgroups);
     } else if (m_result.exitCode != 127 || m_result.log.isEmpty()) {
         const bool crashed = m_process->exitStatus() == QProcess::CrashExit;
         m_result.crashed = crashed && !m_result.timedOut && !m_cancelled && !m_result.outputFlooded;
@@ -565,7 +568,9 @@ void ProcessRunner::done()
             m_result.log = QStringLiteral("the sandbox (bubblewrap) could not run the command: ") + m_result.log;
         } else if (m_result.exitCode == 127 && !m_result.crashed) {
             m_result.setupFailed = true;
-            m_result.log = QStringLiteral("a program the step needs could not be found, started or loaded (exit status 127): ") + m_result.log;
+            m_result.log = QStringLiteral(
+                               "a program the step needs could not be found, started or loaded (exit status 127): ")
+                + m_result.log;
         }
     }
     // The workers end with their judge; what they printed (a crash, a forbidden system call) is
@@ -575,8 +580,10 @@ void ProcessRunner::done()
         m_result.outputFlooded = m_result.outputFlooded || w.outputFlooded;
         if (!w.log.isEmpty())
             m_result.log += QStringLiteral("\n--- %1 (the candidate's process%2) ---\n%3")
-                                .arg(w.name, w.crashed ? QStringLiteral(", ended by a signal")
-                                                       : QStringLiteral(", exit status %1").arg(w.exitCode), w.log);
+                                .arg(w.name,
+                                     w.crashed ? QStringLiteral(", ended by a signal")
+                                               : QStringLiteral(", exit status %1").arg(w.exitCode),
+                                     w.log);
         worker->deleteLater();
     }
     m_workers.clear();

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "model/cpu_account.h"
+#include "platform/cpu_account.h"
 #include "model/eval_result.h"
 
 #include <QElapsedTimer>
@@ -13,28 +13,29 @@ class QTimer;
 
 namespace autocomp {
 
-struct ProcessLimits {
+struct ProcessLimits
+{
     int timeoutS = 60;
-    qint64 maxOutputBytes = 1 << 20;     // kept; the rest is counted and marked as truncated
-    qint64 floodBytes = 64LL << 20;      // past this much output in all, the command is killed (0: never)
+    qint64 maxOutputBytes = 1 << 20; // kept; the rest is counted and marked as truncated
+    qint64 floodBytes = 64LL << 20; // past this much output in all, the command is killed (0: never)
     qint64 addressSpaceBytes = 8LL << 30;
     qint64 fileSizeBytes = 1LL << 30;
-    int cpuSeconds = 0;                  // 0: timeout + 5 s
-    bool sandbox = false;                // run under bubblewrap: no network, minimal read-only file system, private /tmp
-    QString writableDir;                 // the only writable path inside the sandbox (none when empty)
-    QStringList readOnlyDirs;            // made visible (read-only) inside the sandbox
+    int cpuSeconds = 0; // 0: timeout + 5 s
+    bool sandbox = false; // run under bubblewrap: no network, minimal read-only file system, private /tmp
+    QString writableDir; // the only writable path inside the sandbox (none when empty)
+    QStringList readOnlyDirs; // made visible (read-only) inside the sandbox
     // Judging steps see the host's processes (to watch their workers through /proc); candidate
     // processes get a pid namespace of their own, so they cannot see or signal anything else.
     bool sharePids = false;
     // The environment: nothing of the caller's but these (PATH and LANG are added when absent,
     // HOME is the writable directory); never a secret.
     QMap<QString, QString> environment;
-    QList<int> passFds;                  // become descriptors 3, 4, ... of the command; all others above 2 are closed
+    QList<int> passFds; // become descriptors 3, 4, ... of the command; all others above 2 are closed
     // Tasks (processes and threads) the command may have at once: a pids cgroup where one can be
     // made (root ignores RLIMIT_NPROC), else RLIMIT_NPROC for unprivileged users. 0: unlimited.
     int maxTasks = 512;
-    QList<int> cpus;                     // CPUs of the command (a cpuset cgroup where one can be made, else affinity)
-    bool cpuset = false;                 // put the command in a cpuset cgroup of `cpus` when possible
+    QList<int> cpus; // CPUs of the command (a cpuset cgroup where one can be made, else affinity)
+    bool cpuset = false; // put the command in a cpuset cgroup of `cpus` when possible
     // The command may use the GPU: the NVIDIA device files are bound into the sandbox and the
     // address-space limit is off (CUDA reserves far more address space than it uses: cuInit fails with
     // CUDA_ERROR_OUT_OF_MEMORY under the 8 GiB limit, measured on an H100). The other limits stay.
@@ -62,15 +63,16 @@ public:
     // channel as its descriptor 3; the judge gets them all as 3, 4, ... and, in its command,
     // {channels} becomes "3,4" and {worker_pids} the workers' process ids. The workers end with
     // the judge; their output is appended to the judge's log.
-    void startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers, const QString &workdir,
-                     const ProcessLimits &judgeLimits, const ProcessLimits &workerLimits);
+    void startJudged(const QString &name, const QStringList &judge, const QList<QStringList> &workers,
+                     const QString &workdir, const ProcessLimits &judgeLimits, const ProcessLimits &workerLimits);
     void cancel();
     // Moves the running command (every process of it, where its cgroup lists them) to `cpus`.
     void setCpus(const QList<int> &cpus);
     bool isRunning() const;
 
     static bool sandboxAvailable();
-    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false, bool gpu = false);
+    static QStringList sandboxPrefix(const QString &writableDir, const QStringList &readOnlyDirs = {},
+                                     bool sharePids = false, bool gpu = false);
     // What a sandboxed command sees of the host: the toolchain under /usr (with the merged-/usr links),
     // the loader's cache, /etc/alternatives (cc, c++), /dev and /proc; then the directories named.
     static QStringList sandboxSystemPaths();

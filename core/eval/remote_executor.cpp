@@ -39,7 +39,8 @@ bool addReferenceTree(TarWriter &tar, const QString &tree, const QString &name, 
         const QString path = it.next();
         const QString relative = root.relativeFilePath(path);
         const QStringList parts = relative.split(QLatin1Char('/'));
-        if (parts.contains(QLatin1String(".git")) || parts.contains(QLatin1String("__pycache__")) || relative.endsWith(QLatin1String(".pyc")))
+        if (parts.contains(QLatin1String(".git")) || parts.contains(QLatin1String("__pycache__"))
+            || relative.endsWith(QLatin1String(".pyc")))
             continue;
         bytes += it.fileInfo().size();
         if (bytes > MaxBytes) {
@@ -90,17 +91,20 @@ QString RemoteExecutor::shellQuote(const QString &word)
     return QLatin1Char('\'') + quoted + QLatin1Char('\'');
 }
 
-QStringList RemoteExecutor::remoteEvalCommand(const EvaluationConfig &config, const RemoteTask &task, const QString &remoteDir)
+QStringList RemoteExecutor::remoteEvalCommand(const EvaluationConfig &config, const RemoteTask &task,
+                                              const QString &remoteDir)
 {
     const QString work = remoteDir + QStringLiteral("/work/");
-    QStringList command{config.remoteCommand, QStringLiteral("eval"), QStringLiteral("--target"), task.target.name, QStringLiteral("--problem"),
-                        task.problem.name, QStringLiteral("--code"), work + task.candidateName, QStringLiteral("--json")};
+    QStringList command{config.remoteCommand,     QStringLiteral("eval"),      QStringLiteral("--target"),
+                        task.target.name,         QStringLiteral("--problem"), task.problem.name,
+                        QStringLiteral("--code"), work + task.candidateName,   QStringLiteral("--json")};
     if (task.baselineName.isEmpty())
         command << QStringLiteral("--no-baseline");
     else
         command << QStringLiteral("--baseline") << work + task.baselineName;
     if (!task.fromStep.isEmpty())
-        command << QStringLiteral("--from-step") << task.fromStep << QStringLiteral("--seed-dir") << remoteDir + QStringLiteral("/work");
+        command << QStringLiteral("--from-step") << task.fromStep << QStringLiteral("--seed-dir")
+                << remoteDir + QStringLiteral("/work");
     if (task.profile)
         command << QStringLiteral("--profile");
     return command;
@@ -112,7 +116,8 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
     // data under its hash, so a judge built there from it is reused by every later candidate.
     static QMutex s_mutex;
     static QHash<QString, std::pair<QString, QByteArray>> s_archives;
-    const QString key = task.target.dir + QLatin1Char('|') + task.problem.dir + QLatin1Char('|') + QString::number(task.target.referenceTree);
+    const QString key = task.target.dir + QLatin1Char('|') + task.problem.dir + QLatin1Char('|')
+        + QString::number(task.target.referenceTree);
     QMutexLocker lock(&s_mutex);
     if (const auto it = s_archives.constFind(key); it != s_archives.cend()) {
         *hash = it->first;
@@ -121,7 +126,8 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
     const QFileInfo targetDir(task.target.dir);
     const QFileInfo problemDir(task.problem.dir);
     if (!targetDir.isDir() || !problemDir.isDir()) {
-        *error = QStringLiteral("the target '%1' or the problem '%2' has no directory to send").arg(task.target.name, task.problem.name);
+        *error = QStringLiteral("the target '%1' or the problem '%2' has no directory to send")
+                     .arg(task.target.name, task.problem.name);
         return {};
     }
     TarWriter tar;
@@ -139,13 +145,16 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
     // Files problem.yaml names outside its folder (`autocomp problems import` points `reference:` at
     // the user's own file) go along under _external/, and the copy of problem.yaml names them there.
     QList<std::pair<QString, QString>> external; // yaml key, absolute path
-    for (const auto &[key, path] : {std::pair{"start", task.problem.startFile}, std::pair{"reference", task.problem.referenceFile},
-                                    std::pair{"context", task.problem.contextFile}}) {
-        if (!path.isEmpty() && QDir(problemDir.absoluteFilePath()).relativeFilePath(path).startsWith(QLatin1String("..")))
+    for (const auto &[key, path] :
+         {std::pair{"start", task.problem.startFile}, std::pair{"reference", task.problem.referenceFile},
+          std::pair{"context", task.problem.contextFile}}) {
+        if (!path.isEmpty()
+            && QDir(problemDir.absoluteFilePath()).relativeFilePath(path).startsWith(QLatin1String("..")))
             external << std::pair{QLatin1String(key), path};
     }
     const QString yamlPath = problemDir.absoluteFilePath() + QStringLiteral("/problem.yaml");
-    if (!tar.addDirectory(problemDir.absoluteFilePath(), problemName, external.isEmpty() ? QStringList() : QStringList{QStringLiteral("problem.yaml")})) {
+    if (!tar.addDirectory(problemDir.absoluteFilePath(), problemName,
+                          external.isEmpty() ? QStringList() : QStringList{QStringLiteral("problem.yaml")})) {
         *error = tar.error();
         return {};
     }
@@ -167,23 +176,28 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
         QString tree;
         QString treeShipped;
         if (task.target.referenceTree > 0) {
-            const auto isReference = [](const std::pair<QString, QString> &e) { return e.first == QLatin1String("reference"); };
+            const auto isReference = [](const std::pair<QString, QString> &e) {
+                return e.first == QLatin1String("reference");
+            };
             if (const auto it = std::find_if(external.cbegin(), external.cend(), isReference); it != external.cend()) {
                 tree = QFileInfo(it->second).absolutePath();
                 for (int up = 1; up < task.target.referenceTree; ++up)
                     tree = QDir::cleanPath(tree + QStringLiteral("/.."));
                 treeShipped = QStringLiteral("_external/tree/") + QFileInfo(tree).fileName();
                 if (!addReferenceTree(tar, tree, problemName + QLatin1Char('/') + treeShipped, error)) {
-                    *error = QStringLiteral("%1 (the folder %2 above the reference that %3 names; the target's reference_tree is %4)")
-                                 .arg(*error, tree, yamlPath)
-                                 .arg(task.target.referenceTree);
+                    *error =
+                        QStringLiteral(
+                            "%1 (the folder %2 above the reference that %3 names; the target's reference_tree is %4)")
+                            .arg(*error, tree, yamlPath)
+                            .arg(task.target.referenceTree);
                     return {};
                 }
             }
         }
         for (const auto &[key, path] : std::as_const(external)) {
             if (!tree.isEmpty() && !QDir(tree).relativeFilePath(path).startsWith(QLatin1String(".."))) {
-                root[key.toStdString()] = QString(treeShipped + QLatin1Char('/') + QDir(tree).relativeFilePath(path)).toStdString();
+                root[key.toStdString()] =
+                    QString(treeShipped + QLatin1Char('/') + QDir(tree).relativeFilePath(path)).toStdString();
                 continue;
             }
             const QString shipped = QStringLiteral("_external/%1-%2").arg(key, QFileInfo(path).fileName());

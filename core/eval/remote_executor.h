@@ -16,16 +16,17 @@ namespace autocomp {
 
 // What one remote evaluation needs: the remote side runs `autocomp eval` on the candidate's files,
 // with the target and problem sent along, so its trusted judge steps give the verdict as they would here.
-struct RemoteTask {
-    QString key;           // the same for every attempt at one candidate (a resumed run finds its jobs by it)
+struct RemoteTask
+{
+    QString key; // the same for every attempt at one candidate (a resumed run finds its jobs by it)
     Target target;
     Problem problem;
-    QString workdir;       // local: the candidate's files (and whatever local steps made), all sent
+    QString workdir; // local: the candidate's files (and whatever local steps made), all sent
     QString candidateName; // file names inside workdir
-    QString baselineName;  // empty: no baseline
-    QString fromStep;      // empty: every step runs remotely; else the first remote step
+    QString baselineName; // empty: no baseline
+    QString fromStep; // empty: every step runs remotely; else the first remote step
     bool profile = false;
-    int timeoutS = 600;    // past it without an answer, the attempt is a remote failure
+    int timeoutS = 600; // past it without an answer, the attempt is a remote failure
 };
 
 // One attempt at a task on one slot: ends with a result of the remote evaluator, or a failure of the
@@ -68,7 +69,8 @@ public:
     virtual QString name() const = 0;
 
     // The command line of the far side's evaluation, its work directory being `remoteDir`.
-    static QStringList remoteEvalCommand(const EvaluationConfig &config, const RemoteTask &task, const QString &remoteDir);
+    static QStringList remoteEvalCommand(const EvaluationConfig &config, const RemoteTask &task,
+                                         const QString &remoteDir);
     // The target's and the problem's files as a data directory (backends/<target>, sols/<target>/<problem>),
     // and a hash naming it; empty with *error when the layout is not that of a data directory.
     static QByteArray dataArchive(const RemoteTask &task, QString *hash, QString *error);

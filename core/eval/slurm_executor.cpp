@@ -107,9 +107,11 @@ class SlurmAttempt : public RemoteAttempt
 {
 public:
     SlurmAttempt(SlurmExecutor *executor, const RemoteTask &task)
-        : RemoteAttempt(executor), m_executor(executor), m_task(task), m_key(task.key.isEmpty() ? QStringLiteral("x") + randomHex(16) : task.key)
-    {
-    }
+        : RemoteAttempt(executor)
+        , m_executor(executor)
+        , m_task(task)
+        , m_key(task.key.isEmpty() ? QStringLiteral("x") + randomHex(16) : task.key)
+    {}
 
     const RemoteTask &task() const { return m_task; }
     QString key() const { return m_key; }
@@ -150,9 +152,11 @@ class SlurmBatch : public QObject
 {
 public:
     SlurmBatch(SlurmExecutor *executor, QString key)
-        : QObject(executor), m_executor(executor), m_key(std::move(key)), m_dir(executor->sharedDir() + QStringLiteral("/autocomp-batch-") + m_key)
-    {
-    }
+        : QObject(executor)
+        , m_executor(executor)
+        , m_key(std::move(key))
+        , m_dir(executor->sharedDir() + QStringLiteral("/autocomp-batch-") + m_key)
+    {}
 
     QString key() const { return m_key; }
     qint64 jobId() const { return m_jobId; }
@@ -184,7 +188,10 @@ public:
             QStringList command;
             for (const QString &word : RemoteExecutor::remoteEvalCommand(config, a->task(), m))
                 command << RemoteExecutor::shellQuote(word);
-            lines += QStringLiteral("start %1 %2 %3 %4\n").arg(index).arg(a->task().timeoutS).arg(RemoteExecutor::shellQuote(data), command.join(QLatin1Char(' ')));
+            lines += QStringLiteral("start %1 %2 %3 %4\n")
+                         .arg(index)
+                         .arg(a->task().timeoutS)
+                         .arg(RemoteExecutor::shellQuote(data), command.join(QLatin1Char(' ')));
             slowest = std::max(slowest, a->task().timeoutS);
             keys << a->key();
             a->join(this, index);
@@ -198,12 +205,19 @@ public:
         // Rounds of `atOnce` candidates, each at most its limit (and `timeout -k`'s grace).
         m_limitS = ((m_size + atOnce - 1) / atOnce) * (slowest + 15) + 60;
         const QString scriptPath = m_dir + QStringLiteral("/job.sh");
-        const QByteArray script = QString::fromUtf8(s_jobScript).arg(m_size).arg(RemoteExecutor::shellQuote(m_dir)).arg(atOnce).arg(lines).toUtf8();
+        const QByteArray script = QString::fromUtf8(s_jobScript)
+                                      .arg(m_size)
+                                      .arg(RemoteExecutor::shellQuote(m_dir))
+                                      .arg(atOnce)
+                                      .arg(lines)
+                                      .toUtf8();
         if (!writeFile(m_dir + QStringLiteral("/members"), keys.join(QLatin1Char('\n')).toUtf8() + '\n')
-            || !writeFile(m_dir + QStringLiteral("/limit_s"), QByteArray::number(m_limitS)) || !writeFile(scriptPath, script))
+            || !writeFile(m_dir + QStringLiteral("/limit_s"), QByteArray::number(m_limitS))
+            || !writeFile(scriptPath, script))
             return failAll(QStringLiteral("cannot write the job's directory %1").arg(m_dir), true);
         for (SlurmAttempt *a : std::as_const(members)) {
-            if (a->keyed() && !writeFileAtomically(a->recordFile(), QStringLiteral("%1 %2\n").arg(m_key).arg(a->index()).toUtf8()))
+            if (a->keyed()
+                && !writeFileAtomically(a->recordFile(), QStringLiteral("%1 %2\n").arg(m_key).arg(a->index()).toUtf8()))
                 return failAll(QStringLiteral("cannot write %1").arg(a->recordFile()), true);
         }
         QStringList args{QStringLiteral("--parsable"),
@@ -216,7 +230,8 @@ public:
             args << QStringLiteral("--partition=") + config.slurmPartition;
         if (!config.slurmGres.isEmpty())
             args << QStringLiteral("--gres=") + config.slurmGres;
-        args << QStringLiteral("--time=") + (config.slurmTime.isEmpty() ? QString::number(m_limitS / 60 + 2) : config.slurmTime);
+        args << QStringLiteral("--time=")
+                + (config.slurmTime.isEmpty() ? QString::number(m_limitS / 60 + 2) : config.slurmTime);
         if (!config.slurmMem.isEmpty())
             args << QStringLiteral("--mem=") + config.slurmMem;
         args << scriptPath;
@@ -226,7 +241,10 @@ public:
             const QString out = QString::fromUtf8(sbatch->readAllStandardOutput()).trimmed();
             m_jobId = out.section(QLatin1Char(';'), 0, 0).toLongLong();
             if (status != QProcess::NormalExit || code != 0 || m_jobId <= 0)
-                return failAll(QStringLiteral("sbatch failed (status %1): %2").arg(code).arg(QString::fromUtf8(sbatch->readAllStandardError()).trimmed()), true);
+                return failAll(QStringLiteral("sbatch failed (status %1): %2")
+                                   .arg(code)
+                                   .arg(QString::fromUtf8(sbatch->readAllStandardError()).trimmed()),
+                               true);
             writeFile(m_dir + QStringLiteral("/jobid"), QByteArray::number(m_jobId));
             if (m_scancelWhenSubmitted)
                 scancel();
@@ -270,7 +288,8 @@ public:
         const QString m = memberDir(index);
         if (index < 0 || index >= m_size || !QFileInfo::exists(m) || m_members.value(index))
             return false;
-        if (m_gone && !QFileInfo::exists(m + QStringLiteral("/started")) && !QFileInfo::exists(m + QStringLiteral("/out.json"))) {
+        if (m_gone && !QFileInfo::exists(m + QStringLiteral("/started"))
+            && !QFileInfo::exists(m + QStringLiteral("/out.json"))) {
             QDir(m).removeRecursively();
             QFile::remove(a->recordFile());
             QMetaObject::invokeMethod(this, &SlurmBatch::cleanUpIfDone, Qt::QueuedConnection);
@@ -304,7 +323,9 @@ public:
                 else
                     finishMember(a, doc.object(), {});
             } else if (QFileInfo::exists(m + QStringLiteral("/failed"))) {
-                failMember(a, QStringLiteral("%1: %2").arg(jobName(), QString::fromUtf8(readFile(m + QStringLiteral("/failed"))).trimmed()));
+                failMember(a,
+                           QStringLiteral("%1: %2").arg(
+                               jobName(), QString::fromUtf8(readFile(m + QStringLiteral("/failed"))).trimmed()));
             }
         }
     }
@@ -320,7 +341,9 @@ public:
                 m_watchdog->setSingleShot(true);
                 connect(m_watchdog, &QTimer::timeout, this, [this] {
                     scancel();
-                    failAll(QStringLiteral("%1: no result within %2 s of running; cancelled").arg(jobName()).arg(m_limitS), false);
+                    failAll(
+                        QStringLiteral("%1: no result within %2 s of running; cancelled").arg(jobName()).arg(m_limitS),
+                        false);
                 });
                 m_watchdog->start(m_limitS * 1000);
             }
@@ -328,10 +351,13 @@ public:
         }
         m_gone = true;
         // Gone from the queue without every result: preempted, node lost, cancelled by someone, failed.
-        if (std::any_of(m_members.cbegin(), m_members.cend(), [](const QPointer<SlurmAttempt> &a) { return a && !a->done(); })) {
+        if (std::any_of(m_members.cbegin(), m_members.cend(),
+                        [](const QPointer<SlurmAttempt> &a) { return a && !a->done(); })) {
             const QString ended = SlurmExecutor::endedState(m_jobId);
             QString why = QStringLiteral("%1 %2 without a result for this candidate")
-                              .arg(jobName(), ended.isEmpty() ? QStringLiteral("left the queue") : QStringLiteral("ended as ") + ended);
+                              .arg(jobName(),
+                                   ended.isEmpty() ? QStringLiteral("left the queue")
+                                                   : QStringLiteral("ended as ") + ended);
             const QByteArray log = readFile(m_dir + QStringLiteral("/slurm.out")).right(2000).trimmed();
             if (!log.isEmpty())
                 why += QStringLiteral(": ") + QString::fromUtf8(log);
@@ -346,7 +372,9 @@ public:
         QFile::remove(a->recordFile());
         a->finishWith({}, QStringLiteral("cancelled"));
         // No candidate of the job is wanted any more: the job goes.
-        if (m_members.size() == m_size && std::all_of(m_members.cbegin(), m_members.cend(), [](const QPointer<SlurmAttempt> &m) { return !m || m->done(); })) {
+        if (m_members.size() == m_size
+            && std::all_of(m_members.cbegin(), m_members.cend(),
+                           [](const QPointer<SlurmAttempt> &m) { return !m || m->done(); })) {
             if (m_jobId > 0)
                 scancel();
             else
@@ -381,7 +409,10 @@ public:
     }
 
 private:
-    QString jobName() const { return m_jobId > 0 ? QStringLiteral("Slurm job %1").arg(m_jobId) : SlurmExecutor::jobName(m_key); }
+    QString jobName() const
+    {
+        return m_jobId > 0 ? QStringLiteral("Slurm job %1").arg(m_jobId) : SlurmExecutor::jobName(m_key);
+    }
 
     // The directory goes once every candidate in it was taken (or cancelled): a result not yet asked
     // for (by a resumed process) is never removed.
@@ -461,13 +492,16 @@ std::unique_ptr<SlurmExecutor> SlurmExecutor::create(const EvaluationConfig &con
 {
     for (const char *tool : {"sbatch", "squeue", "scancel", "scontrol"}) {
         if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty()) {
-            *error = QStringLiteral("evaluation.executor is slurm but '%1' is not on PATH (install the Slurm client tools)").arg(QLatin1String(tool));
+            *error = QStringLiteral(
+                         "evaluation.executor is slurm but '%1' is not on PATH (install the Slurm client tools)")
+                         .arg(QLatin1String(tool));
             return nullptr;
         }
     }
     QString shared = config.slurmSharedDir;
     if (shared.isEmpty())
-        shared = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/autocomp-workbench/slurm");
+        shared = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation)
+            + QStringLiteral("/autocomp-workbench/slurm");
     if (!QDir().mkpath(shared)) {
         *error = QStringLiteral("evaluation.slurm.shared_dir: cannot create %1").arg(shared);
         return nullptr;
@@ -476,7 +510,9 @@ std::unique_ptr<SlurmExecutor> SlurmExecutor::create(const EvaluationConfig &con
 }
 
 SlurmExecutor::SlurmExecutor(const EvaluationConfig &config, QString sharedDir)
-    : m_config(config), m_sharedDir(std::move(sharedDir)), m_timer(new QTimer(this))
+    : m_config(config)
+    , m_sharedDir(std::move(sharedDir))
+    , m_timer(new QTimer(this))
 {
     m_timer->setInterval(config.slurmPollMs);
     connect(m_timer, &QTimer::timeout, this, &SlurmExecutor::poll);
@@ -492,20 +528,16 @@ SlurmExecutor::~SlurmExecutor()
     }
 }
 
-QString SlurmExecutor::slotName(int slot) const
-{
-    return QStringLiteral("slurm#%1").arg(slot);
-}
+QString SlurmExecutor::slotName(int slot) const { return QStringLiteral("slurm#%1").arg(slot); }
 
-QString SlurmExecutor::jobName(const QString &batchKey)
-{
-    return QStringLiteral("autocomp-") + batchKey;
-}
+QString SlurmExecutor::jobName(const QString &batchKey) { return QStringLiteral("autocomp-") + batchKey; }
 
 QList<qint64> SlurmExecutor::jobsNamed(const QString &name, QString *error)
 {
     QProcess squeue;
-    squeue.start(QStringLiteral("squeue"), {QStringLiteral("--noheader"), QStringLiteral("--format=%i %j"), QStringLiteral("--user=") + userName()});
+    squeue.start(
+        QStringLiteral("squeue"),
+        {QStringLiteral("--noheader"), QStringLiteral("--format=%i %j"), QStringLiteral("--user=") + userName()});
     QList<qint64> ids;
     if (!squeue.waitForFinished(30000) || squeue.exitCode() != 0) {
         *error = QStringLiteral("squeue failed: %1").arg(QString::fromUtf8(squeue.readAllStandardError()).trimmed());
@@ -531,16 +563,25 @@ QString SlurmExecutor::endedState(qint64 jobId)
         return QString::fromUtf8(p.readAllStandardOutput()).trimmed();
     };
     // Accounting (slurmdbd) first; without it, the job completion log, which sacct reads without a database.
-    const QStringList fields{QStringLiteral("-j"), QString::number(jobId), QStringLiteral("-n"), QStringLiteral("-P"), QStringLiteral("-X"),
-                             QStringLiteral("-o"), QStringLiteral("State,ExitCode,NodeList")};
+    const QStringList fields{QStringLiteral("-j"),
+                             QString::number(jobId),
+                             QStringLiteral("-n"),
+                             QStringLiteral("-P"),
+                             QStringLiteral("-X"),
+                             QStringLiteral("-o"),
+                             QStringLiteral("State,ExitCode,NodeList")};
     for (const QStringList &args : {fields, QStringList{QStringLiteral("--completion")} + fields}) {
-        const QStringList words = run(QStringLiteral("sacct"), args).section(QLatin1Char('\n'), 0, 0).split(QLatin1Char('|'));
+        const QStringList words =
+            run(QStringLiteral("sacct"), args).section(QLatin1Char('\n'), 0, 0).split(QLatin1Char('|'));
         if (words.size() == 3 && !words.at(0).isEmpty())
             return QStringLiteral("%1 (exit code %2, node %3, from sacct%4)")
-                .arg(words.at(0), words.at(1), words.at(2), args.first() == QLatin1String("--completion") ? QStringLiteral(" --completion") : QString());
+                .arg(words.at(0), words.at(1), words.at(2),
+                     args.first() == QLatin1String("--completion") ? QStringLiteral(" --completion") : QString());
     }
     static const QRegularExpression s_state(QStringLiteral("JobState=(\\S+).*Reason=(\\S+)"));
-    const auto m = s_state.match(run(QStringLiteral("scontrol"), {QStringLiteral("show"), QStringLiteral("job"), QString::number(jobId), QStringLiteral("-o")}));
+    const auto m = s_state.match(
+        run(QStringLiteral("scontrol"),
+            {QStringLiteral("show"), QStringLiteral("job"), QString::number(jobId), QStringLiteral("-o")}));
     return m.hasMatch() ? QStringLiteral("%1 (reason %2, from scontrol)").arg(m.captured(1), m.captured(2)) : QString();
 }
 
@@ -560,7 +601,8 @@ QString SlurmExecutor::dataDir(const RemoteTask &task, QString *error)
     tar.write(data);
     tar.closeWriteChannel();
     if (!tar.waitForFinished(120000) || tar.exitCode() != 0) {
-        *error = QStringLiteral("cannot unpack the target's files into %1: %2").arg(tmp, QString::fromUtf8(tar.readAllStandardError()));
+        *error = QStringLiteral("cannot unpack the target's files into %1: %2")
+                     .arg(tmp, QString::fromUtf8(tar.readAllStandardError()));
         QDir(tmp).removeRecursively();
         return {};
     }
@@ -574,10 +616,7 @@ QString SlurmExecutor::dataDir(const RemoteTask &task, QString *error)
     return dir;
 }
 
-RemoteAttempt *SlurmExecutor::start(int slot, const RemoteTask &task)
-{
-    return startBatch(slot, {task}).first();
-}
+RemoteAttempt *SlurmExecutor::start(int slot, const RemoteTask &task) { return startBatch(slot, {task}).first(); }
 
 QList<RemoteAttempt *> SlurmExecutor::startBatch(int, const QList<RemoteTask> &tasks)
 {
@@ -589,7 +628,8 @@ QList<RemoteAttempt *> SlurmExecutor::startBatch(int, const QList<RemoteTask> &t
         pending << attempt;
     }
     // After the caller has connected to the attempts: a result found at once is reported to it.
-    QMetaObject::invokeMethod(this, [this, pending] { dispatch(pending); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, pending] { dispatch(pending); }, Qt::QueuedConnection);
     return attempts;
 }
 
@@ -616,7 +656,8 @@ void SlurmExecutor::dispatch(const QList<QPointer<SlurmAttempt>> &attempts)
                     batch = nullptr;
                     if (!error.isEmpty()) {
                         // The queue cannot be asked whether the job is there: never submit a second one.
-                        a->finishWith({}, QStringLiteral("cannot find the Slurm job of an earlier process: %1").arg(error));
+                        a->finishWith({},
+                                      QStringLiteral("cannot find the Slurm job of an earlier process: %1").arg(error));
                         continue;
                     }
                 }
@@ -681,7 +722,9 @@ void SlurmExecutor::poll()
             if (b)
                 b->polled(states.value(b->jobId()));
     });
-    m_squeue->start(QStringLiteral("squeue"), {QStringLiteral("--noheader"), QStringLiteral("--format=%i|%T"), QStringLiteral("--user=") + userName()});
+    m_squeue->start(
+        QStringLiteral("squeue"),
+        {QStringLiteral("--noheader"), QStringLiteral("--format=%i|%T"), QStringLiteral("--user=") + userName()});
 }
 
 } // namespace autocomp

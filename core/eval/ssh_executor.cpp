@@ -49,7 +49,10 @@ class SshAttempt : public RemoteAttempt
 {
 public:
     SshAttempt(SshExecutor *executor, int hostIndex, const RemoteTask &task)
-        : RemoteAttempt(executor), m_executor(executor), m_hostIndex(hostIndex), m_task(task)
+        : RemoteAttempt(executor)
+        , m_executor(executor)
+        , m_hostIndex(hostIndex)
+        , m_task(task)
     {
         m_host = executor->config().hosts.at(hostIndex);
     }
@@ -99,21 +102,29 @@ private:
         const QString dir = QStringLiteral("%1/autocomp-eval-%2-%3")
                                 .arg(base, m_task.key.isEmpty() ? QStringLiteral("x") : m_task.key)
                                 .arg(QRandomGenerator::global()->generate(), 8, 16, QLatin1Char('0'));
-        QStringList remote{QStringLiteral("sh"), QStringLiteral("-c"), QString::fromUtf8(s_remoteScript), QStringLiteral("autocomp-remote"), dir,
-                           QStringLiteral("%1/autocomp-data-%2").arg(base, hash), QString::number(m_sendsData ? data.size() : 0),
+        QStringList remote{QStringLiteral("sh"),
+                           QStringLiteral("-c"),
+                           QString::fromUtf8(s_remoteScript),
+                           QStringLiteral("autocomp-remote"),
+                           dir,
+                           QStringLiteral("%1/autocomp-data-%2").arg(base, hash),
+                           QString::number(m_sendsData ? data.size() : 0),
                            QString::number(work.size())};
         remote << RemoteExecutor::remoteEvalCommand(config, m_task, dir);
         QStringList quoted;
         for (const QString &word : std::as_const(remote))
             quoted << RemoteExecutor::shellQuote(word);
         m_process = new QProcess(this);
-        connect(m_process, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) { processFinished(code, status); });
+        connect(m_process, &QProcess::finished, this,
+                [this](int code, QProcess::ExitStatus status) { processFinished(code, status); });
         connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
             if (e == QProcess::FailedToStart)
-                finishWith({}, QStringLiteral("%1: cannot start ssh: %2").arg(m_host.label(), m_process->errorString()));
+                finishWith({},
+                           QStringLiteral("%1: cannot start ssh: %2").arg(m_host.label(), m_process->errorString()));
         });
         QStringList args = m_executor->sshArguments(m_host);
-        args << QStringLiteral("-o") << QStringLiteral("ControlMaster=no") << m_host.host << quoted.join(QLatin1Char(' '));
+        args << QStringLiteral("-o") << QStringLiteral("ControlMaster=no") << m_host.host
+             << quoted.join(QLatin1Char(' '));
         m_process->start(QStringLiteral("ssh"), args);
         if (m_sendsData)
             m_process->write(data);
@@ -135,10 +146,14 @@ private:
         if (m_cancelled)
             return finishWith({}, QStringLiteral("cancelled"));
         if (m_timedOut)
-            return finishWith({}, QStringLiteral("%1: no answer within %2 s; the remote evaluation was killed").arg(m_host.label()).arg(m_task.timeoutS));
+            return finishWith({},
+                              QStringLiteral("%1: no answer within %2 s; the remote evaluation was killed")
+                                  .arg(m_host.label())
+                                  .arg(m_task.timeoutS));
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(out, &error);
-        if (status == QProcess::NormalExit && code == 0 && doc.isObject() && doc.object().contains(QStringLiteral("status"))) {
+        if (status == QProcess::NormalExit && code == 0 && doc.isObject()
+            && doc.object().contains(QStringLiteral("status"))) {
             if (m_sendsData)
                 m_executor->setDataSent(m_hostIndex, m_hash, true);
             return finishWith(doc.object(), {});
@@ -195,7 +210,9 @@ SshExecutor::~SshExecutor()
         if (!m_hosts.at(h).up)
             continue;
         QProcess exit;
-        exit.start(QStringLiteral("ssh"), sshArguments(m_config.hosts.at(h)) << QStringLiteral("-O") << QStringLiteral("exit") << m_config.hosts.at(h).host);
+        exit.start(QStringLiteral("ssh"),
+                   sshArguments(m_config.hosts.at(h))
+                       << QStringLiteral("-O") << QStringLiteral("exit") << m_config.hosts.at(h).host);
         exit.waitForFinished(5000);
     }
 }
@@ -219,7 +236,8 @@ QStringList SshExecutor::sshArguments(const RemoteHost &host) const
     if (!m_config.sshKnownHosts.isEmpty())
         args << QStringLiteral("-o") << QStringLiteral("UserKnownHostsFile=%1").arg(m_config.sshKnownHosts);
     if (!m_config.sshIdentity.isEmpty())
-        args << QStringLiteral("-i") << m_config.sshIdentity << QStringLiteral("-o") << QStringLiteral("IdentitiesOnly=yes");
+        args << QStringLiteral("-i") << m_config.sshIdentity << QStringLiteral("-o")
+             << QStringLiteral("IdentitiesOnly=yes");
     if (!host.user.isEmpty())
         args << QStringLiteral("-l") << host.user;
     return args;
@@ -265,21 +283,26 @@ void SshExecutor::withMaster(int hostIndex, const std::function<void(const QStri
         if (status == QProcess::NormalExit && code == 0)
             return done({});
         errors->seek(0);
-        done(QStringLiteral("%1: cannot connect over ssh (status %2): %3").arg(host.label()).arg(code).arg(QString::fromUtf8(errors->readAll()).trimmed()));
+        done(QStringLiteral("%1: cannot connect over ssh (status %2): %3")
+                 .arg(host.label())
+                 .arg(code)
+                 .arg(QString::fromUtf8(errors->readAll()).trimmed()));
     });
     connect(process, &QProcess::errorOccurred, this, [process, host, done](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart)
             done(QStringLiteral("%1: cannot start ssh: %2").arg(host.label(), process->errorString()));
     });
-    process->start(QStringLiteral("ssh"), sshArguments(host) << QStringLiteral("-o") << QStringLiteral("ControlMaster=yes") << QStringLiteral("-o")
-                                                            << QStringLiteral("ControlPersist=300") << QStringLiteral("-N") << QStringLiteral("-f")
-                                                            << host.host);
+    process->start(QStringLiteral("ssh"),
+                   sshArguments(host) << QStringLiteral("-o") << QStringLiteral("ControlMaster=yes")
+                                      << QStringLiteral("-o") << QStringLiteral("ControlPersist=300")
+                                      << QStringLiteral("-N") << QStringLiteral("-f") << host.host);
 }
 
 RemoteAttempt *SshExecutor::start(int slot, const RemoteTask &task)
 {
     auto *attempt = new SshAttempt(this, m_slots.at(slot), task);
-    QMetaObject::invokeMethod(attempt, [attempt] { attempt->begin(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        attempt, [attempt] { attempt->begin(); }, Qt::QueuedConnection);
     return attempt;
 }
 

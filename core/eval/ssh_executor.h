@@ -38,7 +38,8 @@ public:
     const EvaluationConfig &config() const { return m_config; }
 
 private:
-    struct HostState {
+    struct HostState
+    {
         bool up = false;
         bool starting = false;
         QList<std::function<void(const QString &)>> waiting;

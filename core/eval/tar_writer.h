@@ -17,7 +17,10 @@ public:
     bool addDirectory(const QString &dir, const QString &prefix, const QStringList &skip = {});
     bool addFile(const QString &path, const QString &name);
     // A file whose content is given (e.g. a rewritten copy).
-    bool addData(const QString &name, const QByteArray &data, int mode = 0644) { return addEntry(name, '0', data, mode); }
+    bool addData(const QString &name, const QByteArray &data, int mode = 0644)
+    {
+        return addEntry(name, '0', data, mode);
+    }
     // The archive with its end marker; the writer is empty afterwards.
     QByteArray finish();
     QString error() const { return m_error; }

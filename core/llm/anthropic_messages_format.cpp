@@ -39,23 +39,22 @@ QString errorText(const QJsonObject &error)
 
 } // namespace
 
-QString AnthropicMessagesFormat::name() const
-{
-    return QStringLiteral("anthropic-messages");
-}
+QString AnthropicMessagesFormat::name() const { return QStringLiteral("anthropic-messages"); }
 
 WireRequest AnthropicMessagesFormat::build(const LlmRequest &request, const QSet<QString> &dropped) const
 {
     QJsonObject body{{QStringLiteral("model"), request.spec.model},
                      {QStringLiteral("max_tokens"), request.maxTokens},
-                     {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                                                         {QStringLiteral("content"), request.prompt}}}}};
+                     {QStringLiteral("messages"),
+                      QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                             {QStringLiteral("content"), request.prompt}}}}};
     if (!request.system.isEmpty())
         body.insert(QStringLiteral("system"), request.system);
     if (request.thinkingBudget > 0) {
         // Extended thinking needs budget_tokens below max_tokens and rejects a changed temperature.
-        body.insert(QStringLiteral("thinking"), QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
-                                                            {QStringLiteral("budget_tokens"), request.thinkingBudget}});
+        body.insert(QStringLiteral("thinking"),
+                    QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
+                                {QStringLiteral("budget_tokens"), request.thinkingBudget}});
         if (request.thinkingBudget >= request.maxTokens)
             body.insert(QStringLiteral("max_tokens"), request.thinkingBudget + request.maxTokens);
     } else if (request.temperature) {
@@ -101,7 +100,8 @@ void AnthropicMessagesFormat::feedEvent(const SseEvent &event, WireResult *resul
         else if (deltaType == QLatin1String("thinking_delta"))
             result->reasoning += delta.value(QLatin1String("thinking")).toString();
     } else if (type == "message_delta") {
-        const QString stop = data.value(QLatin1String("delta")).toObject().value(QLatin1String("stop_reason")).toString();
+        const QString stop =
+            data.value(QLatin1String("delta")).toObject().value(QLatin1String("stop_reason")).toString();
         if (!stop.isEmpty())
             result->stopReason = stop;
         readUsage(data.value(QLatin1String("usage")).toObject(), result);

@@ -8,10 +8,7 @@
 
 namespace autocomp {
 
-QString BedrockConverseFormat::name() const
-{
-    return QStringLiteral("bedrock-converse");
-}
+QString BedrockConverseFormat::name() const { return QStringLiteral("bedrock-converse"); }
 
 WireRequest BedrockConverseFormat::build(const LlmRequest &request, const QSet<QString> &dropped) const
 {
@@ -20,15 +17,17 @@ WireRequest BedrockConverseFormat::build(const LlmRequest &request, const QSet<Q
         config.insert(QStringLiteral("temperature"), *request.temperature);
     QJsonObject body{{QStringLiteral("messages"),
                       QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                             {QStringLiteral("content"), QJsonArray{QJsonObject{{QStringLiteral("text"), request.prompt}}}}}}},
+                                             {QStringLiteral("content"),
+                                              QJsonArray{QJsonObject{{QStringLiteral("text"), request.prompt}}}}}}},
                      {QStringLiteral("inferenceConfig"), config}};
     if (!request.system.isEmpty())
         body.insert(QStringLiteral("system"), QJsonArray{QJsonObject{{QStringLiteral("text"), request.system}}});
     // Claude's extended thinking goes through the model-specific fields.
     if (request.thinkingBudget > 0)
         body.insert(QStringLiteral("additionalModelRequestFields"),
-                    QJsonObject{{QStringLiteral("thinking"), QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
-                                                                         {QStringLiteral("budget_tokens"), request.thinkingBudget}}}});
+                    QJsonObject{{QStringLiteral("thinking"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
+                                             {QStringLiteral("budget_tokens"), request.thinkingBudget}}}});
     dropParameters(&body, dropped);
 
     WireRequest out;
@@ -53,7 +52,8 @@ bool BedrockConverseFormat::parseBody(const QByteArray &bytes, WireResult *resul
         result->error = QStringLiteral("malformed JSON response: %1").arg(parseError.errorString());
         return false;
     }
-    const QJsonObject message = body.value(QLatin1String("output")).toObject().value(QLatin1String("message")).toObject();
+    const QJsonObject message =
+        body.value(QLatin1String("output")).toObject().value(QLatin1String("message")).toObject();
     if (message.isEmpty()) {
         result->error = errorMessage(bytes);
         return false;
@@ -61,7 +61,12 @@ bool BedrockConverseFormat::parseBody(const QByteArray &bytes, WireResult *resul
     for (const QJsonValue &value : message.value(QLatin1String("content")).toArray()) {
         const QJsonObject block = value.toObject();
         result->text += block.value(QLatin1String("text")).toString();
-        result->reasoning += block.value(QLatin1String("reasoningContent")).toObject().value(QLatin1String("reasoningText")).toObject().value(QLatin1String("text")).toString();
+        result->reasoning += block.value(QLatin1String("reasoningContent"))
+                                 .toObject()
+                                 .value(QLatin1String("reasoningText"))
+                                 .toObject()
+                                 .value(QLatin1String("text"))
+                                 .toString();
     }
     result->stopReason = body.value(QLatin1String("stopReason")).toString();
     const QJsonObject usage = body.value(QLatin1String("usage")).toObject();

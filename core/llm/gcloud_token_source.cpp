@@ -37,20 +37,29 @@ void GcloudTokenSource::fetch(Callback callback)
     connect(watchdog, &QTimer::timeout, m_process, [this] {
         m_process->disconnect(this);
         m_process->kill();
-        done({}, QStringLiteral("`%1 auth print-access-token` did not finish within %2 s").arg(m_program).arg(FetchTimeoutMs / 1000));
+        done({},
+             QStringLiteral("`%1 auth print-access-token` did not finish within %2 s")
+                 .arg(m_program)
+                 .arg(FetchTimeoutMs / 1000));
     });
     connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
         if (error != QProcess::FailedToStart)
             return; // a crash or non-zero exit is reported by finished()
-        done({}, QStringLiteral("Vertex AI needs an access token, but `%1` could not be started (%2). Install the Google Cloud CLI "
-                                "and run `gcloud auth login`, or unset GOOGLE_CLOUD_PROJECT and set GEMINI_API_KEY.")
-                     .arg(m_program, m_process->errorString()));
+        done({},
+             QStringLiteral(
+                 "Vertex AI needs an access token, but `%1` could not be started (%2). Install the Google Cloud CLI "
+                 "and run `gcloud auth login`, or unset GOOGLE_CLOUD_PROJECT and set GEMINI_API_KEY.")
+                 .arg(m_program, m_process->errorString()));
     });
     connect(m_process, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
         const QString out = QString::fromUtf8(m_process->readAllStandardOutput()).trimmed();
         const QString err = QString::fromUtf8(m_process->readAllStandardError()).trimmed();
         if (status != QProcess::NormalExit || exitCode != 0 || out.isEmpty()) {
-            done({}, QStringLiteral("`%1 auth print-access-token` failed (exit %2): %3").arg(m_program).arg(exitCode).arg(err.left(500)));
+            done({},
+                 QStringLiteral("`%1 auth print-access-token` failed (exit %2): %3")
+                     .arg(m_program)
+                     .arg(exitCode)
+                     .arg(err.left(500)));
             return;
         }
         // The token is the last line; gcloud may print notices before it.

@@ -14,7 +14,8 @@ namespace {
 void readChunk(const QJsonObject &chunk, WireResult *result)
 {
     const QJsonObject candidate = chunk.value(QLatin1String("candidates")).toArray().at(0).toObject();
-    for (const QJsonValue &value : candidate.value(QLatin1String("content")).toObject().value(QLatin1String("parts")).toArray()) {
+    for (const QJsonValue &value :
+         candidate.value(QLatin1String("content")).toObject().value(QLatin1String("parts")).toArray()) {
         const QJsonObject part = value.toObject();
         if (part.value(QLatin1String("thought")).toBool())
             result->reasoning += part.value(QLatin1String("text")).toString();
@@ -34,7 +35,8 @@ void readChunk(const QJsonObject &chunk, WireResult *result)
         result->reasoningTokens = usage.value(QLatin1String("thoughtsTokenCount")).toInteger();
         result->tokensOut = usage.value(QLatin1String("candidatesTokenCount")).toInteger() + result->reasoningTokens;
     }
-    const QString blocked = chunk.value(QLatin1String("promptFeedback")).toObject().value(QLatin1String("blockReason")).toString();
+    const QString blocked =
+        chunk.value(QLatin1String("promptFeedback")).toObject().value(QLatin1String("blockReason")).toString();
     if (!blocked.isEmpty())
         result->error = QStringLiteral("the prompt was blocked: %1").arg(blocked);
 }
@@ -48,10 +50,7 @@ QString errorText(const QJsonObject &error)
 
 } // namespace
 
-QString GeminiFormat::name() const
-{
-    return QStringLiteral("gemini");
-}
+QString GeminiFormat::name() const { return QStringLiteral("gemini"); }
 
 WireRequest GeminiFormat::build(const LlmRequest &request, const QSet<QString> &dropped) const
 {
@@ -59,20 +58,24 @@ WireRequest GeminiFormat::build(const LlmRequest &request, const QSet<QString> &
     if (request.temperature)
         config.insert(QStringLiteral("temperature"), *request.temperature);
     if (request.thinkingBudget > 0)
-        config.insert(QStringLiteral("thinkingConfig"), QJsonObject{{QStringLiteral("thinkingBudget"), request.thinkingBudget},
-                                                                    {QStringLiteral("includeThoughts"), true}});
+        config.insert(QStringLiteral("thinkingConfig"),
+                      QJsonObject{{QStringLiteral("thinkingBudget"), request.thinkingBudget},
+                                  {QStringLiteral("includeThoughts"), true}});
     QJsonObject body{{QStringLiteral("contents"),
                       QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                             {QStringLiteral("parts"), QJsonArray{QJsonObject{{QStringLiteral("text"), request.prompt}}}}}}},
+                                             {QStringLiteral("parts"),
+                                              QJsonArray{QJsonObject{{QStringLiteral("text"), request.prompt}}}}}}},
                      {QStringLiteral("generationConfig"), config}};
     if (!request.system.isEmpty())
-        body.insert(QStringLiteral("systemInstruction"),
-                    QJsonObject{{QStringLiteral("parts"), QJsonArray{QJsonObject{{QStringLiteral("text"), request.system}}}}});
+        body.insert(
+            QStringLiteral("systemInstruction"),
+            QJsonObject{{QStringLiteral("parts"), QJsonArray{QJsonObject{{QStringLiteral("text"), request.system}}}}});
     dropParameters(&body, dropped);
 
     WireRequest out;
     const QByteArray model = QUrl::toPercentEncoding(request.spec.model);
-    out.url = joinUrl(request.spec.baseUrl, "/models/" + model + (request.stream ? ":streamGenerateContent?alt=sse" : ":generateContent"));
+    out.url = joinUrl(request.spec.baseUrl,
+                      "/models/" + model + (request.stream ? ":streamGenerateContent?alt=sse" : ":generateContent"));
     out.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
     out.stream = request.stream;
     return out;

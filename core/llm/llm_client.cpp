@@ -1,4 +1,5 @@
 #include "llm/llm_client.h"
+#include "platform/network_proxy.h"
 
 #include "llm/gcloud_token_source.h"
 #include "llm/price_table.h"
@@ -62,10 +63,13 @@ void LlmReply::abort()
         return;
     }
     if (auto *client = qobject_cast<LlmClient *>(parent()))
-        QMetaObject::invokeMethod(client, [client, self = QPointer<LlmReply>(this)] {
-            if (self)
-                client->abortIdle(self);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            client,
+            [client, self = QPointer<LlmReply>(this)] {
+                if (self)
+                    client->abortIdle(self);
+            },
+            Qt::QueuedConnection);
 }
 
 bool LlmReply::abortIfUnsent()
@@ -98,8 +102,7 @@ void LlmClient::abortIdle(LlmReply *reply)
     finish(reply); // it was waiting out a retry backoff: it holds an in-flight slot
 }
 
-LlmClient::LlmClient(QObject *parent)
-    : QObject(parent), m_gcloud(new GcloudTokenSource(this))
+LlmClient::LlmClient(QObject *parent) : QObject(parent), m_gcloud(new GcloudTokenSource(this))
 {
     m_keyLookup = [](const QString &provider) {
         const QString variable = ModelSpec::apiKeyVariable(provider);
@@ -133,7 +136,8 @@ bool LlmClient::isRetryableStatus(int status)
     return status == 408 || status == 409 || status == 429 || status >= 500;
 }
 
-double LlmClient::backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter, double random01)
+double LlmClient::backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter,
+                                 double random01)
 {
     bool ok = false;
     if (!retryAfterMs.isEmpty()) {
@@ -165,7 +169,8 @@ LlmReply *LlmClient::send(const LlmRequest &request)
     const LlmClientCpu::Scope clientCpu;
     auto *reply = new LlmReply(request, this);
     reply->m_clock.start();
-    auto queue = std::find_if(m_queues.begin(), m_queues.end(), [&](const OwnerQueue &q) { return q.owner == request.owner; });
+    auto queue = std::find_if(m_queues.begin(), m_queues.end(),
+                              [&](const OwnerQueue &q) { return q.owner == request.owner; });
     if (!m_service.contains(request.owner)) {
         std::optional<qint64> level;
         for (const OwnerQueue &q : std::as_const(m_queues))
@@ -262,7 +267,8 @@ void LlmClient::pump()
 
 QString LlmClient::modelKey(const LlmRequest &request)
 {
-    return request.spec.provider + QLatin1Char('@') + request.spec.baseUrl.toString() + QStringLiteral("::") + request.spec.model;
+    return request.spec.provider + QLatin1Char('@') + request.spec.baseUrl.toString() + QStringLiteral("::")
+        + request.spec.model;
 }
 
 QString LlmClient::unsupportedParameter(const QString &message)
@@ -299,10 +305,7 @@ QString LlmClient::unsupportedParameter(const QString &message)
     return {};
 }
 
-void LlmClient::setGcloudProgram(const QString &program)
-{
-    m_gcloud->setProgram(program);
-}
+void LlmClient::setGcloudProgram(const QString &program) { m_gcloud->setProgram(program); }
 
 void LlmClient::startAttempt(LlmReply *reply)
 {
@@ -310,7 +313,8 @@ void LlmClient::startAttempt(LlmReply *reply)
     const LlmRequest &request = reply->m_request;
     reply->m_format = WireFormat::forName(request.spec.wireFormat());
     if (!reply->m_format) {
-        reply->m_response.error = QStringLiteral("provider '%1' (wire format %2) is not supported by this build's LLM client")
+        reply->m_response.error = QStringLiteral(
+                                      "provider '%1' (wire format %2) is not supported by this build's LLM client")
                                       .arg(request.spec.provider, request.spec.wireFormat());
         finish(reply);
         return;
@@ -347,22 +351,23 @@ void LlmClient::startAttempt(LlmReply *reply)
 
     if (request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex()) {
         // Vertex AI takes an OAuth access token; gcloud prints one (asynchronously, cached).
-        m_gcloud->fetch([this, self = QPointer<LlmReply>(reply), net](const QString &token, const QString &error) mutable {
-            if (!self || self->m_finished)
-                return;
-            if (self->m_aborted || self->m_totalTimedOut) {
-                self->m_response.error = self->m_aborted ? QStringLiteral("cancelled") : self->m_timeoutError;
-                finish(self);
-                return;
-            }
-            if (token.isEmpty()) {
-                self->m_response.error = error;
-                finish(self);
-                return;
-            }
-            if (authorize(self, &net, token))
-                post(self, net);
-        });
+        m_gcloud->fetch(
+            [this, self = QPointer<LlmReply>(reply), net](const QString &token, const QString &error) mutable {
+                if (!self || self->m_finished)
+                    return;
+                if (self->m_aborted || self->m_totalTimedOut) {
+                    self->m_response.error = self->m_aborted ? QStringLiteral("cancelled") : self->m_timeoutError;
+                    finish(self);
+                    return;
+                }
+                if (token.isEmpty()) {
+                    self->m_response.error = error;
+                    finish(self);
+                    return;
+                }
+                if (authorize(self, &net, token))
+                    post(self, net);
+            });
         return;
     }
     if (authorize(reply, &net, QString()))
@@ -395,16 +400,18 @@ bool LlmClient::authorize(LlmReply *reply, QNetworkRequest *net, const QString &
             net->setRawHeader("Authorization", "Bearer " + key.toUtf8());
             return true;
         }
-        SigV4::Credentials credentials{qEnvironmentVariable("AWS_ACCESS_KEY_ID"), qEnvironmentVariable("AWS_SECRET_ACCESS_KEY"),
+        SigV4::Credentials credentials{qEnvironmentVariable("AWS_ACCESS_KEY_ID"),
+                                       qEnvironmentVariable("AWS_SECRET_ACCESS_KEY"),
                                        qEnvironmentVariable("AWS_SESSION_TOKEN")};
         if (credentials.accessKeyId.isEmpty() || credentials.secretAccessKey.isEmpty()) {
-            reply->m_response.error = QStringLiteral("no AWS credentials for Bedrock: set AWS_BEARER_TOKEN_BEDROCK, or "
-                                                     "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)");
+            reply->m_response.error = QStringLiteral(
+                "no AWS credentials for Bedrock: set AWS_BEARER_TOKEN_BEDROCK, or "
+                "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)");
             finish(reply);
             return false;
         }
-        SigV4::signRequest(*net, "POST", reply->m_sentBody, credentials, ModelSpec::awsRegion(), QStringLiteral("bedrock"),
-                           QDateTime::currentDateTimeUtc());
+        SigV4::signRequest(*net, "POST", reply->m_sentBody, credentials, ModelSpec::awsRegion(),
+                           QStringLiteral("bedrock"), QDateTime::currentDateTimeUtc());
         return true;
     }
     if (!key.isEmpty())
@@ -424,7 +431,10 @@ constexpr qint64 ReadWindowBytes = 256 * 1024;
 class OneShotBody : public QIODevice
 {
 public:
-    OneShotBody(QByteArray bytes, QObject *parent) : QIODevice(parent), m_bytes(std::move(bytes)) { open(QIODevice::ReadOnly); }
+    OneShotBody(QByteArray bytes, QObject *parent) : QIODevice(parent), m_bytes(std::move(bytes))
+    {
+        open(QIODevice::ReadOnly);
+    }
     bool isSequential() const override { return true; }
     bool reset() override { return false; }
     qint64 bytesAvailable() const override { return m_bytes.size() - m_pos + QIODevice::bytesAvailable(); }
@@ -449,7 +459,8 @@ private:
 
 QString originKey(const QUrl &url)
 {
-    return url.scheme() + QStringLiteral("://") + url.host() + QLatin1Char(':') + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
+    return url.scheme() + QStringLiteral("://") + url.host() + QLatin1Char(':')
+        + QString::number(url.port(url.scheme() == u"https" ? 443 : 80));
 }
 
 // Errors that end an attempt before any byte of it was written: nothing reached the provider.
@@ -463,10 +474,8 @@ bool failedBeforeSending(QNetworkReply::NetworkError error)
     case QNetworkReply::ProxyNotFoundError:
     case QNetworkReply::ProxyAuthenticationRequiredError:
     case QNetworkReply::TemporaryNetworkFailureError:
-    case QNetworkReply::NetworkSessionFailedError:
-        return true;
-    default:
-        return false;
+    case QNetworkReply::NetworkSessionFailedError: return true;
+    default: return false;
     }
 }
 
@@ -486,20 +495,7 @@ QByteArray LlmClient::userAgent()
 
 std::optional<QNetworkProxy> LlmClient::parseProxy(const QString &proxy, QString *error)
 {
-    const QString text = proxy.trimmed();
-    if (text.isEmpty() || text == u"system")
-        return QNetworkProxy(QNetworkProxy::DefaultProxy); // the system's configuration
-    if (text == u"none" || text == u"direct")
-        return QNetworkProxy(QNetworkProxy::NoProxy);
-    const QUrl url(text.contains(QStringLiteral("://")) ? text : QStringLiteral("http://") + text);
-    const QString scheme = url.scheme().toLower();
-    if (!url.isValid() || url.host().isEmpty() || url.port() <= 0 || !(scheme == u"http" || scheme == u"socks5" || scheme == u"socks5h")) {
-        if (error)
-            *error = QStringLiteral("proxy '%1' is not http://host:port or socks5://host:port (or \"none\", or empty for the system's)").arg(text);
-        return std::nullopt;
-    }
-    return QNetworkProxy(scheme == u"http" ? QNetworkProxy::HttpProxy : QNetworkProxy::Socks5Proxy, url.host(), quint16(url.port()),
-                         url.userName(), url.password());
+    return parseProxySetting(proxy, error);
 }
 
 bool LlmClient::setProxy(const QString &proxy, QString *error)
@@ -631,7 +627,8 @@ void LlmClient::post(LlmReply *reply, QNetworkRequest net)
     };
     touch();
     // Only a new connection is timed: a request waiting for a pooled connection is not connecting yet.
-    connect(network, &QNetworkReply::socketStartedConnecting, reply, [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
+    connect(network, &QNetworkReply::socketStartedConnecting, reply,
+            [this, reply] { reply->m_connectTimer->start(m_connectTimeoutMs); });
     // Qt's requestSent and metaDataChanged mark the moment a byte may have reached the provider; upload
     // progress is not asked for (every signal of it crosses from Qt's HTTP thread).
     connect(network, &QNetworkReply::requestSent, reply, [reply, touch, limitReadBuffer] {
@@ -673,7 +670,9 @@ void LlmClient::onReadyRead(LlmReply *reply)
         return;
     reply->m_rawBytes += bytes.size();
     if (reply->m_rawBytes > m_maxBodyBytes) {
-        cut(reply, QStringLiteral("the response exceeded %1 MiB and was cut").arg(double(m_maxBodyBytes) / (1 << 20), 0, 'g', 4));
+        cut(reply,
+            QStringLiteral("the response exceeded %1 MiB and was cut")
+                .arg(double(m_maxBodyBytes) / (1 << 20), 0, 'g', 4));
         return;
     }
     // The status and the kind of body are read once per attempt, with its first bytes.
@@ -688,7 +687,10 @@ void LlmClient::onReadyRead(LlmReply *reply)
         reply->m_body += bytes;
         // A whole body: JSON escaping at most doubles the text, and the envelope is small.
         if (status < 400 && limit > 0 && reply->m_body.size() > 2 * limit + (1 << 16))
-            cut(reply, QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)").arg(reply->m_rawBytes).arg(limit));
+            cut(reply,
+                QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)")
+                    .arg(reply->m_rawBytes)
+                    .arg(limit));
         return;
     }
     for (const SseEvent &event : reply->m_sse.feed(bytes)) {
@@ -700,7 +702,10 @@ void LlmClient::onReadyRead(LlmReply *reply)
     // cost time in proportion to its square.
     const qint64 answer = qint64(reply->m_result.text.size() + reply->m_result.reasoning.size());
     if (limit > 0 && answer > limit)
-        cut(reply, QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)").arg(answer).arg(limit));
+        cut(reply,
+            QStringLiteral("answer cut off after %1 bytes: longer than llm.max_answer_bytes (%2)")
+                .arg(answer)
+                .arg(limit));
 }
 
 bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
@@ -718,7 +723,8 @@ bool LlmClient::dropUnsupported(LlmReply *reply, const QString &message)
     if (body == before)
         return false;
     dropped.insert(parameter);
-    qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "does not support" << parameter << "- sending again without it";
+    qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "does not support" << parameter
+                            << "- sending again without it";
     startAttempt(reply);
     return true;
 }
@@ -772,9 +778,10 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         reply->m_response.error = QStringLiteral("HTTP %1: redirected to %2; not followed (%3)")
                                       .arg(status)
                                       .arg(target.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery),
-                                           !sameOrigin                         ? QStringLiteral("another origin")
-                                               : reply->m_redirects >= 5       ? QStringLiteral("too many redirects")
-                                                                               : QStringLiteral("it would turn the POST into a GET"));
+                                           !sameOrigin ? QStringLiteral("another origin")
+                                               : reply->m_redirects >= 5
+                                               ? QStringLiteral("too many redirects")
+                                               : QStringLiteral("it would turn the POST into a GET"));
         finish(reply);
         return;
     }
@@ -788,7 +795,9 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
         // Providers do not bill requests they answer with an error status.
         if (isRetryableStatus(status))
-            retryOrFail(reply, error, backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter, QRandomGenerator::global()->generateDouble()),
+            retryOrFail(reply, error,
+                        backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter,
+                                       QRandomGenerator::global()->generateDouble()),
                         Resend::Unbilled);
         else {
             reply->m_response.error = error;
@@ -809,9 +818,10 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         return (ok && parsed.error.isEmpty()) || (!parsed.error.isEmpty() && !parsed.malformed);
     }();
     if (network->error() != QNetworkReply::NoError && whole)
-        reply->m_response.attempts << QStringLiteral("attempt %1: the connection closed after the whole response (%2); the response is kept")
-                                          .arg(reply->m_attempt + 1)
-                                          .arg(network->errorString());
+        reply->m_response.attempts
+            << QStringLiteral("attempt %1: the connection closed after the whole response (%2); the response is kept")
+                   .arg(reply->m_attempt + 1)
+                   .arg(network->errorString());
     if (network->error() != QNetworkReply::NoError && !whole) {
         // The connection closed before any byte of the answer, and Qt, wanting to send the request again
         // by itself, could not (its body is not resettable on purpose). Where the request had not been
@@ -822,8 +832,10 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         if (network->error() == QNetworkReply::ContentReSendError && reply->m_rawBytes == 0 && status == 0) {
             m_closingOrigins.insert(originKey(network->url()));
             if (!reply->m_mayHaveReached) {
-                retryOrFail(reply, QStringLiteral("the provider had closed the kept-alive connection before the request was written"), 0.0,
-                            Resend::Unsent);
+                retryOrFail(
+                    reply,
+                    QStringLiteral("the provider had closed the kept-alive connection before the request was written"),
+                    0.0, Resend::Unsent);
                 return;
             }
         }
@@ -893,11 +905,12 @@ void LlmClient::price(LlmResponse *response, const LlmRequest &request)
         if (!error.isEmpty())
             qCWarning(lcLlm).noquote() << "LLM costs are not computed:" << error;
     }
-    const std::optional<double> usd =
-        m_prices->cost(request.spec.provider, request.spec.model, response->tokensIn, response->tokensOut, response->cachedTokens);
+    const std::optional<double> usd = m_prices->cost(request.spec.provider, request.spec.model, response->tokensIn,
+                                                     response->tokensOut, response->cachedTokens);
     response->usd = usd.value_or(0.0);
     // Local servers (vLLM, Ollama, openai-compatible) cost nothing per token; only paid providers are reported.
-    static const QStringList s_paid{QStringLiteral("openai"), QStringLiteral("anthropic"), QStringLiteral("gcp"), QStringLiteral("aws"),
+    static const QStringList s_paid{QStringLiteral("openai"),   QStringLiteral("anthropic"),
+                                    QStringLiteral("gcp"),      QStringLiteral("aws"),
                                     QStringLiteral("together"), QStringLiteral("openrouter")};
     if (!usd && s_paid.contains(request.spec.provider) && !m_unpriced.contains(request.spec.text)) {
         m_unpriced.insert(request.spec.text);
@@ -907,7 +920,8 @@ void LlmClient::price(LlmResponse *response, const LlmRequest &request)
 
 void LlmClient::retryOrFail(LlmReply *reply, const QString &error, Resend kind)
 {
-    retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()), kind);
+    retryOrFail(reply, error, backoffSeconds(reply->m_attempt, {}, {}, QRandomGenerator::global()->generateDouble()),
+                kind);
 }
 
 void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delaySeconds, Resend kind)
@@ -921,7 +935,8 @@ void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delayS
         if (!reply->m_result.text.isEmpty())
             reply->m_response.error += QStringLiteral(" (%1 characters had arrived)").arg(reply->m_result.text.size());
         if (billed && !reply->m_aborted && !reply->m_totalTimedOut && reply->m_attempt < m_maxRetries)
-            reply->m_response.error += QStringLiteral("; not sent again: the provider may have billed it (llm.resend_billed allows it)");
+            reply->m_response.error += QStringLiteral(
+                "; not sent again: the provider may have billed it (llm.resend_billed allows it)");
         finish(reply);
         return;
     }
@@ -933,8 +948,8 @@ void LlmClient::retryOrFail(LlmReply *reply, const QString &error, double delayS
                                       .arg(error)
                                       .arg(delaySeconds, 0, 'g', 3)
                                       .arg(why);
-    qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "attempt" << reply->m_attempt + 1 << "failed:" << error << "- retrying in"
-                            << delaySeconds << "s";
+    qCInfo(lcLlm).noquote() << reply->m_request.spec.text << "attempt" << reply->m_attempt + 1 << "failed:" << error
+                            << "- retrying in" << delaySeconds << "s";
     ++reply->m_attempt;
     reply->m_response.retries = reply->m_attempt;
     QTimer::singleShot(int(delaySeconds * 1000), reply, [this, reply] {

@@ -1,7 +1,7 @@
 #pragma once
 
 #include "llm/model_spec.h"
-#include "model/cpu_account.h"
+#include "platform/cpu_account.h"
 #include "llm/sse_parser.h"
 #include "llm/wire_format.h"
 
@@ -34,7 +34,8 @@ class PriceTable;
 struct LlmClientTag;
 using LlmClientCpu = CpuAccount<LlmClientTag>;
 
-struct LlmRequest {
+struct LlmRequest
+{
     ModelSpec spec;
     QString system;
     QString prompt;
@@ -59,21 +60,22 @@ struct LlmRequest {
     QString hash() const;
 };
 
-struct LlmResponse {
+struct LlmResponse
+{
     bool ok = false;
-    QString text;       // visible answer, reasoning blocks removed
-    QString reasoning;  // removed reasoning text
-    qint64 tokensIn = 0;        // input tokens, cached ones included
-    qint64 tokensOut = 0;       // output tokens, reasoning ones included
+    QString text; // visible answer, reasoning blocks removed
+    QString reasoning; // removed reasoning text
+    qint64 tokensIn = 0; // input tokens, cached ones included
+    qint64 tokensOut = 0; // output tokens, reasoning ones included
     qint64 reasoningTokens = 0; // of tokensOut, spent on reasoning/thinking
-    qint64 cachedTokens = 0;    // of tokensIn, read from the provider's prompt cache
-    double usd = 0;             // from the price table; 0 for models it does not list
+    qint64 cachedTokens = 0; // of tokensIn, read from the provider's prompt cache
+    double usd = 0; // from the price table; 0 for models it does not list
     double latencyMs = 0;
-    int retries = 0;            // backoff retries; dropping an unsupported parameter is not counted
+    int retries = 0; // backoff retries; dropping an unsupported parameter is not counted
     int httpStatus = 0;
-    QString stopReason;         // the provider's own words: stop, end_turn, STOP, max_tokens, ...
-    QString error;              // the provider's message, never containing credentials
-    QString partial;            // with an error: the text that arrived before the stream broke
+    QString stopReason; // the provider's own words: stop, end_turn, STOP, max_tokens, ...
+    QString error; // the provider's message, never containing credentials
+    QString partial; // with an error: the text that arrived before the stream broke
     QStringList droppedParameters; // parameters this model rejected and that were left out
     // Why each earlier attempt failed and whether it was sent again ("attempt 1: HTTP 529 ... - sent again").
     QStringList attempts;
@@ -114,9 +116,9 @@ private:
     QElapsedTimer m_clock;
     QPointer<QNetworkReply> m_network;
     bool m_mayHaveReached = false; // a byte of this attempt may have reached the provider
-    bool m_streaming = false;      // this attempt's answer is an event stream
-    int m_status = 0;              // this attempt's HTTP status, once its first bytes arrived
-    qint64 m_rawBytes = 0;         // bytes of this attempt's response so far
+    bool m_streaming = false; // this attempt's answer is an event stream
+    int m_status = 0; // this attempt's HTTP status, once its first bytes arrived
+    qint64 m_rawBytes = 0; // bytes of this attempt's response so far
     const WireFormat *m_format = nullptr;
     QByteArray m_sentBody;
     SseParser m_sse;
@@ -190,7 +192,8 @@ public:
     // Splits "<think>...</think>" style reasoning blocks out of a response.
     static QString stripReasoning(const QString &text, QString *reasoning);
     // Seconds to wait before retry `attempt` (0-based), honouring server hints up to 120 s.
-    static double backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter, double random01);
+    static double backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter,
+                                 double random01);
     static bool isRetryableStatus(int status);
     // The parameter an error message says the model does not support ("Unsupported parameter: 'temperature'",
     // "temperature: Extra inputs are not permitted", "Unknown name \"temperature\""); empty when none.
@@ -226,7 +229,8 @@ private:
     // Qt 6.4 opens at most 6 HTTP/1.1 connections per host and manager, so a local server (vLLM, Ollama)
     // would see 6 requests at once whatever the limit: requests to an origin are spread over as many managers
     // as it needs. An origin that answered over HTTP/2 shares one connection per manager, up to 100 streams.
-    struct Origin {
+    struct Origin
+    {
         QList<int> inFlight; // per manager
         bool http2 = false;
     };
@@ -242,7 +246,8 @@ private:
     qint64 m_maxAnswerBytes = 4 << 20;
     qint64 m_maxBodyBytes = qint64(64) << 20;
     // One queue per owner, in the order owners first queued; pump() takes turns starting at m_nextOwner.
-    struct OwnerQueue {
+    struct OwnerQueue
+    {
         QString owner;
         QList<QPointer<LlmReply>> replies;
     };

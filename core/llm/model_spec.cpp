@@ -7,9 +7,10 @@ namespace autocomp {
 namespace {
 const QStringList &knownProviders()
 {
-    static const QStringList s_providers{QStringLiteral("openai"), QStringLiteral("anthropic"), QStringLiteral("aws"),
-                                         QStringLiteral("gcp"), QStringLiteral("together"), QStringLiteral("vllm"),
-                                         QStringLiteral("ollama"), QStringLiteral("openrouter"), QStringLiteral("openai-compatible")};
+    static const QStringList s_providers{
+        QStringLiteral("openai"), QStringLiteral("anthropic"),  QStringLiteral("aws"),
+        QStringLiteral("gcp"),    QStringLiteral("together"),   QStringLiteral("vllm"),
+        QStringLiteral("ollama"), QStringLiteral("openrouter"), QStringLiteral("openai-compatible")};
     return s_providers;
 }
 } // namespace
@@ -24,8 +25,8 @@ QString ModelSpec::inferProvider(const QString &model)
         return QStringLiteral("anthropic");
     if (m.startsWith(QLatin1String("gemini")))
         return QStringLiteral("gcp");
-    if (m.startsWith(QLatin1String("us.")) || m.startsWith(QLatin1String("anthropic.")) || m.startsWith(QLatin1String("amazon."))
-        || m.startsWith(QLatin1String("meta.")))
+    if (m.startsWith(QLatin1String("us.")) || m.startsWith(QLatin1String("anthropic."))
+        || m.startsWith(QLatin1String("amazon.")) || m.startsWith(QLatin1String("meta.")))
         return QStringLiteral("aws");
     if (m.contains(QLatin1Char('/')))
         return QStringLiteral("together");
@@ -55,10 +56,12 @@ QUrl ModelSpec::defaultBaseUrl(const QString &provider)
         return QUrl(QStringLiteral("https://openrouter.ai/api/v1"));
     if (provider == QLatin1String("gcp")) {
         if (useVertex()) {
-            const QString location = env("GOOGLE_CLOUD_LOCATION").isEmpty() ? QStringLiteral("us-central1") : env("GOOGLE_CLOUD_LOCATION");
+            const QString location = env("GOOGLE_CLOUD_LOCATION").isEmpty() ? QStringLiteral("us-central1")
+                                                                            : env("GOOGLE_CLOUD_LOCATION");
             // The global endpoint has no location prefix in its host.
-            const QString host = location == QLatin1String("global") ? QStringLiteral("aiplatform.googleapis.com")
-                                                                     : location + QStringLiteral("-aiplatform.googleapis.com");
+            const QString host = location == QLatin1String("global")
+                ? QStringLiteral("aiplatform.googleapis.com")
+                : location + QStringLiteral("-aiplatform.googleapis.com");
             return QUrl(QStringLiteral("https://%1/v1/projects/%2/locations/%3/publishers/google")
                             .arg(host, env("GOOGLE_CLOUD_PROJECT"), location));
         }
@@ -73,10 +76,7 @@ QUrl ModelSpec::defaultBaseUrl(const QString &provider)
     return {};
 }
 
-bool ModelSpec::useVertex()
-{
-    return !qEnvironmentVariableIsEmpty("GOOGLE_CLOUD_PROJECT");
-}
+bool ModelSpec::useVertex() { return !qEnvironmentVariableIsEmpty("GOOGLE_CLOUD_PROJECT"); }
 
 QString ModelSpec::awsRegion()
 {
@@ -142,7 +142,8 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
         spec.provider = inferProvider(spec.model);
         if (spec.provider.isEmpty()) {
             if (error)
-                *error = QStringLiteral("model '%1': cannot infer the provider; write it as provider::model (providers: %2)")
+                *error = QStringLiteral(
+                             "model '%1': cannot infer the provider; write it as provider::model (providers: %2)")
                              .arg(text, knownProviders().join(QLatin1String(", ")));
             return std::nullopt;
         }
@@ -155,7 +156,8 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
             provider = provider.left(at);
             if (!spec.baseUrl.isValid() || spec.baseUrl.scheme().isEmpty() || spec.baseUrl.host().isEmpty()) {
                 if (error)
-                    *error = QStringLiteral("model '%1': '%2' is not a valid base URL").arg(text, spec.text.mid(at + 1, sep - at - 1));
+                    *error = QStringLiteral("model '%1': '%2' is not a valid base URL")
+                                 .arg(text, spec.text.mid(at + 1, sep - at - 1));
                 return std::nullopt;
             }
         }
@@ -163,16 +165,20 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
     }
     if (!knownProviders().contains(spec.provider)) {
         if (error)
-            *error = QStringLiteral("model '%1': unknown provider '%2' (known: %3)").arg(text, spec.provider, knownProviders().join(QLatin1String(", ")));
+            *error = QStringLiteral("model '%1': unknown provider '%2' (known: %3)")
+                         .arg(text, spec.provider, knownProviders().join(QLatin1String(", ")));
         return std::nullopt;
     }
     const qsizetype hash = spec.model.lastIndexOf(QLatin1Char('#'));
     if (hash >= 0) {
         spec.api = spec.model.mid(hash + 1);
         spec.model.truncate(hash);
-        if (spec.provider != QLatin1String("openai") || (spec.api != QLatin1String("chat") && spec.api != QLatin1String("responses"))) {
+        if (spec.provider != QLatin1String("openai")
+            || (spec.api != QLatin1String("chat") && spec.api != QLatin1String("responses"))) {
             if (error)
-                *error = QStringLiteral("model '%1': unknown API suffix '#%2' (openai:: models take #chat or #responses)").arg(text, spec.api);
+                *error = QStringLiteral(
+                             "model '%1': unknown API suffix '#%2' (openai:: models take #chat or #responses)")
+                             .arg(text, spec.api);
             return std::nullopt;
         }
     }
@@ -183,7 +189,9 @@ std::optional<ModelSpec> ModelSpec::parse(const QString &text, QString *error)
     }
     if (spec.provider == QLatin1String("openai-compatible") && spec.baseUrl.isEmpty()) {
         if (error)
-            *error = QStringLiteral("model '%1': openai-compatible needs a base URL: openai-compatible@http://host:port/v1::model").arg(text);
+            *error = QStringLiteral(
+                         "model '%1': openai-compatible needs a base URL: openai-compatible@http://host:port/v1::model")
+                         .arg(text);
         return std::nullopt;
     }
     if (spec.baseUrl.isEmpty())

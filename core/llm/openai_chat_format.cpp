@@ -16,37 +16,43 @@ void readUsage(const QJsonObject &usage, WireResult *result)
         return;
     result->tokensIn = usage.value(QLatin1String("prompt_tokens")).toInteger();
     result->tokensOut = usage.value(QLatin1String("completion_tokens")).toInteger();
-    result->cachedTokens = usage.value(QLatin1String("prompt_tokens_details")).toObject().value(QLatin1String("cached_tokens")).toInteger();
-    result->reasoningTokens =
-        usage.value(QLatin1String("completion_tokens_details")).toObject().value(QLatin1String("reasoning_tokens")).toInteger();
+    result->cachedTokens = usage.value(QLatin1String("prompt_tokens_details"))
+                               .toObject()
+                               .value(QLatin1String("cached_tokens"))
+                               .toInteger();
+    result->reasoningTokens = usage.value(QLatin1String("completion_tokens_details"))
+                                  .toObject()
+                                  .value(QLatin1String("reasoning_tokens"))
+                                  .toInteger();
 }
 
 QString errorText(const QJsonValue &error)
 {
-    const QString message = error.isObject() ? error.toObject().value(QLatin1String("message")).toString() : error.toString();
+    const QString message = error.isObject() ? error.toObject().value(QLatin1String("message")).toString()
+                                             : error.toString();
     return message.isEmpty() ? QStringLiteral("error event in stream") : message;
 }
 
 } // namespace
 
-QString OpenAiChatFormat::name() const
-{
-    return QStringLiteral("openai-chat");
-}
+QString OpenAiChatFormat::name() const { return QStringLiteral("openai-chat"); }
 
 WireRequest OpenAiChatFormat::build(const LlmRequest &request, const QSet<QString> &dropped) const
 {
     const bool openai = request.spec.provider == QLatin1String("openai");
     QJsonArray messages;
     if (!request.system.isEmpty())
-        messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")}, {QStringLiteral("content"), request.system}});
-    messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("user")}, {QStringLiteral("content"), request.prompt}});
+        messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")},
+                                    {QStringLiteral("content"), request.system}});
+    messages.append(
+        QJsonObject{{QStringLiteral("role"), QStringLiteral("user")}, {QStringLiteral("content"), request.prompt}});
     QJsonObject body{{QStringLiteral("model"), request.spec.model}, {QStringLiteral("messages"), messages}};
     // OpenAI's own API names the limit max_completion_tokens; compatible servers (vLLM, Ollama, ...) know max_tokens.
     body.insert(openai ? QStringLiteral("max_completion_tokens") : QStringLiteral("max_tokens"), request.maxTokens);
     const bool reasoning = openai && isReasoningModel(request.spec.model);
     if (reasoning)
-        body.insert(QStringLiteral("reasoning_effort"), request.reasoningEffort.isEmpty() ? QStringLiteral("medium") : request.reasoningEffort);
+        body.insert(QStringLiteral("reasoning_effort"),
+                    request.reasoningEffort.isEmpty() ? QStringLiteral("medium") : request.reasoningEffort);
     else if (request.temperature)
         body.insert(QStringLiteral("temperature"), *request.temperature);
     if (request.stream) {

@@ -16,9 +16,12 @@ void readUsage(const QJsonObject &usage, WireResult *result)
         return;
     result->tokensIn = usage.value(QLatin1String("input_tokens")).toInteger();
     result->tokensOut = usage.value(QLatin1String("output_tokens")).toInteger();
-    result->cachedTokens = usage.value(QLatin1String("input_tokens_details")).toObject().value(QLatin1String("cached_tokens")).toInteger();
-    result->reasoningTokens =
-        usage.value(QLatin1String("output_tokens_details")).toObject().value(QLatin1String("reasoning_tokens")).toInteger();
+    result->cachedTokens =
+        usage.value(QLatin1String("input_tokens_details")).toObject().value(QLatin1String("cached_tokens")).toInteger();
+    result->reasoningTokens = usage.value(QLatin1String("output_tokens_details"))
+                                  .toObject()
+                                  .value(QLatin1String("reasoning_tokens"))
+                                  .toInteger();
 }
 
 QString failure(const QJsonObject &response)
@@ -33,8 +36,10 @@ QString failure(const QJsonObject &response)
 
 QString incomplete(const QJsonObject &response)
 {
-    const QString reason = response.value(QLatin1String("incomplete_details")).toObject().value(QLatin1String("reason")).toString();
-    return QStringLiteral("the response is incomplete: %1").arg(reason.isEmpty() ? QStringLiteral("no reason given") : reason);
+    const QString reason =
+        response.value(QLatin1String("incomplete_details")).toObject().value(QLatin1String("reason")).toString();
+    return QStringLiteral("the response is incomplete: %1")
+        .arg(reason.isEmpty() ? QStringLiteral("no reason given") : reason);
 }
 
 // A whole response object (non-streamed body, or the one carried by response.completed/failed/incomplete).
@@ -48,7 +53,8 @@ void readResponse(const QJsonObject &response, bool takeText, WireResult *result
     else if (status == QLatin1String("incomplete")) {
         // Cut at the output limit: an answer all the same (billed), with the reason as its stop reason;
         // whoever reads it decides what a cut answer is worth. Any other reason (a content filter) fails it.
-        const QString reason = response.value(QLatin1String("incomplete_details")).toObject().value(QLatin1String("reason")).toString();
+        const QString reason =
+            response.value(QLatin1String("incomplete_details")).toObject().value(QLatin1String("reason")).toString();
         if (reason == QLatin1String("max_output_tokens"))
             result->stopReason = reason;
         else
@@ -76,24 +82,24 @@ void readResponse(const QJsonObject &response, bool takeText, WireResult *result
 
 } // namespace
 
-QString OpenAiResponsesFormat::name() const
-{
-    return QStringLiteral("openai-responses");
-}
+QString OpenAiResponsesFormat::name() const { return QStringLiteral("openai-responses"); }
 
 WireRequest OpenAiResponsesFormat::build(const LlmRequest &request, const QSet<QString> &dropped) const
 {
     QJsonObject body{{QStringLiteral("model"), request.spec.model},
-                     {QStringLiteral("input"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                                                      {QStringLiteral("content"), request.prompt}}}},
+                     {QStringLiteral("input"),
+                      QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                             {QStringLiteral("content"), request.prompt}}}},
                      {QStringLiteral("max_output_tokens"), request.maxTokens},
                      // Nothing is kept server side: every request carries its whole context.
                      {QStringLiteral("store"), false}};
     if (!request.system.isEmpty())
         body.insert(QStringLiteral("instructions"), request.system);
     if (isReasoningModel(request.spec.model))
-        body.insert(QStringLiteral("reasoning"),
-                    QJsonObject{{QStringLiteral("effort"), request.reasoningEffort.isEmpty() ? QStringLiteral("medium") : request.reasoningEffort}});
+        body.insert(
+            QStringLiteral("reasoning"),
+            QJsonObject{{QStringLiteral("effort"),
+                         request.reasoningEffort.isEmpty() ? QStringLiteral("medium") : request.reasoningEffort}});
     else if (request.temperature)
         body.insert(QStringLiteral("temperature"), *request.temperature);
     if (request.stream)
@@ -122,7 +128,8 @@ void OpenAiResponsesFormat::feedEvent(const SseEvent &event, WireResult *result)
         type = QString::fromUtf8(event.event);
     if (type == QLatin1String("response.output_text.delta")) {
         result->text += data.value(QLatin1String("delta")).toString();
-    } else if (type == QLatin1String("response.reasoning_summary_text.delta") || type == QLatin1String("response.reasoning_text.delta")) {
+    } else if (type == QLatin1String("response.reasoning_summary_text.delta")
+               || type == QLatin1String("response.reasoning_text.delta")) {
         result->reasoning += data.value(QLatin1String("delta")).toString();
     } else if (type == QLatin1String("response.completed") || type == QLatin1String("response.failed")
                || type == QLatin1String("response.incomplete")) {

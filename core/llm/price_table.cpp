@@ -1,6 +1,6 @@
 #include "llm/price_table.h"
 
-#include "model/repository.h"
+#include "platform/data_paths.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -45,7 +45,9 @@ std::optional<PriceTable> PriceTable::parse(const QByteArray &yaml, QString *err
             ModelPrice price;
             price.input = nonNegative(entry["input"], key + QStringLiteral(" input"));
             price.output = nonNegative(entry["output"], key + QStringLiteral(" output"));
-            price.cachedInput = entry["cached_input"] ? nonNegative(entry["cached_input"], key + QStringLiteral(" cached_input")) : price.input;
+            price.cachedInput = entry["cached_input"]
+                ? nonNegative(entry["cached_input"], key + QStringLiteral(" cached_input"))
+                : price.input;
             table.m_prices.insert(key, price);
         }
     } catch (const std::exception &e) {
@@ -59,16 +61,13 @@ std::optional<PriceTable> PriceTable::parse(const QByteArray &yaml, QString *err
 QStringList PriceTable::defaultLocations()
 {
     QStringList locations{userLocation()};
-    for (const QString &dir : Repository().dataDirs())
+    for (const QString &dir : DataPaths::searchDirs())
         locations << dir + QStringLiteral("/resources/prices.yaml");
     locations.removeDuplicates();
     return locations;
 }
 
-QString PriceTable::userLocation()
-{
-    return Repository::userDataDir() + QStringLiteral("/prices.yaml");
-}
+QString PriceTable::userLocation() { return DataPaths::userDataDir() + QStringLiteral("/prices.yaml"); }
 
 QString PriceTable::shippedLocation()
 {
@@ -123,7 +122,8 @@ std::optional<double> PriceTable::cost(const QString &provider, const QString &m
     if (!p)
         return std::nullopt;
     const qint64 cached = std::clamp<qint64>(cachedTokens, 0, tokensIn);
-    return (double(tokensIn - cached) * p->input + double(cached) * p->cachedInput + double(tokensOut) * p->output) / 1e6;
+    return (double(tokensIn - cached) * p->input + double(cached) * p->cachedInput + double(tokensOut) * p->output)
+        / 1e6;
 }
 
 } // namespace autocomp

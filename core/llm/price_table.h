@@ -10,7 +10,8 @@
 namespace autocomp {
 
 // USD per one million tokens for one model.
-struct ModelPrice {
+struct ModelPrice
+{
     double input = 0;
     double output = 0;
     double cachedInput = 0; // cache reads; equal to input where a provider gives no discount

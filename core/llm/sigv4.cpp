@@ -23,15 +23,12 @@ QByteArray hmac(const QByteArray &key, const QByteArray &message)
 }
 
 // RFC 3986 unreserved characters stay, everything else becomes %XX with upper-case hex: AWS's UriEncode.
-QByteArray uriEncode(const QByteArray &bytes)
-{
-    return bytes.toPercentEncoding();
-}
+QByteArray uriEncode(const QByteArray &bytes) { return bytes.toPercentEncoding(); }
 
 QByteArray scope(const QDateTime &nowUtc, const QString &region, const QString &service)
 {
-    return nowUtc.toUTC().toString(QStringLiteral("yyyyMMdd")).toLatin1() + '/' + region.toUtf8() + '/' + service.toUtf8()
-        + "/aws4_request";
+    return nowUtc.toUTC().toString(QStringLiteral("yyyyMMdd")).toLatin1() + '/' + region.toUtf8() + '/'
+        + service.toUtf8() + "/aws4_request";
 }
 
 QByteArray hostHeader(const QUrl &url)
@@ -77,7 +74,8 @@ QByteArray SigV4::canonicalQuery(const QUrl &url)
         const QByteArray key = eq < 0 ? item : item.left(eq);
         const QByteArray value = eq < 0 ? QByteArray() : item.mid(eq + 1);
         // '+' is a literal plus here, not a space: only %XX is decoded before re-encoding.
-        pairs.append({uriEncode(QByteArray::fromPercentEncoding(key)), uriEncode(QByteArray::fromPercentEncoding(value))});
+        pairs.append(
+            {uriEncode(QByteArray::fromPercentEncoding(key)), uriEncode(QByteArray::fromPercentEncoding(value))});
     }
     std::sort(pairs.begin(), pairs.end());
     QByteArrayList parts;
@@ -86,8 +84,9 @@ QByteArray SigV4::canonicalQuery(const QUrl &url)
     return parts.join('&');
 }
 
-QByteArray SigV4::canonicalRequest(const QByteArray &method, const QUrl &url, const QList<QPair<QByteArray, QByteArray>> &headers,
-                                   const QByteArray &payloadHash, QByteArray *signedHeaders)
+QByteArray SigV4::canonicalRequest(const QByteArray &method, const QUrl &url,
+                                   const QList<QPair<QByteArray, QByteArray>> &headers, const QByteArray &payloadHash,
+                                   QByteArray *signedHeaders)
 {
     // Lower-case names, sorted; values trimmed with inner runs of whitespace collapsed; repeated names joined by ','.
     QList<QPair<QByteArray, QByteArray>> canonical;
@@ -100,7 +99,8 @@ QByteArray SigV4::canonicalRequest(const QByteArray &method, const QUrl &url, co
         else
             canonical.append({lower, clean});
     }
-    std::stable_sort(canonical.begin(), canonical.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::stable_sort(canonical.begin(), canonical.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
 
     QByteArray headerBlock;
     QByteArrayList names;
@@ -111,17 +111,19 @@ QByteArray SigV4::canonicalRequest(const QByteArray &method, const QUrl &url, co
     const QByteArray signedList = names.join(';');
     if (signedHeaders)
         *signedHeaders = signedList;
-    return method.toUpper() + '\n' + canonicalUri(url) + '\n' + canonicalQuery(url) + '\n' + headerBlock + '\n' + signedList + '\n'
-        + payloadHash;
+    return method.toUpper() + '\n' + canonicalUri(url) + '\n' + canonicalQuery(url) + '\n' + headerBlock + '\n'
+        + signedList + '\n' + payloadHash;
 }
 
-QByteArray SigV4::stringToSign(const QDateTime &nowUtc, const QString &region, const QString &service, const QByteArray &canonicalRequest)
+QByteArray SigV4::stringToSign(const QDateTime &nowUtc, const QString &region, const QString &service,
+                               const QByteArray &canonicalRequest)
 {
-    return "AWS4-HMAC-SHA256\n" + amzDate(nowUtc) + '\n' + scope(nowUtc, region, service) + '\n' + sha256Hex(canonicalRequest);
+    return "AWS4-HMAC-SHA256\n" + amzDate(nowUtc) + '\n' + scope(nowUtc, region, service) + '\n'
+        + sha256Hex(canonicalRequest);
 }
 
-QByteArray SigV4::signature(const QString &secret, const QDateTime &nowUtc, const QString &region, const QString &service,
-                            const QByteArray &stringToSign)
+QByteArray SigV4::signature(const QString &secret, const QDateTime &nowUtc, const QString &region,
+                            const QString &service, const QByteArray &stringToSign)
 {
     const QByteArray date = nowUtc.toUTC().toString(QStringLiteral("yyyyMMdd")).toLatin1();
     const QByteArray kDate = hmac("AWS4" + secret.toUtf8(), date);
@@ -131,8 +133,9 @@ QByteArray SigV4::signature(const QString &secret, const QDateTime &nowUtc, cons
     return hmac(kSigning, stringToSign).toHex();
 }
 
-void SigV4::signRequest(QNetworkRequest &request, const QByteArray &method, const QByteArray &body, const Credentials &creds,
-                        const QString &region, const QString &service, const QDateTime &nowUtc)
+void SigV4::signRequest(QNetworkRequest &request, const QByteArray &method, const QByteArray &body,
+                        const Credentials &creds, const QString &region, const QString &service,
+                        const QDateTime &nowUtc)
 {
     // Set explicitly so the Host that is signed is the Host that is sent (Qt keeps a caller's Host header).
     request.setRawHeader("Host", hostHeader(request.url()));
@@ -149,9 +152,10 @@ void SigV4::signRequest(QNetworkRequest &request, const QByteArray &method, cons
     QByteArray signedHeaders;
     const QByteArray canonical = canonicalRequest(method, request.url(), headers, sha256Hex(body), &signedHeaders);
     const QByteArray toSign = stringToSign(nowUtc, region, service, canonical);
-    request.setRawHeader("Authorization", "AWS4-HMAC-SHA256 Credential=" + creds.accessKeyId.toUtf8() + '/' + scope(nowUtc, region, service)
-                                              + ", SignedHeaders=" + signedHeaders
-                                              + ", Signature=" + signature(creds.secretAccessKey, nowUtc, region, service, toSign));
+    request.setRawHeader("Authorization",
+                         "AWS4-HMAC-SHA256 Credential=" + creds.accessKeyId.toUtf8() + '/'
+                             + scope(nowUtc, region, service) + ", SignedHeaders=" + signedHeaders
+                             + ", Signature=" + signature(creds.secretAccessKey, nowUtc, region, service, toSign));
 }
 
 } // namespace autocomp

@@ -5,9 +5,10 @@
 
 namespace autocomp {
 
-struct SseEvent {
+struct SseEvent
+{
     QByteArray event; // empty when the stream names none
-    QByteArray data;  // data lines joined with '\n'
+    QByteArray data; // data lines joined with '\n'
 };
 
 // Incremental parser for text/event-stream: feed bytes as they arrive, take complete events.

@@ -41,7 +41,8 @@ const WireFormat *WireFormat::forName(const QString &name)
     static const AnthropicMessagesFormat s_anthropic;
     static const GeminiFormat s_gemini;
     static const BedrockConverseFormat s_bedrock;
-    for (const WireFormat *format : std::initializer_list<const WireFormat *>{&s_chat, &s_responses, &s_anthropic, &s_gemini, &s_bedrock})
+    for (const WireFormat *format :
+         std::initializer_list<const WireFormat *>{&s_chat, &s_responses, &s_anthropic, &s_gemini, &s_bedrock})
         if (format->name() == name)
             return format;
     return nullptr;

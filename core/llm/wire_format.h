@@ -16,7 +16,8 @@ namespace autocomp {
 struct LlmRequest;
 
 // One HTTP request as a wire format builds it, before authentication is added.
-struct WireRequest {
+struct WireRequest
+{
     QUrl url;
     QList<QPair<QByteArray, QByteArray>> headers;
     QByteArray body;
@@ -25,7 +26,8 @@ struct WireRequest {
 
 // What a response said so far; a format fills it from stream events or from a whole body.
 // Token counts are normalised: tokensIn includes cached input, tokensOut includes reasoning.
-struct WireResult {
+struct WireResult
+{
     QString text;
     QString reasoning;
     qint64 tokensIn = 0;
@@ -34,7 +36,7 @@ struct WireResult {
     qint64 cachedTokens = 0;
     QString stopReason;
     bool complete = false; // the format's terminal event (or a whole body) arrived
-    QString error;         // what the provider reported: an error event, a failed or incomplete response
+    QString error; // what the provider reported: an error event, a failed or incomplete response
     bool malformed = false; // the error is ours to tell: bytes that are not the format (the provider has answered)
 };
 

@@ -5,14 +5,16 @@
 
 namespace autocomp {
 
-struct CodeExample {
+struct CodeExample
+{
     QString name;
     QString summary;
     QString code;
 };
 
 // The prompt material for one target: agents/<name>/ (DESIGN.md §4).
-struct Agent {
+struct Agent
+{
     QString name;
     QString dir;
     QString version;
@@ -20,7 +22,7 @@ struct Agent {
     QString description;
     QString architecture;
     QString isaDocs;
-    QStringList menu;            // optimization_menu.yaml strategies
+    QStringList menu; // optimization_menu.yaml strategies
     QStringList translationMenu;
     QStringList rulesGeneral;
     QStringList rulesPlanning;

@@ -66,17 +66,17 @@ CandidateStatus candidateStatusFromString(const QString &text)
 bool isFinal(CandidateStatus status)
 {
     return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect
-        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed || status == CandidateStatus::NoHardware
-        || status == CandidateStatus::Duplicate;
+        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed
+        || status == CandidateStatus::NoHardware || status == CandidateStatus::Duplicate;
 }
 
 bool Candidate::sameContent(const Candidate &o) const
 {
     const bool sameScore = hasScore() == o.hasScore() && (!hasScore() || score == o.score);
-    return id == o.id && status == o.status && sameScore && inBeam == o.inBeam && code == o.code && plan == o.plan && menuItem == o.menuItem
-        && error == o.error && metrics == o.metrics && feedback == o.feedback && flags == o.flags && parentId == o.parentId
-        && iteration == o.iteration && origin == o.origin && planModel == o.planModel && codeModel == o.codeModel
-        && planCallId == o.planCallId;
+    return id == o.id && status == o.status && sameScore && inBeam == o.inBeam && code == o.code && plan == o.plan
+        && menuItem == o.menuItem && error == o.error && metrics == o.metrics && feedback == o.feedback
+        && flags == o.flags && parentId == o.parentId && iteration == o.iteration && origin == o.origin
+        && planModel == o.planModel && codeModel == o.codeModel && planCallId == o.planCallId;
 }
 
 bool isMachineFault(const Candidate &candidate)
@@ -87,10 +87,8 @@ bool isMachineFault(const Candidate &candidate)
 QString statusWord(const Candidate &candidate)
 {
     switch (candidate.status) {
-    case CandidateStatus::CompileError:
-        return QStringLiteral("compile error");
-    case CandidateStatus::NoHardware:
-        return QStringLiteral("no hardware");
+    case CandidateStatus::CompileError: return QStringLiteral("compile error");
+    case CandidateStatus::NoHardware: return QStringLiteral("no hardware");
     case CandidateStatus::Failed: {
         // The evaluation's own status leads the error ("timeout: ...", "error: ..."); anything else is a
         // failure before there was code to evaluate (the LLM call, an answer without code, an edit).
@@ -104,8 +102,7 @@ QString statusWord(const Candidate &candidate)
             return QStringLiteral("compile error");
         return QStringLiteral("no code");
     }
-    default:
-        return toString(candidate.status);
+    default: return toString(candidate.status);
     }
 }
 

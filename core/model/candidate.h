@@ -16,20 +16,20 @@ enum class CandidateOrigin { Root, Llm, Fix, Translate, Human };
 
 // Lifecycle of one candidate. The order is the order a candidate passes through.
 enum class CandidateStatus {
-    Planning,     // plan requested, no code yet
-    Coding,       // code requested
-    Pending,      // code received, waiting for an evaluation slot
+    Planning, // plan requested, no code yet
+    Coding, // code requested
+    Pending, // code received, waiting for an evaluation slot
     Compiling,
     Testing,
     Benchmarking,
-    Correct,      // evaluated, correct, has a score
-    Incorrect,    // compiled, wrong results
+    Correct, // evaluated, correct, has a score
+    Incorrect, // compiled, wrong results
     CompileError,
-    Failed,       // timeout, crash, rejected, evaluation error, failed LLM call, bad edit
-    NoHardware,   // compiled, but the target's hardware is absent (or compile_only): not run, no score
-    Duplicate,    // its normalized code equals that of a candidate evaluated before in the run: not evaluated
-                  // again; metrics["duplicate_of"] names that candidate, whose verdict it shares
-    Cancelled,    // its work was in flight when the run stopped or paused: not a verdict; redone on resume
+    Failed, // timeout, crash, rejected, evaluation error, failed LLM call, bad edit
+    NoHardware, // compiled, but the target's hardware is absent (or compile_only): not run, no score
+    Duplicate, // its normalized code equals that of a candidate evaluated before in the run: not evaluated
+               // again; metrics["duplicate_of"] names that candidate, whose verdict it shares
+    Cancelled, // its work was in flight when the run stopped or paused: not a verdict; redone on resume
 };
 
 QString toString(CandidateOrigin origin);
@@ -38,15 +38,16 @@ QString toString(CandidateStatus status);
 CandidateStatus candidateStatusFromString(const QString &text);
 bool isFinal(CandidateStatus status);
 
-struct Candidate {
+struct Candidate
+{
     qint64 id = 0;
     qint64 runId = 0;
     qint64 parentId = 0; // 0: the root
-    int iteration = 0;   // the root is iteration 0
+    int iteration = 0; // the root is iteration 0
     CandidateOrigin origin = CandidateOrigin::Llm;
     CandidateStatus status = CandidateStatus::Planning;
     QString plan;
-    QString menuItem;  // the optimization the plan says it applies
+    QString menuItem; // the optimization the plan says it applies
     QString code;
     double score = std::numeric_limits<double>::quiet_NaN(); // the target's metric, lower is better
     QJsonObject metrics;
@@ -54,12 +55,12 @@ struct Candidate {
     QStringList flags;
     QString planModel;
     QString codeModel;
-    QString error;      // why it failed, one paragraph
+    QString error; // why it failed, one paragraph
     bool inBeam = false;
     qint64 planCallId = 0; // the LLM call that wrote the plan (shared by the plan's code samples)
-    int planSlot = -1;     // position of its plan request in the iteration (resume matches on it)
-    int sample = 0;        // index of the code sample for its plan
-    qint64 fixOf = 0;      // for origin fix: the failed candidate it repairs
+    int planSlot = -1; // position of its plan request in the iteration (resume matches on it)
+    int sample = 0; // index of the code sample for its plan
+    qint64 fixOf = 0; // for origin fix: the failed candidate it repairs
 
     bool hasScore() const { return !std::isnan(score); }
     // Every field a view shows is equal (a NaN score equals a NaN score).
@@ -78,7 +79,8 @@ QString statusWord(const Candidate &candidate);
 // of machine (new worker processes, new buffers), which one evaluation's paired interval cannot see. The
 // interval is widened by it on both sides, so "within noise" and every ranking that uses the interval hold
 // across evaluations, not only within one.
-struct ScoreInterval {
+struct ScoreInterval
+{
     double low = 0;
     double high = 0;
     bool contains(double value) const { return value >= low && value <= high; }

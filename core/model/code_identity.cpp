@@ -33,8 +33,9 @@ QList<Candidate> flagIdenticalCode(QList<Candidate> candidates)
         if (c.metrics.value(QStringLiteral("duplicate_of")).toInteger() == *it)
             continue;
         c.metrics.insert(QStringLiteral("duplicate_of"), *it);
-        c.flags << QStringLiteral("duplicate of #%1: the same code, whitespace aside; its result is another measurement of #%1, "
-                                  "not the effect of a change")
+        c.flags << QStringLiteral(
+                       "duplicate of #%1: the same code, whitespace aside; its result is another measurement of #%1, "
+                       "not the effect of a change")
                        .arg(*it);
         changed << c;
     }

@@ -60,7 +60,8 @@ QStringList EvalResult::statuses()
     return judgeStatuses() << QStringLiteral("error") << QStringLiteral("no_hardware");
 }
 
-std::optional<EvalResult> EvalResult::fromJson(const QJsonObject &o, Source source, const QString &metric, QString *error)
+std::optional<EvalResult> EvalResult::fromJson(const QJsonObject &o, Source source, const QString &metric,
+                                               QString *error)
 {
     const QStringList allowed = source == Source::Judge ? judgeStatuses() : statuses();
     const QString status = o.value(QStringLiteral("status")).toString();

@@ -11,7 +11,8 @@
 namespace autocomp {
 
 // One step of an evaluation as it ran (DESIGN.md §5).
-struct StepResult {
+struct StepResult
+{
     QString name;
     QStringList command;
     int exitCode = -1;
@@ -32,7 +33,8 @@ struct StepResult {
 
 // The verdict of an evaluation: a judge's result.json, `autocomp eval --json` (which a remote evaluation
 // answers with) and the exports all have this one form, read and written only here.
-struct EvalResult {
+struct EvalResult
+{
     QString status; // one of statuses(), or "cancelled" (in this process only: never a verdict)
     bool correct = false;
     QJsonObject metrics;
@@ -43,7 +45,7 @@ struct EvalResult {
 
     // Who wrote the JSON being read, which decides the statuses it may hold.
     enum class Source {
-        Judge,     // a judge's result.json: judgeStatuses() only
+        Judge, // a judge's result.json: judgeStatuses() only
         Evaluation // a whole evaluation's (`autocomp eval --json`, a remote answer): statuses()
     };
     // What a judge may say: ok, compile_error, incorrect, timeout, crash, rejected.
@@ -56,7 +58,8 @@ struct EvalResult {
     // `metrics` an object, and with `metric` non-empty, that metric present when correct. nullopt and
     // *error (naming the key, without a file name) otherwise. `correct` holds only with status ok;
     // `steps` are read when present.
-    static std::optional<EvalResult> fromJson(const QJsonObject &o, Source source, const QString &metric, QString *error);
+    static std::optional<EvalResult> fromJson(const QJsonObject &o, Source source, const QString &metric,
+                                              QString *error);
     // status, correct, metrics, feedback, flags, log and steps.
     QJsonObject toJson() const;
 

@@ -8,7 +8,8 @@
 namespace autocomp {
 
 // One LLM request and its outcome, as persisted. Never holds credentials.
-struct LlmCall {
+struct LlmCall
+{
     qint64 id = 0;
     qint64 runId = 0;
     qint64 candidateId = 0;
@@ -20,14 +21,14 @@ struct LlmCall {
     QString model;
     QString prompt;
     QString response;
-    QString reasoning;   // reasoning text stripped from the response
+    QString reasoning; // reasoning text stripped from the response
     qint64 tokensIn = 0;
     qint64 tokensOut = 0;
     double usd = 0;
     double latencyMs = 0;
     int retries = 0;
-    QString attempts;    // each earlier attempt: why it failed and why it was sent again, one a line
-    QString status;      // ok | error
+    QString attempts; // each earlier attempt: why it failed and why it was sent again, one a line
+    QString status; // ok | error
     QString error;
     QDateTime createdAt;
 };

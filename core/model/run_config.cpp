@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "llm/llm_client.h"
-#include "model/yaml_reader.h"
+#include "platform/network_proxy.h"
+#include "platform/yaml_reader.h"
 
 #include <QFile>
 #include <QRegularExpression>
@@ -36,7 +36,8 @@ namespace {
 // "user@host:port" (user and port optional).
 std::optional<RemoteHost> parseHostString(const QString &text)
 {
-    static const QRegularExpression s_host(QStringLiteral("^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:]+\\])(?::([0-9]{1,5}))?$"));
+    static const QRegularExpression s_host(
+        QStringLiteral("^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:]+\\])(?::([0-9]{1,5}))?$"));
     const auto m = s_host.match(text);
     if (!m.hasMatch())
         return std::nullopt;
@@ -52,19 +53,27 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
 {
     if (const auto hosts = e["hosts"]) {
         if (!hosts.IsSequence()) {
-            r.error(hosts, QStringLiteral("'evaluation.hosts' must be a list of hosts (\"user@host:port\" or {host, user, port, slots})"));
+            r.error(
+                hosts,
+                QStringLiteral(
+                    "'evaluation.hosts' must be a list of hosts (\"user@host:port\" or {host, user, port, slots})"));
         } else {
             for (const YAML::Node &h : hosts) {
                 std::optional<RemoteHost> host;
                 if (h.IsScalar()) {
                     host = parseHostString(fromStd(h.Scalar()));
                     if (!host)
-                        r.error(h, QStringLiteral("'evaluation.hosts': '%1' is not user@host:port").arg(fromStd(h.Scalar())));
+                        r.error(
+                            h,
+                            QStringLiteral("'evaluation.hosts': '%1' is not user@host:port").arg(fromStd(h.Scalar())));
                 } else if (h.IsMap()) {
-                    r.checkKeys(h, QStringLiteral("evaluation.hosts[]"), {QStringLiteral("host"), QStringLiteral("user"), QStringLiteral("port"), QStringLiteral("slots")});
+                    r.checkKeys(h, QStringLiteral("evaluation.hosts[]"),
+                                {QStringLiteral("host"), QStringLiteral("user"), QStringLiteral("port"),
+                                 QStringLiteral("slots")});
                     host = RemoteHost{};
                     if (const auto n = h["host"]) {
-                        const auto parsed = parseHostString(r.string(n, QStringLiteral("evaluation.hosts[].host")).value_or(QString()));
+                        const auto parsed = parseHostString(
+                            r.string(n, QStringLiteral("evaluation.hosts[].host")).value_or(QString()));
                         if (!parsed || !parsed->user.isEmpty() || parsed->port != 22)
                             r.error(n, QStringLiteral("'evaluation.hosts[].host' must be a host name or address"));
                         else
@@ -87,7 +96,9 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
                                 r.error(n, QStringLiteral("'evaluation.hosts[].slots' must be between 1 and 256"));
                         }
                 } else {
-                    r.error(h, QStringLiteral("'evaluation.hosts' entries are \"user@host:port\" or {host, user, port, slots}"));
+                    r.error(h,
+                            QStringLiteral(
+                                "'evaluation.hosts' entries are \"user@host:port\" or {host, user, port, slots}"));
                 }
                 if (host)
                     c.hosts << *host;
@@ -95,38 +106,46 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
         }
     }
     if (const auto ssh = e["ssh"]) {
-        r.checkKeys(ssh, QStringLiteral("evaluation.ssh"), {QStringLiteral("known_hosts"), QStringLiteral("identity"), QStringLiteral("connect_timeout_s")});
+        r.checkKeys(ssh, QStringLiteral("evaluation.ssh"),
+                    {QStringLiteral("known_hosts"), QStringLiteral("identity"), QStringLiteral("connect_timeout_s")});
         if (ssh.IsMap()) {
             if (const auto n = ssh["known_hosts"])
                 c.sshKnownHosts = r.string(n, QStringLiteral("evaluation.ssh.known_hosts")).value_or(QString());
             if (const auto n = ssh["identity"])
                 c.sshIdentity = r.string(n, QStringLiteral("evaluation.ssh.identity")).value_or(QString());
             if (const auto n = ssh["connect_timeout_s"])
-                c.sshConnectTimeoutS = int(r.integer(n, QStringLiteral("evaluation.ssh.connect_timeout_s")).value_or(c.sshConnectTimeoutS));
+                c.sshConnectTimeoutS = int(
+                    r.integer(n, QStringLiteral("evaluation.ssh.connect_timeout_s")).value_or(c.sshConnectTimeoutS));
         }
     }
     if (const auto remote = e["remote"]) {
-        r.checkKeys(remote, QStringLiteral("evaluation.remote"), {QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("retries")});
+        r.checkKeys(remote, QStringLiteral("evaluation.remote"),
+                    {QStringLiteral("command"), QStringLiteral("workdir"), QStringLiteral("retries")});
         if (remote.IsMap()) {
             if (const auto n = remote["command"])
                 c.remoteCommand = r.string(n, QStringLiteral("evaluation.remote.command")).value_or(c.remoteCommand);
             if (const auto n = remote["workdir"])
                 c.remoteWorkdir = r.string(n, QStringLiteral("evaluation.remote.workdir")).value_or(c.remoteWorkdir);
             if (const auto n = remote["retries"])
-                c.remoteRetries = int(r.integer(n, QStringLiteral("evaluation.remote.retries")).value_or(c.remoteRetries));
+                c.remoteRetries = int(
+                    r.integer(n, QStringLiteral("evaluation.remote.retries")).value_or(c.remoteRetries));
         }
     }
     if (const auto slurm = e["slurm"]) {
-        r.checkKeys(slurm, QStringLiteral("evaluation.slurm"), {QStringLiteral("partition"), QStringLiteral("gres"), QStringLiteral("time"), QStringLiteral("mem"),
-                                                               QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms"),
-                                                               QStringLiteral("batch"), QStringLiteral("batch_wait_ms"), QStringLiteral("cpus")});
+        r.checkKeys(slurm, QStringLiteral("evaluation.slurm"),
+                    {QStringLiteral("partition"), QStringLiteral("gres"), QStringLiteral("time"), QStringLiteral("mem"),
+                     QStringLiteral("slots"), QStringLiteral("shared_dir"), QStringLiteral("poll_ms"),
+                     QStringLiteral("batch"), QStringLiteral("batch_wait_ms"), QStringLiteral("cpus")});
         if (slurm.IsMap()) {
             static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
             const auto word = [&](const char *key, QString &out) {
                 if (const auto n = slurm[key]) {
                     out = r.string(n, QStringLiteral("evaluation.slurm.") + QLatin1String(key)).value_or(QString());
                     if (!s_word.match(out).hasMatch())
-                        r.error(n, QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'").arg(QLatin1String(key), out));
+                        r.error(n,
+                                QStringLiteral(
+                                    "'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'")
+                                    .arg(QLatin1String(key), out));
                 }
             };
             word("partition", c.slurmPartition);
@@ -142,20 +161,26 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
             if (const auto n = slurm["batch"])
                 c.slurmBatch = int(r.integer(n, QStringLiteral("evaluation.slurm.batch")).value_or(c.slurmBatch));
             if (const auto n = slurm["batch_wait_ms"])
-                c.slurmBatchWaitMs = int(r.integer(n, QStringLiteral("evaluation.slurm.batch_wait_ms")).value_or(c.slurmBatchWaitMs));
+                c.slurmBatchWaitMs = int(
+                    r.integer(n, QStringLiteral("evaluation.slurm.batch_wait_ms")).value_or(c.slurmBatchWaitMs));
             if (const auto n = slurm["cpus"])
                 c.slurmCpus = int(r.integer(n, QStringLiteral("evaluation.slurm.cpus")).value_or(c.slurmCpus));
         }
     }
     if (const auto placement = e["placement"]) {
         if (!placement.IsMap()) {
-            r.error(placement, QStringLiteral("'evaluation.placement' must map target names to remote, compile_local or local"));
+            r.error(placement,
+                    QStringLiteral("'evaluation.placement' must map target names to remote, compile_local or local"));
         } else {
             for (auto it = placement.begin(); it != placement.end(); ++it) {
                 const QString target = fromStd(it->first.Scalar());
-                const QString where = r.string(it->second, QStringLiteral("evaluation.placement.") + target).value_or(QString());
-                if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(where))
-                    r.error(it->second, QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'").arg(target, where));
+                const QString where =
+                    r.string(it->second, QStringLiteral("evaluation.placement.") + target).value_or(QString());
+                if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}
+                         .contains(where))
+                    r.error(it->second,
+                            QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'")
+                                .arg(target, where));
                 c.placement.insert(target, where);
             }
         }
@@ -166,7 +191,8 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
 
 QString RemoteHost::label() const
 {
-    return (user.isEmpty() ? QString() : user + QLatin1Char('@')) + host + (port == 22 ? QString() : QLatin1Char(':') + QString::number(port));
+    return (user.isEmpty() ? QString() : user + QLatin1Char('@')) + host
+        + (port == 22 ? QString() : QLatin1Char(':') + QString::number(port));
 }
 
 QString EvaluationConfig::placementFor(const QString &target) const
@@ -186,9 +212,10 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
         if (!root.IsMap()) {
             r.error(root, QStringLiteral("a run configuration must be a mapping with at least 'target' and 'problem'"));
         } else {
-            r.checkKeys(root, {}, {QStringLiteral("target"), QStringLiteral("problem"), QStringLiteral("agent"), QStringLiteral("models"),
-                                   QStringLiteral("search"), QStringLiteral("budget"), QStringLiteral("evaluation"),
-                                   QStringLiteral("llm")});
+            r.checkKeys(root, {},
+                        {QStringLiteral("target"), QStringLiteral("problem"), QStringLiteral("agent"),
+                         QStringLiteral("models"), QStringLiteral("search"), QStringLiteral("budget"),
+                         QStringLiteral("evaluation"), QStringLiteral("llm")});
             if (const auto n = root["target"])
                 config.target = r.string(n, QStringLiteral("target")).value_or(config.target);
             else
@@ -209,17 +236,34 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         config.codeModels = r.stringList(n, QStringLiteral("models.code")).value_or(QStringList());
                 }
             } else {
-                r.error(root, QStringLiteral("missing required key 'models' (e.g. models: {plan: [\"openai::gpt-5.2\"]})"));
+                r.error(root,
+                        QStringLiteral("missing required key 'models' (e.g. models: {plan: [\"openai::gpt-5.2\"]})"));
             }
 
             if (const auto s = root["search"]) {
-                const QStringList known{QStringLiteral("iterations"), QStringLiteral("beam_width"), QStringLiteral("plans_per_parent"),
-                                        QStringLiteral("code_per_plan"), QStringLiteral("menu_dropout"), QStringLiteral("new_idea_probability"),
-                                        QStringLiteral("fix_attempts"), QStringLiteral("parent_slack"), QStringLiteral("seed"),
-                                        QStringLiteral("translate_iters"), QStringLiteral("translate_threshold"), QStringLiteral("edit_mode"), QStringLiteral("feedback"), QStringLiteral("isa_filter"), QStringLiteral("early_stop"),
-                                        QStringLiteral("early_stop_patience"), QStringLiteral("schedule"), QStringLiteral("noise_floor"),
-                                        QStringLiteral("translate_score"), QStringLiteral("translate_perf_threshold"), QStringLiteral("skip_planning"),
-                                        QStringLiteral("menu_strategy"), QStringLiteral("example_rate")};
+                const QStringList known{QStringLiteral("iterations"),
+                                        QStringLiteral("beam_width"),
+                                        QStringLiteral("plans_per_parent"),
+                                        QStringLiteral("code_per_plan"),
+                                        QStringLiteral("menu_dropout"),
+                                        QStringLiteral("new_idea_probability"),
+                                        QStringLiteral("fix_attempts"),
+                                        QStringLiteral("parent_slack"),
+                                        QStringLiteral("seed"),
+                                        QStringLiteral("translate_iters"),
+                                        QStringLiteral("translate_threshold"),
+                                        QStringLiteral("edit_mode"),
+                                        QStringLiteral("feedback"),
+                                        QStringLiteral("isa_filter"),
+                                        QStringLiteral("early_stop"),
+                                        QStringLiteral("early_stop_patience"),
+                                        QStringLiteral("schedule"),
+                                        QStringLiteral("noise_floor"),
+                                        QStringLiteral("translate_score"),
+                                        QStringLiteral("translate_perf_threshold"),
+                                        QStringLiteral("skip_planning"),
+                                        QStringLiteral("menu_strategy"),
+                                        QStringLiteral("example_rate")};
                 r.checkKeys(s, QStringLiteral("search"), known);
                 SearchConfig &c = config.search;
                 auto readInt = [&](const char *key, int &out) {
@@ -263,7 +307,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         if (v == QLatin1String("one-shot"))
                             c.menuStrategy = v;
                         else if (!v.isEmpty() && v != QLatin1String("none") && v != QLatin1String("None"))
-                            r.error(n, QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(v));
+                            r.error(n,
+                                    QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(v));
                     }
                     if (const auto n = s["example_rate"]; n && !n.IsNull())
                         c.exampleRate = r.number(n, QStringLiteral("search.example_rate"));
@@ -287,7 +332,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             }
 
             if (const auto b = root["budget"]) {
-                r.checkKeys(b, QStringLiteral("budget"), {QStringLiteral("max_usd"), QStringLiteral("max_llm_calls"), QStringLiteral("max_hours")});
+                r.checkKeys(b, QStringLiteral("budget"),
+                            {QStringLiteral("max_usd"), QStringLiteral("max_llm_calls"), QStringLiteral("max_hours")});
                 if (b.IsMap()) {
                     if (const auto n = b["max_usd"]; n && !n.IsNull())
                         config.budget.maxUsd = r.number(n, QStringLiteral("budget.max_usd"));
@@ -299,8 +345,10 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             }
 
             if (const auto l = root["llm"]) {
-                r.checkKeys(l, QStringLiteral("llm"), {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"), QStringLiteral("reuse_answers"),
-                                                     QStringLiteral("resend_billed"), QStringLiteral("proxy"), QStringLiteral("max_tokens")});
+                r.checkKeys(l, QStringLiteral("llm"),
+                            {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"),
+                             QStringLiteral("reuse_answers"), QStringLiteral("resend_billed"), QStringLiteral("proxy"),
+                             QStringLiteral("max_tokens")});
                 if (l.IsMap()) {
                     if (const auto n = l["max_answer_bytes"])
                         if (auto v = r.integer(n, QStringLiteral("llm.max_answer_bytes")))
@@ -316,7 +364,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                     if (const auto n = l["proxy"]) {
                         config.llm.proxy = r.string(n, QStringLiteral("llm.proxy")).value_or(QString());
                         QString proxyError;
-                        if (!LlmClient::parseProxy(config.llm.proxy, &proxyError))
+                        if (!parseProxySetting(config.llm.proxy, &proxyError))
                             r.error(n, QStringLiteral("llm.proxy: ") + proxyError);
                     }
                     if (const auto n = l["reuse_answers"]) {
@@ -324,17 +372,20 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         if (mode == QLatin1String("across_runs"))
                             config.llm.reuseAcrossRuns = true;
                         else if (mode != QLatin1String("per_run"))
-                            r.error(n, QStringLiteral("'llm.reuse_answers' must be per_run or across_runs, got '%1'").arg(mode));
+                            r.error(n,
+                                    QStringLiteral("'llm.reuse_answers' must be per_run or across_runs, got '%1'")
+                                        .arg(mode));
                     }
                 }
             }
 
             if (const auto e = root["evaluation"]) {
-                r.checkKeys(e, QStringLiteral("evaluation"), {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
-                                                            QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation"),
-                                                            QStringLiteral("profile"), QStringLiteral("hosts"), QStringLiteral("ssh"),
-                                                            QStringLiteral("remote"), QStringLiteral("slurm"), QStringLiteral("placement"),
-                                                            QStringLiteral("compile_only")});
+                r.checkKeys(e, QStringLiteral("evaluation"),
+                            {QStringLiteral("executor"), QStringLiteral("parallel_compiles"),
+                             QStringLiteral("bench_slots"), QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"),
+                             QStringLiteral("bench_isolation"), QStringLiteral("profile"), QStringLiteral("hosts"),
+                             QStringLiteral("ssh"), QStringLiteral("remote"), QStringLiteral("slurm"),
+                             QStringLiteral("placement"), QStringLiteral("compile_only")});
                 if (e.IsMap()) {
                     EvaluationConfig &c = config.evaluation;
                     if (const auto n = e["executor"])
@@ -350,13 +401,21 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                             c.benchSlots = int(*v);
                     if (const auto n = e["sandbox"]) {
                         c.sandbox = r.string(n, QStringLiteral("evaluation.sandbox")).value_or(c.sandbox);
-                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}.contains(c.sandbox))
-                            r.error(n, QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'").arg(c.sandbox));
+                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}
+                                 .contains(c.sandbox))
+                            r.error(n,
+                                    QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'")
+                                        .arg(c.sandbox));
                     }
                     if (const auto n = e["bench_isolation"]) {
-                        c.benchIsolation = r.string(n, QStringLiteral("evaluation.bench_isolation")).value_or(c.benchIsolation);
-                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("exclusive")}.contains(c.benchIsolation))
-                            r.error(n, QStringLiteral("'evaluation.bench_isolation' must be auto, cpu or exclusive, got '%1'").arg(c.benchIsolation));
+                        c.benchIsolation =
+                            r.string(n, QStringLiteral("evaluation.bench_isolation")).value_or(c.benchIsolation);
+                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("exclusive")}
+                                 .contains(c.benchIsolation))
+                            r.error(
+                                n,
+                                QStringLiteral("'evaluation.bench_isolation' must be auto, cpu or exclusive, got '%1'")
+                                    .arg(c.benchIsolation));
                     }
                     if (const auto n = e["keep_workdirs"])
                         c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
@@ -364,8 +423,12 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
                         c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
                     if (const auto n = e["compile_only"])
                         c.compileOnly = r.boolean(n, QStringLiteral("evaluation.compile_only")).value_or(false);
-                    if (const auto n = e["executor"]; n && !QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(c.executor))
-                        r.error(n, QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(c.executor));
+                    if (const auto n = e["executor"]; n
+                        && !QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}
+                                .contains(c.executor))
+                        r.error(n,
+                                QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'")
+                                    .arg(c.executor));
                     parseRemote(r, e, c);
                 }
             }
@@ -374,7 +437,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
     if (r.ok() && parsed) {
         // Range checks name the line of the offending key: the message starts with 'section.key'.
         static const QRegularExpression s_key(QStringLiteral("^'([a-z_.]+)'"));
-        const std::function<YAML::Node(const YAML::Node &, QStringList)> find = [&find](const YAML::Node &n, QStringList parts) -> YAML::Node {
+        const std::function<YAML::Node(const YAML::Node &, QStringList)> find =
+            [&find](const YAML::Node &n, QStringList parts) -> YAML::Node {
             if (parts.isEmpty())
                 return n;
             if (!n.IsMap())
@@ -386,7 +450,8 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
         };
         for (const QString &problem : config.validate()) {
             const QString key = s_key.match(problem).captured(1);
-            const YAML::Node node = key.isEmpty() ? YAML::Node(YAML::NodeType::Undefined) : find(*parsed, key.split(QLatin1Char('.')));
+            const YAML::Node node = key.isEmpty() ? YAML::Node(YAML::NodeType::Undefined)
+                                                  : find(*parsed, key.split(QLatin1Char('.')));
             if (node.IsDefined())
                 r.error(node, problem);
             else
@@ -425,7 +490,8 @@ QStringList RunConfig::validate() const
     if (search.translateIters < 0)
         out << QStringLiteral("'search.translate_iters' must not be negative");
     if (search.translatePerfThreshold < 1)
-        out << QStringLiteral("'search.translate_perf_threshold' is a slowdown factor and must be at least 1 (e.g. 15)");
+        out << QStringLiteral(
+            "'search.translate_perf_threshold' is a slowdown factor and must be at least 1 (e.g. 15)");
     if (search.exampleRate && (*search.exampleRate < 0 || *search.exampleRate > 1))
         out << QStringLiteral("'search.example_rate' must be between 0 and 1");
     if (!search.menuStrategy.isEmpty() && search.menuStrategy != QLatin1String("one-shot"))
@@ -445,12 +511,15 @@ QStringList RunConfig::validate() const
         out << QStringLiteral("'evaluation.bench_slots' must be at least 1");
     if (evaluation.parallelCompiles < 0)
         out << QStringLiteral("'evaluation.parallel_compiles' must be 'auto' or at least 1");
-    if (!QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(evaluation.executor))
+    if (!QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(
+            evaluation.executor))
         out << QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(evaluation.executor);
     for (qsizetype i = 0; i < evaluation.hosts.size(); ++i) {
         const RemoteHost &h = evaluation.hosts.at(i);
         if (h.host.isEmpty() || h.host.contains(QLatin1Char('@')) || h.host.contains(QLatin1Char(' ')))
-            out << QStringLiteral("'evaluation.hosts[%1].host' must be a host name or address, got '%2'").arg(i + 1).arg(h.host);
+            out << QStringLiteral("'evaluation.hosts[%1].host' must be a host name or address, got '%2'")
+                       .arg(i + 1)
+                       .arg(h.host);
         if (h.port < 1 || h.port > 65535)
             out << QStringLiteral("'evaluation.hosts[%1].port' must be between 1 and 65535").arg(i + 1);
         if (h.slots < 1 || h.slots > 256)
@@ -458,13 +527,17 @@ QStringList RunConfig::validate() const
     }
     // sbatch's arguments: words only (they go on its command line).
     static const QRegularExpression s_word(QStringLiteral("^[A-Za-z0-9_.:,=+-]*$"));
-    for (const auto &[key, value] : {std::pair{"partition", evaluation.slurmPartition}, std::pair{"gres", evaluation.slurmGres},
-                                     std::pair{"time", evaluation.slurmTime}, std::pair{"mem", evaluation.slurmMem}})
+    for (const auto &[key, value] :
+         {std::pair{"partition", evaluation.slurmPartition}, std::pair{"gres", evaluation.slurmGres},
+          std::pair{"time", evaluation.slurmTime}, std::pair{"mem", evaluation.slurmMem}})
         if (!s_word.match(value).hasMatch())
-            out << QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'").arg(QLatin1String(key), value);
+            out << QStringLiteral("'evaluation.slurm.%1' may hold only letters, digits and _ . : , = + -, got '%2'")
+                       .arg(QLatin1String(key), value);
     for (auto it = evaluation.placement.cbegin(); it != evaluation.placement.cend(); ++it)
-        if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(it.value()))
-            out << QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'").arg(it.key(), it.value());
+        if (!QStringList{QStringLiteral("remote"), QStringLiteral("compile_local"), QStringLiteral("local")}.contains(
+                it.value()))
+            out << QStringLiteral("'evaluation.placement.%1' must be remote, compile_local or local, got '%2'")
+                       .arg(it.key(), it.value());
     if (evaluation.executor == QLatin1String("ssh") && evaluation.hosts.isEmpty())
         out << QStringLiteral("'evaluation.executor' is ssh but 'evaluation.hosts' names no host");
     if (evaluation.executor != QLatin1String("ssh") && !evaluation.hosts.isEmpty())
@@ -608,7 +681,8 @@ QByteArray RunConfig::toYaml() const
             out << YAML::Flow << YAML::BeginMap << YAML::Key << "host" << YAML::Value << toStd(h.host);
             if (!h.user.isEmpty())
                 out << YAML::Key << "user" << YAML::Value << toStd(h.user);
-            out << YAML::Key << "port" << YAML::Value << h.port << YAML::Key << "slots" << YAML::Value << h.slots << YAML::EndMap;
+            out << YAML::Key << "port" << YAML::Value << h.port << YAML::Key << "slots" << YAML::Value << h.slots
+                << YAML::EndMap;
         }
         out << YAML::EndSeq;
     }
@@ -621,9 +695,10 @@ QByteArray RunConfig::toYaml() const
         out << YAML::Key << "connect_timeout_s" << YAML::Value << evaluation.sshConnectTimeoutS << YAML::EndMap;
     }
     if (evaluation.executor != QLatin1String("local")) {
-        out << YAML::Key << "remote" << YAML::Value << YAML::BeginMap << YAML::Key << "command" << YAML::Value << toStd(evaluation.remoteCommand)
-            << YAML::Key << "workdir" << YAML::Value << toStd(evaluation.remoteWorkdir) << YAML::Key << "retries" << YAML::Value
-            << evaluation.remoteRetries << YAML::EndMap;
+        out << YAML::Key << "remote" << YAML::Value << YAML::BeginMap << YAML::Key << "command" << YAML::Value
+            << toStd(evaluation.remoteCommand) << YAML::Key << "workdir" << YAML::Value
+            << toStd(evaluation.remoteWorkdir) << YAML::Key << "retries" << YAML::Value << evaluation.remoteRetries
+            << YAML::EndMap;
     }
     if (evaluation.executor == QLatin1String("slurm")) {
         out << YAML::Key << "slurm" << YAML::Value << YAML::BeginMap;
@@ -636,9 +711,10 @@ QByteArray RunConfig::toYaml() const
         opt("time", evaluation.slurmTime);
         opt("mem", evaluation.slurmMem);
         opt("shared_dir", evaluation.slurmSharedDir);
-        out << YAML::Key << "slots" << YAML::Value << evaluation.slurmSlots << YAML::Key << "poll_ms" << YAML::Value << evaluation.slurmPollMs
-            << YAML::Key << "batch" << YAML::Value << evaluation.slurmBatch << YAML::Key << "batch_wait_ms" << YAML::Value << evaluation.slurmBatchWaitMs
-            << YAML::Key << "cpus" << YAML::Value << evaluation.slurmCpus << YAML::EndMap;
+        out << YAML::Key << "slots" << YAML::Value << evaluation.slurmSlots << YAML::Key << "poll_ms" << YAML::Value
+            << evaluation.slurmPollMs << YAML::Key << "batch" << YAML::Value << evaluation.slurmBatch << YAML::Key
+            << "batch_wait_ms" << YAML::Value << evaluation.slurmBatchWaitMs << YAML::Key << "cpus" << YAML::Value
+            << evaluation.slurmCpus << YAML::EndMap;
     }
     if (!evaluation.placement.isEmpty()) {
         out << YAML::Key << "placement" << YAML::Value << YAML::BeginMap;

@@ -10,18 +10,19 @@
 
 namespace autocomp {
 
-struct SearchConfig {
+struct SearchConfig
+{
     int iterations = 8;
     int beamWidth = 4;
     int plansPerParent = 4;
     int codePerPlan = 2;
-    double menuDropout = 0.75;     // probability that a menu item is dropped from one plan prompt
+    double menuDropout = 0.75; // probability that a menu item is dropped from one plan prompt
     double newIdeaProbability = 0.1;
     int fixAttempts = 1;
     QList<double> parentSlack{1.1, 1.1, 1.0}; // last value repeats
     quint64 seed = 1111;
     int translateIters = 0;
-    double translateThreshold = 9;   // 0-10 completeness a translated candidate needs to enter the beam
+    double translateThreshold = 9; // 0-10 completeness a translated candidate needs to enter the beam
     // translate_score (Autocomp's name): during translation iterations a model scores each correct translated
     // candidate 0-10 for completeness; only those at translateThreshold or above enter the beam, and translation
     // ends early once every beam candidate is there. false: no score calls; translation runs translate_iters.
@@ -40,7 +41,7 @@ struct SearchConfig {
     // example goes in with probability 0.25, no model involved.
     std::optional<double> exampleRate;
     bool editMode = false;
-    bool feedback = true;            // the evaluator's hardware feedback lines go into plan prompts
+    bool feedback = true; // the evaluator's hardware feedback lines go into plan prompts
     // Autocomp's run-time ISA filter: before each plan prompt a model picks the relevant `##` sections of the
     // agent's isa_docs.md, then the relevant `###` entries of those, and only they go into the prompt.
     bool isaFilter = false;
@@ -49,45 +50,51 @@ struct SearchConfig {
     // Overrides the target's noise_floor (backend.yaml): the fraction by which separate evaluations of the
     // same code differ here, beyond one evaluation's interval. Unset: the target's.
     std::optional<double> noiseFloor;
-    QString schedule;                // run id or file
+    QString schedule; // run id or file
 
     double slackFor(int iteration) const; // iteration is 1-based
 };
 
-struct BudgetConfig {
+struct BudgetConfig
+{
     std::optional<double> maxUsd;
     std::optional<qint64> maxLlmCalls;
     std::optional<double> maxHours;
 };
 
 // One SSH host of `evaluation.hosts`: "user@host:port" or {host, user, port, slots}.
-struct RemoteHost {
+struct RemoteHost
+{
     QString host;
-    QString user;     // empty: ssh's default (the local user, or ~/.ssh/config)
+    QString user; // empty: ssh's default (the local user, or ~/.ssh/config)
     int port = 22;
-    int slots = 1;    // evaluations it runs at once
+    int slots = 1; // evaluations it runs at once
     QString label() const;
 };
 
-struct EvaluationConfig {
+struct EvaluationConfig
+{
     // Where evaluations run: local (this machine), ssh (evaluation.hosts over OpenSSH) or slurm
     // (batch jobs of evaluation.slurm). Remote evaluations run `autocomp eval` on the far side, whose
     // trusted judge steps give the verdict exactly as they do here.
     QString executor = QStringLiteral("local");
     QList<RemoteHost> hosts;
-    QString sshKnownHosts;      // ssh.known_hosts: checked strictly (StrictHostKeyChecking=yes); empty: ~/.ssh/known_hosts
-    QString sshIdentity;        // ssh.identity: a key file handed to ssh -i; empty: the agent / ssh's defaults. Never read or stored by us
+    QString sshKnownHosts; // ssh.known_hosts: checked strictly (StrictHostKeyChecking=yes); empty: ~/.ssh/known_hosts
+    QString sshIdentity; // ssh.identity: a key file handed to ssh -i; empty: the agent / ssh's defaults. Never read or
+                         // stored by us
     int sshConnectTimeoutS = 10;
     QString remoteCommand = QStringLiteral("autocomp"); // remote.command: the autocomp CLI on the host or node
-    QString remoteWorkdir = QStringLiteral("/tmp");     // remote.workdir (ssh): absolute; per-candidate dirs are made and removed there
-    int remoteRetries = 2;      // remote.retries: a remote failure (host down, job lost) is retried on another slot this often
-    QString slurmPartition;     // slurm.partition
-    QString slurmGres;          // slurm.gres, e.g. gpu:1
-    QString slurmTime;          // slurm.time (sbatch --time); empty: from the target's step timeouts
-    QString slurmMem;           // slurm.mem, e.g. 4G
-    int slurmSlots = 4;         // slurm.slots: jobs in the queue at once
-    QString slurmSharedDir;     // slurm.shared_dir: a directory the nodes see at the same path; empty: the cache dir
-    int slurmPollMs = 1000;     // slurm.poll_ms: how often squeue is asked
+    QString remoteWorkdir = QStringLiteral(
+        "/tmp"); // remote.workdir (ssh): absolute; per-candidate dirs are made and removed there
+    int remoteRetries =
+        2; // remote.retries: a remote failure (host down, job lost) is retried on another slot this often
+    QString slurmPartition; // slurm.partition
+    QString slurmGres; // slurm.gres, e.g. gpu:1
+    QString slurmTime; // slurm.time (sbatch --time); empty: from the target's step timeouts
+    QString slurmMem; // slurm.mem, e.g. 4G
+    int slurmSlots = 4; // slurm.slots: jobs in the queue at once
+    QString slurmSharedDir; // slurm.shared_dir: a directory the nodes see at the same path; empty: the cache dir
+    int slurmPollMs = 1000; // slurm.poll_ms: how often squeue is asked
     // slurm.batch: up to this many candidates of one target and problem share a job when more are
     // ready than there are free slots (one sbatch and one start-up for several evaluations);
     // 1: a job per candidate.
@@ -120,7 +127,8 @@ struct EvaluationConfig {
 };
 
 // Limits and reuse of LLM answers (the `llm:` section).
-struct LlmConfig {
+struct LlmConfig
+{
     // An answer longer than this is cut off and the call fails with the reason; it is never forwarded.
     qint64 maxAnswerBytes = 4 * 1024 * 1024;
     // A prompt longer than this is not sent (e.g. one built around a huge plan); the call fails with the reason.
@@ -139,7 +147,8 @@ struct LlmConfig {
 };
 
 // A run configuration (DESIGN.md §8), shared by the CLI and the GUI.
-struct RunConfig {
+struct RunConfig
+{
     QString target = QStringLiteral("cpu");
     QString problem;
     QString agent;

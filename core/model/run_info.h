@@ -12,7 +12,8 @@ QString toString(RunState state);
 RunState runStateFromString(const QString &text);
 
 // A run's row in the store: identity, configuration and totals.
-struct RunInfo {
+struct RunInfo
+{
     qint64 id = 0;
     QString target;
     QString problem;
@@ -20,14 +21,14 @@ struct RunInfo {
     QString configYaml;
     RunState state = RunState::Created;
     QString stopReason;
-    QString label;        // e.g. "example run recorded with scripted responses"
+    QString label; // e.g. "example run recorded with scripted responses"
     QDateTime createdAt;
     QDateTime updatedAt;
-    int iteration = 0;    // last finished iteration
+    int iteration = 0; // last finished iteration
     double baselineScore = 0; // root candidate's metric value
     double bestScore = 0;
     qint64 bestCandidateId = 0;
-    QString metric;       // e.g. latency_ms
+    QString metric; // e.g. latency_ms
     double usd = 0;
     qint64 tokensIn = 0;
     qint64 tokensOut = 0;

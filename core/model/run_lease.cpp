@@ -5,15 +5,9 @@
 
 namespace autocomp {
 
-bool RunLease::onThisHost() const
-{
-    return held() && host == QSysInfo::machineHostName();
-}
+bool RunLease::onThisHost() const { return held() && host == QSysInfo::machineHostName(); }
 
-bool RunLease::isThisProcess() const
-{
-    return onThisHost() && pid == QCoreApplication::applicationPid();
-}
+bool RunLease::isThisProcess() const { return onThisHost() && pid == QCoreApplication::applicationPid(); }
 
 QString RunLease::describe() const
 {
@@ -34,9 +28,6 @@ int RunLease::timeoutSecs()
     return s_timeout;
 }
 
-int RunLease::heartbeatIntervalMs()
-{
-    return qBound(500, timeoutSecs() * 1000 / 24, 5000);
-}
+int RunLease::heartbeatIntervalMs() { return qBound(500, timeoutSecs() * 1000 / 24, 5000); }
 
 } // namespace autocomp

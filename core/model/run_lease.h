@@ -8,11 +8,12 @@ namespace autocomp {
 
 // Who drives a run: the process that holds its lease in the store, and when it last said it is alive.
 // One process at a time drives a run; a lease whose owner died (a kill, a crash, a reboot) is taken over.
-struct RunLease {
+struct RunLease
+{
     qint64 pid = 0;
     QString host;
     QDateTime heartbeat; // UTC
-    bool alive = false;  // the owner still runs (same host: the pid exists; elsewhere: a recent heartbeat)
+    bool alive = false; // the owner still runs (same host: the pid exists; elsewhere: a recent heartbeat)
     // The owner takes plans and edited code from other processes (RunRequest); an older version does not.
     bool takesRequests = false;
 

@@ -52,9 +52,10 @@ QMap<QString, QString> Target::checkEnvironment() const
     // The steps' PATH (their tools first, then the system's), so the check finds what the steps will.
     QMap<QString, QString> env = environment;
     if (!env.contains(QStringLiteral("PATH")))
-        env.insert(QStringLiteral("PATH"), (toolView().pathDirs + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"),
-                                                                              QStringLiteral("/bin")})
-                                               .join(QLatin1Char(':')));
+        env.insert(QStringLiteral("PATH"),
+                   (toolView().pathDirs
+                    + QStringList{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")})
+                       .join(QLatin1Char(':')));
     return env;
 }
 
@@ -82,7 +83,8 @@ Target::ToolView Target::toolView() const
     // Folders that hold the user's or this program's own files are never shown whole.
     const QString home = QDir::homePath();
     QStringList guarded{home};
-    for (const auto location : {QStandardPaths::GenericDataLocation, QStandardPaths::GenericConfigLocation, QStandardPaths::GenericCacheLocation})
+    for (const auto location : {QStandardPaths::GenericDataLocation, QStandardPaths::GenericConfigLocation,
+                                QStandardPaths::GenericCacheLocation})
         guarded << QStandardPaths::writableLocation(location);
     auto holdsGuarded = [&guarded](const QString &dir) {
         for (const QString &g : std::as_const(guarded))
@@ -91,7 +93,8 @@ Target::ToolView Target::toolView() const
         return false;
     };
     auto show = [&](const QString &dir) {
-        if (!dir.isEmpty() && dir != QLatin1String("/") && !isSystem(dir) && !view.readOnly.contains(dir) && !holdsGuarded(dir))
+        if (!dir.isEmpty() && dir != QLatin1String("/") && !isSystem(dir) && !view.readOnly.contains(dir)
+            && !holdsGuarded(dir))
             view.readOnly << dir;
     };
     auto addBinDir = [&](const QString &binDir) {
@@ -112,7 +115,8 @@ Target::ToolView Target::toolView() const
     // A name the system's own folders provide stays the system's, as the steps' PATH has always found it
     // (a pyenv or conda shim first on the caller's PATH would not run in the sandbox); only a tool they lack
     // is looked up on the caller's PATH.
-    static const QStringList s_systemPath{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"), QStringLiteral("/bin")};
+    static const QStringList s_systemPath{QStringLiteral("/usr/local/bin"), QStringLiteral("/usr/bin"),
+                                          QStringLiteral("/bin")};
     auto addProgram = [&](const QString &name, const QString &program) {
         if (std::any_of(view.tools.cbegin(), view.tools.cend(), [&](const Tool &t) { return t.name == name; }))
             return;
@@ -122,8 +126,9 @@ Target::ToolView Target::toolView() const
                 return;
             }
         }
-        const QString found = program.startsWith(QLatin1Char('/')) ? (QFileInfo(program).isExecutable() ? program : QString())
-                                                                   : QStandardPaths::findExecutable(program);
+        const QString found = program.startsWith(QLatin1Char('/'))
+            ? (QFileInfo(program).isExecutable() ? program : QString())
+            : QStandardPaths::findExecutable(program);
         view.tools << Tool{name, found};
         if (found.isEmpty())
             return;
@@ -204,7 +209,8 @@ QStringList Target::expandCheck(const QStringList &command) const
             const QString var = arg.mid(at + 5, end - at - 5);
             static const QStringList secretish{QStringLiteral("KEY"), QStringLiteral("TOKEN"), QStringLiteral("SECRET"),
                                                QStringLiteral("PASSWORD"), QStringLiteral("CREDENTIAL")};
-            const bool secret = std::any_of(secretish.begin(), secretish.end(), [&](const QString &s) { return var.toUpper().contains(s); });
+            const bool secret = std::any_of(secretish.begin(), secretish.end(),
+                                            [&](const QString &s) { return var.toUpper().contains(s); });
             const QString value = secret ? QString() : env.value(var);
             arg.replace(at, end - at + 1, value);
             at += value.size();
@@ -214,13 +220,15 @@ QStringList Target::expandCheck(const QStringList &command) const
     return out;
 }
 
-QString Target::runCheck(const QStringList &command, const QMap<QString, QString> &environment, const QStringList &readOnly, bool gpu)
+QString Target::runCheck(const QStringList &command, const QMap<QString, QString> &environment,
+                         const QStringList &readOnly, bool gpu)
 {
     if (command.isEmpty())
         return {};
     static QMutex s_mutex;
     static QHash<QString, QString> s_results;
-    const QString key = command.join(QChar(0)) + QChar(1) + readOnly.join(QChar(0)) + (gpu ? QStringLiteral("gpu") : QString());
+    const QString key = command.join(QChar(0)) + QChar(1) + readOnly.join(QChar(0))
+        + (gpu ? QStringLiteral("gpu") : QString());
     {
         const QMutexLocker lock(&s_mutex);
         if (auto it = s_results.constFind(key); it != s_results.cend())
@@ -261,7 +269,9 @@ QString Target::runCheck(const QStringList &command, const QMap<QString, QString
         reason = QStringLiteral("the check '%1' did not finish in 120 s").arg(command.join(QLatin1Char(' ')));
     } else if (process.exitStatus() != QProcess::NormalExit || process.exitCode() != 0) {
         const QStringList lines = QString::fromUtf8(process.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-        reason = lines.isEmpty() ? QStringLiteral("the check '%1' failed (exit status %2)").arg(command.join(QLatin1Char(' '))).arg(process.exitCode())
+        reason = lines.isEmpty() ? QStringLiteral("the check '%1' failed (exit status %2)")
+                                       .arg(command.join(QLatin1Char(' ')))
+                                       .arg(process.exitCode())
                                  : lines.last().trimmed().left(400);
     }
     const QMutexLocker lock(&s_mutex);

@@ -9,13 +9,14 @@
 namespace autocomp {
 
 // One step of a backend's evaluation (DESIGN.md §5).
-struct TargetStep {
+struct TargetStep
+{
     QString name;
-    QStringList run;        // argument list with placeholders, no shell
+    QStringList run; // argument list with placeholders, no shell
     int timeoutS = 60;
-    bool parallel = true;   // may run beside other candidates' steps
+    bool parallel = true; // may run beside other candidates' steps
     bool exclusive = false; // needs a benchmark slot for itself
-    QString failStatus;     // status when this step exits non-zero: compile_error | incorrect | crash
+    QString failStatus; // status when this step exits non-zero: compile_error | incorrect | crash
     // Setup steps only: skip the step when this (expanded) path exists, a per-machine cache.
     QString creates;
     // A failure is logged and the evaluation goes on (setup: e.g. no vendor library; a candidate's
@@ -51,9 +52,10 @@ struct TargetStep {
 };
 
 // A target: backends/<name>/backend.yaml.
-struct Target {
+struct Target
+{
     QString name;
-    QString dir;          // absolute
+    QString dir; // absolute
     QString description;
     QString language = QStringLiteral("cpp");
     QString fileExtension = QStringLiteral("cpp");
@@ -67,7 +69,7 @@ struct Target {
     // How the metric is measured, in words, for prompts (backend.yaml `measurement:`, with {setting}
     // placeholders expanded); empty: "Measured on the target hardware".
     QString measurement;
-    QString requires_;    // what the target needs, in words
+    QString requires_; // what the target needs, in words
     // Programs that must be on PATH for the target to be available (backend.yaml `available_if:`, a
     // name or a list). A target missing one is listed as absent and refuses to evaluate.
     QStringList availableIf;
@@ -120,11 +122,13 @@ struct Target {
     // (pathDirs, before /usr/local/bin:/usr/bin:/bin) and are shown read-only in the sandbox with their
     // installation (readOnly: for .../bin/tool, the whole prefix, so a toolchain finds its libexec and a
     // simulator its extension libraries; never the user's home or a folder holding this program's data).
-    struct Tool {
+    struct Tool
+    {
         QString name; // as the target names it (spike, riscv64-unknown-elf-gcc, a setting's name)
         QString path; // where it was found; empty: not found
     };
-    struct ToolView {
+    struct ToolView
+    {
         QList<Tool> tools;
         QStringList pathDirs;
         QStringList readOnly;

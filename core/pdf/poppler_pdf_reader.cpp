@@ -37,9 +37,6 @@ std::optional<QString> PopplerPdfReader::read(const QString &path, QString *erro
     return text;
 }
 
-void PopplerPdfReader::install()
-{
-    AgentBuilder::setPdfReader(&PopplerPdfReader::read);
-}
+void PopplerPdfReader::install() { AgentBuilder::setPdfReader(&PopplerPdfReader::read); }
 
 } // namespace autocomp

@@ -10,7 +10,8 @@ namespace autocomp::Sandbox {
 
 namespace {
 
-struct Probe {
+struct Probe
+{
     bool ok = false;
     QString why;
 };
@@ -21,7 +22,8 @@ const Probe &probe()
         Probe p;
         const QString bwrap = QStandardPaths::findExecutable(QStringLiteral("bwrap"));
         if (bwrap.isEmpty()) {
-            p.why = QStringLiteral("bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap)");
+            p.why = QStringLiteral(
+                "bubblewrap (bwrap) is not installed; install it (Debian: apt-get install bubblewrap)");
             return p;
         }
         // Namespaces can be forbidden (some containers, a chroot, a kernel without unprivileged user
@@ -37,9 +39,10 @@ const Probe &probe()
         }
         p.ok = process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
         if (!p.ok)
-            p.why = QStringLiteral("bubblewrap cannot create namespaces here (%1); on a desktop, allow unprivileged user "
-                                   "namespaces (kernel.unprivileged_userns_clone=1), in a container run with --privileged "
-                                   "or a seccomp profile that allows unshare")
+            p.why = QStringLiteral(
+                        "bubblewrap cannot create namespaces here (%1); on a desktop, allow unprivileged user "
+                        "namespaces (kernel.unprivileged_userns_clone=1), in a container run with --privileged "
+                        "or a seccomp profile that allows unshare")
                         .arg(QString::fromLocal8Bit(process.readAll()).trimmed().left(300));
         return p;
     }();
@@ -48,15 +51,9 @@ const Probe &probe()
 
 } // namespace
 
-bool available()
-{
-    return probe().ok;
-}
+bool available() { return probe().ok; }
 
-QString unavailableReason()
-{
-    return probe().why;
-}
+QString unavailableReason() { return probe().why; }
 
 QStringList systemPaths()
 {
@@ -75,7 +72,8 @@ QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs, 
     for (const QString &path : systemPaths()) {
         const QFileInfo info(path);
         if (info.isSymLink())
-            args << QStringLiteral("--symlink") << info.symLinkTarget().replace(QRegularExpression(QStringLiteral("^/")), QString()) << path;
+            args << QStringLiteral("--symlink")
+                 << info.symLinkTarget().replace(QRegularExpression(QStringLiteral("^/")), QString()) << path;
         else if (info.exists())
             args << QStringLiteral("--ro-bind") << path << path;
     }
@@ -84,9 +82,10 @@ QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs, 
     if (gpu) {
         // The accelerators' device files and nothing else of /dev: NVIDIA's (nvidiactl, nvidia0.., nvidia-uvm,
         // nvidia-caps/), AWS Neuron's (neuron0..), a TPU VM's (accel0.. or vfio/, by generation).
-        const QFileInfoList devices = QDir(QStringLiteral("/dev")).entryInfoList(
-            {QStringLiteral("nvidia*"), QStringLiteral("neuron*"), QStringLiteral("accel*"), QStringLiteral("vfio")},
-            QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
+        const QFileInfoList devices = QDir(QStringLiteral("/dev"))
+                                          .entryInfoList({QStringLiteral("nvidia*"), QStringLiteral("neuron*"),
+                                                          QStringLiteral("accel*"), QStringLiteral("vfio")},
+                                                         QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot);
         for (const QFileInfo &device : devices)
             args << QStringLiteral("--dev-bind") << device.absoluteFilePath() << device.absoluteFilePath();
     }
@@ -103,13 +102,15 @@ QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs, 
     args << QStringLiteral("--unshare-net") << QStringLiteral("--unshare-ipc") << QStringLiteral("--unshare-uts");
     if (!sharePids)
         args << QStringLiteral("--unshare-pid");
-    args << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent") << QStringLiteral("--new-session");
+    args << QStringLiteral("--cap-drop") << QStringLiteral("ALL") << QStringLiteral("--die-with-parent")
+         << QStringLiteral("--new-session");
     const QString chdir = !writableDir.isEmpty() ? writableDir : readOnlyDirs.value(0, QStringLiteral("/"));
     args << QStringLiteral("--chdir") << chdir;
     return args;
 }
 
-QStringList wrap(const QStringList &command, const QString &writableDir, QStringList readOnlyDirs, bool sharePids, bool gpu)
+QStringList wrap(const QStringList &command, const QString &writableDir, QStringList readOnlyDirs, bool sharePids,
+                 bool gpu)
 {
     static const QRegularExpression s_path(QStringLiteral("(?:^|=|^-[A-Za-z])(/[^:=\\s]+)"));
     const QString home = QDir::homePath();
@@ -125,7 +126,8 @@ QStringList wrap(const QStringList &command, const QString &writableDir, QString
         for (auto it = s_path.globalMatch(arg); it.hasNext();) {
             const QFileInfo info(it.next().captured(1));
             const QString dir = QDir::cleanPath(info.isDir() ? info.absoluteFilePath() : info.absolutePath());
-            if (dir == QLatin1String("/") || dir == home || dir == QDir::tempPath() || !QFileInfo(dir).isDir() || covered(dir))
+            if (dir == QLatin1String("/") || dir == home || dir == QDir::tempPath() || !QFileInfo(dir).isDir()
+                || covered(dir))
                 continue;
             readOnlyDirs << dir;
         }
@@ -141,10 +143,11 @@ QStringList wrap(const QStringList &command, const QString &writableDir, QString
     if (s_bash.isEmpty() || s_bwrap.isEmpty())
         return full + command;
     const QStringList options = full.mid(1);
-    return QStringList{s_bash, QStringLiteral("-c"),
-                       QStringLiteral("n=$1; shift; exec \"$0\" --args 9 \"${@:n+1}\" 9< <(printf '%s\\0' \"${@:1:n}\")"), s_bwrap,
-                       QString::number(options.size())}
-        + options + command;
+    return QStringList{
+               s_bash, QStringLiteral("-c"),
+               QStringLiteral("n=$1; shift; exec \"$0\" --args 9 \"${@:n+1}\" 9< <(printf '%s\\0' \"${@:1:n}\")"),
+               s_bwrap, QString::number(options.size())}
+    + options + command;
 }
 
 } // namespace autocomp::Sandbox

@@ -23,13 +23,14 @@ bool available();
 QString unavailableReason();
 QStringList systemPaths();
 // The bwrap command line (ending with --chdir), before the command itself.
-QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false, bool gpu = false);
+QStringList prefix(const QString &writableDir, const QStringList &readOnlyDirs = {}, bool sharePids = false,
+                   bool gpu = false);
 // prefix() for `command`, with the directory of every absolute path the command names added to the
 // read-only ones (its program and its inputs: paths a backend's author wrote), except /, $HOME and the
 // temporary directory themselves. The options reach bwrap through a pipe (`bash -c ... exec bwrap --args 9`),
 // so the sandboxed process's /proc/1/cmdline reads "bwrap --args 9 COMMAND...", never the host's paths.
-QStringList wrap(const QStringList &command, const QString &writableDir, QStringList readOnlyDirs, bool sharePids = false,
-                 bool gpu = false);
+QStringList wrap(const QStringList &command, const QString &writableDir, QStringList readOnlyDirs,
+                 bool sharePids = false, bool gpu = false);
 
 } // namespace Sandbox
 } // namespace autocomp

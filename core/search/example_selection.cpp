@@ -22,10 +22,11 @@ QString ExampleSelection::prompt(const QList<CodeExample> &examples, const Probl
             out += QStringLiteral(": ") + e.summary;
         out += QLatin1Char('\n');
     }
-    out += QStringLiteral("\n## Instruction\n\n"
-                          "Which of these examples show patterns that are relevant to optimizing the current code, given the parts "
-                          "of the programming interface it uses? Answer with their numbers separated by commas, or `none`.\n\n"
-                          "Relevant examples:");
+    out += QStringLiteral(
+        "\n## Instruction\n\n"
+        "Which of these examples show patterns that are relevant to optimizing the current code, given the parts "
+        "of the programming interface it uses? Answer with their numbers separated by commas, or `none`.\n\n"
+        "Relevant examples:");
     return out;
 }
 

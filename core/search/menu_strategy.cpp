@@ -9,15 +9,12 @@ namespace {
 
 const QLatin1String s_menuHeading("## Current menu\n\n");
 
-QString key(const QString &item)
-{
-    return item.simplified().toCaseFolded();
-}
+QString key(const QString &item) { return item.simplified().toCaseFolded(); }
 
 } // namespace
 
-QString MenuStrategy::oneShotPrompt(const Agent &agent, const Problem &problem, const Target &target, const QString &code,
-                                    const QStringList &menu, const QString &isaDocs)
+QString MenuStrategy::oneShotPrompt(const Agent &agent, const Problem &problem, const Target &target,
+                                    const QString &code, const QStringList &menu, const QString &isaDocs)
 {
     QString out;
     if (!agent.architecture.trimmed().isEmpty())
@@ -29,11 +26,12 @@ QString MenuStrategy::oneShotPrompt(const Agent &agent, const Problem &problem, 
     out += s_menuHeading;
     for (const QString &item : menu)
         out += QStringLiteral("- ") + QString(item).replace(QLatin1Char('\n'), QLatin1Char(' ')) + QLatin1Char('\n');
-    out += QStringLiteral("\n## Instruction\n\n"
-                          "Propose about 10 new optimization strategies for this code on this hardware that are not on the menu "
-                          "above: each one a specific, self-contained change, written in one line. Put them between <strategies> "
-                          "and </strategies>, one per line, and write nothing else between the tags.\n\n"
-                          "New strategies:");
+    out += QStringLiteral(
+        "\n## Instruction\n\n"
+        "Propose about 10 new optimization strategies for this code on this hardware that are not on the menu "
+        "above: each one a specific, self-contained change, written in one line. Put them between <strategies> "
+        "and </strategies>, one per line, and write nothing else between the tags.\n\n"
+        "New strategies:");
     return out;
 }
 

@@ -30,7 +30,10 @@ public:
     // items already on `menu` (compared without case and surrounding space); at most 20.
     static QStringList parse(const QString &answer, const QStringList &menu);
     // The strategies a stored one-shot call proposed: parse(answer, menuOf(prompt)).
-    static QStringList proposedBy(const QString &prompt, const QString &answer) { return parse(answer, menuOf(prompt)); }
+    static QStringList proposedBy(const QString &prompt, const QString &answer)
+    {
+        return parse(answer, menuOf(prompt));
+    }
 };
 
 } // namespace autocomp

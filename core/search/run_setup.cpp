@@ -21,7 +21,8 @@ std::optional<RunSetup> prepareRun(const RunConfig &config, const QByteArray &co
         // Without its hardware a target can only compile: a run says so up front rather than failing
         // every candidate, unless it asked for exactly that.
         else if (const QString absent = target->hardwareAbsence(); !absent.isEmpty() && !config.evaluation.compileOnly
-                 && std::any_of(target->steps.cbegin(), target->steps.cend(), [](const TargetStep &s) { return s.needsHardware; }))
+                 && std::any_of(target->steps.cbegin(), target->steps.cend(),
+                                [](const TargetStep &s) { return s.needsHardware; }))
             problems << QStringLiteral("target '%1' has no hardware on this machine for its timed steps (%2); set "
                                        "evaluation.compile_only: true for a search that leaves those steps out")
                             .arg(target->name, absent);

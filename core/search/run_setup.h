@@ -1,6 +1,6 @@
 #pragma once
 
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/search_engine.h"
 
 #include <QStringList>

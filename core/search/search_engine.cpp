@@ -6,7 +6,7 @@
 #include "agents/response_parser.h"
 #include "eval/evaluator.h"
 #include "model/code_identity.h"
-#include "model/yaml_reader.h"
+#include "platform/yaml_reader.h"
 #include "search/example_selection.h"
 #include "search/menu_strategy.h"
 #include "store/run_store.h"
@@ -51,14 +51,14 @@ SearchEngine::SearchEngine(RunSetup setup, QObject *parent) : SearchEngine(std::
 
 SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, QObject *parent)
     : SearchEngine(std::move(setup), sharedClient, nullptr, parent)
-{
-}
+{}
 
 SearchEngine::SearchEngine(RunSetup setup, LlmClient *sharedClient, Evaluator *sharedEvaluator, QObject *parent)
-    : QObject(parent), m_setup(std::move(setup)), m_llm(sharedClient ? sharedClient : new LlmClient(this)),
-      m_sharedEvaluator(sharedEvaluator)
-{
-}
+    : QObject(parent)
+    , m_setup(std::move(setup))
+    , m_llm(sharedClient ? sharedClient : new LlmClient(this))
+    , m_sharedEvaluator(sharedEvaluator)
+{}
 
 SearchEngine::~SearchEngine()
 {
@@ -88,7 +88,8 @@ std::mt19937_64 SearchEngine::rngFor(quint64 a, quint64 b, quint64 c) const
 {
     // One generator per request, derived from the seed and the request's position: draws do not depend
     // on the order in which responses arrive, so the same seed and responses give the same run.
-    std::seed_seq seq{quint32(m_setup.config.search.seed), quint32(m_setup.config.search.seed >> 32), quint32(a), quint32(b), quint32(c)};
+    std::seed_seq seq{quint32(m_setup.config.search.seed), quint32(m_setup.config.search.seed >> 32), quint32(a),
+                      quint32(b), quint32(c)};
     return std::mt19937_64(seq);
 }
 
@@ -128,7 +129,8 @@ std::optional<QStringList> SearchEngine::loadSchedule(const QString &source, Run
             return std::nullopt;
         }
         if (run->schedule.isEmpty()) {
-            *error = QStringLiteral("search.schedule: run %1 has no schedule (it has not finished with an improvement)").arg(runId);
+            *error = QStringLiteral("search.schedule: run %1 has no schedule (it has not finished with an improvement)")
+                         .arg(runId);
             return std::nullopt;
         }
         return run->schedule;
@@ -144,7 +146,8 @@ std::optional<QStringList> SearchEngine::loadSchedule(const QString &source, Run
     if (root) {
         const YAML::Node list = root->IsMap() ? (*root)["schedule"] : *root;
         if (!list || !list.IsSequence())
-            r.error(*root, QStringLiteral("a schedule file is a list of menu items, or a mapping with 'schedule: [...]'"));
+            r.error(*root,
+                    QStringLiteral("a schedule file is a list of menu items, or a mapping with 'schedule: [...]'"));
         else
             items = r.stringList(list, QStringLiteral("schedule"));
     }
@@ -214,11 +217,14 @@ bool SearchEngine::start(QString *error)
         return false;
     }
     if (m_setup.config.llm.reuseAcrossRuns)
-        log(QStringLiteral("answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
+        log(QStringLiteral(
+            "answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
     m_controlTimer->start();
     Q_EMIT runStateChanged(RunState::Running, {});
     if (!m_schedule.isEmpty())
-        log(QStringLiteral("seeded with a schedule of %1 steps: %2").arg(m_schedule.size()).arg(m_schedule.join(QLatin1String(" -> "))));
+        log(QStringLiteral("seeded with a schedule of %1 steps: %2")
+                .arg(m_schedule.size())
+                .arg(m_schedule.join(QLatin1String(" -> "))));
     log(QStringLiteral("run %1: %2/%3, evaluating the starting code").arg(m_run.id).arg(m_run.target, m_run.problem));
     ++m_outstanding;
     startWork([this, rootId] { evaluate(rootId); });
@@ -243,15 +249,18 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         m_run = *run;
         m_done = true;
         log(QStringLiteral("run %1 has already finished (%2)").arg(runId).arg(run->stopReason));
-        QMetaObject::invokeMethod(this, [this] { Q_EMIT finished(m_run); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this] { Q_EMIT finished(m_run); }, Qt::QueuedConnection);
         return true;
     }
     RunLease holder;
     if (!m_store->acquireLease(runId, &holder)) {
-        *error = holder.held() ? QStringLiteral("run %1 is already being driven by %2; stop it first (autocomp stop %1) or wait for it to end")
-                                     .arg(runId)
-                                     .arg(holder.describe())
-                               : QStringLiteral("cannot take run %1's lease: %2").arg(runId).arg(m_store->lastError());
+        *error = holder.held()
+            ? QStringLiteral(
+                  "run %1 is already being driven by %2; stop it first (autocomp stop %1) or wait for it to end")
+                  .arg(runId)
+                  .arg(holder.describe())
+            : QStringLiteral("cannot take run %1's lease: %2").arg(runId).arg(m_store->lastError());
         return false;
     }
     // Requests a killed process had in flight never got an answer: kept apart as unconfirmed (maybe billed).
@@ -265,11 +274,13 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         return false;
     }
     if (unconfirmedBefore > 0)
-        log(QStringLiteral("%1 request(s) were in flight when run %2 was interrupted: their cost is unconfirmed (see `autocomp runs show %2`)")
+        log(QStringLiteral("%1 request(s) were in flight when run %2 was interrupted: their cost is unconfirmed (see "
+                           "`autocomp runs show %2`)")
                 .arg(unconfirmedBefore)
                 .arg(runId));
     if (m_setup.config.llm.reuseAcrossRuns)
-        log(QStringLiteral("answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
+        log(QStringLiteral(
+            "answers paid for in other runs are reused for identical requests (llm.reuse_answers: across_runs)"));
     for (const Candidate &c : m_store->candidates(runId)) {
         m_candidates.insert(c.id, c);
         if (c.origin == CandidateOrigin::Fix && c.fixOf > 0)
@@ -288,7 +299,10 @@ bool SearchEngine::resume(qint64 runId, QString *error)
         finish(RunState::Failed, *error);
         return false;
     }
-    log(QStringLiteral("resuming run %1 after iteration %2 (%3 candidates stored)").arg(runId).arg(m_run.iteration).arg(m_candidates.size()));
+    log(QStringLiteral("resuming run %1 after iteration %2 (%3 candidates stored)")
+            .arg(runId)
+            .arg(m_run.iteration)
+            .arg(m_candidates.size()));
     if (!isFinal(root.status)) {
         ++m_outstanding;
         startWork([this, id = root.id] { evaluate(id); });
@@ -305,7 +319,9 @@ bool SearchEngine::resume(qint64 runId, QString *error)
     for (const Candidate &c : std::as_const(m_candidates))
         if (c.inBeam)
             beam << c;
-    std::sort(beam.begin(), beam.end(), [](const Candidate &a, const Candidate &b) { return a.score < b.score || (a.score == b.score && a.id < b.id); });
+    std::sort(beam.begin(), beam.end(), [](const Candidate &a, const Candidate &b) {
+        return a.score < b.score || (a.score == b.score && a.id < b.id);
+    });
     for (const Candidate &c : std::as_const(beam))
         m_beam << c.id;
     if (m_beam.isEmpty())
@@ -313,7 +329,8 @@ bool SearchEngine::resume(qint64 runId, QString *error)
     // Translation ended early (translate_score) when the original already left the beam.
     m_translationDone = m_run.iteration >= m_setup.config.search.translateIters
         || (m_setup.config.search.translateScore && m_run.iteration > 0
-            && std::none_of(m_beam.cbegin(), m_beam.cend(), [this](qint64 id) { return m_candidates.value(id).origin == CandidateOrigin::Root; }));
+            && std::none_of(m_beam.cbegin(), m_beam.cend(),
+                            [this](qint64 id) { return m_candidates.value(id).origin == CandidateOrigin::Root; }));
     if (m_run.iteration >= m_setup.config.search.iterations) {
         finish(RunState::Finished, QStringLiteral("completed %1 iterations").arg(m_setup.config.search.iterations));
         return true;
@@ -469,18 +486,23 @@ void SearchEngine::takeRunRequests()
                                                                  : addHumanCode(request.parentId, request.text, &error);
         const QString from = QStringLiteral("pid %1 on %2").arg(request.fromPid).arg(request.fromHost);
         if (id)
-            log(QStringLiteral("%1 from %2 taken (request %3)").arg(RunRequest::kindName(request.kind), from).arg(request.id));
+            log(QStringLiteral("%1 from %2 taken (request %3)")
+                    .arg(RunRequest::kindName(request.kind), from)
+                    .arg(request.id));
         else
-            log(QStringLiteral("%1 from %2 refused: %3 (request %4)").arg(RunRequest::kindName(request.kind), from, error).arg(request.id));
-        if (!m_store->settleRunRequest(request.id, id, error) && !m_store->lastError().contains(QLatin1String("not pending"))) {
+            log(QStringLiteral("%1 from %2 refused: %3 (request %4)")
+                    .arg(RunRequest::kindName(request.kind), from, error)
+                    .arg(request.id));
+        if (!m_store->settleRunRequest(request.id, id, error)
+            && !m_store->lastError().contains(QLatin1String("not pending"))) {
             storeFailed(QStringLiteral("recording what became of a plan or edit from another process"));
             return;
         }
     }
 }
 
-void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
-                           LlmCallback callback, std::optional<double> temperature)
+void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex,
+                           qint64 candidateId, LlmCallback callback, std::optional<double> temperature)
 {
     if (m_halted || m_stopping)
         return;
@@ -516,7 +538,9 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
         call.usd = response.fromCache ? 0.0 : response.usd;
         call.retries = response.retries;
         call.attempts = response.attempts.join(QLatin1Char('\n'));
-        call.status = response.fromCache ? QStringLiteral("cached") : response.ok ? QStringLiteral("ok") : QStringLiteral("error");
+        call.status = response.fromCache ? QStringLiteral("cached")
+            : response.ok                ? QStringLiteral("ok")
+                                         : QStringLiteral("error");
         call.error = response.error;
         const qint64 id = inFlightId ? (m_store->completeLlmCall(call) ? inFlightId : 0) : m_store->addLlmCall(call);
         if (!id) {
@@ -560,7 +584,9 @@ void SearchEngine::sendLlm(const QString &phase, const ModelSpec &spec, const QS
     const qint64 promptBytes = request.prompt.toUtf8().size() + request.system.toUtf8().size();
     if (promptBytes > m_setup.config.llm.maxPromptBytes) {
         LlmResponse refused;
-        refused.error = QStringLiteral("prompt of %1 bytes exceeds llm.max_prompt_bytes (%2); not sent").arg(promptBytes).arg(m_setup.config.llm.maxPromptBytes);
+        refused.error = QStringLiteral("prompt of %1 bytes exceeds llm.max_prompt_bytes (%2); not sent")
+                            .arg(promptBytes)
+                            .arg(m_setup.config.llm.maxPromptBytes);
         log(QStringLiteral("%1 request not sent: %2").arg(phase, refused.error));
         answerLater(refused);
         return;
@@ -687,17 +713,20 @@ void SearchEngine::evaluate(qint64 candidateId)
         return;
     }
     QString baseline;
-    if (candidate.origin != CandidateOrigin::Root && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
-                                                                [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
+    if (candidate.origin != CandidateOrigin::Root
+        && std::any_of(m_setup.target.steps.cbegin(), m_setup.target.steps.cend(),
+                       [](const TargetStep &s) { return !s.baselineWorker.isEmpty(); }))
         baseline = m_setup.problem.startCode();
     // The store, run and candidate name the evaluation: a remote executor finds a job that a killed
     // process left running (or its result) by this key instead of evaluating the candidate again.
     EvalRequest request;
     request.key = QStringLiteral("%1-r%2-c%3")
-                      .arg(QString::fromLatin1(QCryptographicHash::hash(m_store->path().toUtf8(), QCryptographicHash::Sha1).toHex().left(8)))
+                      .arg(QString::fromLatin1(
+                          QCryptographicHash::hash(m_store->path().toUtf8(), QCryptographicHash::Sha1).toHex().left(8)))
                       .arg(m_run.id)
                       .arg(candidateId);
-    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline, &m_setup.config.evaluation, request);
+    EvalJob *job = m_evaluator->evaluate(m_setup.target, m_setup.problem, candidate.code, baseline,
+                                         &m_setup.config.evaluation, request);
     m_jobs << job;
     m_evaluating.insert(candidateId);
     connect(job, &EvalJob::statusChanged, this, [this, candidateId](CandidateStatus status) {
@@ -735,7 +764,8 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
     c.score = result.correct ? result.metricValue(m_setup.target.metric) : std::numeric_limits<double>::quiet_NaN();
     // Paired timing: the score is the starting code's latency times this candidate's ratio to it, as
     // measured side by side; units and scale stay the root's, the noise is the ratio's.
-    const double ratio = result.metrics.value(QStringLiteral("paired_ratio")).toObject().value(QStringLiteral("value")).toDouble();
+    const double ratio =
+        result.metrics.value(QStringLiteral("paired_ratio")).toObject().value(QStringLiteral("value")).toDouble();
     if (result.correct && ratio > 0 && m_run.baselineScore > 0 && c.origin != CandidateOrigin::Root)
         c.score = m_run.baselineScore * ratio;
     c.error = result.correct ? QString() : QStringLiteral("%1: %2").arg(result.status, result.log.trimmed());
@@ -765,7 +795,8 @@ void SearchEngine::evaluationFinished(qint64 candidateId, const EvalResult &resu
                 .arg(m_setup.target.metricUnit)
                 .arg(m_run.baselineScore / c.score, 0, 'f', 2));
         updateBest();
-        if (inTranslation() && m_setup.config.search.translateScore && !c.metrics.contains(QStringLiteral("translation_score"))) {
+        if (inTranslation() && m_setup.config.search.translateScore
+            && !c.metrics.contains(QStringLiteral("translation_score"))) {
             startWork([this, candidateId] { requestTranslationScore(candidateId); });
             return; // the score request carries this candidate's outstanding count
         }
@@ -813,7 +844,10 @@ void SearchEngine::markDuplicate(qint64 candidateId, qint64 originalId)
                   .arg(originalId)
                   .arg(isFinal(original.status) ? statusWord(original) : QStringLiteral("being evaluated"));
     updateCandidate(c);
-    log(QStringLiteral("candidate %1 (iteration %2): duplicate of #%3, not evaluated").arg(c.id).arg(c.iteration).arg(originalId));
+    log(QStringLiteral("candidate %1 (iteration %2): duplicate of #%3, not evaluated")
+            .arg(c.id)
+            .arg(c.iteration)
+            .arg(originalId));
     workDone();
 }
 
@@ -851,10 +885,12 @@ QString SearchEngine::startFailure(const Candidate &root)
     // An evaluation `error` is the machine's (a setup step, the sandbox, a loader, an absent tool): no
     // verdict about the starting code, and the whole log is kept, lines and all.
     if (isMachineFault(root))
-        return QStringLiteral("the starting code could not be evaluated on this machine; this is a problem of the machine, "
-                              "not of the code:\n%1")
+        return QStringLiteral(
+                   "the starting code could not be evaluated on this machine; this is a problem of the machine, "
+                   "not of the code:\n%1")
             .arg(root.error.mid(int(qstrlen("error: "))).left(20000));
-    return QStringLiteral("the starting code does not pass its own harness (%1): %2").arg(toString(root.status), root.error.left(2000));
+    return QStringLiteral("the starting code does not pass its own harness (%1): %2")
+        .arg(toString(root.status), root.error.left(2000));
 }
 
 bool SearchEngine::unmeasuredRun(const Candidate &root) const
@@ -878,8 +914,9 @@ void SearchEngine::rootEvaluated(const Candidate &root)
         m_run.bestScore = root.score;
         log(QStringLiteral("starting code: %1 %2").arg(root.score, 0, 'g', 4).arg(m_setup.target.metricUnit));
     } else {
-        log(QStringLiteral("starting code: passes every step that runs without the hardware, not measured "
-                           "(evaluation.compile_only): candidates are checked, none is ranked, the beam stays the start"));
+        log(QStringLiteral(
+            "starting code: passes every step that runs without the hardware, not measured "
+            "(evaluation.compile_only): candidates are checked, none is ranked, the beam stays the start"));
     }
     persistRun();
     m_beam = {root.id};
@@ -946,13 +983,16 @@ void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex
 {
     QList<Candidate> children;
     for (const Candidate &c : std::as_const(m_candidates))
-        if (c.iteration == m_iteration && c.planSlot == slot && c.parentId == parentId && c.origin == CandidateOrigin::Llm)
+        if (c.iteration == m_iteration && c.planSlot == slot && c.parentId == parentId
+            && c.origin == CandidateOrigin::Llm)
             children << c;
     if (children.isEmpty()) {
-        startWork([this, parentId, parentIndex, planIndex, slot] { requestPlan(parentId, parentIndex, planIndex, slot); });
+        startWork(
+            [this, parentId, parentIndex, planIndex, slot] { requestPlan(parentId, parentIndex, planIndex, slot); });
         return;
     }
-    std::sort(children.begin(), children.end(), [](const Candidate &a, const Candidate &b) { return a.sample < b.sample; });
+    std::sort(children.begin(), children.end(),
+              [](const Candidate &a, const Candidate &b) { return a.sample < b.sample; });
     const Candidate first = children.first();
     QSet<int> samples;
     // Adopt each stored child; each unfinished one gets its outstanding count and resumes where it stopped.
@@ -984,7 +1024,8 @@ void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex
             tip = fix.id;
         }
         const Candidate last = m_candidates.value(tip);
-        if (isFinal(last.status) && fixable(last.status) && m_fixAttempts.value(last.id) < m_setup.config.search.fixAttempts) {
+        if (isFinal(last.status) && fixable(last.status)
+            && m_fixAttempts.value(last.id) < m_setup.config.search.fixAttempts) {
             ++m_outstanding;
             startWork([this, id = last.id] { requestFix(id); });
         }
@@ -992,7 +1033,9 @@ void SearchEngine::adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex
     if (m_setup.config.search.skipPlanning) {
         // The samples not stored yet are asked again (the slot's count carries over); the others were adopted.
         if (samples.size() < m_setup.config.search.codePerPlan)
-            startWork([this, parentId, parentIndex, planIndex, slot, samples] { requestPlan(parentId, parentIndex, planIndex, slot, samples); });
+            startWork([this, parentId, parentIndex, planIndex, slot, samples] {
+                requestPlan(parentId, parentIndex, planIndex, slot, samples);
+            });
         else
             workDone();
         return;
@@ -1032,7 +1075,8 @@ int SearchEngine::requestIndex(const Candidate &c, int attempt) const
     return (c.iteration * 100000 + position) * 16 + attempt;
 }
 
-void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const QSet<int> &skipSamples)
+void SearchEngine::requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot,
+                               const QSet<int> &skipSamples)
 {
     if (m_draining) {
         workDone();
@@ -1074,15 +1118,17 @@ void SearchEngine::prepareParent(qint64 parentId, qint64 key)
             done();
         });
     };
-    auto menu = [this, parentId, prep, examples, oneShot = s.menuStrategy == QLatin1String("one-shot") && !translation] {
+    auto menu = [this, parentId, prep, examples,
+                 oneShot = s.menuStrategy == QLatin1String("one-shot") && !translation] {
         if (!oneShot) {
             examples();
             return;
         }
-        proposeStrategies(parentId, prep->isaDocs.value_or(m_setup.agent.isaDocs), [prep, examples](const QStringList &proposed) {
-            prep->proposed = proposed;
-            examples();
-        });
+        proposeStrategies(parentId, prep->isaDocs.value_or(m_setup.agent.isaDocs),
+                          [prep, examples](const QStringList &proposed) {
+                              prep->proposed = proposed;
+                              examples();
+                          });
     };
     if (s.isaFilter && IsaFilter::parse(m_setup.agent.isaDocs).size() > 1) {
         filterIsa(parentId, [prep, menu](const QString &isa) {
@@ -1101,20 +1147,26 @@ QStringList SearchEngine::menuFor(qint64 parentId) const
     return m_setup.agent.menu + m_prep.value(prepKey(parentId)).proposed;
 }
 
-void SearchEngine::proposeStrategies(qint64 parentId, const QString &isaDocs, std::function<void(const QStringList &)> done)
+void SearchEngine::proposeStrategies(qint64 parentId, const QString &isaDocs,
+                                     std::function<void(const QStringList &)> done)
 {
     const Candidate parent = m_candidates.value(parentId);
-    const QString prompt = MenuStrategy::oneShotPrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, m_setup.agent.menu, isaDocs);
-    sendLlm(MenuStrategy::oneShotPhase(), m_setup.planModels.first(), prompt, 0, parentId, [this, parentId, done](const LlmResponse &response, qint64) {
-        if (!response.ok) {
-            log(QStringLiteral("one-shot menu for candidate %1 failed (%2); the agent's menu alone is used").arg(parentId).arg(response.error));
-            done({});
-            return;
-        }
-        const QStringList proposed = MenuStrategy::parse(response.text, m_setup.agent.menu);
-        log(QStringLiteral("one-shot menu for candidate %1: %2 new strategies").arg(parentId).arg(proposed.size()));
-        done(proposed);
-    });
+    const QString prompt = MenuStrategy::oneShotPrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code,
+                                                       m_setup.agent.menu, isaDocs);
+    sendLlm(
+        MenuStrategy::oneShotPhase(), m_setup.planModels.first(), prompt, 0, parentId,
+        [this, parentId, done](const LlmResponse &response, qint64) {
+            if (!response.ok) {
+                log(QStringLiteral("one-shot menu for candidate %1 failed (%2); the agent's menu alone is used")
+                        .arg(parentId)
+                        .arg(response.error));
+                done({});
+                return;
+            }
+            const QStringList proposed = MenuStrategy::parse(response.text, m_setup.agent.menu);
+            log(QStringLiteral("one-shot menu for candidate %1: %2 new strategies").arg(parentId).arg(proposed.size()));
+            done(proposed);
+        });
 }
 
 void SearchEngine::selectExamples(qint64 parentId, const QString &isaDocs, std::function<void(const QList<int> &)> done)
@@ -1126,7 +1178,9 @@ void SearchEngine::selectExamples(qint64 parentId, const QString &isaDocs, std::
         ExampleSelection::phase(), m_setup.planModels.first(), prompt, 0, parentId,
         [this, parentId, done, count = int(all.size())](const LlmResponse &response, qint64) {
             if (!response.ok) {
-                log(QStringLiteral("example choice for candidate %1 failed (%2); no examples are shown").arg(parentId).arg(response.error));
+                log(QStringLiteral("example choice for candidate %1 failed (%2); no examples are shown")
+                        .arg(parentId)
+                        .arg(response.error));
                 done({});
                 return;
             }
@@ -1146,7 +1200,9 @@ void SearchEngine::filterIsa(qint64 parentId, std::function<void(const QString &
     sendLlm(QStringLiteral("isa"), model, IsaFilter::sectionPrompt(sections, problem, parent.code), 0, parentId,
             [this, sections, problem, parent, model, finish](const LlmResponse &response, qint64) {
                 if (!response.ok) {
-                    log(QStringLiteral("ISA filter for candidate %1 failed (%2); the whole ISA is used").arg(parent.id).arg(response.error));
+                    log(QStringLiteral("ISA filter for candidate %1 failed (%2); the whole ISA is used")
+                            .arg(parent.id)
+                            .arg(response.error));
                     finish(m_setup.agent.isaDocs);
                     return;
                 }
@@ -1165,8 +1221,8 @@ void SearchEngine::filterIsa(qint64 parentId, std::function<void(const QString &
                 for (int s : std::as_const(kept)) {
                     if (sections.at(s).entries.size() <= 1)
                         continue;
-                    sendLlm(QStringLiteral("isa"), model, IsaFilter::entryPrompt(sections.at(s), problem, parent.code), 0, parent.id,
-                            [sections, kept, entries, pending, s, finish](const LlmResponse &r, qint64) {
+                    sendLlm(QStringLiteral("isa"), model, IsaFilter::entryPrompt(sections.at(s), problem, parent.code),
+                            0, parent.id, [sections, kept, entries, pending, s, finish](const LlmResponse &r, qint64) {
                                 if (r.ok) {
                                     QList<int> chosen;
                                     for (int n : IsaFilter::parseNumbers(r.text, int(sections.at(s).entries.size())))
@@ -1180,7 +1236,8 @@ void SearchEngine::filterIsa(qint64 parentId, std::function<void(const QString &
             });
 }
 
-void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep, const QSet<int> &skipSamples)
+void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep,
+                            const QSet<int> &skipSamples)
 {
     if (m_draining) {
         workDone();
@@ -1230,12 +1287,14 @@ void SearchEngine::sendPlan(qint64 parentId, int parentIndex, int planIndex, int
         return;
     }
     const ModelSpec &model = m_setup.planModels.at(planSlot % m_setup.planModels.size());
-    sendLlm(QStringLiteral("plan"), model, prompt, m_iteration * 100000 + planSlot, 0, [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
-        planArrived(parentId, planSlot, model.text, response, callId);
-    });
+    sendLlm(QStringLiteral("plan"), model, prompt, m_iteration * 100000 + planSlot, 0,
+            [this, parentId, planSlot, model](const LlmResponse &response, qint64 callId) {
+                planArrived(parentId, planSlot, model.text, response, callId);
+            });
 }
 
-void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId)
+void SearchEngine::planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response,
+                               qint64 callId)
 {
     Candidate c;
     c.parentId = parentId;
@@ -1289,7 +1348,8 @@ void SearchEngine::sendDirect(qint64 parentId, int planSlot, const QString &prom
     workDone(); // the prompt slot; each sample carries its own count
 }
 
-void SearchEngine::directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response, qint64 callId)
+void SearchEngine::directArrived(qint64 parentId, int planSlot, int sample, const QString &model,
+                                 const LlmResponse &response, qint64 callId)
 {
     Candidate c;
     c.parentId = parentId;
@@ -1340,8 +1400,8 @@ void SearchEngine::requestCode(qint64 candidateId)
     const ModelSpec &model = m_setup.codeModels.at(codeSlot % m_setup.codeModels.size());
     c.codeModel = model.text;
     updateCandidate(c);
-    const QString prompt =
-        PromptBuilder::codePrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code, c.plan, m_setup.config.search.editMode);
+    const QString prompt = PromptBuilder::codePrompt(m_setup.agent, m_setup.problem, m_setup.target, parent.code,
+                                                     c.plan, m_setup.config.search.editMode);
     sendLlm(QStringLiteral("code"), model, prompt, requestIndex(c, 0), candidateId,
             [this, candidateId](const LlmResponse &response, qint64) { codeArrived(candidateId, response, false); });
 }
@@ -1357,13 +1417,15 @@ void SearchEngine::codeArrived(qint64 candidateId, const LlmResponse &response, 
         workDone();
     };
     if (!response.ok) {
-        fail(QStringLiteral("%1 request failed: %2").arg(fix ? QStringLiteral("fix") : QStringLiteral("code"), response.error));
+        fail(QStringLiteral("%1 request failed: %2")
+                 .arg(fix ? QStringLiteral("fix") : QStringLiteral("code"), response.error));
         return;
     }
     // Cut at the output limit with no usable code: the model's limit, not a wrong answer; no fix is asked
     // for (it would be cut the same way).
     const QString cut = response.cutAtTokenLimit()
-        ? QStringLiteral("the answer was cut at the model's output limit (max_tokens %1, stop reason '%2'); raise llm.max_tokens in "
+        ? QStringLiteral("the answer was cut at the model's output limit (max_tokens %1, stop reason '%2'); raise "
+                         "llm.max_tokens in "
                          "the run's configuration to let the model finish")
               .arg(m_setup.config.llm.maxTokens)
               .arg(response.stopReason)
@@ -1377,11 +1439,14 @@ void SearchEngine::codeArrived(qint64 candidateId, const LlmResponse &response, 
         }
         c.code = applied.code;
         if (applied.fuzzyBlocks > 0)
-            c.flags << QStringLiteral("%1 edit block(s) applied with whitespace-normalized matching").arg(applied.fuzzyBlocks);
+            c.flags << QStringLiteral("%1 edit block(s) applied with whitespace-normalized matching")
+                           .arg(applied.fuzzyBlocks);
     } else {
         const auto code = ResponseParser::extractCode(response.text, m_setup.target.language);
         if (!code || code->trimmed().isEmpty()) {
-            fail(cut.isEmpty() ? QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language) : cut);
+            fail(cut.isEmpty()
+                     ? QStringLiteral("the response contains no complete ```%1 code block").arg(m_setup.target.language)
+                     : cut);
             return;
         }
         c.code = *code;
@@ -1407,14 +1472,18 @@ void SearchEngine::requestFix(qint64 failedId)
     c.fixOf = failedId;
     c.status = CandidateStatus::Coding;
     // Fixes rotate across the code models, starting after the model that wrote the failed code.
-    const int codeSlot = (failed.planSlot >= 0 ? failed.planSlot : 0) * m_setup.config.search.codePerPlan + failed.sample;
+    const int codeSlot = (failed.planSlot >= 0 ? failed.planSlot : 0) * m_setup.config.search.codePerPlan
+        + failed.sample;
     const int attempt = m_fixAttempts.value(failedId) + 1;
     const ModelSpec &model = m_setup.codeModels.at((codeSlot + attempt) % m_setup.codeModels.size());
     c.codeModel = model.text;
     const qint64 id = addCandidate(c);
     m_iterationCandidates << id;
     m_fixAttempts.insert(id, attempt);
-    log(QStringLiteral("candidate %1 failed; asking %2 for a fix (candidate %3)").arg(failedId).arg(model.text).arg(id));
+    log(QStringLiteral("candidate %1 failed; asking %2 for a fix (candidate %3)")
+            .arg(failedId)
+            .arg(model.text)
+            .arg(id));
     sendFixRequest(id);
 }
 
@@ -1433,7 +1502,8 @@ void SearchEngine::sendFixRequest(qint64 fixId)
         errorLog = failed.error;
     else if (!verdict.isEmpty() && !errorLog.contains(verdict))
         errorLog = QStringLiteral("[verdict]\n%1\n").arg(verdict) + errorLog;
-    const QString prompt = PromptBuilder::fixPrompt(m_setup.agent, m_setup.problem, m_setup.target, failed.code, failed.plan, errorLog);
+    const QString prompt = PromptBuilder::fixPrompt(m_setup.agent, m_setup.problem, m_setup.target, failed.code,
+                                                    failed.plan, errorLog);
     ModelSpec model = m_setup.codeModels.first();
     for (const ModelSpec &spec : std::as_const(m_setup.codeModels))
         if (spec.text == c.codeModel)
@@ -1456,7 +1526,8 @@ void SearchEngine::requestTranslationScore(qint64 candidateId)
             const double score = response.ok && m.hasMatch() ? qBound(0.0, m.captured(1).toDouble(), 10.0) : 0.0;
             c.metrics.insert(QStringLiteral("translation_score"), score);
             if (!response.ok || !m.hasMatch())
-                c.flags << QStringLiteral("translation score unavailable: %1").arg(response.ok ? QStringLiteral("no number in the answer") : response.error);
+                c.flags << QStringLiteral("translation score unavailable: %1")
+                               .arg(response.ok ? QStringLiteral("no number in the answer") : response.error);
             updateCandidate(c);
             workDone();
         },
@@ -1493,7 +1564,8 @@ void SearchEngine::selectBeam()
         if (translation) {
             // Translated candidates below the completeness threshold are kept apart (translate_score), and so
             // are those more than translate_perf_threshold times slower than their parent.
-            if (s.translateScore && c.metrics.value(QStringLiteral("translation_score")).toDouble() < s.translateThreshold)
+            if (s.translateScore
+                && c.metrics.value(QStringLiteral("translation_score")).toDouble() < s.translateThreshold)
                 continue;
             const Candidate parent = m_candidates.value(c.parentId);
             if (parent.hasScore() && parent.score > 0 && c.score > parent.score * s.translatePerfThreshold)
@@ -1527,7 +1599,9 @@ void SearchEngine::selectBeam()
         if (beam.contains(c.id))
             continue;
         const QString code = normalizedCode(c.code);
-        const QString parentPlan = c.origin == CandidateOrigin::Root ? QString() : QString::number(c.parentId) + QLatin1Char('\x1f') + c.plan;
+        const QString parentPlan = c.origin == CandidateOrigin::Root
+            ? QString()
+            : QString::number(c.parentId) + QLatin1Char('\x1f') + c.plan;
         if (codes.contains(code) || (!parentPlan.isEmpty() && parentPlans.contains(parentPlan)))
             continue; // duplicate: same code, or same parent and same plan
         codes.insert(code);
@@ -1554,7 +1628,8 @@ void SearchEngine::selectBeam()
             log(QStringLiteral("translation phase done after iteration %1%2")
                     .arg(m_iteration)
                     .arg(allTranslated && m_iteration < s.translateIters
-                             ? QStringLiteral(" (early: every beam candidate scores at least %1)").arg(s.translateThreshold)
+                             ? QStringLiteral(" (early: every beam candidate scores at least %1)")
+                                   .arg(s.translateThreshold)
                              : QString()));
         }
     }
@@ -1589,7 +1664,10 @@ void SearchEngine::selectBeam()
         const double improvement = m_run.bestScore > 0 ? m_bestBeforeIteration / m_run.bestScore : 1.0;
         m_stale = improvement < *s.earlyStop ? m_stale + 1 : 0;
         if (m_stale >= s.earlyStopPatience) {
-            finish(RunState::Finished, QStringLiteral("early stop: best improved less than %1x in %2 iteration(s)").arg(*s.earlyStop).arg(m_stale));
+            finish(RunState::Finished,
+                   QStringLiteral("early stop: best improved less than %1x in %2 iteration(s)")
+                       .arg(*s.earlyStop)
+                       .arg(m_stale));
             return;
         }
     }
@@ -1703,7 +1781,8 @@ void SearchEngine::storeFailed(const QString &what)
         return;
     m_halted = true;
     m_haltReason = m_store->lastError();
-    log(QStringLiteral("store write failed while %1: %2; pausing the run (nothing that was not stored is acted on)").arg(what, m_haltReason));
+    log(QStringLiteral("store write failed while %1: %2; pausing the run (nothing that was not stored is acted on)")
+            .arg(what, m_haltReason));
     // From the event loop: the handler that hit the failure unwinds first and its transaction is rolled back.
     QMetaObject::invokeMethod(
         this,
@@ -1764,7 +1843,9 @@ QString SearchEngine::failureOf() const
             ++reasons[c.error.section(QLatin1Char(';'), 0, 0)];
     const auto most = std::max_element(reasons.cbegin(), reasons.cend());
     if (most != reasons.cend())
-        return QStringLiteral("no candidate was evaluated (no answer held usable code; %1 of them: %2)").arg(*most).arg(most.key());
+        return QStringLiteral("no candidate was evaluated (no answer held usable code; %1 of them: %2)")
+            .arg(*most)
+            .arg(most.key());
     return QStringLiteral("no candidate was evaluated (no answer held usable code)");
 }
 
@@ -1809,7 +1890,8 @@ void SearchEngine::finish(RunState state, const QString &reason)
         m_store->settleInFlightCalls(m_run.id);
         // Plans and edits sent from other processes and not taken yet will not be: said so, kept in the store.
         for (const RunRequest &request : m_store->pendingRunRequests(m_run.id))
-            m_store->settleRunRequest(request.id, 0, QStringLiteral("the run has ended (%1)").arg(toString(m_run.state)));
+            m_store->settleRunRequest(request.id, 0,
+                                      QStringLiteral("the run has ended (%1)").arg(toString(m_run.state)));
         m_store->releaseLease(m_run.id);
     }
     if (m_store && m_store->lostLease(m_run.id)) {

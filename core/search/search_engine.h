@@ -31,7 +31,8 @@ class EvalJob;
 class RunStore;
 
 // Everything a run needs, resolved and validated before the engine starts.
-struct RunSetup {
+struct RunSetup
+{
     RunConfig config;
     QByteArray configYaml;
     Target target;
@@ -120,10 +121,11 @@ private:
     void adoptPlanSlot(qint64 parentId, int parentIndex, int planIndex, int slot);
     // What the plan prompts for one parent need asked first, once per parent (and phase): the ISA filter's
     // selection, the one-shot menu's strategies, the examples a model picked.
-    struct ParentPrep {
+    struct ParentPrep
+    {
         std::optional<QString> isaDocs; // search.isa_filter; nullopt: the whole ISA
-        QStringList proposed;           // search.menu_strategy: one-shot
-        QList<int> examples;            // search.example_rate: the picked examples (0-based)
+        QStringList proposed; // search.menu_strategy: one-shot
+        QList<int> examples; // search.example_rate: the picked examples (0-based)
     };
     // `skipSamples` (skip_planning only): samples of the slot already stored, not asked again.
     void requestPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const QSet<int> &skipSamples = {});
@@ -138,11 +140,13 @@ private:
     void proposeStrategies(qint64 parentId, const QString &isaDocs, std::function<void(const QStringList &)> done);
     // search.example_rate: asks which code examples matter for the parent's code (call phase "examples").
     void selectExamples(qint64 parentId, const QString &isaDocs, std::function<void(const QList<int> &)> done);
-    void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep, const QSet<int> &skipSamples);
+    void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep,
+                  const QSet<int> &skipSamples);
     // search.skip_planning: the prompt's samples go out as code requests (call phase "direct"); each answer
     // becomes a candidate whose plan is the answer's reasoning.
     void sendDirect(qint64 parentId, int planSlot, const QString &prompt, const QSet<int> &skipSamples);
-    void directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response, qint64 callId);
+    void directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response,
+                       qint64 callId);
     void planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId);
     void requestCode(qint64 candidateId);
     void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
@@ -186,8 +190,8 @@ private:
     int requestIndex(const Candidate &c, int attempt) const;
     // Why a human plan or code cannot be added now; empty when it can.
     QString humanEntryError(qint64 parentId, const QString &text, const QString &what) const;
-    void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex, qint64 candidateId,
-                 LlmCallback callback, std::optional<double> temperature = 0.7);
+    void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex,
+                 qint64 candidateId, LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;
     // The candidate evaluated (or being evaluated) in this run whose normalized code equals `c`'s; 0 when none.
     qint64 duplicateOf(const Candidate &c) const;
@@ -228,18 +232,18 @@ private:
     int m_iteration = 0;
     int m_outstanding = 0;
     int m_fixCounter = 0;
-    int m_stale = 0;          // iterations without enough improvement (early stop)
+    int m_stale = 0; // iterations without enough improvement (early stop)
     double m_bestBeforeIteration = 0;
     bool m_translationDone = false;
     bool m_pausing = false;
     bool m_draining = false;
     bool m_done = false;
-    bool m_stopping = false;   // stop() is cancelling: outcomes of cancelled work are not acted on
-    bool m_halted = false;     // a store write failed: the run ends paused
+    bool m_stopping = false; // stop() is cancelling: outcomes of cancelled work are not acted on
+    bool m_halted = false; // a store write failed: the run ends paused
     QString m_haltReason;
     QList<std::function<void()>> m_pendingSends; // sends waiting for their transaction's commit
-    std::function<void()> m_endAnnouncement;     // the run's end, announced once it is committed
-    int m_okCalls = 0;         // answers received in this session
+    std::function<void()> m_endAnnouncement; // the run's end, announced once it is committed
+    int m_okCalls = 0; // answers received in this session
     int m_failedCalls = 0;
     QString m_lastLlmError;
     int m_heartbeatTick = 0;

@@ -42,26 +42,19 @@ std::atomic_bool s_noticeClaimed{false};
 QString toString(KeyStatus status)
 {
     switch (status) {
-    case KeyStatus::Stored:
-        return QStringLiteral("stored");
-    case KeyStatus::FromEnvironment:
-        return QStringLiteral("from environment");
-    case KeyStatus::Missing:
-        return QStringLiteral("missing");
-    case KeyStatus::KeychainUnavailable:
-        return QStringLiteral("keychain unavailable");
+    case KeyStatus::Stored: return QStringLiteral("stored");
+    case KeyStatus::FromEnvironment: return QStringLiteral("from environment");
+    case KeyStatus::Missing: return QStringLiteral("missing");
+    case KeyStatus::KeychainUnavailable: return QStringLiteral("keychain unavailable");
     }
     return {};
 }
 
-SecretStore::SecretStore(QObject *parent) : QObject(parent)
-{
-    qRegisterMetaType<autocomp::KeyStatus>();
-}
+SecretStore::SecretStore(QObject *parent) : QObject(parent) { qRegisterMetaType<autocomp::KeyStatus>(); }
 
 QStringList SecretStore::providers()
 {
-    return {QStringLiteral("openai"), QStringLiteral("anthropic"), QStringLiteral("aws"), QStringLiteral("gcp"),
+    return {QStringLiteral("openai"),   QStringLiteral("anthropic"),  QStringLiteral("aws"), QStringLiteral("gcp"),
             QStringLiteral("together"), QStringLiteral("openrouter"), QStringLiteral("vllm")};
 }
 
@@ -79,7 +72,8 @@ QStringList SecretStore::environmentVariables(const QString &provider)
     if (provider == QLatin1String("gcp"))
         variables << QStringLiteral("GOOGLE_API_KEY");
     if (provider == QLatin1String("aws"))
-        variables << QStringLiteral("AWS_ACCESS_KEY_ID") << QStringLiteral("AWS_SECRET_ACCESS_KEY") << QStringLiteral("AWS_SESSION_TOKEN");
+        variables << QStringLiteral("AWS_ACCESS_KEY_ID") << QStringLiteral("AWS_SECRET_ACCESS_KEY")
+                  << QStringLiteral("AWS_SESSION_TOKEN");
     return variables;
 }
 
@@ -127,10 +121,12 @@ bool SecretStore::keychainReachable(QString *reason)
     if (!qEnvironmentVariableIsEmpty("DBUS_SESSION_BUS_ADDRESS"))
         return true;
     // systemd's per-user bus, which libdbus and GDBus find without the variable.
-    if (const QString runtime = qEnvironmentVariable("XDG_RUNTIME_DIR"); !runtime.isEmpty() && QFileInfo::exists(runtime + QStringLiteral("/bus")))
+    if (const QString runtime = qEnvironmentVariable("XDG_RUNTIME_DIR");
+        !runtime.isEmpty() && QFileInfo::exists(runtime + QStringLiteral("/bus")))
         return true;
     // Both libraries can start a session bus through dbus-launch, which needs an X display.
-    if (!qEnvironmentVariableIsEmpty("DISPLAY") && !QStandardPaths::findExecutable(QStringLiteral("dbus-launch")).isEmpty())
+    if (!qEnvironmentVariableIsEmpty("DISPLAY")
+        && !QStandardPaths::findExecutable(QStringLiteral("dbus-launch")).isEmpty())
         return true;
     if (reason)
         *reason = QStringLiteral("no D-Bus session bus for a Secret Service");
@@ -156,10 +152,7 @@ QString SecretStore::environmentOnlyNotice(const QString &reason)
         .arg(reason, keyVariables().join(QLatin1String(", ")));
 }
 
-bool SecretStore::claimEnvironmentOnlyNotice()
-{
-    return !s_noticeClaimed.exchange(true);
-}
+bool SecretStore::claimEnvironmentOnlyNotice() { return !s_noticeClaimed.exchange(true); }
 
 void SecretStore::rememberSecret(const QString &secret)
 {
@@ -194,8 +187,9 @@ void SecretStore::readKey(const QString &provider)
     const QString key = environmentKey(provider, &variable);
     if (!key.isEmpty()) {
         // Queued, so every answer arrives after the call returns, as with a keychain job.
-        QMetaObject::invokeMethod(this, [this, provider, key] { Q_EMIT keyRead(provider, key, KeyStatus::FromEnvironment, {}); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, provider, key] { Q_EMIT keyRead(provider, key, KeyStatus::FromEnvironment, {}); },
+            Qt::QueuedConnection);
         return;
     }
     readStoredKey(provider);
@@ -206,16 +200,17 @@ void SecretStore::readKey(const QString &provider)
 namespace {
 bool unavailable(QKeychain::Error error)
 {
-    return error == QKeychain::NoBackendAvailable || error == QKeychain::NotImplemented || error == QKeychain::OtherError
-        || error == QKeychain::AccessDenied || error == QKeychain::AccessDeniedByUser;
+    return error == QKeychain::NoBackendAvailable || error == QKeychain::NotImplemented
+        || error == QKeychain::OtherError || error == QKeychain::AccessDenied || error == QKeychain::AccessDeniedByUser;
 }
 } // namespace
 
 void SecretStore::readStoredKey(const QString &provider)
 {
     if (QString reason; !keychainReachable(&reason)) {
-        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyRead(provider, {}, KeyStatus::KeychainUnavailable, reason); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, provider, reason] { Q_EMIT keyRead(provider, {}, KeyStatus::KeychainUnavailable, reason); },
+            Qt::QueuedConnection);
         return;
     }
     // Jobs are not children of this object: libsecret calls back into a job when its D-Bus call ends, so a
@@ -232,13 +227,12 @@ void SecretStore::readStoredKey(const QString &provider)
             rememberSecret(key);
             Q_EMIT keyRead(provider, key, key.isEmpty() ? KeyStatus::Missing : KeyStatus::Stored, {});
             return;
-        case QKeychain::EntryNotFound:
-            Q_EMIT keyRead(provider, {}, KeyStatus::Missing, {});
-            return;
+        case QKeychain::EntryNotFound: Q_EMIT keyRead(provider, {}, KeyStatus::Missing, {}); return;
         default: {
             const QString error = redact(read->errorString(), {key});
             qCDebug(lcSecrets) << "keychain read of" << provider << "failed:" << error;
-            Q_EMIT keyRead(provider, {}, unavailable(read->error()) ? KeyStatus::KeychainUnavailable : KeyStatus::Missing, error);
+            Q_EMIT keyRead(provider, {},
+                           unavailable(read->error()) ? KeyStatus::KeychainUnavailable : KeyStatus::Missing, error);
         }
         }
     });
@@ -249,7 +243,8 @@ void SecretStore::writeKey(const QString &provider, const QString &key)
 {
     rememberSecret(key);
     if (QString reason; !keychainReachable(&reason)) {
-        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyWritten(provider, false, reason); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, provider, reason] { Q_EMIT keyWritten(provider, false, reason); }, Qt::QueuedConnection);
         return;
     }
     auto *job = new QKeychain::WritePasswordJob(serviceName(), nullptr);
@@ -269,7 +264,8 @@ void SecretStore::writeKey(const QString &provider, const QString &key)
 void SecretStore::deleteKey(const QString &provider)
 {
     if (QString reason; !keychainReachable(&reason)) {
-        QMetaObject::invokeMethod(this, [this, provider, reason] { Q_EMIT keyDeleted(provider, false, reason); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, provider, reason] { Q_EMIT keyDeleted(provider, false, reason); }, Qt::QueuedConnection);
         return;
     }
     auto *job = new QKeychain::DeletePasswordJob(serviceName(), nullptr);
@@ -289,22 +285,27 @@ void SecretStore::deleteKey(const QString &provider)
 
 void SecretStore::readStoredKey(const QString &provider)
 {
-    QMetaObject::invokeMethod(this, [this, provider] {
-        Q_EMIT keyRead(provider, {}, KeyStatus::KeychainUnavailable, QStringLiteral("built without QtKeychain"));
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, provider] {
+            Q_EMIT keyRead(provider, {}, KeyStatus::KeychainUnavailable, QStringLiteral("built without QtKeychain"));
+        },
+        Qt::QueuedConnection);
 }
 
 void SecretStore::writeKey(const QString &provider, const QString &key)
 {
     rememberSecret(key);
-    QMetaObject::invokeMethod(this, [this, provider] { Q_EMIT keyWritten(provider, false, QStringLiteral("built without QtKeychain")); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, provider] { Q_EMIT keyWritten(provider, false, QStringLiteral("built without QtKeychain")); },
+        Qt::QueuedConnection);
 }
 
 void SecretStore::deleteKey(const QString &provider)
 {
-    QMetaObject::invokeMethod(this, [this, provider] { Q_EMIT keyDeleted(provider, false, QStringLiteral("built without QtKeychain")); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, provider] { Q_EMIT keyDeleted(provider, false, QStringLiteral("built without QtKeychain")); },
+        Qt::QueuedConnection);
 }
 
 #endif
@@ -334,11 +335,12 @@ SecretStore::Result SecretStore::readStoredBlocking(const QString &provider)
     QEventLoop loop;
     Result result;
     bool answered = false;
-    connect(&store, &SecretStore::keyRead, &loop, [&](const QString &, const QString &key, KeyStatus status, const QString &error) {
-        result = {key, status, error};
-        answered = true;
-        loop.quit();
-    });
+    connect(&store, &SecretStore::keyRead, &loop,
+            [&](const QString &, const QString &key, KeyStatus status, const QString &error) {
+                result = {key, status, error};
+                answered = true;
+                loop.quit();
+            });
     store.readStoredKey(provider);
     if (!waitForAnswer(loop, answered))
         result = {{}, KeyStatus::KeychainUnavailable, timeoutMessage()};

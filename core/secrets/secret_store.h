@@ -54,7 +54,8 @@ public:
     // Deleting an entry that does not exist succeeds.
     void deleteKey(const QString &provider);
 
-    struct Result {
+    struct Result
+    {
         QString key;
         KeyStatus status = KeyStatus::Missing;
         QString error; // never contains the key

@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-
 namespace autocomp {
 
 namespace {
@@ -49,15 +48,9 @@ QVariant nullableDouble(double value)
 }
 
 // Qt binds a null QString as SQL NULL; our text columns are NOT NULL.
-QString nn(const QString &text)
-{
-    return text.isNull() ? QString(QLatin1String("")) : text;
-}
+QString nn(const QString &text) { return text.isNull() ? QString(QLatin1String("")) : text; }
 
-QString now()
-{
-    return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
-}
+QString now() { return QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs); }
 
 // Schema migrations, in order; index i migrates from version i to i+1.
 const QStringList &migrations()
@@ -150,14 +143,15 @@ QString classify(const QSqlError &error, const QString &path)
     const QString text = error.databaseText().isEmpty() ? error.text() : error.databaseText();
     QString kind;
     switch (code) {
-    case 13: kind = QStringLiteral("disk full"); break;        // SQLITE_FULL
-    case 10: kind = QStringLiteral("I/O error"); break;        // SQLITE_IOERR
-    case 8: kind = QStringLiteral("read-only"); break;         // SQLITE_READONLY
+    case 13: kind = QStringLiteral("disk full"); break; // SQLITE_FULL
+    case 10: kind = QStringLiteral("I/O error"); break; // SQLITE_IOERR
+    case 8: kind = QStringLiteral("read-only"); break; // SQLITE_READONLY
     case 3: kind = QStringLiteral("permission denied"); break; // SQLITE_PERM
     case 23: kind = QStringLiteral("permission denied"); break; // SQLITE_AUTH
-    case 14: kind = QStringLiteral("cannot open"); break;      // SQLITE_CANTOPEN
-    case 5: case 6: kind = QStringLiteral("busy"); break;      // SQLITE_BUSY, SQLITE_LOCKED
-    case 11: kind = QStringLiteral("corrupt"); break;          // SQLITE_CORRUPT
+    case 14: kind = QStringLiteral("cannot open"); break; // SQLITE_CANTOPEN
+    case 5:
+    case 6: kind = QStringLiteral("busy"); break; // SQLITE_BUSY, SQLITE_LOCKED
+    case 11: kind = QStringLiteral("corrupt"); break; // SQLITE_CORRUPT
     default: return text;
     }
     return QStringLiteral("%1: %2: %3").arg(kind, path, text);
@@ -178,10 +172,7 @@ QString hostName()
     return s_host;
 }
 
-qint64 ownPid()
-{
-    return QCoreApplication::applicationPid();
-}
+qint64 ownPid() { return QCoreApplication::applicationPid(); }
 
 bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
 {
@@ -189,7 +180,8 @@ bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
         return false;
     // The engine renews its heartbeat every RunLease::heartbeatIntervalMs(). One older than the timeout is a dead
     // owner even if its pid exists (the pid was reused after a kill or a reboot, or the process is stopped).
-    const bool recent = heartbeat.isValid() && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < RunLease::timeoutSecs();
+    const bool recent = heartbeat.isValid()
+        && heartbeat.secsTo(QDateTime::currentDateTimeUtc()) < RunLease::timeoutSecs();
     if (host == hostName()) {
         if (pid == ownPid())
             return true;
@@ -200,10 +192,7 @@ bool leaseAlive(qint64 pid, const QString &host, const QDateTime &heartbeat)
 }
 
 // The lease_inbox value of a holder that takes run requests.
-QString inboxOf(qint64 pid, const QString &host)
-{
-    return QStringLiteral("%1@%2").arg(pid).arg(host);
-}
+QString inboxOf(qint64 pid, const QString &host) { return QStringLiteral("%1@%2").arg(pid).arg(host); }
 
 RunRequest requestFromQuery(const QSqlQuery &q)
 {
@@ -229,12 +218,10 @@ RunRequest requestFromQuery(const QSqlQuery &q)
 }
 
 const QString s_requestColumns = QStringLiteral(
-    "id, run_id, kind, parent_id, text, from_pid, from_host, state, candidate_id, reason, driver_pid, driver_host, created_at, handled_at");
+    "id, run_id, kind, parent_id, text, from_pid, from_host, state, candidate_id, reason, driver_pid, driver_host, "
+    "created_at, handled_at");
 
-bool writableByUs(const QString &path)
-{
-    return ::access(QFile::encodeName(path).constData(), W_OK) == 0;
-}
+bool writableByUs(const QString &path) { return ::access(QFile::encodeName(path).constData(), W_OK) == 0; }
 
 } // namespace
 
@@ -266,7 +253,8 @@ bool RunStore::beginBatch()
         m_batchFailed = false;
         m_leaseChecked.clear();
     }
-    QSqlQuery &q = query(m_batchDepth == 0 ? QStringLiteral("BEGIN IMMEDIATE") : QStringLiteral("SAVEPOINT batch%1").arg(m_batchDepth));
+    QSqlQuery &q = query(m_batchDepth == 0 ? QStringLiteral("BEGIN IMMEDIATE")
+                                           : QStringLiteral("SAVEPOINT batch%1").arg(m_batchDepth));
     const bool ok = q.exec();
     ++m_batchDepth;
     if (!ok) {
@@ -304,7 +292,8 @@ bool RunStore::endBatch(bool ok)
     else if (ok)
         statements << QStringLiteral("RELEASE batch%1").arg(m_batchDepth);
     else
-        statements << QStringLiteral("ROLLBACK TO batch%1").arg(m_batchDepth) << QStringLiteral("RELEASE batch%1").arg(m_batchDepth);
+        statements << QStringLiteral("ROLLBACK TO batch%1").arg(m_batchDepth)
+                   << QStringLiteral("RELEASE batch%1").arg(m_batchDepth);
     for (const QString &sql : std::as_const(statements)) {
         QSqlQuery &q = query(sql);
         if (!q.exec()) {
@@ -335,7 +324,8 @@ QString RunStore::defaultPath()
     const QString env = qEnvironmentVariable("AUTOCOMP_STORE");
     if (!env.isEmpty())
         return env;
-    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/autocomp-workbench/runs.sqlite");
+    return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)
+        + QStringLiteral("/autocomp-workbench/runs.sqlite");
 }
 
 std::unique_ptr<RunStore> RunStore::open(const QString &path, QString *error)
@@ -360,8 +350,9 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions 
     QString readOnlyReason;
     if (!info.exists()) {
         if (!options.create) {
-            setError(QDir(folder).exists() ? QStringLiteral("%1: no such store").arg(path)
-                                           : QStringLiteral("%1: no such store (the folder %2 does not exist)").arg(path, folder));
+            setError(QDir(folder).exists()
+                         ? QStringLiteral("%1: no such store").arg(path)
+                         : QStringLiteral("%1: no such store (the folder %2 does not exist)").arg(path, folder));
             return nullptr;
         }
         if (!QDir(folder).exists() && !options.createFolders) {
@@ -374,7 +365,9 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions 
             while (!QFileInfo::exists(existing) && existing != QDir::rootPath())
                 existing = QFileInfo(existing).absolutePath();
             if (!writableByUs(existing)) {
-                setError(QStringLiteral("permission denied: cannot create the folder %1 for the store (%2 is not writable)").arg(folder, existing));
+                setError(
+                    QStringLiteral("permission denied: cannot create the folder %1 for the store (%2 is not writable)")
+                        .arg(folder, existing));
                 return nullptr;
             }
             if (!QDir().mkpath(folder)) {
@@ -383,16 +376,19 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions 
             }
         }
         if (!writableByUs(folder)) {
-            setError(QStringLiteral("permission denied: cannot create the store %1 (the folder %2 is not writable)").arg(path, folder));
+            setError(QStringLiteral("permission denied: cannot create the store %1 (the folder %2 is not writable)")
+                         .arg(path, folder));
             return nullptr;
         }
     } else if (!writableByUs(info.absoluteFilePath()) || !writableByUs(folder)) {
         // SQLite needs to write the file, and its folder for the write-ahead log.
         readOnlyReason = !writableByUs(info.absoluteFilePath())
-                             ? QStringLiteral("%1 is not writable (%2)").arg(path, errno == EROFS ? QStringLiteral("read-only file system") : QStringLiteral("permissions"))
-                             : QStringLiteral("its folder %1 is not writable").arg(folder);
+            ? QStringLiteral("%1 is not writable (%2)")
+                  .arg(path, errno == EROFS ? QStringLiteral("read-only file system") : QStringLiteral("permissions"))
+            : QStringLiteral("its folder %1 is not writable").arg(folder);
         if (!options.allowReadOnly) {
-            setError(QStringLiteral("permission denied: %1; this command needs to write the store").arg(readOnlyReason));
+            setError(
+                QStringLiteral("permission denied: %1; this command needs to write the store").arg(readOnlyReason));
             return nullptr;
         }
         readOnly = true;
@@ -402,14 +398,16 @@ std::unique_ptr<RunStore> RunStore::open(const QString &path, const OpenOptions 
     store->m_readOnly = readOnly;
     store->m_check = options.check;
     if (readOnly)
-        store->m_readOnlyNote = QStringLiteral("opened read-only: %1; runs can be browsed and exported, not changed").arg(readOnlyReason);
+        store->m_readOnlyNote =
+            QStringLiteral("opened read-only: %1; runs can be browsed and exported, not changed").arg(readOnlyReason);
     auto connect = [&](bool immutable) -> bool {
         store->m_connectionName = QStringLiteral("autocomp-store-%1").arg(++s_connectionCounter);
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), store->m_connectionName);
         if (immutable) {
             // A WAL database in a folder we cannot write: no -shm can be made, so read it as immutable
             // (nobody can change it there either).
-            db.setDatabaseName(QStringLiteral("file:%1?immutable=1").arg(QString::fromUtf8(QUrl::toPercentEncoding(store->m_path, "/"))));
+            db.setDatabaseName(QStringLiteral("file:%1?immutable=1")
+                                   .arg(QString::fromUtf8(QUrl::toPercentEncoding(store->m_path, "/"))));
             db.setConnectOptions(QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_OPEN_URI"));
         } else {
             db.setDatabaseName(store->m_path);
@@ -456,8 +454,10 @@ bool RunStore::migrate(QString *error)
     QSqlQuery q(db);
     // Reading the schema is the first access: a file that is not SQLite fails here, before we write.
     if (!q.exec(QStringLiteral("SELECT count(*) FROM sqlite_master")) || !q.next()) {
-        *error = QStringLiteral("not a readable SQLite database (corrupt or another kind of file): %1. The file was left untouched.")
-                     .arg(classify(q.lastError(), m_path));
+        *error =
+            QStringLiteral(
+                "not a readable SQLite database (corrupt or another kind of file): %1. The file was left untouched.")
+                .arg(classify(q.lastError(), m_path));
         return false;
     }
     const int objectCount = q.value(0).toInt();
@@ -476,8 +476,9 @@ bool RunStore::migrate(QString *error)
         version = q.value(0).toInt();
     }
     if (version > SchemaVersion) {
-        *error = QStringLiteral("the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
-                                "The file was left untouched.")
+        *error = QStringLiteral(
+                     "the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
+                     "The file was left untouched.")
                      .arg(version)
                      .arg(SchemaVersion);
         return false;
@@ -488,11 +489,13 @@ bool RunStore::migrate(QString *error)
             return false;
         }
         if (version < SchemaVersion)
-            m_readOnlyNote += QStringLiteral(" (schema version %1; it is upgraded when the store is opened writable)").arg(version);
+            m_readOnlyNote +=
+                QStringLiteral(" (schema version %1; it is upgraded when the store is opened writable)").arg(version);
         return true;
     }
     if (objectCount > 0 && m_check) {
-        if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next() || q.value(0).toString() != QLatin1String("ok")) {
+        if (!q.exec(QStringLiteral("PRAGMA quick_check")) || !q.next()
+            || q.value(0).toString() != QLatin1String("ok")) {
             *error = QStringLiteral("integrity check failed (%1); the file was left untouched")
                          .arg(q.lastError().isValid() ? q.lastError().text() : q.value(0).toString());
             return false;
@@ -545,7 +548,8 @@ bool RunStore::migrateExclusively(QString *error)
     const qint64 appId = q.next() ? q.value(0).toLongLong() : 0;
     q.finish();
     if (objectCount > 0 && appId != s_applicationId)
-        return abandon(QStringLiteral("this SQLite database is not an Autocomp Workbench store; it was left untouched"));
+        return abandon(
+            QStringLiteral("this SQLite database is not an Autocomp Workbench store; it was left untouched"));
     int version = 0;
     if (objectCount > 0) {
         if (!q.exec(QStringLiteral("SELECT version FROM schema_version")) || !q.next())
@@ -554,10 +558,11 @@ bool RunStore::migrateExclusively(QString *error)
         q.finish();
     }
     if (version > SchemaVersion)
-        return abandon(QStringLiteral("the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
-                                      "The file was left untouched.")
-                           .arg(version)
-                           .arg(SchemaVersion));
+        return abandon(
+            QStringLiteral("the store has schema version %1, newer than this program's %2; update Autocomp Workbench. "
+                           "The file was left untouched.")
+                .arg(version)
+                .arg(SchemaVersion));
     // Every step in the one transaction: a kill leaves the store as it was.
     for (; version < SchemaVersion; ++version) {
         bool ok = true;
@@ -574,7 +579,8 @@ bool RunStore::migrateExclusively(QString *error)
         }
         ok = ok && q.exec(QStringLiteral("UPDATE schema_version SET version = %1").arg(version + 1));
         if (!ok)
-            return abandon(QStringLiteral("migration to schema version %1 failed: %2").arg(version + 1).arg(q.lastError().text()));
+            return abandon(
+                QStringLiteral("migration to schema version %1 failed: %2").arg(version + 1).arg(q.lastError().text()));
     }
     if (!q.exec(QStringLiteral("COMMIT")))
         return abandon(QStringLiteral("cannot commit migration: %1").arg(classify(q.lastError(), m_path)));
@@ -594,9 +600,12 @@ void bindRun(QSqlQuery &q, const RunInfo &run)
     q.bindValue(QStringLiteral(":label"), nn(run.label));
     q.bindValue(QStringLiteral(":iteration"), run.iteration);
     q.bindValue(QStringLiteral(":metric"), nn(run.metric));
-    q.bindValue(QStringLiteral(":baseline_score"), run.baselineScore > 0 ? QVariant(run.baselineScore) : QVariant(QMetaType::fromType<double>()));
-    q.bindValue(QStringLiteral(":best_score"), run.bestScore > 0 ? QVariant(run.bestScore) : QVariant(QMetaType::fromType<double>()));
-    q.bindValue(QStringLiteral(":best_candidate_id"), run.bestCandidateId > 0 ? QVariant(run.bestCandidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":baseline_score"),
+                run.baselineScore > 0 ? QVariant(run.baselineScore) : QVariant(QMetaType::fromType<double>()));
+    q.bindValue(QStringLiteral(":best_score"),
+                run.bestScore > 0 ? QVariant(run.bestScore) : QVariant(QMetaType::fromType<double>()));
+    q.bindValue(QStringLiteral(":best_candidate_id"),
+                run.bestCandidateId > 0 ? QVariant(run.bestCandidateId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":usd"), run.usd);
     q.bindValue(QStringLiteral(":tokens_in"), run.tokensIn);
     q.bindValue(QStringLiteral(":tokens_out"), run.tokensOut);
@@ -634,7 +643,8 @@ RunInfo readRun(const QSqlQuery &q)
 void bindCandidate(QSqlQuery &q, const Candidate &c)
 {
     q.bindValue(QStringLiteral(":run_id"), c.runId);
-    q.bindValue(QStringLiteral(":parent_id"), c.parentId > 0 ? QVariant(c.parentId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":parent_id"),
+                c.parentId > 0 ? QVariant(c.parentId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":iteration"), c.iteration);
     q.bindValue(QStringLiteral(":origin"), toString(c.origin));
     q.bindValue(QStringLiteral(":status"), toString(c.status));
@@ -649,7 +659,8 @@ void bindCandidate(QSqlQuery &q, const Candidate &c)
     q.bindValue(QStringLiteral(":code_model"), nn(c.codeModel));
     q.bindValue(QStringLiteral(":error"), nn(c.error));
     q.bindValue(QStringLiteral(":in_beam"), c.inBeam ? 1 : 0);
-    q.bindValue(QStringLiteral(":plan_call_id"), c.planCallId > 0 ? QVariant(c.planCallId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":plan_call_id"),
+                c.planCallId > 0 ? QVariant(c.planCallId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":plan_slot"), c.planSlot);
     q.bindValue(QStringLiteral(":sample"), c.sample);
     q.bindValue(QStringLiteral(":fix_of"), c.fixOf > 0 ? QVariant(c.fixOf) : QVariant(QMetaType::fromType<qint64>()));
@@ -715,13 +726,16 @@ qint64 RunStore::createRun(const RunInfo &run)
 {
     if (doomed())
         return 0;
-    QSqlQuery &q = query(QStringLiteral(
-        "INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, label, created_at, updated_at, iteration, metric, "
-        "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, llm_calls, schedule) VALUES (:target, :problem, "
-        ":agent, :config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, :iteration, :metric, :baseline_score, :best_score, "
-        ":best_candidate_id, :usd, :tokens_in, :tokens_out, :llm_calls, :schedule)"));
+    QSqlQuery &q = query(QStringLiteral("INSERT INTO runs (target, problem, agent, config_yaml, state, stop_reason, "
+                                        "label, created_at, updated_at, iteration, metric, "
+                                        "baseline_score, best_score, best_candidate_id, usd, tokens_in, tokens_out, "
+                                        "llm_calls, schedule) VALUES (:target, :problem, "
+                                        ":agent, :config_yaml, :state, :stop_reason, :label, :created_at, :updated_at, "
+                                        ":iteration, :metric, :baseline_score, :best_score, "
+                                        ":best_candidate_id, :usd, :tokens_in, :tokens_out, :llm_calls, :schedule)"));
     bindRun(q, run);
-    q.bindValue(QStringLiteral(":created_at"), run.createdAt.isValid() ? run.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
+    q.bindValue(QStringLiteral(":created_at"),
+                run.createdAt.isValid() ? run.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
     if (!q.exec()) {
         fail(q.lastError());
         return 0;
@@ -734,11 +748,13 @@ bool RunStore::updateRun(const RunInfo &run)
     return leased(run.id, [&]() -> bool {
         if (doomed())
             return false;
-        QSqlQuery &q = query(QStringLiteral(
-            "UPDATE runs SET target=:target, problem=:problem, agent=:agent, config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
-            "label=:label, updated_at=:updated_at, iteration=:iteration, metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
-            "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, tokens_out=:tokens_out, llm_calls=:llm_calls, "
-            "schedule=:schedule WHERE id=:id"));
+        QSqlQuery &q = query(QStringLiteral("UPDATE runs SET target=:target, problem=:problem, agent=:agent, "
+                                            "config_yaml=:config_yaml, state=:state, stop_reason=:stop_reason, "
+                                            "label=:label, updated_at=:updated_at, iteration=:iteration, "
+                                            "metric=:metric, baseline_score=:baseline_score, best_score=:best_score, "
+                                            "best_candidate_id=:best_candidate_id, usd=:usd, tokens_in=:tokens_in, "
+                                            "tokens_out=:tokens_out, llm_calls=:llm_calls, "
+                                            "schedule=:schedule WHERE id=:id"));
         bindRun(q, run);
         q.bindValue(QStringLiteral(":id"), run.id);
         if (!q.exec()) {
@@ -755,10 +771,11 @@ bool RunStore::deleteRun(qint64 runId)
     beginBatch();
     QSqlQuery q(db);
     bool ok = true;
-    for (const QString &sql : {QStringLiteral("DELETE FROM evaluations WHERE candidate_id IN (SELECT id FROM candidates WHERE run_id=:id)"),
-                               QStringLiteral("DELETE FROM llm_calls WHERE run_id=:id"), QStringLiteral("DELETE FROM run_requests WHERE run_id=:id"),
-                               QStringLiteral("DELETE FROM candidates WHERE run_id=:id"),
-                               QStringLiteral("DELETE FROM runs WHERE id=:id")}) {
+    for (const QString &sql :
+         {QStringLiteral("DELETE FROM evaluations WHERE candidate_id IN (SELECT id FROM candidates WHERE run_id=:id)"),
+          QStringLiteral("DELETE FROM llm_calls WHERE run_id=:id"),
+          QStringLiteral("DELETE FROM run_requests WHERE run_id=:id"),
+          QStringLiteral("DELETE FROM candidates WHERE run_id=:id"), QStringLiteral("DELETE FROM runs WHERE id=:id")}) {
         q.prepare(sql);
         q.bindValue(QStringLiteral(":id"), runId);
         if (!q.exec()) {
@@ -779,11 +796,14 @@ qint64 RunStore::addCandidate(const Candidate &candidate)
     return leased(candidate.runId, [&]() -> qint64 {
         if (doomed())
             return 0;
-        QSqlQuery &q = query(QStringLiteral(
-            "INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, metrics, feedback, flags, "
-            "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, created_at, updated_at) VALUES (:run_id, "
-            ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, :feedback, :flags, :plan_model, :code_model, "
-            ":error, :in_beam, :plan_call_id, :plan_slot, :sample, :fix_of, :created_at, :updated_at)"));
+        QSqlQuery &q = query(
+            QStringLiteral("INSERT INTO candidates (run_id, parent_id, iteration, origin, status, plan, menu_item, "
+                           "code, score, metrics, feedback, flags, "
+                           "plan_model, code_model, error, in_beam, plan_call_id, plan_slot, sample, fix_of, "
+                           "created_at, updated_at) VALUES (:run_id, "
+                           ":parent_id, :iteration, :origin, :status, :plan, :menu_item, :code, :score, :metrics, "
+                           ":feedback, :flags, :plan_model, :code_model, "
+                           ":error, :in_beam, :plan_call_id, :plan_slot, :sample, :fix_of, :created_at, :updated_at)"));
         bindCandidate(q, candidate);
         q.bindValue(QStringLiteral(":created_at"), now());
         if (!q.exec()) {
@@ -799,11 +819,14 @@ bool RunStore::updateCandidate(const Candidate &candidate)
     return leased(candidate.runId, [&]() -> bool {
         if (doomed())
             return false;
-        QSqlQuery &q = query(QStringLiteral(
-            "UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, origin=:origin, status=:status, plan=:plan, "
-            "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, flags=:flags, plan_model=:plan_model, "
-            "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
-            "WHERE id=:id"));
+        QSqlQuery &q = query(
+            QStringLiteral("UPDATE candidates SET run_id=:run_id, parent_id=:parent_id, iteration=:iteration, "
+                           "origin=:origin, status=:status, plan=:plan, "
+                           "menu_item=:menu_item, code=:code, score=:score, metrics=:metrics, feedback=:feedback, "
+                           "flags=:flags, plan_model=:plan_model, "
+                           "code_model=:code_model, error=:error, in_beam=:in_beam, plan_call_id=:plan_call_id, "
+                           "plan_slot=:plan_slot, sample=:sample, fix_of=:fix_of, updated_at=:updated_at "
+                           "WHERE id=:id"));
         bindCandidate(q, candidate);
         q.bindValue(QStringLiteral(":id"), candidate.id);
         if (!q.exec()) {
@@ -822,11 +845,13 @@ bool RunStore::setBeam(qint64 runId, const QList<qint64> &candidateIds)
         beginBatch();
         // A beam change is a change of those rows (updated_at): views that follow the store see it.
         const QString stamp = now();
-        QSqlQuery &q = query(QStringLiteral("UPDATE candidates SET in_beam=0, updated_at=:now WHERE run_id=:run AND in_beam=1"));
+        QSqlQuery &q = query(
+            QStringLiteral("UPDATE candidates SET in_beam=0, updated_at=:now WHERE run_id=:run AND in_beam=1"));
         q.bindValue(QStringLiteral(":run"), runId);
         q.bindValue(QStringLiteral(":now"), stamp);
         bool ok = q.exec();
-        QSqlQuery &mark = query(QStringLiteral("UPDATE candidates SET in_beam=1, updated_at=:now WHERE id=:id AND run_id=:run"));
+        QSqlQuery &mark = query(
+            QStringLiteral("UPDATE candidates SET in_beam=1, updated_at=:now WHERE id=:id AND run_id=:run"));
         for (qint64 id : candidateIds) {
             if (!ok)
                 break;
@@ -850,7 +875,8 @@ namespace {
 // recorded in flight.
 void bindAnswer(QSqlQuery &q, const LlmCall &call)
 {
-    q.bindValue(QStringLiteral(":candidate_id"), call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
+    q.bindValue(QStringLiteral(":candidate_id"),
+                call.candidateId > 0 ? QVariant(call.candidateId) : QVariant(QMetaType::fromType<qint64>()));
     q.bindValue(QStringLiteral(":response"), nn(call.response));
     q.bindValue(QStringLiteral(":reasoning"), nn(call.reasoning));
     q.bindValue(QStringLiteral(":tokens_in"), call.tokensIn);
@@ -870,18 +896,23 @@ qint64 RunStore::addLlmCall(const LlmCall &call)
     return leased(call.runId, [&]() -> qint64 {
         if (doomed())
             return 0;
-        QSqlQuery &q = query(QStringLiteral(
-            "INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, response, reasoning, tokens_in, "
-            "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES (:run_id, :candidate_id, :phase, :request_hash, :provider, "
-            ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, :retries, :status, :error, :created_at, :attempts)"));
-        q.bindValue(QStringLiteral(":run_id"), call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
+        QSqlQuery &q = query(
+            QStringLiteral("INSERT INTO llm_calls (run_id, candidate_id, phase, request_hash, provider, model, prompt, "
+                           "response, reasoning, tokens_in, "
+                           "tokens_out, usd, latency_ms, retries, status, error, created_at, attempts) VALUES "
+                           "(:run_id, :candidate_id, :phase, :request_hash, :provider, "
+                           ":model, :prompt, :response, :reasoning, :tokens_in, :tokens_out, :usd, :latency_ms, "
+                           ":retries, :status, :error, :created_at, :attempts)"));
+        q.bindValue(QStringLiteral(":run_id"),
+                    call.runId > 0 ? QVariant(call.runId) : QVariant(QMetaType::fromType<qint64>()));
         q.bindValue(QStringLiteral(":phase"), nn(call.phase));
         q.bindValue(QStringLiteral(":request_hash"), nn(call.requestHash));
         q.bindValue(QStringLiteral(":provider"), nn(call.provider));
         q.bindValue(QStringLiteral(":model"), nn(call.model));
         q.bindValue(QStringLiteral(":prompt"), nn(call.prompt));
         bindAnswer(q, call);
-        q.bindValue(QStringLiteral(":created_at"), call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
+        q.bindValue(QStringLiteral(":created_at"),
+                    call.createdAt.isValid() ? call.createdAt.toUTC().toString(Qt::ISODateWithMs) : now());
         if (!q.exec()) {
             fail(q.lastError());
             return 0;
@@ -898,9 +929,11 @@ bool RunStore::addEvaluation(qint64 candidateId, const EvalResult &result)
         beginBatch();
         int index = 0;
         for (const StepResult &step : result.steps) {
-            QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, exit_code, timed_out, crashed, duration_ms, "
-                                     "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, :exit_code, :timed_out, :crashed, "
-                                     ":duration_ms, :log, :created_at)"));
+            QSqlQuery &q = query(QStringLiteral("INSERT INTO evaluations (candidate_id, step_index, name, command, "
+                                                "exit_code, timed_out, crashed, duration_ms, "
+                                                "log, created_at) VALUES (:candidate_id, :step_index, :name, :command, "
+                                                ":exit_code, :timed_out, :crashed, "
+                                                ":duration_ms, :log, :created_at)"));
             q.bindValue(QStringLiteral(":candidate_id"), candidateId);
             q.bindValue(QStringLiteral(":step_index"), index++);
             q.bindValue(QStringLiteral(":name"), nn(step.name));
@@ -952,8 +985,9 @@ qint64 RunStore::addRunRequest(const RunRequest &request)
 {
     if (doomed())
         return 0;
-    QSqlQuery &q = query(QStringLiteral("INSERT INTO run_requests (run_id, kind, parent_id, text, from_pid, from_host, state, created_at) "
-                                        "VALUES (:run, :kind, :parent, :text, :pid, :host, 'pending', :now)"));
+    QSqlQuery &q = query(QStringLiteral(
+        "INSERT INTO run_requests (run_id, kind, parent_id, text, from_pid, from_host, state, created_at) "
+        "VALUES (:run, :kind, :parent, :text, :pid, :host, 'pending', :now)"));
     q.bindValue(QStringLiteral(":run"), request.runId);
     q.bindValue(QStringLiteral(":kind"), RunRequest::kindName(request.kind));
     q.bindValue(QStringLiteral(":parent"), request.parentId);
@@ -976,7 +1010,8 @@ QList<RunRequest> RunStore::pendingRunRequests(qint64 runId)
 QList<RunRequest> RunStore::requestsWhere(const QString &condition, qint64 value)
 {
     QList<RunRequest> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT %1 FROM run_requests WHERE %2 ORDER BY id").arg(s_requestColumns, condition));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT %1 FROM run_requests WHERE %2 ORDER BY id").arg(s_requestColumns, condition));
     q.bindValue(QStringLiteral(":value"), value);
     if (!q.exec()) {
         fail(q.lastError());
@@ -993,10 +1028,12 @@ bool RunStore::settleRunRequest(qint64 requestId, qint64 candidateId, const QStr
     return leased(AnyDrivenRun, [&]() -> bool {
         if (doomed())
             return false;
-        QSqlQuery &q = query(QStringLiteral("UPDATE run_requests SET state=:state, candidate_id=:candidate, reason=:reason, driver_pid=:pid, "
-                                            "driver_host=:host, handled_at=:now WHERE id=:id AND state='pending'"));
+        QSqlQuery &q = query(QStringLiteral(
+            "UPDATE run_requests SET state=:state, candidate_id=:candidate, reason=:reason, driver_pid=:pid, "
+            "driver_host=:host, handled_at=:now WHERE id=:id AND state='pending'"));
         q.bindValue(QStringLiteral(":state"), candidateId ? QStringLiteral("taken") : QStringLiteral("refused"));
-        q.bindValue(QStringLiteral(":candidate"), candidateId ? QVariant(candidateId) : QVariant(QMetaType::fromType<qint64>()));
+        q.bindValue(QStringLiteral(":candidate"),
+                    candidateId ? QVariant(candidateId) : QVariant(QMetaType::fromType<qint64>()));
         q.bindValue(QStringLiteral(":reason"), nn(reason));
         q.bindValue(QStringLiteral(":pid"), ownPid());
         q.bindValue(QStringLiteral(":host"), hostName());
@@ -1014,10 +1051,7 @@ bool RunStore::settleRunRequest(qint64 requestId, qint64 candidateId, const QStr
     });
 }
 
-QList<RunRequest> RunStore::runRequests(qint64 fromId)
-{
-    return requestsWhere(QStringLiteral("id>=:value"), fromId);
-}
+QList<RunRequest> RunStore::runRequests(qint64 fromId) { return requestsWhere(QStringLiteral("id>=:value"), fromId); }
 
 std::optional<RunRequest> RunStore::runRequest(qint64 requestId)
 {
@@ -1115,8 +1149,9 @@ QList<LlmCall> RunStore::llmCalls(qint64 runId, const QString &phase)
 QList<LlmCall> RunStore::llmCallsForCandidate(qint64 candidateId)
 {
     QList<LlmCall> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE candidate_id=:id OR id=(SELECT plan_call_id FROM candidates WHERE id=:id) "
-                             "ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral(
+        "SELECT * FROM llm_calls WHERE candidate_id=:id OR id=(SELECT plan_call_id FROM candidates WHERE id=:id) "
+        "ORDER BY id"));
     q.bindValue(QStringLiteral(":id"), candidateId);
     if (q.exec())
         while (q.next())
@@ -1129,7 +1164,8 @@ std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash, qint
 {
     if (runId <= 0)
         return cachedResponse(requestHash);
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND run_id=:run AND status='ok' ORDER BY id LIMIT 1"));
+    QSqlQuery &q = query(QStringLiteral(
+        "SELECT * FROM llm_calls WHERE request_hash=:hash AND run_id=:run AND status='ok' ORDER BY id LIMIT 1"));
     q.bindValue(QStringLiteral(":hash"), requestHash);
     q.bindValue(QStringLiteral(":run"), runId);
     if (!q.exec() || !q.next()) {
@@ -1146,10 +1182,11 @@ bool RunStore::completeLlmCall(const LlmCall &call)
     return leased(call.runId, [&]() -> bool {
         if (doomed())
             return false;
-        QSqlQuery &q = query(QStringLiteral(
-            "UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, reasoning=:reasoning, tokens_in=:tokens_in, "
-            "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, retries=:retries, status=:status, error=:error, attempts=:attempts "
-            "WHERE id=:id"));
+        QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET candidate_id=:candidate_id, response=:response, "
+                                            "reasoning=:reasoning, tokens_in=:tokens_in, "
+                                            "tokens_out=:tokens_out, usd=:usd, latency_ms=:latency_ms, "
+                                            "retries=:retries, status=:status, error=:error, attempts=:attempts "
+                                            "WHERE id=:id"));
         bindAnswer(q, call);
         q.bindValue(QStringLiteral(":id"), call.id);
         if (!q.exec()) {
@@ -1163,7 +1200,8 @@ bool RunStore::completeLlmCall(const LlmCall &call)
 QList<LlmCall> RunStore::unconfirmedCalls(qint64 runId)
 {
     QList<LlmCall> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE run_id=:run AND status IN ('in_flight', 'unconfirmed') ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral(
+        "SELECT * FROM llm_calls WHERE run_id=:run AND status IN ('in_flight', 'unconfirmed') ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (q.exec())
         while (q.next())
@@ -1177,7 +1215,8 @@ bool RunStore::settleInFlightCalls(qint64 runId)
     return leased(runId, [&]() -> bool {
         if (doomed())
             return false;
-        QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET status='unconfirmed', error='no answer recorded: the process ended while it was in flight' "
+        QSqlQuery &q = query(QStringLiteral("UPDATE llm_calls SET status='unconfirmed', error='no answer recorded: the "
+                                            "process ended while it was in flight' "
                                             "WHERE run_id=:run AND status='in_flight'"));
         q.bindValue(QStringLiteral(":run"), runId);
         if (!q.exec()) {
@@ -1190,7 +1229,8 @@ bool RunStore::settleInFlightCalls(qint64 runId)
 
 bool RunStore::readLease(qint64 runId, RunLease *lease)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs WHERE id=:id"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs WHERE id=:id"));
     q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec()) {
         fail(q.lastError());
@@ -1208,7 +1248,8 @@ bool RunStore::readLease(qint64 runId, RunLease *lease)
     return true;
 }
 
-RunStore::UndrivenWrite RunStore::recordUndrivenState(qint64 runId, RunState state, const QString &reason, RunInfo *written)
+RunStore::UndrivenWrite RunStore::recordUndrivenState(qint64 runId, RunState state, const QString &reason,
+                                                      RunInfo *written)
 {
     if (!beginBatch())
         return UndrivenWrite::Failed;
@@ -1269,8 +1310,9 @@ bool RunStore::checkLease(qint64 runId)
 
 bool RunStore::stillLeased(qint64 runId)
 {
-    const QList<qint64> runs = runId == AnyDrivenRun ? QList<qint64>(m_heldLeases.cbegin(), m_heldLeases.cend()) << m_lostLeases.keys()
-                                                     : QList<qint64>{runId};
+    const QList<qint64> runs = runId == AnyDrivenRun
+        ? QList<qint64>(m_heldLeases.cbegin(), m_heldLeases.cend()) << m_lostLeases.keys()
+        : QList<qint64>{runId};
     for (const qint64 run : runs) {
         if (m_leaseChecked.contains(run))
             continue;
@@ -1286,8 +1328,11 @@ bool RunStore::stillLeased(qint64 runId)
         }
         const RunLease holder = m_lostLeases.value(run);
         m_lastError = holder.held()
-                          ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now").arg(run).arg(holder.describe())
-                          : QStringLiteral("run %1: this process no longer holds the run's lease (another process took it over)").arg(run);
+            ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now")
+                  .arg(run)
+                  .arg(holder.describe())
+            : QStringLiteral("run %1: this process no longer holds the run's lease (another process took it over)")
+                  .arg(run);
         if (m_batchDepth > 0)
             m_batchFailed = true;
         return false;
@@ -1295,7 +1340,7 @@ bool RunStore::stillLeased(qint64 runId)
     return true;
 }
 
-template <typename Write>
+template<typename Write>
 auto RunStore::leased(qint64 runId, Write write) -> decltype(write())
 {
     using Result = decltype(write());
@@ -1331,7 +1376,8 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
         endBatch(false);
         return false;
     }
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now, lease_inbox=:inbox WHERE id=:id"));
+    QSqlQuery &q = query(QStringLiteral(
+        "UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now, lease_inbox=:inbox WHERE id=:id"));
     q.bindValue(QStringLiteral(":pid"), ownPid());
     q.bindValue(QStringLiteral(":host"), hostName());
     q.bindValue(QStringLiteral(":now"), now());
@@ -1341,10 +1387,12 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
         fail(q.lastError());
     // Requests still pending were for a driver that ended before taking them: they are not taken by surprise now.
     if (!(current && current->isThisProcess())) {
-        QSqlQuery &r = query(QStringLiteral("UPDATE run_requests SET state='refused', reason=:reason, handled_at=:now, driver_pid=:pid, "
-                                            "driver_host=:host WHERE run_id=:id AND state='pending'"));
-        r.bindValue(QStringLiteral(":reason"), current ? QStringLiteral("its driver (%1) ended before taking it").arg(current->describe())
-                                                       : QStringLiteral("its driver ended before taking it"));
+        QSqlQuery &r = query(
+            QStringLiteral("UPDATE run_requests SET state='refused', reason=:reason, handled_at=:now, driver_pid=:pid, "
+                           "driver_host=:host WHERE run_id=:id AND state='pending'"));
+        r.bindValue(QStringLiteral(":reason"),
+                    current ? QStringLiteral("its driver (%1) ended before taking it").arg(current->describe())
+                            : QStringLiteral("its driver ended before taking it"));
         r.bindValue(QStringLiteral(":now"), now());
         r.bindValue(QStringLiteral(":pid"), ownPid());
         r.bindValue(QStringLiteral(":host"), hostName());
@@ -1363,7 +1411,8 @@ bool RunStore::heartbeat(qint64 runId)
 {
     if (doomed())
         return false;
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_heartbeat=:now WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
+    QSqlQuery &q = query(
+        QStringLiteral("UPDATE runs SET lease_heartbeat=:now WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
     q.bindValue(QStringLiteral(":now"), now());
     q.bindValue(QStringLiteral(":id"), runId);
     q.bindValue(QStringLiteral(":pid"), ownPid());
@@ -1377,8 +1426,10 @@ bool RunStore::heartbeat(qint64 runId)
         if (readLease(runId, &current))
             leaseLost(runId, current);
         m_lastError = current.held()
-                          ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now").arg(runId).arg(current.describe())
-                          : QStringLiteral("run %1: this process no longer holds the run's lease").arg(runId);
+            ? QStringLiteral("run %1: this process no longer holds the run's lease: %2 drives it now")
+                  .arg(runId)
+                  .arg(current.describe())
+            : QStringLiteral("run %1: this process no longer holds the run's lease").arg(runId);
         return false;
     }
     return true;
@@ -1389,7 +1440,8 @@ bool RunStore::releaseLease(qint64 runId)
     if (doomed())
         return false;
     m_heldLeases.remove(runId);
-    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='', lease_inbox='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
+    QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='', "
+                                        "lease_inbox='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
     q.bindValue(QStringLiteral(":id"), runId);
     q.bindValue(QStringLiteral(":pid"), ownPid());
     q.bindValue(QStringLiteral(":host"), hostName());
@@ -1415,7 +1467,8 @@ QString RunStore::displayState(const RunInfo &run)
 
 std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
 {
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT * FROM llm_calls WHERE request_hash=:hash AND status='ok' ORDER BY id LIMIT 1"));
     q.bindValue(QStringLiteral(":hash"), requestHash);
     if (!q.exec() || !q.next()) {
         q.finish();
@@ -1429,14 +1482,17 @@ std::optional<LlmCall> RunStore::cachedResponse(const QString &requestHash)
 QList<RunStore::ModelUsage> RunStore::usageByModel(qint64 runId)
 {
     QList<ModelUsage> out;
-    QSqlQuery &q = query(QStringLiteral(
-        "SELECT provider || '::' || model, count(*), sum(status = 'error'), sum(tokens_in), sum(tokens_out), sum(usd), sum(latency_ms) "
-        "FROM llm_calls WHERE run_id = :run AND status NOT IN ('cached', 'in_flight', 'unconfirmed') GROUP BY provider, model ORDER BY sum(usd) DESC, count(*) DESC"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT provider || '::' || model, count(*), sum(status = 'error'), sum(tokens_in), "
+                       "sum(tokens_out), sum(usd), sum(latency_ms) "
+                       "FROM llm_calls WHERE run_id = :run AND status NOT IN ('cached', 'in_flight', 'unconfirmed') "
+                       "GROUP BY provider, model ORDER BY sum(usd) DESC, count(*) DESC"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (q.exec()) {
         while (q.next())
-            out << ModelUsage{q.value(0).toString(), q.value(1).toLongLong(), q.value(2).toLongLong(), q.value(3).toLongLong(),
-                              q.value(4).toLongLong(), q.value(5).toDouble(), q.value(6).toDouble()};
+            out << ModelUsage{q.value(0).toString(),   q.value(1).toLongLong(), q.value(2).toLongLong(),
+                              q.value(3).toLongLong(), q.value(4).toLongLong(), q.value(5).toDouble(),
+                              q.value(6).toDouble()};
     } else {
         fail(q.lastError());
     }
@@ -1482,7 +1538,8 @@ std::optional<qint64> RunStore::dataVersion()
 QList<RunStore::RunStamp> RunStore::runStamps()
 {
     QList<RunStamp> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT id, updated_at, state, lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs ORDER BY id"));
+    QSqlQuery &q = query(QStringLiteral(
+        "SELECT id, updated_at, state, lease_pid, lease_host, lease_heartbeat, lease_inbox FROM runs ORDER BY id"));
     if (!q.exec()) {
         fail(q.lastError());
         return out;
@@ -1511,8 +1568,9 @@ CandidateRows RunStore::candidatesSince(qint64 runId, const QString &since, qint
 {
     CandidateRows out;
     // Two index lookups (the run's rows by updated_at, new rows by id), not a scan of the run's rows.
-    QSqlQuery &q = query(QStringLiteral("SELECT * FROM candidates WHERE run_id=:run AND updated_at >= :since "
-                                        "UNION SELECT * FROM candidates WHERE run_id=:run2 AND id > :after ORDER BY id"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT * FROM candidates WHERE run_id=:run AND updated_at >= :since "
+                       "UNION SELECT * FROM candidates WHERE run_id=:run2 AND id > :after ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     q.bindValue(QStringLiteral(":since"), nn(since));
     q.bindValue(QStringLiteral(":run2"), runId);
@@ -1532,7 +1590,8 @@ CandidateRows RunStore::candidatesSince(qint64 runId, const QString &since, qint
 QList<RunStore::CallStamp> RunStore::callStamps(qint64 runId, qint64 fromId)
 {
     QList<CallStamp> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT id, candidate_id, status FROM llm_calls WHERE run_id=:run AND id >= :from ORDER BY id"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT id, candidate_id, status FROM llm_calls WHERE run_id=:run AND id >= :from ORDER BY id"));
     q.bindValue(QStringLiteral(":run"), runId);
     q.bindValue(QStringLiteral(":from"), fromId);
     if (!q.exec()) {
@@ -1548,8 +1607,9 @@ QList<RunStore::CallStamp> RunStore::callStamps(qint64 runId, qint64 fromId)
 QList<std::pair<qint64, qint64>> RunStore::evaluationStepsAfter(qint64 runId, qint64 afterId)
 {
     QList<std::pair<qint64, qint64>> out;
-    QSqlQuery &q = query(QStringLiteral("SELECT e.id, e.candidate_id FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
-                                        "WHERE e.id > :after AND c.run_id = :run ORDER BY e.id"));
+    QSqlQuery &q = query(
+        QStringLiteral("SELECT e.id, e.candidate_id FROM evaluations e JOIN candidates c ON c.id = e.candidate_id "
+                       "WHERE e.id > :after AND c.run_id = :run ORDER BY e.id"));
     q.bindValue(QStringLiteral(":after"), afterId);
     q.bindValue(QStringLiteral(":run"), runId);
     if (!q.exec()) {
@@ -1582,7 +1642,8 @@ int RunStore::requestsInFlight(qint64 runId)
 QList<qint64> RunStore::candidatesInEvaluation(qint64 runId)
 {
     QList<qint64> ids;
-    QSqlQuery &q = query(QStringLiteral("SELECT id FROM candidates WHERE run_id=:run AND status IN ('pending', 'compiling', 'testing', 'benchmarking')"));
+    QSqlQuery &q = query(QStringLiteral("SELECT id FROM candidates WHERE run_id=:run AND status IN ('pending', "
+                                        "'compiling', 'testing', 'benchmarking')"));
     q.bindValue(QStringLiteral(":run"), runId);
     if (q.exec())
         while (q.next())

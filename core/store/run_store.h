@@ -37,7 +37,8 @@ public:
     // Opens or creates the database. Never overwrites a file that is not a store of ours, is corrupt,
     // or has a newer schema: returns null and a message naming the file instead.
     static std::unique_ptr<RunStore> open(const QString &path, QString *error);
-    struct OpenOptions {
+    struct OpenOptions
+    {
         // Create the file (and its folders) when missing; otherwise a missing store is an error.
         bool create = true;
         // With create: also make missing folders (otherwise a missing folder is an error).
@@ -158,7 +159,8 @@ public:
     // what changed. SQLite's data_version: changes whenever another connection commits to the store.
     std::optional<qint64> dataVersion();
     // Every run's last write and lease, without the rest of the row.
-    struct RunStamp {
+    struct RunStamp
+    {
         qint64 id = 0;
         QString updatedAt; // as stored
         RunState state = RunState::Created;
@@ -168,7 +170,8 @@ public:
     // Candidates of a run written at or after `since` (ISO text as stored; empty: all), or with an id above `afterId`.
     CandidateRows candidatesSince(qint64 runId, const QString &since, qint64 afterId);
     // LLM calls of a run from id `fromId` on: id, candidate, status.
-    struct CallStamp {
+    struct CallStamp
+    {
         qint64 id = 0;
         qint64 candidateId = 0;
         QString status;
@@ -183,7 +186,8 @@ public:
     QList<qint64> candidatesInEvaluation(qint64 runId);
 
     // LLM usage of a run per provider::model (paid calls only; answers reused from the cache cost nothing).
-    struct ModelUsage {
+    struct ModelUsage
+    {
         QString model; // provider::model
         qint64 calls = 0;
         qint64 failed = 0;
@@ -205,7 +209,7 @@ private:
     // process took the run's lease, it runs in the enclosing batch or a transaction of its own, after checking that
     // the lease is still this process's.
     static constexpr qint64 AnyDrivenRun = -1;
-    template <typename Write>
+    template<typename Write>
     auto leased(qint64 runId, Write write) -> decltype(write());
     bool stillLeased(qint64 runId);
     void leaseLost(qint64 runId, const RunLease &holder);

@@ -17,15 +17,16 @@ bool sameLease(const std::optional<RunLease> &a, const std::optional<RunLease> &
 {
     if (a.has_value() != b.has_value())
         return false;
-    return !a || (a->pid == b->pid && a->host == b->host && a->alive == b->alive && a->takesRequests == b->takesRequests);
+    return !a
+        || (a->pid == b->pid && a->host == b->host && a->alive == b->alive && a->takesRequests == b->takesRequests);
 }
 
 // Code waits for or is under evaluation: the store records pending until the verdict (the steps between are
 // not stored, but a row written meanwhile may carry them).
 bool inEvaluation(CandidateStatus status)
 {
-    return status == CandidateStatus::Pending || status == CandidateStatus::Compiling || status == CandidateStatus::Testing
-        || status == CandidateStatus::Benchmarking;
+    return status == CandidateStatus::Pending || status == CandidateStatus::Compiling
+        || status == CandidateStatus::Testing || status == CandidateStatus::Benchmarking;
 }
 
 } // namespace
@@ -109,8 +110,8 @@ public:
         for (const RunStore::RunStamp &stamp : m_store->runStamps()) {
             now.insert(stamp.id, stamp);
             const auto known = m_runs.constFind(stamp.id);
-            const bool changed = known == m_runs.constEnd() || known->updatedAt != stamp.updatedAt || known->state != stamp.state
-                || !sameLease(known->lease, stamp.lease);
+            const bool changed = known == m_runs.constEnd() || known->updatedAt != stamp.updatedAt
+                || known->state != stamp.state || !sameLease(known->lease, stamp.lease);
             if (!changed)
                 continue;
             if (const std::optional<RunInfo> run = m_store->run(stamp.id))
@@ -131,7 +132,8 @@ public:
         }
         if (committed || forced)
             readRequests(changes);
-        const bool countsChanged = m_followed != 0 && (changes.requestsInFlight != m_requests || changes.evaluationsInFlight != m_evaluations);
+        const bool countsChanged = m_followed != 0
+            && (changes.requestsInFlight != m_requests || changes.evaluationsInFlight != m_evaluations);
         if (changes.isEmpty() && !countsChanged && !forced)
             return;
         if (m_followed != 0) {
@@ -161,8 +163,9 @@ private:
     // The first read only notes which are pending.
     void readRequests(StoreChanges &changes)
     {
-        const qint64 from = m_openRequests.isEmpty() ? m_lastRequestId + 1
-                                                     : std::min(m_lastRequestId + 1, *std::min_element(m_openRequests.cbegin(), m_openRequests.cend()));
+        const qint64 from = m_openRequests.isEmpty()
+            ? m_lastRequestId + 1
+            : std::min(m_lastRequestId + 1, *std::min_element(m_openRequests.cbegin(), m_openRequests.cend()));
         for (const RunRequest &request : m_store->runRequests(from)) {
             const bool isNew = request.id > m_lastRequestId;
             const bool settled = !isNew && m_openRequests.contains(request.id) && !request.isPending();
@@ -214,7 +217,9 @@ private:
                 m_atMark.insert(rows.candidates.at(i).id, rows.candidates.at(i));
         m_mark = mark;
 
-        const qint64 from = m_openCalls.isEmpty() ? m_lastCallId + 1 : std::min(m_lastCallId + 1, *std::min_element(m_openCalls.cbegin(), m_openCalls.cend()));
+        const qint64 from = m_openCalls.isEmpty()
+            ? m_lastCallId + 1
+            : std::min(m_lastCallId + 1, *std::min_element(m_openCalls.cbegin(), m_openCalls.cend()));
         for (const RunStore::CallStamp &call : m_store->callStamps(run, from)) {
             const bool inFlight = call.status == QLatin1String("in_flight");
             if (call.id > m_lastCallId) {
@@ -250,22 +255,25 @@ private:
     QHash<qint64, RunStore::RunStamp> m_runs;
 
     qint64 m_followed = 0;
-    QString m_mark;                      // the latest updated_at read of the followed run's candidates
-    QHash<qint64, Candidate> m_atMark;   // the rows written at the mark, as sent
+    QString m_mark; // the latest updated_at read of the followed run's candidates
+    QHash<qint64, Candidate> m_atMark; // the rows written at the mark, as sent
     qint64 m_lastCandidateId = 0;
     qint64 m_lastCallId = 0;
-    QSet<qint64> m_openCalls;            // calls seen in flight, whose outcome is still to come
-    QSet<qint64> m_evaluating;           // candidates waiting for or under evaluation, kept from the rows read
+    QSet<qint64> m_openCalls; // calls seen in flight, whose outcome is still to come
+    QSet<qint64> m_evaluating; // candidates waiting for or under evaluation, kept from the rows read
     qint64 m_lastStepId = 0;
     int m_requests = -1;
     int m_evaluations = -1;
     qint64 m_lastRequestId = 0;
-    QSet<qint64> m_openRequests;         // run requests seen pending
+    QSet<qint64> m_openRequests; // run requests seen pending
     bool m_requestsRead = false;
 };
 
 StoreFollower::StoreFollower(const QString &path, QObject *parent)
-    : QObject(parent), m_path(path), m_thread(new QThread(this)), m_worker(new Worker(this, path))
+    : QObject(parent)
+    , m_path(path)
+    , m_thread(new QThread(this))
+    , m_worker(new Worker(this, path))
 {
     qRegisterMetaType<StoreChanges>();
     m_thread->setObjectName(QStringLiteral("store follower"));
@@ -291,7 +299,9 @@ StoreFollower::~StoreFollower()
 
 void StoreFollower::follow(qint64 runId, const QDateTime &loadedAt, qint64 lastCandidateId)
 {
-    QMetaObject::invokeMethod(m_worker, [worker = m_worker, runId, loadedAt, lastCandidateId] { worker->follow(runId, loadedAt, lastCandidateId); });
+    QMetaObject::invokeMethod(m_worker, [worker = m_worker, runId, loadedAt, lastCandidateId] {
+        worker->follow(runId, loadedAt, lastCandidateId);
+    });
 }
 
 void StoreFollower::refresh()

@@ -1,6 +1,6 @@
 #include "study/study_config.h"
 
-#include "model/yaml_reader.h"
+#include "platform/yaml_reader.h"
 
 #include <QDir>
 #include <QFile>
@@ -158,8 +158,9 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
         r.error(root, QStringLiteral("a study must be a mapping with 'base', 'problems' and 'vary'"));
         return fail();
     }
-    r.checkKeys(root, {}, {QStringLiteral("name"), QStringLiteral("base"), QStringLiteral("problems"), QStringLiteral("vary"),
-                           QStringLiteral("seeds"), QStringLiteral("parallel")});
+    r.checkKeys(root, {},
+                {QStringLiteral("name"), QStringLiteral("base"), QStringLiteral("problems"), QStringLiteral("vary"),
+                 QStringLiteral("seeds"), QStringLiteral("parallel")});
 
     study.name = QFileInfo(filePath).completeBaseName();
     if (const auto n = root["name"]) {
@@ -167,10 +168,14 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
             if (namePattern().match(*name).hasMatch())
                 study.name = *name;
             else
-                r.error(n, QStringLiteral("'name' may hold only letters, digits, '.', '_' and '-', got '%1'").arg(*name));
+                r.error(n,
+                        QStringLiteral("'name' may hold only letters, digits, '.', '_' and '-', got '%1'").arg(*name));
         }
     } else if (!namePattern().match(study.name).hasMatch()) {
-        r.error(root, QStringLiteral("the file's name '%1' is no study name (letters, digits, '.', '_', '-'): give one with 'name:'").arg(study.name));
+        r.error(root,
+                QStringLiteral(
+                    "the file's name '%1' is no study name (letters, digits, '.', '_', '-'): give one with 'name:'")
+                    .arg(study.name));
     }
 
     if (const auto n = root["base"]) {
@@ -188,7 +193,9 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
 
     if (const auto n = root["problems"]) {
         if (!n.IsSequence() || n.size() == 0) {
-            r.error(n, QStringLiteral("'problems' must be a non-empty list of target/problem (e.g. [cpu/gemm, rvv/saxpy])"));
+            r.error(
+                n,
+                QStringLiteral("'problems' must be a non-empty list of target/problem (e.g. [cpu/gemm, rvv/saxpy])"));
         } else {
             for (const auto &item : n) {
                 const auto text = r.string(item, QStringLiteral("problems"));
@@ -212,7 +219,9 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
 
     if (const auto n = root["vary"]) {
         if (!n.IsMap() || n.size() == 0 || n.size() > 2) {
-            r.error(n, QStringLiteral("'vary' must map one or two settings to their values (e.g. vary: {beam_width: [1, 2, 4]})"));
+            r.error(n,
+                    QStringLiteral(
+                        "'vary' must map one or two settings to their values (e.g. vary: {beam_width: [1, 2, 4]})"));
         } else {
             for (const auto &entry : n) {
                 StudySetting setting;
@@ -227,7 +236,8 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                     continue;
                 }
                 if (setting.key == QLatin1String("target") || setting.key == QLatin1String("problem")) {
-                    r.error(entry.first, QStringLiteral("'%1': problems are set with 'problems:', not varied").arg(field));
+                    r.error(entry.first,
+                            QStringLiteral("'%1': problems are set with 'problems:', not varied").arg(field));
                     continue;
                 }
                 const YAML::Node values = entry.second;
@@ -237,12 +247,17 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                 }
                 for (const auto &value : values) {
                     if (!value.IsScalar()) {
-                        r.error(value, QStringLiteral("'%1': each value must be a single value (a number, a word), not a collection").arg(field));
+                        r.error(value,
+                                QStringLiteral(
+                                    "'%1': each value must be a single value (a number, a word), not a collection")
+                                    .arg(field));
                         continue;
                     }
                     const QString text = fromStd(value.Scalar());
                     if (text.isEmpty() || text.contains(QRegularExpression(QStringLiteral("[\\s=,]")))) {
-                        r.error(value, QStringLiteral("'%1': value '%2' may not be empty or hold spaces, '=' or ','").arg(field, text));
+                        r.error(value,
+                                QStringLiteral("'%1': value '%2' may not be empty or hold spaces, '=' or ','")
+                                    .arg(field, text));
                         continue;
                     }
                     if (setting.values.contains(text)) {
@@ -255,7 +270,9 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                 study.vary << setting;
             }
             if (study.vary.size() == 2 && keyPath(study.vary.at(0).key) == keyPath(study.vary.at(1).key))
-                r.error(n, QStringLiteral("'vary': %1 and %2 are the same setting").arg(study.vary.at(0).key, study.vary.at(1).key));
+                r.error(n,
+                        QStringLiteral("'vary': %1 and %2 are the same setting")
+                            .arg(study.vary.at(0).key, study.vary.at(1).key));
         }
     } else {
         r.error(root, QStringLiteral("missing required key 'vary' (e.g. vary: {beam_width: [1, 2, 4, 8]})"));
@@ -274,7 +291,8 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                     r.error(item, QStringLiteral("'seeds': a seed must not be negative, got %1").arg(*seed));
                 }
             if (n.size() == 0)
-                r.error(n, QStringLiteral("'seeds' must be a number of seeds (1 or more) or a non-empty list of seeds"));
+                r.error(n,
+                        QStringLiteral("'seeds' must be a number of seeds (1 or more) or a non-empty list of seeds"));
         } else if (const auto count = r.integer(n, QStringLiteral("seeds"))) {
             if (*count < 1 || *count > 1000)
                 r.error(n, QStringLiteral("'seeds' must be between 1 and 1000, got %1").arg(*count));
@@ -310,7 +328,8 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
         const auto base = RunConfig::fromYaml(text, study.basePath, &baseErrors);
         if (!base) {
             if (errors)
-                *errors << QStringLiteral("%1: 'base' %2 is not a valid run configuration:").arg(r.where(root["base"]), study.basePath)
+                *errors << QStringLiteral("%1: 'base' %2 is not a valid run configuration:")
+                               .arg(r.where(root["base"]), study.basePath)
                         << baseErrors;
             return std::nullopt;
         }
@@ -351,14 +370,17 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                             const StudySetting &s = study.vary.at(k);
                             const QString path = keyPath(s.key).join(QLatin1Char('.'));
                             const QString value = point.values.at(k).second;
-                            if (e.contains(path) || e.contains(QLatin1Char('\'') + keyPath(s.key).last() + QLatin1Char('\''))
+                            if (e.contains(path)
+                                || e.contains(QLatin1Char('\'') + keyPath(s.key).last() + QLatin1Char('\''))
                                 || study.vary.size() == 1) {
-                                where = QStringLiteral("%1:%2").arg(filePath).arg(s.lines.value(s.values.indexOf(value)));
+                                where = QStringLiteral("%1:%2").arg(filePath).arg(
+                                    s.lines.value(s.values.indexOf(value)));
                                 field = QStringLiteral("vary.%1 = %2").arg(s.key, value);
                                 break;
                             }
                         }
-                        const QString message = QStringLiteral("%1: '%2' is refused by the run configuration: %3").arg(where, field, withoutPlace(e));
+                        const QString message = QStringLiteral("%1: '%2' is refused by the run configuration: %3")
+                                                    .arg(where, field, withoutPlace(e));
                         if (!reported.contains(message)) {
                             reported.insert(message);
                             if (errors)

@@ -25,14 +25,16 @@ namespace autocomp {
 //
 // Each value is checked by building the run configuration it makes: a value the run configuration refuses
 // is reported at the value's line in the study file, with the field named.
-struct StudySetting {
-    QString key;            // as written in vary: (beam_width, budget.max_usd)
-    QStringList values;     // as written, scalars
-    QList<int> lines;       // 1-based line of each value in the study file
+struct StudySetting
+{
+    QString key; // as written in vary: (beam_width, budget.max_usd)
+    QStringList values; // as written, scalars
+    QList<int> lines; // 1-based line of each value in the study file
 };
 
 // One combination of the varied settings: {key, value} in the order of vary:.
-struct StudyPoint {
+struct StudyPoint
+{
     QList<std::pair<QString, QString>> values;
     // "beam_width=2" or "beam_width=2,plans_per_parent=4": how labels, the CSV and views name the point.
     QString name() const;
@@ -40,23 +42,26 @@ struct StudyPoint {
 };
 
 // One run the study needs.
-struct StudyRun {
+struct StudyRun
+{
     QString target;
     QString problem;
     StudyPoint point;
     quint64 seed = 0;
-    RunConfig config;       // the base with the point, the problem and the seed applied
-    QByteArray configYaml;  // what the run stores: the base re-emitted by yaml-cpp with those keys set (comments dropped)
-    QString label;          // StudyLabel::format(): how the store finds the run again
+    RunConfig config; // the base with the point, the problem and the seed applied
+    QByteArray
+        configYaml; // what the run stores: the base re-emitted by yaml-cpp with those keys set (comments dropped)
+    QString label; // StudyLabel::format(): how the store finds the run again
     QString problemName() const { return target + QLatin1Char('/') + problem; }
 };
 
 // The label that marks a run as part of a study: "study:NAME problem=T/P KEY=VALUE[ KEY=VALUE] seed=S".
 // Views and resume find a study's runs by it (no other schema is needed).
-struct StudyLabel {
+struct StudyLabel
+{
     QString study;
-    QString problem;                               // target/problem
-    QList<std::pair<QString, QString>> values;     // the point
+    QString problem; // target/problem
+    QList<std::pair<QString, QString>> values; // the point
     quint64 seed = 0;
 
     static QString format(const QString &study, const QString &problem, const StudyPoint &point, quint64 seed);
@@ -65,17 +70,18 @@ struct StudyLabel {
     StudyPoint point() const { return StudyPoint{values}; }
 };
 
-struct StudyConfig {
+struct StudyConfig
+{
     QString filePath;
     QString name;
-    QString basePath;       // absolute
+    QString basePath; // absolute
     QByteArray baseYaml;
     RunConfig base;
     QList<std::pair<QString, QString>> problems; // target, problem
     QList<StudySetting> vary;
     QList<quint64> seeds;
     int parallel = 2;
-    QList<StudyRun> runs;   // problems × points × seeds, in that order
+    QList<StudyRun> runs; // problems × points × seeds, in that order
 
     // Every point of the grid, in the order of vary: (the first key slowest).
     QList<StudyPoint> points() const;

@@ -39,7 +39,8 @@ RunEstimate estimateRun(const RunSetup &setup, const PriceTable &prices, QString
     e.fixCalls = plans * s.codePerPlan * s.fixAttempts * s.iterations;
     // Per parent and iteration: the ISA filter (two calls), the one-shot menu and the example choice (one each); one
     // translation score per candidate of a translation iteration.
-    const qint64 perParent = (s.isaFilter ? 2 : 0) + (s.menuStrategy == QLatin1String("one-shot") ? 1 : 0) + (s.exampleRate ? 1 : 0);
+    const qint64 perParent = (s.isaFilter ? 2 : 0) + (s.menuStrategy == QLatin1String("one-shot") ? 1 : 0)
+        + (s.exampleRate ? 1 : 0);
     e.otherCalls = perParent * s.beamWidth * s.iterations
         + (s.translateScore ? plans * s.codePerPlan * std::min(s.translateIters, s.iterations) : 0);
 
@@ -59,12 +60,20 @@ RunEstimate estimateRun(const RunSetup &setup, const PriceTable &prices, QString
     const qint64 system = PromptBuilder::systemPrompt(setup.target).size();
     const QString plan = QStringLiteral("Chosen optimization: 1. %1\n").arg(setup.agent.menu.value(0));
     const qint64 planIn = (system + PromptBuilder::planPrompt(input).size()) / 4;
-    const qint64 codeIn = (system + PromptBuilder::codePrompt(setup.agent, setup.problem, setup.target, root.code, plan, s.editMode).size()) / 4;
-    const qint64 fixIn = (system + PromptBuilder::fixPrompt(setup.agent, setup.problem, setup.target, root.code, plan, QString()).size()) / 4 + 500;
+    const qint64 codeIn =
+        (system
+         + PromptBuilder::codePrompt(setup.agent, setup.problem, setup.target, root.code, plan, s.editMode).size())
+        / 4;
+    const qint64 fixIn =
+        (system + PromptBuilder::fixPrompt(setup.agent, setup.problem, setup.target, root.code, plan, QString()).size())
+            / 4
+        + 500;
     e.tokensIn = e.planCalls * planIn + (e.codeCalls + e.fixCalls) * codeIn + e.otherCalls * planIn;
     e.tokensOut = e.calls() * AnswerTokens;
-    e.usd = e.planCalls * callCost(setup.planModels, planIn, prices, unpriced) + e.codeCalls * callCost(setup.codeModels, codeIn, prices, unpriced)
-        + e.fixCalls * callCost(setup.codeModels, fixIn, prices, unpriced) + e.otherCalls * callCost(setup.planModels, planIn, prices, unpriced);
+    e.usd = e.planCalls * callCost(setup.planModels, planIn, prices, unpriced)
+        + e.codeCalls * callCost(setup.codeModels, codeIn, prices, unpriced)
+        + e.fixCalls * callCost(setup.codeModels, fixIn, prices, unpriced)
+        + e.otherCalls * callCost(setup.planModels, planIn, prices, unpriced);
     return e;
 }
 

@@ -20,7 +20,8 @@ class PriceTable;
 // code and fix prompts on the start code), about 4 characters a token; its output 1000 tokens (what the
 // engine assumes before it has seen an answer); priced with the price table, the models of an ensemble
 // taking turns. A model the table does not know is listed in `unpriced` and counted as $0.
-struct RunEstimate {
+struct RunEstimate
+{
     qint64 planCalls = 0;
     qint64 codeCalls = 0;
     qint64 fixCalls = 0;
@@ -31,7 +32,8 @@ struct RunEstimate {
     double usd = 0;
 };
 
-struct StudyEstimate {
+struct StudyEstimate
+{
     int runs = 0;
     qint64 calls = 0;
     qint64 tokensIn = 0;

@@ -1,6 +1,6 @@
 #include "study/study_report.h"
 
-#include "store/menu_insights.h"
+#include "insights/menu_insights.h"
 #include "store/run_store.h"
 
 #include <QSet>
@@ -58,8 +58,8 @@ namespace {
 
 bool isVerdict(CandidateStatus status)
 {
-    return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect || status == CandidateStatus::CompileError
-        || status == CandidateStatus::Failed;
+    return status == CandidateStatus::Correct || status == CandidateStatus::Incorrect
+        || status == CandidateStatus::CompileError || status == CandidateStatus::Failed;
 }
 
 StudyRunResult resultOf(RunStore &store, const RunInfo &run)
@@ -159,14 +159,17 @@ QList<StudyRunResult> StudyReport::results(RunStore &store, const QString &study
 
 bool StudyReport::costInTokens(const QList<StudyRunResult> &results, const QString &problem)
 {
-    return std::none_of(results.cbegin(), results.cend(), [&](const StudyRunResult &r) { return r.problem == problem && r.runId && r.usd > 0; });
+    return std::none_of(results.cbegin(), results.cend(),
+                        [&](const StudyRunResult &r) { return r.problem == problem && r.runId && r.usd > 0; });
 }
 
 QList<StudyPointSummary> StudyReport::summarize(const QList<StudyRunResult> &results)
 {
     QList<StudyPointSummary> out;
     for (const StudyRunResult &r : results) {
-        auto it = std::find_if(out.begin(), out.end(), [&](const StudyPointSummary &s) { return s.problem == r.problem && s.point == r.point; });
+        auto it = std::find_if(out.begin(), out.end(), [&](const StudyPointSummary &s) {
+            return s.problem == r.problem && s.point == r.point;
+        });
         if (it == out.end()) {
             StudyPointSummary s;
             s.problem = r.problem;
@@ -216,7 +219,7 @@ QList<StudyPointSummary> StudyReport::summarize(const QList<StudyRunResult> &res
             s.meanBest = bestSum / withBest;
         for (qsizetype i = 0; i < perIterationSum.size(); ++i)
             s.meanBestPerIteration << (perIterationCount.at(i) > 0 ? perIterationSum.at(i) / perIterationCount.at(i)
-                                                                    : std::numeric_limits<double>::quiet_NaN());
+                                                                   : std::numeric_limits<double>::quiet_NaN());
         if (s.runs > 0) {
             s.meanUsd = s.usd / s.runs;
             s.meanTokens = double(s.tokens) / s.runs;
@@ -240,7 +243,9 @@ QList<StudyPointSummary> StudyReport::summarize(const QList<StudyRunResult> &res
                 continue;
             indexes << int(i);
             const StudyPointSummary &s = out.at(i);
-            points << ParetoPoint{s.meanBest, s.runs > 0 ? (tokens ? s.meanTokens : s.meanUsd) : std::numeric_limits<double>::quiet_NaN()};
+            points << ParetoPoint{s.meanBest,
+                                  s.runs > 0 ? (tokens ? s.meanTokens : s.meanUsd)
+                                             : std::numeric_limits<double>::quiet_NaN()};
         }
         for (int f : paretoFront(points))
             out[indexes.at(f)].onFront = true;
@@ -299,11 +304,13 @@ QString StudyReport::runsCsv(const QString &studyName, const QList<StudyRunResul
         points << r.point;
     const QStringList keys = varyKeys(points);
     QString csv = row(QStringList{QStringLiteral("study"), QStringLiteral("problem")} + keys
-                      + QStringList{QStringLiteral("seed"), QStringLiteral("run_id"), QStringLiteral("state"), QStringLiteral("stop_reason"), QStringLiteral("iterations"),
+                      + QStringList{QStringLiteral("seed"), QStringLiteral("run_id"), QStringLiteral("state"),
+                                    QStringLiteral("stop_reason"), QStringLiteral("iterations"),
                                     QStringLiteral("baseline"), QStringLiteral("best"), QStringLiteral("speedup"),
-                                    QStringLiteral("best_per_iteration"), QStringLiteral("tokens_in"), QStringLiteral("tokens_out"),
-                                    QStringLiteral("usd"), QStringLiteral("llm_calls"), QStringLiteral("wall_s"), QStringLiteral("verdicts"),
-                                    QStringLiteral("correct"), QStringLiteral("correct_rate"), QStringLiteral("beam_strategies")});
+                                    QStringLiteral("best_per_iteration"), QStringLiteral("tokens_in"),
+                                    QStringLiteral("tokens_out"), QStringLiteral("usd"), QStringLiteral("llm_calls"),
+                                    QStringLiteral("wall_s"), QStringLiteral("verdicts"), QStringLiteral("correct"),
+                                    QStringLiteral("correct_rate"), QStringLiteral("beam_strategies")});
     for (const StudyRunResult &r : results) {
         QStringList fields{studyName, r.problem};
         for (const QString &key : keys)
@@ -311,10 +318,12 @@ QString StudyReport::runsCsv(const QString &studyName, const QList<StudyRunResul
         QStringList perIteration;
         for (double v : r.bestPerIteration)
             perIteration << number(v);
-        const double speedup = !std::isnan(r.bestScore) && r.bestScore > 0 ? r.baselineScore / r.bestScore : std::numeric_limits<double>::quiet_NaN();
-        fields << QString::number(r.seed) << (r.runId ? QString::number(r.runId) : QString()) << r.state << r.stopReason << QString::number(r.iterations)
-               << number(r.baselineScore) << number(r.bestScore) << number(speedup, 4) << perIteration.join(QLatin1Char(';'))
-               << QString::number(r.tokensIn) << QString::number(r.tokensOut) << QString::number(r.usd, 'f', 6) << QString::number(r.llmCalls)
+        const double speedup = !std::isnan(r.bestScore) && r.bestScore > 0 ? r.baselineScore / r.bestScore
+                                                                           : std::numeric_limits<double>::quiet_NaN();
+        fields << QString::number(r.seed) << (r.runId ? QString::number(r.runId) : QString()) << r.state << r.stopReason
+               << QString::number(r.iterations) << number(r.baselineScore) << number(r.bestScore) << number(speedup, 4)
+               << perIteration.join(QLatin1Char(';')) << QString::number(r.tokensIn) << QString::number(r.tokensOut)
+               << QString::number(r.usd, 'f', 6) << QString::number(r.llmCalls)
                << QString::number(r.wallSeconds, 'f', 1) << QString::number(r.verdicts) << QString::number(r.correct)
                << number(r.correctRate(), 4) << QString::number(r.beamStrategies);
         csv += row(fields);
@@ -329,11 +338,12 @@ QString StudyReport::pointsCsv(const QString &studyName, const QList<StudyPointS
         all << s.point;
     const QStringList keys = varyKeys(all);
     QString csv = row(QStringList{QStringLiteral("study"), QStringLiteral("problem")} + keys
-                      + QStringList{QStringLiteral("runs"), QStringLiteral("ended"), QStringLiteral("planned"), QStringLiteral("mean_best"),
-                                    QStringLiteral("mean_best_per_iteration"), QStringLiteral("tokens"), QStringLiteral("usd"),
-                                    QStringLiteral("llm_calls"), QStringLiteral("mean_usd"), QStringLiteral("mean_tokens"),
-                                    QStringLiteral("mean_wall_s"), QStringLiteral("correct_rate"), QStringLiteral("mean_beam_strategies"),
-                                    QStringLiteral("on_front")});
+                      + QStringList{QStringLiteral("runs"), QStringLiteral("ended"), QStringLiteral("planned"),
+                                    QStringLiteral("mean_best"), QStringLiteral("mean_best_per_iteration"),
+                                    QStringLiteral("tokens"), QStringLiteral("usd"), QStringLiteral("llm_calls"),
+                                    QStringLiteral("mean_usd"), QStringLiteral("mean_tokens"),
+                                    QStringLiteral("mean_wall_s"), QStringLiteral("correct_rate"),
+                                    QStringLiteral("mean_beam_strategies"), QStringLiteral("on_front")});
     for (const StudyPointSummary &s : points) {
         QStringList fields{studyName, s.problem};
         for (const QString &key : keys)
@@ -341,10 +351,11 @@ QString StudyReport::pointsCsv(const QString &studyName, const QList<StudyPointS
         QStringList perIteration;
         for (double v : s.meanBestPerIteration)
             perIteration << number(v);
-        fields << QString::number(s.runs) << QString::number(s.ended) << QString::number(s.planned) << number(s.meanBest)
-               << perIteration.join(QLatin1Char(';')) << QString::number(s.tokens) << QString::number(s.usd, 'f', 6)
-               << QString::number(s.llmCalls) << QString::number(s.meanUsd, 'f', 6) << QString::number(s.meanTokens, 'f', 0)
-               << QString::number(s.meanWallSeconds, 'f', 1) << number(s.correctRate, 4) << QString::number(s.meanBeamStrategies, 'f', 2)
+        fields << QString::number(s.runs) << QString::number(s.ended) << QString::number(s.planned)
+               << number(s.meanBest) << perIteration.join(QLatin1Char(';')) << QString::number(s.tokens)
+               << QString::number(s.usd, 'f', 6) << QString::number(s.llmCalls) << QString::number(s.meanUsd, 'f', 6)
+               << QString::number(s.meanTokens, 'f', 0) << QString::number(s.meanWallSeconds, 'f', 1)
+               << number(s.correctRate, 4) << QString::number(s.meanBeamStrategies, 'f', 2)
                << (s.onFront ? QStringLiteral("yes") : QStringLiteral("no"));
         csv += row(fields);
     }
@@ -354,25 +365,34 @@ QString StudyReport::pointsCsv(const QString &studyName, const QList<StudyPointS
 QString StudyReport::pointsTable(const QList<StudyPointSummary> &points, const QList<StudyRunResult> &results)
 {
     QString out;
-    const auto pad = [](const QString &text, int width) -> QString { return text.leftJustified(width, QLatin1Char(' '), false) + QLatin1Char(' '); };
+    const auto pad = [](const QString &text, int width) -> QString {
+        return text.leftJustified(width, QLatin1Char(' '), false) + QLatin1Char(' ');
+    };
     QString problem;
     for (const StudyPointSummary &s : points) {
         if (s.problem != problem) {
             problem = s.problem;
             const bool tokens = costInTokens(results, problem);
-            out += QStringLiteral("\n%1 (front: lowest mean best score against mean %2 per run)\n").arg(problem, tokens ? QStringLiteral("tokens") : QStringLiteral("$"));
-            out += pad(QStringLiteral("point"), 24) + pad(QStringLiteral("runs"), 5) + pad(QStringLiteral("best/iteration (mean)"), 34)
-                + pad(QStringLiteral("tokens"), 9) + pad(QStringLiteral("$"), 9) + pad(QStringLiteral("calls"), 6) + pad(QStringLiteral("wall s"), 7)
-                + pad(QStringLiteral("correct"), 8) + pad(QStringLiteral("beam strat."), 11) + QStringLiteral("front\n");
+            out += QStringLiteral("\n%1 (front: lowest mean best score against mean %2 per run)\n")
+                       .arg(problem, tokens ? QStringLiteral("tokens") : QStringLiteral("$"));
+            out += pad(QStringLiteral("point"), 24) + pad(QStringLiteral("runs"), 5)
+                + pad(QStringLiteral("best/iteration (mean)"), 34) + pad(QStringLiteral("tokens"), 9)
+                + pad(QStringLiteral("$"), 9) + pad(QStringLiteral("calls"), 6) + pad(QStringLiteral("wall s"), 7)
+                + pad(QStringLiteral("correct"), 8) + pad(QStringLiteral("beam strat."), 11)
+                + QStringLiteral("front\n");
         }
         QStringList perIteration;
         for (double v : s.meanBestPerIteration)
             perIteration << number(v, 4);
-        out += pad(s.point.name(), 24) + pad(QStringLiteral("%1/%2").arg(s.ended).arg(s.planned), 5) + pad(perIteration.join(QLatin1Char(' ')), 34)
-            + pad(QString::number(s.tokens), 9) + pad(QString::number(s.usd, 'f', 4), 9) + pad(QString::number(s.llmCalls), 6)
+        out += pad(s.point.name(), 24) + pad(QStringLiteral("%1/%2").arg(s.ended).arg(s.planned), 5)
+            + pad(perIteration.join(QLatin1Char(' ')), 34) + pad(QString::number(s.tokens), 9)
+            + pad(QString::number(s.usd, 'f', 4), 9) + pad(QString::number(s.llmCalls), 6)
             + pad(QString::number(s.meanWallSeconds, 'f', 1), 7)
-            + pad(std::isnan(s.correctRate) ? QStringLiteral("-") : QStringLiteral("%1%").arg(qRound(s.correctRate * 100)), 8)
-            + pad(QString::number(s.meanBeamStrategies, 'f', 1), 11) + (s.onFront ? QStringLiteral("*") : QString()) + QLatin1Char('\n');
+            + pad(std::isnan(s.correctRate) ? QStringLiteral("-")
+                                            : QStringLiteral("%1%").arg(qRound(s.correctRate * 100)),
+                  8)
+            + pad(QString::number(s.meanBeamStrategies, 'f', 1), 11) + (s.onFront ? QStringLiteral("*") : QString())
+            + QLatin1Char('\n');
     }
     return out;
 }

@@ -9,7 +9,10 @@
 namespace autocomp {
 
 StudyRunner::StudyRunner(StudyConfig study, QList<RunSetup> setups, RunManager *manager, QObject *parent)
-    : QObject(parent), m_study(std::move(study)), m_setups(std::move(setups)), m_manager(manager)
+    : QObject(parent)
+    , m_study(std::move(study))
+    , m_setups(std::move(setups))
+    , m_manager(manager)
 {
     connect(m_manager, &RunManager::runFinished, this, [this](SearchEngine *engine, const RunInfo &run) {
         const auto it = m_running.constFind(engine);
@@ -29,10 +32,7 @@ StudyRunner::StudyRunner(StudyConfig study, QList<RunSetup> setups, RunManager *
     });
 }
 
-int StudyRunner::count(Action action) const
-{
-    return int(std::count(m_actions.cbegin(), m_actions.cend(), action));
-}
+int StudyRunner::count(Action action) const { return int(std::count(m_actions.cbegin(), m_actions.cend(), action)); }
 
 bool StudyRunner::plan(QString *error)
 {
@@ -61,15 +61,19 @@ bool StudyRunner::plan(QString *error)
             continue;
         }
         if (it->configYaml.toUtf8() != planned.configYaml) {
-            *error = QStringLiteral("run %1 in %2 is study '%3''s %4 but was made from another configuration (the base or the study "
-                                    "changed since); give the study another name (name:) or another store")
-                         .arg(it->id)
-                         .arg(storePath, m_study.name, planned.label.section(QLatin1Char(' '), 1));
+            *error =
+                QStringLiteral(
+                    "run %1 in %2 is study '%3''s %4 but was made from another configuration (the base or the study "
+                    "changed since); give the study another name (name:) or another store")
+                    .arg(it->id)
+                    .arg(storePath, m_study.name, planned.label.section(QLatin1Char(' '), 1));
             return false;
         }
-        if (const auto lease = store->lease(it->id); lease && lease->alive && it->state != RunState::Finished && it->state != RunState::Failed
-                                                     && it->state != RunState::Stopped && it->state != RunState::Paused) {
-            *error = QStringLiteral("run %1 of the study is driven by %2 now; stop that process first").arg(it->id).arg(lease->describe());
+        if (const auto lease = store->lease(it->id); lease && lease->alive && it->state != RunState::Finished
+            && it->state != RunState::Failed && it->state != RunState::Stopped && it->state != RunState::Paused) {
+            *error = QStringLiteral("run %1 of the study is driven by %2 now; stop that process first")
+                         .arg(it->id)
+                         .arg(lease->describe());
             return false;
         }
         m_runIds << it->id;
@@ -83,14 +87,13 @@ bool StudyRunner::plan(QString *error)
         }
     }
     // Interrupted runs first: they hold paid work.
-    std::stable_sort(m_queue.begin(), m_queue.end(), [this](int a, int b) { return (m_actions.at(a) == Action::Resume) > (m_actions.at(b) == Action::Resume); });
+    std::stable_sort(m_queue.begin(), m_queue.end(), [this](int a, int b) {
+        return (m_actions.at(a) == Action::Resume) > (m_actions.at(b) == Action::Resume);
+    });
     return true;
 }
 
-void StudyRunner::start()
-{
-    launchMore();
-}
+void StudyRunner::start() { launchMore(); }
 
 void StudyRunner::stop(const QString &reason)
 {
@@ -106,9 +109,8 @@ void StudyRunner::launchMore()
     while (!m_stopping && m_running.size() < m_study.parallel && !m_queue.isEmpty()) {
         const int index = m_queue.takeFirst();
         SearchEngine *engine = m_manager->create(m_setups.at(index));
-        connect(engine, &SearchEngine::logMessage, this, [this, index, engine](const QString &message) {
-            Q_EMIT logMessage(index, engine->runId(), message);
-        });
+        connect(engine, &SearchEngine::logMessage, this,
+                [this, index, engine](const QString &message) { Q_EMIT logMessage(index, engine->runId(), message); });
         connect(engine, &SearchEngine::runStateChanged, this, [this, engine, index](RunState state, const QString &) {
             // A pause from outside: this process leaves the run paused (the next study start resumes it).
             if (state == RunState::Paused && m_running.contains(engine)) {
@@ -120,7 +122,8 @@ void StudyRunner::launchMore()
         m_running.insert(engine, index);
         QString error;
         const bool resumed = m_actions.at(index) == Action::Resume;
-        const bool ok = resumed ? m_manager->resume(engine, m_runIds.at(index), &error) : m_manager->start(engine, &error);
+        const bool ok = resumed ? m_manager->resume(engine, m_runIds.at(index), &error)
+                                : m_manager->start(engine, &error);
         if (!ok) {
             m_running.remove(engine);
             m_startFailures << std::make_pair(index, error);

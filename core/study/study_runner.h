@@ -13,9 +13,9 @@ class RunManager;
 
 // Drives a study's runs through one RunManager (one LLM client and one set of evaluation slots for all),
 // `parallel` at once. Before anything starts, plan() matches the study's runs with the store's (by label,
-// StudyLabel): a run that has ended (finished, failed, or stopped by its budget) is not run again, one that did not end (killed, stopped, paused) is
-// resumed through the engine's resume (paid answers reused, unfinished work redone), the others are started.
-// So a study killed at any moment and started again pays nothing twice.
+// StudyLabel): a run that has ended (finished, failed, or stopped by its budget) is not run again, one that did not end
+// (killed, stopped, paused) is resumed through the engine's resume (paid answers reused, unfinished work redone), the
+// others are started. So a study killed at any moment and started again pays nothing twice.
 class StudyRunner : public QObject
 {
     Q_OBJECT

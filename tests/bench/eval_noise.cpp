@@ -19,7 +19,7 @@
 // Each evaluation's figures go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
 // evaluation.bench_isolation: exclusive (nothing of ours beside a benchmark) instead of the default.
 #include "eval/evaluator.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QCoreApplication>
 #include <QEventLoop>
@@ -32,8 +32,8 @@
 
 using namespace autocomp;
 
-static QList<EvalResult> evaluateAll(Evaluator &evaluator, const Target &target, const Problem &problem, const QString &code, int count,
-                                     const QString &baseline = {})
+static QList<EvalResult> evaluateAll(Evaluator &evaluator, const Target &target, const Problem &problem,
+                                     const QString &code, int count, const QString &baseline = {})
 {
     QList<EvalResult> results;
     QEventLoop loop;
@@ -57,7 +57,8 @@ static double spread(const std::vector<double> &v)
 
 static double overheadFraction(const EvalResult &r)
 {
-    const double batchMs = r.metricValue(QStringLiteral("latency_ms")) * r.metrics.value(QStringLiteral("calls_per_batch")).toDouble(1);
+    const double batchMs = r.metricValue(QStringLiteral("latency_ms"))
+        * r.metrics.value(QStringLiteral("calls_per_batch")).toDouble(1);
     return r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble() * 1e-3 / batchMs;
 }
 
@@ -81,9 +82,11 @@ int main(int argc, char **argv)
         config.benchIsolation = qEnvironmentVariable("AUTOCOMP_BENCH_ISOLATION");
     Evaluator evaluator(config);
     const QString start = problem->startCode();
-    QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/tests/integration/data/gemm_blocked.cpp"));
+    QFile fastFile(qEnvironmentVariable("AUTOCOMP_DATA_DIR")
+                   + QStringLiteral("/tests/integration/data/gemm_blocked.cpp"));
     if (!fastFile.open(QIODevice::ReadOnly)) {
-        std::fprintf(stderr, "eval_noise: %s: %s\n", qPrintable(fastFile.fileName()), qPrintable(fastFile.errorString()));
+        std::fprintf(stderr, "eval_noise: %s: %s\n", qPrintable(fastFile.fileName()),
+                     qPrintable(fastFile.errorString()));
         return 1;
     }
     const QString fast = QString::fromUtf8(fastFile.readAll());
@@ -102,9 +105,12 @@ int main(int argc, char **argv)
         interference.push_back(r.metricValue(QStringLiteral("cache_interference")));
         fractionsLarge.push_back(overheadFraction(r));
         overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
-        std::fprintf(stderr, "evaluation %d: ratio %.4f [%.4f, %.4f] over %d pairs, median %.4f ms, start code %.2f ms, interference %.3f\n",
-                     ++n, ratios.back(), ratio.value(QStringLiteral("ci_low")).toDouble(), ratio.value(QStringLiteral("ci_high")).toDouble(),
-                     ratio.value(QStringLiteral("pairs")).toInt(), medians.back(), naive.back(), interference.back());
+        std::fprintf(stderr,
+                     "evaluation %d: ratio %.4f [%.4f, %.4f] over %d pairs, median %.4f ms, start code %.2f ms, "
+                     "interference %.3f\n",
+                     ++n, ratios.back(), ratio.value(QStringLiteral("ci_low")).toDouble(),
+                     ratio.value(QStringLiteral("ci_high")).toDouble(), ratio.value(QStringLiteral("pairs")).toInt(),
+                     medians.back(), naive.back(), interference.back());
     }
     // A kernel of about 10 us: the transpose start code at 128 x 96.
     Problem small = *transpose;
@@ -114,7 +120,8 @@ int main(int argc, char **argv)
     double smallBatch = 0;
     for (const EvalResult &r : evaluateAll(evaluator, *cpu, small, transpose->startCode(), 3)) {
         if (!r.correct) {
-            std::fprintf(stderr, "eval_noise: transpose evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            std::fprintf(stderr, "eval_noise: transpose evaluation failed: %s %s\n", qPrintable(r.status),
+                         qPrintable(r.log));
             return 1;
         }
         fractionsSmall.push_back(overheadFraction(r));
@@ -125,15 +132,18 @@ int main(int argc, char **argv)
     // A/A: the same machine code as the baseline, in separate evaluations.
     std::vector<double> aa;
     int aaExcluding = 0;
-    for (const EvalResult &r : evaluateAll(evaluator, *cpu, *rmsnorm, rmsnorm->startCode() + QStringLiteral("\n// A/A copy\n"), 10,
-                                           rmsnorm->startCode())) {
+    for (const EvalResult &r :
+         evaluateAll(evaluator, *cpu, *rmsnorm, rmsnorm->startCode() + QStringLiteral("\n// A/A copy\n"), 10,
+                     rmsnorm->startCode())) {
         const QJsonObject ratio = r.metrics.value(QStringLiteral("paired_ratio")).toObject();
         if (!r.correct || ratio.value(QStringLiteral("value")).toDouble() <= 0) {
-            std::fprintf(stderr, "eval_noise: A/A evaluation failed or was not paired: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            std::fprintf(stderr, "eval_noise: A/A evaluation failed or was not paired: %s %s\n", qPrintable(r.status),
+                         qPrintable(r.log));
             return 1;
         }
         aa.push_back(ratio.value(QStringLiteral("value")).toDouble());
-        const double low = ratio.value(QStringLiteral("ci_low")).toDouble(), high = ratio.value(QStringLiteral("ci_high")).toDouble();
+        const double low = ratio.value(QStringLiteral("ci_low")).toDouble(),
+                     high = ratio.value(QStringLiteral("ci_high")).toDouble();
         aaExcluding += (low > 1.0 || high < 1.0) ? 1 : 0;
         std::fprintf(stderr, "A/A evaluation %zu: ratio %.4f [%.4f, %.4f]\n", aa.size(), aa.back(), low, high);
     }
@@ -146,7 +156,8 @@ int main(int argc, char **argv)
     std::vector<double> counts;
     for (const EvalResult &r : evaluateAll(evaluator, *instr, *problemI, start, 3)) {
         if (!r.correct) {
-            std::fprintf(stderr, "eval_noise: instructions evaluation failed: %s %s\n", qPrintable(r.status), qPrintable(r.log));
+            std::fprintf(stderr, "eval_noise: instructions evaluation failed: %s %s\n", qPrintable(r.status),
+                         qPrintable(r.log));
             return 1;
         }
         counts.push_back(r.metricValue(QStringLiteral("instructions")));
@@ -164,13 +175,17 @@ int main(int argc, char **argv)
     std::printf("aa_ratio_max: %.4f ratio\n", *std::max_element(aa.begin(), aa.end()));
     std::printf("aa_ratio_sd: %.4f ratio\n", aaSd);
     std::printf("aa_intervals_excluding_1: %d of %zu count\n", aaExcluding, aa.size());
-    std::printf("suggested_noise_floor: %.2f fraction (the cpu target declares %.2f)\n", std::ceil(aaSd * 100) / 100, cpu->noiseFloor);
+    std::printf("suggested_noise_floor: %.2f fraction (the cpu target declares %.2f)\n", std::ceil(aaSd * 100) / 100,
+                cpu->noiseFloor);
     std::printf("judge_overhead_us: %.3f us\n", overheads[overheads.size() / 2]);
     std::printf("small_kernel_latency: %.5f ms\n", smallLatency.front());
     std::printf("small_kernel_calls_per_batch: %.0f calls\n", smallBatch);
-    std::printf("judge_overhead_fraction_small: %.5f ratio\n", *std::max_element(fractionsSmall.begin(), fractionsSmall.end()));
-    std::printf("judge_overhead_fraction_large: %.6f ratio\n", *std::max_element(fractionsLarge.begin(), fractionsLarge.end()));
+    std::printf("judge_overhead_fraction_small: %.5f ratio\n",
+                *std::max_element(fractionsSmall.begin(), fractionsSmall.end()));
+    std::printf("judge_overhead_fraction_large: %.6f ratio\n",
+                *std::max_element(fractionsLarge.begin(), fractionsLarge.end()));
     std::printf("instructions: %.0f count\n", counts.front());
-    std::printf("instructions_identical: %d bool\n", std::all_of(counts.begin(), counts.end(), [&](double c) { return c == counts.front(); }) ? 1 : 0);
+    std::printf("instructions_identical: %d bool\n",
+                std::all_of(counts.begin(), counts.end(), [&](double c) { return c == counts.front(); }) ? 1 : 0);
     return 0;
 }

@@ -8,7 +8,7 @@
 // candidate's evaluation, measured one candidate at a time beside the local evaluation of the same
 // candidates (batched: the four in one job, one after another, the wall time shared among them).
 #include "eval/evaluator.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "slurm_cluster.h"
 #include "ssh_daemon.h"
 
@@ -23,8 +23,8 @@
 
 using namespace autocomp;
 
-static double perMinute(EvaluationConfig config, int parallel, const Target &target, const Problem &problem, const QStringList &codes,
-                        int *failures)
+static double perMinute(EvaluationConfig config, int parallel, const Target &target, const Problem &problem,
+                        const QStringList &codes, int *failures)
 {
     config.parallelCompiles = parallel;
     Evaluator evaluator(config);
@@ -37,8 +37,8 @@ static double perMinute(EvaluationConfig config, int parallel, const Target &tar
         QObject::connect(job, &EvalJob::finished, &loop, [&](const EvalResult &r) {
             // Each failure says why on stderr (the figures stay on stdout).
             if (!r.correct && ++*failures)
-                std::fprintf(stderr, "eval_throughput: a %s evaluation failed: %s: %s\n", qPrintable(config.executor), qPrintable(r.status),
-                             qPrintable(r.log.left(1500)));
+                std::fprintf(stderr, "eval_throughput: a %s evaluation failed: %s: %s\n", qPrintable(config.executor),
+                             qPrintable(r.status), qPrintable(r.log.left(1500)));
             if (++done == codes.size())
                 loop.quit();
         });
@@ -48,7 +48,8 @@ static double perMinute(EvaluationConfig config, int parallel, const Target &tar
 }
 
 // Mean wall time of one evaluation, candidates one after another.
-static double msPerCandidate(const EvaluationConfig &config, const Target &target, const Problem &problem, const QStringList &codes, int *failures)
+static double msPerCandidate(const EvaluationConfig &config, const Target &target, const Problem &problem,
+                             const QStringList &codes, int *failures)
 {
     double total = 0;
     for (const QString &code : codes)
@@ -62,7 +63,8 @@ int main(int argc, char **argv)
     Repository repository;
     QString error;
     const auto target = repository.target(QStringLiteral("cpu"), &error);
-    const auto problem = target ? repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error) : std::nullopt;
+    const auto problem = target ? repository.problem(QStringLiteral("cpu"), QStringLiteral("gemm"), &error)
+                                : std::nullopt;
     if (!problem) {
         std::fprintf(stderr, "eval_throughput: %s\n", qPrintable(error));
         return 1;
@@ -97,7 +99,8 @@ int main(int argc, char **argv)
         c.remoteWorkdir = remoteWork.path();
         perMinute(c, 0, *target, *problem, codes.mid(0, 1), &failures); // the far side's setup
         std::printf("per_min_ssh: %.2f candidates/min\n", perMinute(c, 0, *target, *problem, codes, &failures));
-        std::printf("overhead_ssh_ms: %.0f ms/candidate\n", msPerCandidate(c, *target, *problem, few, &failures) - localMs);
+        std::printf("overhead_ssh_ms: %.0f ms/candidate\n",
+                    msPerCandidate(c, *target, *problem, few, &failures) - localMs);
     } else {
         std::fprintf(stderr, "eval_throughput: no ssh figures: %s\n", qPrintable(why));
     }
@@ -111,10 +114,12 @@ int main(int argc, char **argv)
         c.remoteCommand = cli;
         perMinute(c, 0, *target, *problem, codes.mid(0, 1), &failures);
         std::printf("per_min_slurm: %.2f candidates/min\n", perMinute(c, 0, *target, *problem, codes, &failures));
-        std::printf("overhead_slurm_ms: %.0f ms/candidate\n", msPerCandidate(c, *target, *problem, few, &failures) - localMs);
+        std::printf("overhead_slurm_ms: %.0f ms/candidate\n",
+                    msPerCandidate(c, *target, *problem, few, &failures) - localMs);
         c.slurmBatch = 8;
         c.slurmCpus = 1;
-        std::printf("per_min_slurm_batched: %.2f candidates/min\n", perMinute(c, 0, *target, *problem, codes, &failures));
+        std::printf("per_min_slurm_batched: %.2f candidates/min\n",
+                    perMinute(c, 0, *target, *problem, codes, &failures));
         c.slurmSlots = 1;
         const double batchedMs = 60000.0 / perMinute(c, 1, *target, *problem, few, &failures);
         std::printf("overhead_slurm_batched_ms: %.0f ms/candidate\n", batchedMs - localMs);

@@ -9,15 +9,15 @@
 // First, the graph of a 200-candidate run as a 1280x800 window opens it: its scale, a node's box on screen, how
 // many candidates have a box of their own (collapsed groups hide the rest) and how many are in view.
 //
-// Figures, one per line: graph200_scale, graph200_node_box_px, open_s, chart_tab_s, peak_rss_mb, max_stall_graph_ms, max_stall_tree_ms,
-// max_stall_chart_ms, max_stall_external_writer_ms, max_stall_ms, refresh_latency_p50_ms, refresh_latency_p95_ms.
-// Targets: open <= 1.5 s, memory <= 400 MB, no stall over 50 ms, refresh latency p50 <= 500 ms.
-#include "beam_graph_view.h"
-#include "candidate_tree_model.h"
-#include "diff_view.h"
-#include "latency_chart.h"
-#include "main_window.h"
-#include "run_list_model.h"
+// Figures, one per line: graph200_scale, graph200_node_box_px, open_s, chart_tab_s, peak_rss_mb, max_stall_graph_ms,
+// max_stall_tree_ms, max_stall_chart_ms, max_stall_external_writer_ms, max_stall_ms, refresh_latency_p50_ms,
+// refresh_latency_p95_ms. Targets: open <= 1.5 s, memory <= 400 MB, no stall over 50 ms, refresh latency p50 <= 500 ms.
+#include "charts/beam_graph_view.h"
+#include "models/candidate_tree_model.h"
+#include "editors/diff_view.h"
+#include "charts/latency_chart.h"
+#include "frame/main_window.h"
+#include "models/run_list_model.h"
 #include "store/run_store.h"
 #include "store/store_follower.h"
 
@@ -74,16 +74,22 @@ QString codeFor(qint64 id)
 {
     QString code = QStringLiteral("// candidate %1\n#include <immintrin.h>\n").arg(id);
     for (int i = 0; i < 24; ++i)
-        code += QStringLiteral("    acc[%1] = _mm256_fmadd_ps(a%2, b%3, acc[%1]); // step %4\n").arg(i % 8).arg(i).arg(id % 97).arg(i);
+        code += QStringLiteral("    acc[%1] = _mm256_fmadd_ps(a%2, b%3, acc[%1]); // step %4\n")
+                    .arg(i % 8)
+                    .arg(i)
+                    .arg(id % 97)
+                    .arg(i);
     return code;
 }
 
-struct Generated {
+struct Generated
+{
     qint64 runId = 0;
     int evaluated = 0;
 };
 
-// A finished run of `candidates` over `iterations`, a beam of `beamWidth`: 15 % compile errors, 10 % incorrect, 5 % failed.
+// A finished run of `candidates` over `iterations`, a beam of `beamWidth`: 15 % compile errors, 10 % incorrect, 5 %
+// failed.
 bool generate(const QString &path, Generated *out, int candidates = s_candidates, int iterations = s_iterations)
 {
     QString error;
@@ -106,7 +112,8 @@ bool generate(const QString &path, Generated *out, int candidates = s_candidates
 
     // One transaction on the schema RunStore created: 10,000 single-row transactions would take minutes.
     QRandomGenerator random(1111);
-    struct Row {
+    struct Row
+    {
         qint64 id, parent;
         int iteration;
         QString status;
@@ -159,11 +166,14 @@ bool generate(const QString &path, Generated *out, int candidates = s_candidates
             return false;
         }
         QSqlQuery q(db);
-        q.prepare(QStringLiteral("INSERT INTO candidates (id, run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, "
-                                 "metrics, feedback, in_beam, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        q.prepare(QStringLiteral(
+            "INSERT INTO candidates (id, run_id, parent_id, iteration, origin, status, plan, menu_item, code, score, "
+            "metrics, feedback, in_beam, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?)"));
         const QString now = QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs);
         const QStringList menu = {QStringLiteral("loop tiling"), QStringLiteral("vectorize the inner loop"),
-                                  QStringLiteral("register blocking"), QStringLiteral("unroll k"), QStringLiteral("prefetch B")};
+                                  QStringLiteral("register blocking"), QStringLiteral("unroll k"),
+                                  QStringLiteral("prefetch B")};
         for (const Row &row : std::as_const(rows)) {
             const bool isRoot = row.parent == 0;
             const QJsonObject metrics = row.score > 0
@@ -176,7 +186,8 @@ bool generate(const QString &path, Generated *out, int candidates = s_candidates
             q.addBindValue(row.iteration);
             q.addBindValue(isRoot ? QStringLiteral("root") : QStringLiteral("llm"));
             q.addBindValue(row.status);
-            q.addBindValue(isRoot ? QStringLiteral("") : QStringLiteral("Apply %1 to the parent.").arg(menu.at(row.id % menu.size())));
+            q.addBindValue(isRoot ? QStringLiteral("")
+                                  : QStringLiteral("Apply %1 to the parent.").arg(menu.at(row.id % menu.size())));
             q.addBindValue(isRoot ? QStringLiteral("") : menu.at(row.id % menu.size()));
             q.addBindValue(codeFor(row.id));
             q.addBindValue(row.score > 0 ? QVariant(row.score) : QVariant());
@@ -227,7 +238,8 @@ public:
         QElapsedTimer timer;
         timer.start();
         const QEvent::Type type = event->type();
-        const QString name = QString::fromLatin1(receiver->metaObject()->className()) + QLatin1Char('/') + receiver->objectName();
+        const QString name = QString::fromLatin1(receiver->metaObject()->className()) + QLatin1Char('/')
+            + receiver->objectName();
         const bool done = QApplication::notify(receiver, event);
         const double ms = timer.nsecsElapsed() / 1e6;
         --m_depth;
@@ -246,7 +258,8 @@ private:
 
 // The longest gap between two ticks of a 1 ms timer on the GUI thread, and the GUI thread's CPU time within
 // it (a gap with little CPU time was the thread waiting for a core, not work of ours).
-struct StallMeter {
+struct StallMeter
+{
     double maxGapMs = 0;
     double cpuInMaxGapMs = 0;
     QElapsedTimer beat;
@@ -320,7 +333,8 @@ bool graphReadability(const QString &path)
     std::printf("graph200_viewport_px: %dx%d (window 1280x800)\n", viewport.width(), viewport.height());
     std::printf("graph200_scale: %.3f\n", scale);
     std::printf("graph200_node_box_px: %.0fx%.0f (font line %d px)\n", 150 * scale, 40 * scale, metrics.height());
-    std::printf("graph200_candidate_boxes: %lld (candidates with a box of their own)\n", static_cast<long long>(boxes.size()));
+    std::printf("graph200_candidate_boxes: %lld (candidates with a box of their own)\n",
+                static_cast<long long>(boxes.size()));
     std::printf("graph200_candidates_in_view: %d of 200\n", inView);
     return true;
 }
@@ -368,7 +382,8 @@ int main(int argc, char **argv)
         QObject::connect(graph, &BeamGraphView::layoutFinished, &wait, &QEventLoop::quit);
         wait.exec();
     }
-    std::printf("graph_layout_done_s: %.3f s (from opening; laid out off the GUI thread)\n", clock.nsecsElapsed() / 1e9);
+    std::printf("graph_layout_done_s: %.3f s (from opening; laid out off the GUI thread)\n",
+                clock.nsecsElapsed() / 1e9);
     std::printf("candidates: %d\n", s_candidates);
     std::printf("graph_nodes: %d\n", graph->nodeCount());
     std::printf("tree_candidates: %d\n", model->candidateCount());
@@ -460,8 +475,10 @@ int main(int argc, char **argv)
         feeder.stop();
         meter.stop();
         const QString phase = otherRuns > 0 ? QStringLiteral("four_runs") : view;
-        std::printf("diag_%s_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n", qPrintable(phase), meter.cpuInMaxGapMs);
-        std::printf("diag_%s_longest_event_ms: %.1f ms (%s)\n", qPrintable(phase), app.longestMs, qPrintable(app.longestWhat));
+        std::printf("diag_%s_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n", qPrintable(phase),
+                    meter.cpuInMaxGapMs);
+        std::printf("diag_%s_longest_event_ms: %.1f ms (%s)\n", qPrintable(phase), app.longestMs,
+                    qPrintable(app.longestWhat));
         settle(200); // the last burst's relayout
         return meter.maxGapMs;
     };
@@ -474,7 +491,9 @@ int main(int argc, char **argv)
     {
         QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("gui_scale_sequence"));
         db.setDatabaseName(path);
-        if (!db.open() || !QSqlQuery(db).exec(QStringLiteral("UPDATE sqlite_sequence SET seq = 1000000 WHERE name = 'candidates'"))) {
+        if (!db.open()
+            || !QSqlQuery(db).exec(
+                QStringLiteral("UPDATE sqlite_sequence SET seq = 1000000 WHERE name = 'candidates'"))) {
             std::fprintf(stderr, "gui_scale: %s\n", qPrintable(db.lastError().text()));
             return 1;
         }
@@ -528,7 +547,8 @@ int main(int argc, char **argv)
                 open.append(c);
             } else {
                 Candidate c = open.takeFirst();
-                c.status = writerRandom.generateDouble() < 0.7 ? CandidateStatus::Correct : CandidateStatus::CompileError;
+                c.status = writerRandom.generateDouble() < 0.7 ? CandidateStatus::Correct
+                                                               : CandidateStatus::CompileError;
                 if (c.status == CandidateStatus::Correct)
                     c.score = 5 + 100 * writerRandom.generateDouble();
                 store->updateCandidate(c);
@@ -550,7 +570,8 @@ int main(int argc, char **argv)
         meter.start();
         loop.exec();
         meter.stop();
-        std::printf("diag_external_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n", meter.cpuInMaxGapMs);
+        std::printf("diag_external_stall_cpu_ms: %.1f ms (GUI thread CPU time within the longest gap)\n",
+                    meter.cpuInMaxGapMs);
         std::printf("diag_external_longest_event_ms: %.1f ms (%s)\n", app.longestMs, qPrintable(app.longestWhat));
         return meter.maxGapMs;
     }();
@@ -558,18 +579,26 @@ int main(int argc, char **argv)
     writer.join();
     settle(1000); // the last commits reach the views
     std::sort(latenciesMs.begin(), latenciesMs.end());
-    const auto percentile = [&](double p) { return latenciesMs.isEmpty() ? -1.0 : latenciesMs.at(qMin<qsizetype>(latenciesMs.size() - 1, qsizetype(p * latenciesMs.size()))); };
+    const auto percentile = [&](double p) {
+        return latenciesMs.isEmpty()
+            ? -1.0
+            : latenciesMs.at(qMin<qsizetype>(latenciesMs.size() - 1, qsizetype(p * latenciesMs.size())));
+    };
     std::printf("streamed: %lld events\n", static_cast<long long>(4 * s_streamSeconds * s_streamPerSecond));
     std::printf("graph_nodes_after: %d\n", graph->nodeCount());
     std::printf("max_stall_graph_ms: %.1f ms\n", graphStall);
     std::printf("max_stall_tree_ms: %.1f ms\n", treeStall);
     std::printf("max_stall_chart_ms: %.1f ms\n", chartStall);
-    std::printf("max_stall_four_runs_ms: %.1f ms (the graph in front; 3 more runs updating the runs list)\n", fourRunsStall);
-    std::printf("external_writer_commits: %d (%d candidate events/s from another connection)\n", commits.load(), s_streamPerSecond);
+    std::printf("max_stall_four_runs_ms: %.1f ms (the graph in front; 3 more runs updating the runs list)\n",
+                fourRunsStall);
+    std::printf("external_writer_commits: %d (%d candidate events/s from another connection)\n", commits.load(),
+                s_streamPerSecond);
     std::printf("external_candidates_seen: %lld (of those inserted)\n", static_cast<long long>(latenciesMs.size()));
-    std::printf("max_stall_external_writer_ms: %.1f ms (the graph in front, the window following the store)\n", externalStall);
+    std::printf("max_stall_external_writer_ms: %.1f ms (the graph in front, the window following the store)\n",
+                externalStall);
     std::printf("max_stall_ms: %.1f ms\n", std::max({graphStall, treeStall, chartStall, fourRunsStall, externalStall}));
-    std::printf("refresh_latency_p50_ms: %.1f ms (commit by another connection -> applied to the views)\n", percentile(0.5));
+    std::printf("refresh_latency_p50_ms: %.1f ms (commit by another connection -> applied to the views)\n",
+                percentile(0.5));
     std::printf("refresh_latency_p95_ms: %.1f ms\n", percentile(0.95));
     std::printf("refresh_latency_max_ms: %.1f ms\n", latenciesMs.isEmpty() ? -1.0 : latenciesMs.last());
     std::printf("peak_rss_mb: %.1f MB\n", peakRssMb());

@@ -21,7 +21,8 @@
 
 namespace {
 
-struct Eval {
+struct Eval
+{
     bool ok = false;
     double seconds = 0;
     QJsonObject json;
@@ -42,8 +43,9 @@ Eval evaluate(const QString &problem, const QString &file, const QString &cache)
     process.setProcessEnvironment(env);
     QElapsedTimer timer;
     timer.start();
-    process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"),
-                                                         QStringLiteral("--problem"), problem, QStringLiteral("--code"), file, QStringLiteral("--json")});
+    process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                  {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"),
+                   QStringLiteral("--problem"), problem, QStringLiteral("--code"), file, QStringLiteral("--json")});
     process.waitForFinished(1800000);
     Eval e;
     e.seconds = timer.elapsed() / 1000.0;
@@ -62,8 +64,9 @@ int main(int argc, char **argv)
     QCoreApplication app(argc, argv);
     const QString data = qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/kernelbench/");
     QTemporaryDir cache;
-    const QList<std::pair<const char *, QString>> cases{{"level2/1_ScaleShiftClampSquare", QStringLiteral("scale_shift_clamp_square_fused.py")},
-                                                        {"level1/1_NewGELU", QStringLiteral("gelu_fused.py")}};
+    const QList<std::pair<const char *, QString>> cases{
+        {"level2/1_ScaleShiftClampSquare", QStringLiteral("scale_shift_clamp_square_fused.py")},
+        {"level1/1_NewGELU", QStringLiteral("gelu_fused.py")}};
     bool first = true;
     for (const auto &[problem, file] : cases) {
         const Eval cold = evaluate(QLatin1String(problem), data + file, cache.path());
@@ -83,10 +86,12 @@ int main(int argc, char **argv)
         QString name = QLatin1String(problem);
         name.replace(QLatin1Char('/'), QLatin1Char('_'));
         const QJsonObject metrics = cached.json.value(QStringLiteral("metrics")).toObject();
-        std::printf("latency_ms_%s: %.3f ms\n", qPrintable(name), metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("mean")).toDouble());
+        std::printf("latency_ms_%s: %.3f ms\n", qPrintable(name),
+                    metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("mean")).toDouble());
         std::printf("reference_ms_%s: %.3f ms\n", qPrintable(name),
                     metrics.value(QStringLiteral("reference_ms")).toObject().value(QStringLiteral("mean")).toDouble());
-        std::printf("speedup_%s: %.2f\n", qPrintable(name), metrics.value(QStringLiteral("speedup_vs_eager")).toDouble());
+        std::printf("speedup_%s: %.2f\n", qPrintable(name),
+                    metrics.value(QStringLiteral("speedup_vs_eager")).toDouble());
     }
     return 0;
 }

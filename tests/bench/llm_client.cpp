@@ -76,7 +76,8 @@ double cpuSeconds()
 {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 double percentile(QList<double> values, double p)
@@ -87,12 +88,13 @@ double percentile(QList<double> values, double p)
     return values.at(std::min<qsizetype>(values.size() - 1, qsizetype(p * double(values.size()))));
 }
 
-struct Result {
+struct Result
+{
     double requestsPerS = 0;
     double p50 = 0;
     double p99 = 0;
     double beforeP50 = 0; // send() until the server has read the request
-    double afterP50 = 0;  // the server's last byte until finished()
+    double afterP50 = 0; // the server's last byte until finished()
     double cpuMsPerRequest = 0;
     int failures = 0;
 };
@@ -103,7 +105,8 @@ Result run(LlmClient &client, const QString &modelText, int inFlight, const QStr
     const auto spec = ModelSpec::parse(modelText, &error);
     if (!spec)
         qFatal("llm_client: %s", qPrintable(error));
-    struct Timing {
+    struct Timing
+    {
         QByteArray tag;
         qint64 sentNs = 0;
         qint64 doneNs = 0;
@@ -175,11 +178,14 @@ int main(int argc, char **argv)
             return 1;
         const QByteArray answer = QByteArray("Chosen optimization: 3. Tile the loops. ").repeated(50);
         const QByteArray usage = "\n        usage: {prompt_tokens: 2000, completion_tokens: 500}\n";
-        QByteArray script = "rules:\n  - match: '^idle'\n    cycle: true\n    responses:\n      - content: \"" + answer + "\"\n        delay_ms: "
-            + QByteArray::number(IdleDelayMs) + usage + "  - match: '^paced'\n    cycle: true\n    responses:\n";
+        QByteArray script = "rules:\n  - match: '^idle'\n    cycle: true\n    responses:\n      - content: \"" + answer
+            + "\"\n        delay_ms: " + QByteArray::number(IdleDelayMs) + usage
+            + "  - match: '^paced'\n    cycle: true\n    responses:\n";
         for (int i = 0; i < PacedResponses; ++i)
-            script += "      - content: \"" + answer + "\"\n        delay_ms: " + QByteArray::number(100 + 27 * ((i * 7) % PacedResponses)) + usage;
-        script += "  - cycle: true\n    responses:\n      - content: \"" + answer + "\"\n        delay_ms: " + QByteArray::number(ServerDelayMs) + usage;
+            script += "      - content: \"" + answer
+                + "\"\n        delay_ms: " + QByteArray::number(100 + 27 * ((i * 7) % PacedResponses)) + usage;
+        script += "  - cycle: true\n    responses:\n      - content: \"" + answer
+            + "\"\n        delay_ms: " + QByteArray::number(ServerDelayMs) + usage;
         f.write(script);
     }
     QProcess server;
@@ -214,25 +220,28 @@ int main(int argc, char **argv)
         if (first) {
             rssAfterFirst = rssMb();
             const Result paced = run(client, model, InFlight, timingPath, QStringLiteral("paced"));
-            std::printf("requests: %d, in flight: %d, answers after 100-505 ms, format: %s (streamed)\n", Requests, InFlight, name);
+            std::printf("requests: %d, in flight: %d, answers after 100-505 ms, format: %s (streamed)\n", Requests,
+                        InFlight, name);
             std::printf("requests_per_s: %.1f\n", paced.requestsPerS);
             std::printf("overhead_p50_ms: %.2f ms\n", paced.p50);
             std::printf("overhead_p99_ms: %.2f ms\n", paced.p99);
             std::printf("overhead_parts_p50_ms: to the server %.2f, from it %.2f\n", paced.beforeP50, paced.afterP50);
             std::printf("client_cpu_per_request_ms: %.3f ms\n", paced.cpuMsPerRequest);
             std::printf("max_requests_per_s: %.1f (saturated: answers after %d ms)\n", r.requestsPerS, ServerDelayMs);
-            std::printf("saturated_overhead_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f), client cpu %.3f ms/request\n", r.p50,
-                        r.p99, r.beforeP50, r.afterP50, r.cpuMsPerRequest);
+            std::printf("saturated_overhead_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f), client "
+                        "cpu %.3f ms/request\n",
+                        r.p50, r.p99, r.beforeP50, r.afterP50, r.cpuMsPerRequest);
             const Result six = run(client, model, 6, timingPath, QStringLiteral("six"));
-            std::printf("overhead_6_in_flight_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n", six.p50, six.p99,
-                        six.beforeP50, six.afterP50);
+            std::printf("overhead_6_in_flight_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n",
+                        six.p50, six.p99, six.beforeP50, six.afterP50);
             const Result burst = run(client, model, InFlight, timingPath, QStringLiteral("idle"));
-            std::printf("overhead_burst_64_at_once_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n", burst.p50, burst.p99,
-                        burst.beforeP50, burst.afterP50);
+            std::printf("overhead_burst_64_at_once_p50_ms: %.2f ms, p99 %.2f ms (to the server %.2f, from it %.2f)\n",
+                        burst.p50, burst.p99, burst.beforeP50, burst.afterP50);
             failures += paced.failures + six.failures + burst.failures;
             first = false;
         }
-        std::printf("%s: requests_per_s %.1f, overhead p50 %.2f ms (to the server %.2f, from it %.2f), p99 %.2f ms, client cpu %.3f ms/request, "
+        std::printf("%s: requests_per_s %.1f, overhead p50 %.2f ms (to the server %.2f, from it %.2f), p99 %.2f ms, "
+                    "client cpu %.3f ms/request, "
                     "failures %d\n",
                     name, r.requestsPerS, r.p50, r.beforeP50, r.afterP50, r.p99, r.cpuMsPerRequest, r.failures);
     }

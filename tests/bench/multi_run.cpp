@@ -7,7 +7,7 @@
 //                    for all of them, so requests queue): smallest / largest number of requests each run
 //                    had sent when the first of them finished (target >= 0.9)
 #include "llm/llm_client.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/run_manager.h"
 #include "search/run_setup.h"
 
@@ -27,9 +27,11 @@ QByteArray workloadScript()
 {
     // Heavy tail: most answers in a few hundred ms, every sixth one takes seconds.
     const int delays[] = {180, 240, 300, 210, 350, 1800};
-    QString s = QStringLiteral("rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
+    QString s = QStringLiteral(
+        "rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
     for (int i = 0; i < 36; ++i)
-        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=%2 bench_ms=%3;\\nvoid kernel() { /* variant %4 */ }\\n```\"\n"
+        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=%2 "
+                            "bench_ms=%3;\\nvoid kernel() { /* variant %4 */ }\\n```\"\n"
                             "        delay_ms: %5\n")
                  .arg(95 - i * 2)
                  .arg(60 + (i % 4) * 20)
@@ -38,11 +40,14 @@ QByteArray workloadScript()
                  .arg(delays[i % 6]);
     s += QStringLiteral("  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n");
     for (int i = 0; i < 6; ++i)
-        s += QStringLiteral("      - content: \"Chosen optimization: %1. step\\nplan %1\"\n        delay_ms: %2\n").arg(i + 1).arg(delays[(i + 3) % 6]);
+        s += QStringLiteral("      - content: \"Chosen optimization: %1. step\\nplan %1\"\n        delay_ms: %2\n")
+                 .arg(i + 1)
+                 .arg(delays[(i + 3) % 6]);
     return s.toUtf8();
 }
 
-struct Outcome {
+struct Outcome
+{
     double wallS = 0;
     QList<qint64> callsWhileAllRan; // per run
     QList<RunInfo> runs;
@@ -56,12 +61,14 @@ Outcome runTogether(int count, const QString &base, const QString &dataDir, cons
     manager.llmClient()->setMaxInFlight(inFlight);
     QList<SearchEngine *> engines;
     for (int i = 0; i < count; ++i) {
-        const QByteArray yaml = QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
-                                               "search: {iterations: 3, beam_width: 2, plans_per_parent: 4, code_per_plan: 1, fix_attempts: 0, "
-                                               "seed: %2}\nevaluation: {parallel_compiles: 2, bench_slots: 1}\n")
-                                    .arg(base)
-                                    .arg(100 + i)
-                                    .toUtf8();
+        const QByteArray yaml =
+            QStringLiteral(
+                "target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
+                "search: {iterations: 3, beam_width: 2, plans_per_parent: 4, code_per_plan: 1, fix_attempts: 0, "
+                "seed: %2}\nevaluation: {parallel_compiles: 2, bench_slots: 1}\n")
+                .arg(base)
+                .arg(100 + i)
+                .toUtf8();
         QStringList errors;
         const auto config = RunConfig::fromYaml(yaml, QStringLiteral("multi_run"), &errors);
         const auto setup = config ? prepareRun(*config, yaml, Repository({dataDir}), storePath, &errors) : std::nullopt;
@@ -73,7 +80,8 @@ Outcome runTogether(int count, const QString &base, const QString &dataDir, cons
     QObject::connect(&manager, &RunManager::runFinished, [&](SearchEngine *, const RunInfo &run) {
         if (allRunning) {
             for (SearchEngine *engine : std::as_const(engines))
-                outcome.callsWhileAllRan << manager.llmClient()->startedFor(QStringLiteral("run %1").arg(engine->runId()));
+                outcome.callsWhileAllRan << manager.llmClient()->startedFor(
+                    QStringLiteral("run %1").arg(engine->runId()));
         }
         allRunning = false;
         outcome.runs << run;

@@ -8,8 +8,8 @@
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
 #include "llm/llm_client.h"
-#include "model/cpu_account.h"
-#include "model/repository.h"
+#include "platform/cpu_account.h"
+#include "catalog/repository.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
 #include "store/run_store.h"
@@ -31,7 +31,8 @@ double cpuSeconds(int who = RUSAGE_SELF)
 {
     rusage usage{};
     getrusage(who, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 QByteArray workloadScript()
@@ -39,9 +40,11 @@ QByteArray workloadScript()
     // Heavy tail: most answers in a few hundred ms, every fifth one takes seconds.
     const int planDelays[] = {150, 220, 180, 260, 1600};
     const int codeDelays[] = {250, 300, 350, 280, 2200};
-    QString s = QStringLiteral("rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
+    QString s = QStringLiteral(
+        "rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
     for (int i = 0; i < 40; ++i)
-        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=%2 bench_ms=%3;\\nvoid kernel() { /* variant %4 */ }\\n```\"\n"
+        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=%2 "
+                            "bench_ms=%3;\\nvoid kernel() { /* variant %4 */ }\\n```\"\n"
                             "        delay_ms: %5\n")
                  .arg(100 - i * 2 - (i % 3))
                  .arg(150 + (i % 4) * 40)
@@ -50,7 +53,9 @@ QByteArray workloadScript()
                  .arg(codeDelays[i % 5]);
     s += QStringLiteral("  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n");
     for (int i = 0; i < 5; ++i)
-        s += QStringLiteral("      - content: \"Chosen optimization: %1. step\\nplan %1\"\n        delay_ms: %2\n").arg(i + 1).arg(planDelays[i]);
+        s += QStringLiteral("      - content: \"Chosen optimization: %1. step\\nplan %1\"\n        delay_ms: %2\n")
+                 .arg(i + 1)
+                 .arg(planDelays[i]);
     return s.toUtf8();
 }
 
@@ -104,13 +109,15 @@ int main(int argc, char **argv)
     }
     const QString base = QString::fromUtf8(server.readLine()).trimmed().section(QLatin1Char(' '), -1);
     const int slots = 2;
-    const QByteArray yaml = QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m1\", "
-                                           "\"openai-compatible@%1/v1::m2\"]}\n"
-                                           "search: {iterations: 4, beam_width: 4, plans_per_parent: 4, code_per_plan: 2, fix_attempts: 0}\n"
-                                           "evaluation: {parallel_compiles: %2, bench_slots: 1}\n")
-                                .arg(base)
-                                .arg(slots)
-                                .toUtf8();
+    const QByteArray yaml =
+        QStringLiteral(
+            "target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m1\", "
+            "\"openai-compatible@%1/v1::m2\"]}\n"
+            "search: {iterations: 4, beam_width: 4, plans_per_parent: 4, code_per_plan: 2, fix_attempts: 0}\n"
+            "evaluation: {parallel_compiles: %2, bench_slots: 1}\n")
+            .arg(base)
+            .arg(slots)
+            .toUtf8();
     QStringList errors;
     const auto config = RunConfig::fromYaml(yaml, QStringLiteral("search_schedule"), &errors);
     const auto setup = config ? prepareRun(*config, yaml, Repository({qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}),
@@ -186,8 +193,9 @@ int main(int argc, char **argv)
     // This process's CPU time, split by component. The engine (core/search: scheduling, prompts, parsing,
     // beam selection, and the store writes it makes) is its thread's time less what it spent inside the
     // LLM client's and the evaluation runtime's code. The LLM client (core/llm) is its own code plus any
-    // other thread of this process (Qt's host-name lookups; HTTP itself runs on the engine's thread). The evaluation runtime (core/eval) is work directories
-    // and starting, limiting and reaping the step processes (fork, rlimits, cgroup, sandbox).
+    // other thread of this process (Qt's host-name lookups; HTTP itself runs on the engine's thread). The evaluation
+    // runtime (core/eval) is work directories and starting, limiting and reaping the step processes (fork, rlimits,
+    // cgroup, sandbox).
     const double n = double(candidates.size());
     std::printf("engine_cpu_ms_per_candidate: %.3f ms\n", (threadS - runtimeS - clientS) * 1000.0 / n);
     std::printf("llm_client_cpu_ms_per_candidate: %.3f ms\n", (clientS + cpuS - threadS) * 1000.0 / n);

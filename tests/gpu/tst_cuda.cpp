@@ -13,7 +13,7 @@
 // judge and worker without Qt on a GPU machine).
 #include "cli_outcome.h"
 #include "agents/prompt_builder.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -34,7 +34,10 @@ class TestCuda : public QObject
 
 private:
     using Outcome = autocomp::test::CliOutcome;
-    static QString feedback(const Outcome &o) { return QString::fromUtf8(QJsonDocument(o.json.value(QStringLiteral("feedback")).toArray()).toJson()); }
+    static QString feedback(const Outcome &o)
+    {
+        return QString::fromUtf8(QJsonDocument(o.json.value(QStringLiteral("feedback")).toArray()).toJson());
+    }
 
     static QString data(const QString &name)
     {
@@ -45,20 +48,20 @@ private:
     {
         auto process = std::make_unique<QProcess>();
         process->setProcessEnvironment(QProcessEnvironment::systemEnvironment());
-        process->start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cuda"),
-                                                                          QStringLiteral("--problem"), problem, QStringLiteral("--json")} + code);
+        process->start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                       QStringList{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cuda"),
+                                   QStringLiteral("--problem"), problem, QStringLiteral("--json")}
+                           + code);
         return process;
     }
 
-    static Outcome finish(QProcess &process)
-    {
-        return autocomp::test::finishCli(process);
-    }
+    static Outcome finish(QProcess &process) { return autocomp::test::finishCli(process); }
 
     // Two evaluations at a time: the machines that run the tests have few cores.
     static QList<Outcome> evaluate(const QList<QPair<QString, QStringList>> &jobs)
     {
-        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
+        return autocomp::test::runTwoAtATime(
+            jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
     }
 
     static QStringList code(const QString &file) { return {QStringLiteral("--code"), data(file)}; }
@@ -67,7 +70,7 @@ private:
     QString compiledStatus() const { return m_noGpu.isEmpty() ? QStringLiteral("ok") : QStringLiteral("no_hardware"); }
 
     QTemporaryDir m_dir;
-    QString m_noGpu;  // why the run path skips; empty when there is a GPU
+    QString m_noGpu; // why the run path skips; empty when there is a GPU
     QString m_absent; // why everything skips: no nvcc
 
 private Q_SLOTS:
@@ -95,7 +98,10 @@ private Q_SLOTS:
         targets.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("targets")});
         QVERIFY(targets.waitForFinished(60000));
         const QString listing = QString::fromUtf8(targets.readAllStandardOutput());
-        QVERIFY2(QRegularExpression(QStringLiteral("\\ncuda  absent .*\\n    missing: nvcc")).match(u'\n' + listing).hasMatch(), qPrintable(listing));
+        QVERIFY2(QRegularExpression(QStringLiteral("\\ncuda  absent .*\\n    missing: nvcc"))
+                     .match(u'\n' + listing)
+                     .hasMatch(),
+                 qPrintable(listing));
     }
 
     void everyShippedProblemIsCovered()
@@ -103,7 +109,8 @@ private Q_SLOTS:
         Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
         QStringList shipped = repository.problemNames(QStringLiteral("cuda"));
         shipped.sort();
-        QCOMPARE(shipped.join(QLatin1Char(',')), QStringLiteral("causal_attention,conv2d,gemm,gemm_fp16,layernorm,softmax"));
+        QCOMPARE(shipped.join(QLatin1Char(',')),
+                 QStringLiteral("causal_attention,conv2d,gemm,gemm_fp16,layernorm,softmax"));
         for (const QString &p : shipped) {
             QVERIFY2(QFileInfo::exists(data(p + QStringLiteral("_fast.cu"))), qPrintable(p));
             QVERIFY2(QFileInfo::exists(data(p + QStringLiteral("_wrong.cu"))), qPrintable(p));
@@ -124,12 +131,15 @@ private Q_SLOTS:
 
         QVERIFY2(good.status() == compiledStatus(), good.describe().constData());
         const QString goodFeedback = feedback(good);
-        QVERIFY2(goodFeedback.contains(QRegularExpression(QStringLiteral(
-                     "kernel .*gemm_tiled\\(int, int, int, float const\\*, float const\\*, float\\*\\): \\d+ registers/thread, 8704 B static shared "
-                     "memory.*spills 0 B stored / 0 B loaded; theoretical occupancy on sm_90 at 128/256/512/1024 threads per block: \\d+%/\\d+%/\\d+%/\\d+%"))),
+        QVERIFY2(goodFeedback.contains(QRegularExpression(
+                     QStringLiteral("kernel .*gemm_tiled\\(int, int, int, float const\\*, float const\\*, float\\*\\): "
+                                    "\\d+ registers/thread, 8704 B static shared "
+                                    "memory.*spills 0 B stored / 0 B loaded; theoretical occupancy on sm_90 at "
+                                    "128/256/512/1024 threads per block: \\d+%/\\d+%/\\d+%/\\d+%"))),
                  good.describe().constData());
         if (!m_noGpu.isEmpty())
-            QVERIFY2(goodFeedback.contains(QStringLiteral("not run: no hardware for target 'cuda'")), good.describe().constData());
+            QVERIFY2(goodFeedback.contains(QStringLiteral("not run: no hardware for target 'cuda'")),
+                     good.describe().constData());
 
         // The feedback of this evaluation, as the parent of the next step, is in the plan prompt.
         Repository repository(QStringList{qEnvironmentVariable("AUTOCOMP_DATA_DIR")});
@@ -152,24 +162,32 @@ private Q_SLOTS:
         in.parent = &parent;
         in.menu = {{1, agent->menu.value(0)}};
         const QString prompt = PromptBuilder::planPrompt(in);
-        QVERIFY2(prompt.contains(QStringLiteral("Hardware feedback:")) && prompt.contains(QStringLiteral("gemm_tiled(int, int, int")) &&
-                     prompt.contains(QStringLiteral("theoretical occupancy on sm_90")),
+        QVERIFY2(prompt.contains(QStringLiteral("Hardware feedback:"))
+                     && prompt.contains(QStringLiteral("gemm_tiled(int, int, int"))
+                     && prompt.contains(QStringLiteral("theoretical occupancy on sm_90")),
                  qPrintable(prompt.right(3000)));
 
         QVERIFY2(syntax.status() == QStringLiteral("compile_error"), syntax.describe().constData());
         const QString log = syntax.json.value(QStringLiteral("log")).toString();
-        QVERIFY2(log.contains(QStringLiteral("error: expected a \";\"")) && log.contains(QStringLiteral("\"undeclared_total\" is undefined")),
+        QVERIFY2(log.contains(QStringLiteral("error: expected a \";\""))
+                     && log.contains(QStringLiteral("\"undeclared_total\" is undefined")),
                  syntax.describe().constData());
 
         QVERIFY2(spills.status() == compiledStatus(), spills.describe().constData());
-        QVERIFY2(feedback(spills).contains(QRegularExpression(QStringLiteral("REGISTER SPILLS in gemm_big_tile\\(int, int, int, float const\\*, "
-                                                                              "float const\\*, float\\*\\): [1-9]\\d* B stored"))),
+        QVERIFY2(feedback(spills).contains(QRegularExpression(
+                     QStringLiteral("REGISTER SPILLS in gemm_big_tile\\(int, int, int, float const\\*, "
+                                    "float const\\*, float\\*\\): [1-9]\\d* B stored"))),
                  spills.describe().constData());
-        QVERIFY2(spills.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("spill_bytes")).toDouble() > 0, spills.describe().constData());
-        QCOMPARE(good.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("spill_bytes")).toDouble(-1), 0.0);
+        QVERIFY2(spills.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("spill_bytes")).toDouble()
+                     > 0,
+                 spills.describe().constData());
+        QCOMPARE(
+            good.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("spill_bytes")).toDouble(-1),
+            0.0);
 
         QVERIFY2(events.status() == QStringLiteral("rejected"), events.describe().constData());
-        QVERIFY2(events.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("cudaEventRecord")), events.describe().constData());
+        QVERIFY2(events.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("cudaEventRecord")),
+                 events.describe().constData());
     }
 
     void startCodeAndExamplesCompile()
@@ -201,8 +219,10 @@ private Q_SLOTS:
             const bool example = i >= problems.size();
             // With a GPU an example fails at load (it lacks the problem's entry); it compiled if it got there.
             if (example && m_noGpu.isEmpty())
-                QVERIFY2(r.status() == QStringLiteral("compile_error") && r.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("does not define")),
-                         r.describe().constData());
+                QVERIFY2(
+                    r.status() == QStringLiteral("compile_error")
+                        && r.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("does not define")),
+                    r.describe().constData());
             else
                 QVERIFY2(r.status() == compiledStatus(), r.describe().constData());
             QVERIFY2(feedback(r).contains(QStringLiteral(" registers/thread")), r.describe().constData());
@@ -232,7 +252,12 @@ private Q_SLOTS:
         QVERIFY2(o.at(1).status() == QStringLiteral("ok"), o.at(1).describe().constData());
         QCOMPARE(o.at(2).status(), QStringLiteral("incorrect"));
         const auto median = [](const Outcome &r) {
-            return r.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(-1);
+            return r.json.value(QStringLiteral("metrics"))
+                .toObject()
+                .value(QStringLiteral("latency_ms"))
+                .toObject()
+                .value(QStringLiteral("median"))
+                .toDouble(-1);
         };
         QVERIFY2(median(o.at(1)) > 0 && median(o.at(1)) < median(o.at(0)), o.at(1).describe().constData());
         QVERIFY2(feedback(o.at(1)).contains(QStringLiteral("TFLOP/s")), o.at(1).describe().constData());
@@ -247,9 +272,11 @@ private Q_SLOTS:
             QSKIP(qPrintable(QStringLiteral("the run path needs an NVIDIA GPU: ") + m_noGpu));
         const QList<Outcome> o = evaluate({{QStringLiteral("gemm"), code(QStringLiteral("gemm_other_stream.cu"))},
                                            {QStringLiteral("gemm"), code(QStringLiteral("gemm_writes_input.cu"))}});
-        QVERIFY2(o.at(0).status() == QStringLiteral("rejected") || o.at(0).status() == QStringLiteral("incorrect"), o.at(0).describe().constData());
+        QVERIFY2(o.at(0).status() == QStringLiteral("rejected") || o.at(0).status() == QStringLiteral("incorrect"),
+                 o.at(0).describe().constData());
         QVERIFY2(o.at(1).status() == QStringLiteral("rejected"), o.at(1).describe().constData());
-        QVERIFY2(o.at(1).json.value(QStringLiteral("log")).toString().contains(QStringLiteral("INPUT MODIFIED")), o.at(1).describe().constData());
+        QVERIFY2(o.at(1).json.value(QStringLiteral("log")).toString().contains(QStringLiteral("INPUT MODIFIED")),
+                 o.at(1).describe().constData());
     }
 };
 

@@ -1,7 +1,7 @@
 // The agent editor lists an agent that fails to load as broken, with the loader's file and line, and says
 // so when it is picked, instead of listing it like the others.
-#include "agent_editor.h"
-#include "model/repository.h"
+#include "editors/agent_editor.h"
+#include "catalog/repository.h"
 
 #include <QComboBox>
 #include <QDir>
@@ -35,9 +35,11 @@ private Q_SLOTS:
         for (const char *name : {"good", "bad"}) {
             const QString dir = data.filePath(QStringLiteral("agents/") + QLatin1String(name));
             QVERIFY(writeFile(dir + QStringLiteral("/agent_config.yaml"), QByteArray("name: ") + name + "\n"));
-            QVERIFY(writeFile(dir + QStringLiteral("/optimization_menu.yaml"), "optimizations:\n  - strategy: \"tile the loops\"\n"));
+            QVERIFY(writeFile(dir + QStringLiteral("/optimization_menu.yaml"),
+                              "optimizations:\n  - strategy: \"tile the loops\"\n"));
         }
-        QVERIFY(writeFile(data.filePath(QStringLiteral("agents/bad/rules.yaml")), "general: [\"a rule\"]\nplaning: [\"misspelt\"]\n"));
+        QVERIFY(writeFile(data.filePath(QStringLiteral("agents/bad/rules.yaml")),
+                          "general: [\"a rule\"]\nplaning: [\"misspelt\"]\n"));
 
         AgentEditor editor(Repository(QStringList{data.path()}));
         auto *combo = editor.findChild<QComboBox *>(QStringLiteral("agentCombo"));
@@ -48,7 +50,8 @@ private Q_SLOTS:
         QVERIFY(combo->itemData(good, AgentEditor::BrokenRole).toString().isEmpty());
         QVERIFY(combo->itemIcon(good).isNull());
         const QString why = combo->itemData(bad, AgentEditor::BrokenRole).toString();
-        QVERIFY2(why.contains(data.filePath(QStringLiteral("agents/bad/rules.yaml:2"))) && why.contains(QLatin1String("planing")),
+        QVERIFY2(why.contains(data.filePath(QStringLiteral("agents/bad/rules.yaml:2")))
+                     && why.contains(QLatin1String("planing")),
                  qPrintable(why + QStringLiteral(" / tooltip: ") + combo->itemData(bad, Qt::ToolTipRole).toString()));
         QVERIFY(!combo->itemIcon(bad).isNull());
         QVERIFY(combo->itemData(bad, Qt::ToolTipRole).toString().startsWith(QLatin1String("broken: ")));
@@ -56,7 +59,8 @@ private Q_SLOTS:
         combo->setCurrentIndex(bad);
         auto *validation = editor.findChild<QLabel *>(QStringLiteral("agentValidation"));
         QVERIFY(validation);
-        QVERIFY2(validation->text().contains(QLatin1String("Agent 'bad' is broken")) && validation->text().contains(QLatin1String("rules.yaml:2")),
+        QVERIFY2(validation->text().contains(QLatin1String("Agent 'bad' is broken"))
+                     && validation->text().contains(QLatin1String("rules.yaml:2")),
                  qPrintable(validation->text()));
     }
 };

@@ -2,8 +2,8 @@
 // `search:` key, and the values reach the configuration the dialog starts and saves, both ways; and the phase
 // names the inspector shows for the calls these options make.
 #include "model/llm_call.h"
-#include "model/repository.h"
-#include "new_run_dialog.h"
+#include "catalog/repository.h"
+#include "dialogs/new_run_dialog.h"
 
 #include <QCheckBox>
 #include <QDoubleSpinBox>
@@ -41,9 +41,11 @@ private Q_SLOTS:
         QVERIFY(!s.exampleRate);
         QCOMPARE(s.translateScore, true);
         QCOMPARE(s.translatePerfThreshold, 15.0);
-        const QList<std::pair<QWidget *, const char *>> keys{{skip, "search.skip_planning"}, {oneShot, "search.menu_strategy"},
-                                                           {rate, "search.example_rate"}, {score, "search.translate_score"},
-                                                           {perf, "search.translate_perf_threshold"}};
+        const QList<std::pair<QWidget *, const char *>> keys{{skip, "search.skip_planning"},
+                                                             {oneShot, "search.menu_strategy"},
+                                                             {rate, "search.example_rate"},
+                                                             {score, "search.translate_score"},
+                                                             {perf, "search.translate_perf_threshold"}};
         for (const auto &[widget, key] : keys)
             QVERIFY2(widget->toolTip().contains(QLatin1String(key)), key);
 
@@ -84,17 +86,22 @@ private Q_SLOTS:
     void badValuesAreErrorsNamingTheKey()
     {
         QStringList errors;
-        QVERIFY(!RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {menu_strategy: two-shot}\n",
-                                     QStringLiteral("r.yaml"), &errors));
-        QVERIFY2(errors.join(QLatin1Char('\n')).contains(QStringLiteral("r.yaml:4:")), qPrintable(errors.join(QLatin1Char('\n'))));
+        QVERIFY(!RunConfig::fromYaml(
+            "target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {menu_strategy: two-shot}\n",
+            QStringLiteral("r.yaml"), &errors));
+        QVERIFY2(errors.join(QLatin1Char('\n')).contains(QStringLiteral("r.yaml:4:")),
+                 qPrintable(errors.join(QLatin1Char('\n'))));
         errors.clear();
-        QVERIFY(!RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {example_rate: 1.5}\n",
-                                     QStringLiteral("r.yaml"), &errors));
-        QVERIFY2(errors.join(QLatin1Char('\n')).contains(QStringLiteral("search.example_rate")), qPrintable(errors.join(QLatin1Char('\n'))));
+        QVERIFY(!RunConfig::fromYaml(
+            "target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {example_rate: 1.5}\n",
+            QStringLiteral("r.yaml"), &errors));
+        QVERIFY2(errors.join(QLatin1Char('\n')).contains(QStringLiteral("search.example_rate")),
+                 qPrintable(errors.join(QLatin1Char('\n'))));
         // Autocomp's spelling of "no one-shot menu" is accepted.
         errors.clear();
-        const auto none = RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {menu_strategy: None}\n",
-                                              QStringLiteral("r.yaml"), &errors);
+        const auto none = RunConfig::fromYaml(
+            "target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch: {menu_strategy: None}\n",
+            QStringLiteral("r.yaml"), &errors);
         QVERIFY2(none, qPrintable(errors.join(QLatin1Char('\n'))));
         QCOMPARE(none->search.menuStrategy, QString());
     }

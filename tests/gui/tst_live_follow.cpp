@@ -4,12 +4,12 @@
 // Stop from the window reach the CLI's run through the store; `autocomp runs watch` follows a run too.
 #include "../reliability/reliability_harness.h"
 
-#include "beam_graph_view.h"
-#include "candidate_tree_model.h"
-#include "latency_chart.h"
-#include "main_window.h"
-#include "run_actions.h"
-#include "run_list_model.h"
+#include "charts/beam_graph_view.h"
+#include "models/candidate_tree_model.h"
+#include "charts/latency_chart.h"
+#include "frame/main_window.h"
+#include "live/run_actions.h"
+#include "models/run_list_model.h"
 #include "store/run_store.h"
 
 #include <QAbstractItemModelTester>
@@ -61,7 +61,9 @@ public:
     QString describe()
     {
         m_err += QString::fromUtf8(m_process.readAllStandardError());
-        return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3").arg(exitCode()).arg(out().right(3000), m_err.right(4000));
+        return QStringLiteral("exit %1\n--- stdout\n%2\n--- stderr\n%3")
+            .arg(exitCode())
+            .arg(out().right(3000), m_err.right(4000));
     }
     ~Cli()
     {
@@ -130,7 +132,8 @@ void TestLiveFollow::init()
     QVERIFY(m_server->listen());
     QString error;
     // Every answer takes 150 ms: a run lasts seconds, long enough to pause it in the middle.
-    QVERIFY2(m_server->loadScriptText(deterministicScript(CodeAnswers::Normal, 0, 150), m_dir->path(), &error), qPrintable(error));
+    QVERIFY2(m_server->loadScriptText(deterministicScript(CodeAnswers::Normal, 0, 150), m_dir->path(), &error),
+             qPrintable(error));
     // The CLI (which inherits this environment) and the window, when it drives a run, talk to this server.
     qputenv("VLLM_API_BASE", (m_server->baseUrl().toString() + QStringLiteral("/v1")).toUtf8());
     qputenv("VLLM_API_KEY", "test-key");
@@ -173,7 +176,8 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
     m_window->showView(QStringLiteral("chart")); // a hidden chart only collects
     const QList<Candidate> stored = m_window->store()->candidates(runId);
     // The chart plots judged candidates: correct ones by score, failed ones apart.
-    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(), [](const Candidate &c) { return isFinal(c.status); });
+    const auto evaluated = std::count_if(stored.cbegin(), stored.cend(),
+                                         [](const Candidate &c) { return isFinal(c.status); });
     auto *model = m_window->findChild<CandidateTreeModel *>();
     int sameStatus = 0;
     QStringList differing;
@@ -184,8 +188,8 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
         else if (shown)
             differing << QStringLiteral("#%1 shown %2%3, stored %4%5")
                              .arg(c.id)
-                             .arg(toString(shown->status), shown->inBeam ? QStringLiteral(" in beam") : QString(), toString(c.status),
-                                  c.inBeam ? QStringLiteral(" in beam") : QString());
+                             .arg(toString(shown->status), shown->inBeam ? QStringLiteral(" in beam") : QString(),
+                                  toString(c.status), c.inBeam ? QStringLiteral(" in beam") : QString());
     }
     *why = QStringLiteral("store %1 candidates (%2 judged); tree %3 (%4 as stored), graph %5, chart %6; ")
                .arg(stored.size())
@@ -195,8 +199,8 @@ bool TestLiveFollow::viewsMatchStore(qint64 runId, QString *why)
                .arg(graphCount())
                .arg(chartCount())
         + differing.join(QStringLiteral("; "));
-    return treeCount() == stored.size() && sameStatus == stored.size() && graphCount() == stored.size() && chartCount() >= 1
-        && chartCount() <= evaluated;
+    return treeCount() == stored.size() && sameStatus == stored.size() && graphCount() == stored.size()
+        && chartCount() >= 1 && chartCount() <= evaluated;
 }
 
 // A run started with `autocomp run` on the open store appears, fills the views commit by commit, says who
@@ -226,8 +230,10 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     auto *runsView = m_window->findChild<QTableView *>(QStringLiteral("runsView"));
     QVERIFY(runsView);
     QVERIFY(!runsView->isColumnHidden(RunListModel::DriverColumn));
-    QVERIFY(runsView->columnWidth(RunListModel::DriverColumn) >= runsView->fontMetrics().horizontalAdvance(QStringLiteral("pid %1").arg(cli.pid())));
-    QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QStringLiteral("driven by ") + driver), qPrintable(headerText()), 10000);
+    QVERIFY(runsView->columnWidth(RunListModel::DriverColumn)
+            >= runsView->fontMetrics().horizontalAdvance(QStringLiteral("pid %1").arg(cli.pid())));
+    QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QStringLiteral("driven by ") + driver), qPrintable(headerText()),
+                              10000);
     QVERIFY(!actions->isDriving(runId));
 
     // Candidates arrive as the CLI commits them: the tree, the graph and the chart (in front) grow while it runs.
@@ -239,7 +245,8 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QTRY_COMPARE_WITH_TIMEOUT(graphCount(), treeCount(), 10000);
     QVERIFY(m_window->showView(QStringLiteral("graph")));
     QVERIFY(cli.running());
-    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("driven by ") + driver), qPrintable(statusText()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("driven by ") + driver), qPrintable(statusText()),
+                              10000);
 
     // Elapsed time of a run another process drives, from the store's timestamps.
     QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QLatin1String(" elapsed")), qPrintable(statusText()), 5000);
@@ -249,22 +256,26 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     const qint64 root = m_window->store()->candidates(runId).first().id;
     m_window->selectCandidate(root);
     QTRY_VERIFY_WITH_TIMEOUT(m_window->store()->candidate(root)->hasScore(), 60000); // the search is past the root
-    QTRY_VERIFY2_WITH_TIMEOUT(actions->humanPlanAction()->isEnabled(), qPrintable(actions->humanPlanAction()->statusTip()), 10000);
+    QTRY_VERIFY2_WITH_TIMEOUT(actions->humanPlanAction()->isEnabled(),
+                              qPrintable(actions->humanPlanAction()->statusTip()), 10000);
     QVERIFY(actions->humanCodeAction()->isEnabled());
     HumanInputDialog *dialog = actions->showHumanDialog(HumanInputDialog::Plan);
     QVERIFY(dialog);
     dialog->editor()->setPlainText(QStringLiteral("Tile the loops by hand, 32 by 32."));
     dialog->accept();
-    QVERIFY2(m_window->statusBar()->currentMessage().contains(QStringLiteral("sent to run %1's driver, pid %2 on ").arg(runId).arg(cli.pid())),
+    QVERIFY2(m_window->statusBar()->currentMessage().contains(
+                 QStringLiteral("sent to run %1's driver, pid %2 on ").arg(runId).arg(cli.pid())),
              qPrintable(m_window->statusBar()->currentMessage()));
     const auto handed = [&] {
         for (const Candidate &c : m_window->store()->candidates(runId))
-            if (c.origin == CandidateOrigin::Human && c.parentId == root && c.plan.contains(QLatin1String("Tile the loops by hand")))
+            if (c.origin == CandidateOrigin::Human && c.parentId == root
+                && c.plan.contains(QLatin1String("Tile the loops by hand")))
                 return c.id;
         return qint64(0);
     };
     QTRY_VERIFY_WITH_TIMEOUT(handed() != 0, 20000);
-    QTRY_VERIFY2_WITH_TIMEOUT(m_window->statusBar()->currentMessage().contains(QStringLiteral("taken by run %1's driver (pid %2 on ").arg(runId).arg(cli.pid())),
+    QTRY_VERIFY2_WITH_TIMEOUT(m_window->statusBar()->currentMessage().contains(
+                                  QStringLiteral("taken by run %1's driver (pid %2 on ").arg(runId).arg(cli.pid())),
                               qPrintable(m_window->statusBar()->currentMessage()), 10000);
     auto *tree = m_window->findChild<CandidateTreeModel *>();
     QTRY_VERIFY_WITH_TIMEOUT(tree->indexOfCandidate(handed()).isValid(), 10000);
@@ -281,8 +292,9 @@ void TestLiveFollow::followsCliRunPausedAndResumedHere()
     QSqlDatabase::removeDatabase(QStringLiteral("older_driver"));
     QTRY_VERIFY_WITH_TIMEOUT(!actions->humanPlanAction()->isEnabled(), 10000);
     QVERIFY(!actions->humanCodeAction()->isEnabled());
-    QVERIFY2(actions->humanPlanAction()->statusTip().contains(QStringLiteral("driven by %1, an older version").arg(driver)),
-             qPrintable(actions->humanPlanAction()->statusTip()));
+    QVERIFY2(
+        actions->humanPlanAction()->statusTip().contains(QStringLiteral("driven by %1, an older version").arg(driver)),
+        qPrintable(actions->humanPlanAction()->statusTip()));
     QVERIFY(actions->showHumanDialog(HumanInputDialog::Plan) == nullptr);
 
     // Pause from the window: the CLI pauses its run (in-flight work finishes) and ends with status 4.
@@ -369,7 +381,9 @@ void TestLiveFollow::runsWatchFollowsWhoeverDrives()
     qint64 runId = 0;
     QTRY_VERIFY_WITH_TIMEOUT(
         [&] {
-            std::unique_ptr<RunStore> s = QFileInfo::exists(store) ? RunStore::open(store, {.create = false, .check = false}, nullptr) : nullptr;
+            std::unique_ptr<RunStore> s = QFileInfo::exists(store)
+                ? RunStore::open(store, {.create = false, .check = false}, nullptr)
+                : nullptr;
             const QList<RunInfo> runs = s ? s->runs() : QList<RunInfo>{};
             runId = runs.isEmpty() ? 0 : runs.first().id;
             return runId != 0;
@@ -379,7 +393,8 @@ void TestLiveFollow::runsWatchFollowsWhoeverDrives()
     Cli watch;
     watch.start({QStringLiteral("runs"), QStringLiteral("watch"), id, QStringLiteral("--store"), store});
     QVERIFY(watch.waitForStarted());
-    QTRY_VERIFY2_WITH_TIMEOUT(watch.out().contains(QStringLiteral("driven by pid %1").arg(driver.pid())), qPrintable(watch.describe()), 20000);
+    QTRY_VERIFY2_WITH_TIMEOUT(watch.out().contains(QStringLiteral("driven by pid %1").arg(driver.pid())),
+                              qPrintable(watch.describe()), 20000);
     // Verdicts of candidates as they are judged.
     QTRY_VERIFY2_WITH_TIMEOUT(watch.out().contains(QLatin1String(" correct ")), qPrintable(watch.describe()), 60000);
 
@@ -389,14 +404,16 @@ void TestLiveFollow::runsWatchFollowsWhoeverDrives()
     QCOMPARE(pause.exitCode(), 0);
     QTRY_VERIFY2_WITH_TIMEOUT(!watch.running(), qPrintable(watch.describe()), 30000);
     QCOMPARE(watch.exitCode(), s_exitStopped);
-    QVERIFY2(watch.out().contains(QStringLiteral("run %1 paused and no process drives it").arg(runId)), qPrintable(watch.describe()));
+    QVERIFY2(watch.out().contains(QStringLiteral("run %1 paused and no process drives it").arg(runId)),
+             qPrintable(watch.describe()));
     QTRY_VERIFY_WITH_TIMEOUT(!driver.running(), 30000);
 
     Cli resumed;
     resumed.start({QStringLiteral("resume"), id, QStringLiteral("--store"), store});
     QVERIFY(resumed.waitForStarted());
     Cli watchAgain;
-    watchAgain.start({QStringLiteral("runs"), QStringLiteral("watch"), id, QStringLiteral("--store"), store, QStringLiteral("--json")});
+    watchAgain.start({QStringLiteral("runs"), QStringLiteral("watch"), id, QStringLiteral("--store"), store,
+                      QStringLiteral("--json")});
     QTRY_VERIFY2_WITH_TIMEOUT(!watchAgain.running(), qPrintable(watchAgain.describe()), 120000);
     QTRY_VERIFY_WITH_TIMEOUT(!resumed.running(), 30000);
     QCOMPARE(resumed.exitCode(), 0);
@@ -421,7 +438,8 @@ void TestLiveFollow::killedDriverShowsInterrupted()
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"));
     cli.setProcessEnvironment(env);
-    cli.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("run"), config, QStringLiteral("--store"), storePath()});
+    cli.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+              {QStringLiteral("run"), config, QStringLiteral("--store"), storePath()});
     QVERIFY(cli.waitForStarted());
     const qint64 pid = cli.processId();
     QTRY_VERIFY_WITH_TIMEOUT(m_window->currentRunId() != 0, 20000);
@@ -434,10 +452,12 @@ void TestLiveFollow::killedDriverShowsInterrupted()
     QVERIFY(cli.waitForFinished());
     QTRY_COMPARE_WITH_TIMEOUT(cell(runId, RunListModel::StateColumn), QStringLiteral("interrupted"), 10000);
     QCOMPARE(cell(runId, RunListModel::DriverColumn), QStringLiteral("gone: pid %1").arg(pid));
-    QVERIFY2(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole).contains(QStringLiteral("gone (pid %1 on this host)").arg(pid)),
+    QVERIFY2(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole)
+                 .contains(QStringLiteral("gone (pid %1 on this host)").arg(pid)),
              qPrintable(cell(runId, RunListModel::DriverColumn, Qt::ToolTipRole)));
     QTRY_VERIFY2_WITH_TIMEOUT(headerText().contains(QLatin1String("interrupted")), qPrintable(headerText()), 5000);
-    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("Run %1: interrupted").arg(runId)), qPrintable(statusText()), 5000);
+    QTRY_VERIFY2_WITH_TIMEOUT(statusText().contains(QStringLiteral("Run %1: interrupted").arg(runId)),
+                              qPrintable(statusText()), 5000);
     QVERIFY(actions->resumeAction()->isEnabled());
     QVERIFY(!actions->pauseAction()->isEnabled());
     QVERIFY(actions->stopAction()->isEnabled());

@@ -1,14 +1,14 @@
 // Drives the real main window on stores built through the RunStore API.
-#include "beam_graph_view.h"
-#include "candidate_inspector.h"
-#include "candidate_tree_model.h"
-#include "diff_view.h"
-#include "main_window.h"
-#include "model/repository.h"
-#include "run_actions.h"
-#include "run_list_model.h"
-#include "runs_comparison_view.h"
-#include "store/run_archive.h"
+#include "charts/beam_graph_view.h"
+#include "panels/candidate_inspector.h"
+#include "models/candidate_tree_model.h"
+#include "editors/diff_view.h"
+#include "frame/main_window.h"
+#include "catalog/repository.h"
+#include "live/run_actions.h"
+#include "models/run_list_model.h"
+#include "charts/runs_comparison_view.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 
 #include <QAction>
@@ -43,21 +43,26 @@ using namespace autocomp;
 
 namespace {
 
-struct SampleStore {
+struct SampleStore
+{
     qint64 runId = 0;
     qint64 labelledRunId = 0;
     qint64 root = 0;
-    qint64 tiled = 0;   // correct, in the beam, 2x faster than the root
-    qint64 failed = 0;  // timed out
-    qint64 broken = 0;  // child of `tiled`, did not compile
+    qint64 tiled = 0; // correct, in the beam, 2x faster than the root
+    qint64 failed = 0; // timed out
+    qint64 broken = 0; // child of `tiled`, did not compile
 };
 
 const QString s_rootCode = QStringLiteral("// naive gemm\nvoid gemm(const float *a, const float *b, float *c) {}\n");
-const QString s_tiledCode = QStringLiteral("// tiled gemm\nvoid gemm(const float *a, const float *b, float *c) { /* 64x64 tiles */ }\n");
-const QString s_tiledPlan = QStringLiteral("# Tile the loops\n\nBlock **i** and **j** by 64 so a tile of B stays in L1.");
-const QString s_label = QStringLiteral("example run recorded with the local test server's scripted responses, not a real LLM");
+const QString s_tiledCode = QStringLiteral(
+    "// tiled gemm\nvoid gemm(const float *a, const float *b, float *c) { /* 64x64 tiles */ }\n");
+const QString s_tiledPlan = QStringLiteral(
+    "# Tile the loops\n\nBlock **i** and **j** by 64 so a tile of B stays in L1.");
+const QString s_label = QStringLiteral(
+    "example run recorded with the local test server's scripted responses, not a real LLM");
 
-Candidate candidate(qint64 runId, qint64 parentId, int iteration, CandidateOrigin origin, CandidateStatus status, double score)
+Candidate candidate(qint64 runId, qint64 parentId, int iteration, CandidateOrigin origin, CandidateStatus status,
+                    double score)
 {
     Candidate c;
     c.runId = runId;
@@ -87,7 +92,8 @@ SampleStore fillStore(RunStore &store)
 
     Candidate root = candidate(ids.runId, 0, 0, CandidateOrigin::Root, CandidateStatus::Correct, 10);
     root.code = s_rootCode;
-    root.metrics = QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 10.0}, {QStringLiteral("n"), 20}}}};
+    root.metrics = QJsonObject{
+        {QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 10.0}, {QStringLiteral("n"), 20}}}};
     ids.root = store.addCandidate(root);
 
     Candidate tiled = candidate(ids.runId, ids.root, 1, CandidateOrigin::Llm, CandidateStatus::Correct, 5);
@@ -97,8 +103,9 @@ SampleStore fillStore(RunStore &store)
     tiled.inBeam = true;
     tiled.planModel = QStringLiteral("vllm::test-model");
     tiled.codeModel = QStringLiteral("vllm::test-model");
-    tiled.metrics = QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 5.0}, {QStringLiteral("p99"), 5.5}}},
-                                {QStringLiteral("gflops"), 107.4}};
+    tiled.metrics = QJsonObject{
+        {QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 5.0}, {QStringLiteral("p99"), 5.5}}},
+        {QStringLiteral("gflops"), 107.4}};
     tiled.feedback = QStringList{QStringLiteral("D1 miss rate 3%")};
     tiled.flags = QStringList{QStringLiteral("speedup above roofline bound")};
     ids.tiled = store.addCandidate(tiled);
@@ -292,10 +299,7 @@ void TestMainWindow::init()
     QVERIFY(m_dir->isValid());
 }
 
-void TestMainWindow::cleanup()
-{
-    m_dir.reset();
-}
+void TestMainWindow::cleanup() { m_dir.reset(); }
 
 std::unique_ptr<MainWindow> TestMainWindow::openSample()
 {
@@ -357,10 +361,12 @@ void TestMainWindow::showsRunTree()
     const QModelIndex failed = findIndex(model, CandidateTreeModel::CandidateIdRole, m_ids.failed);
     QCOMPARE(failed.parent(), root);
     QCOMPARE(failed.data(CandidateTreeModel::StatusRole).toInt(), int(CandidateStatus::Failed));
-    const QColor failedColor = failed.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
+    const QColor failedColor =
+        failed.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
     QVERIFY(failedColor.isValid());
     QVERIFY(failedColor.red() > failedColor.green());
-    const QColor correctColor = tiled.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
+    const QColor correctColor =
+        tiled.siblingAtColumn(CandidateTreeModel::StatusColumn).data(Qt::ForegroundRole).value<QColor>();
     QVERIFY(correctColor.green() > correctColor.red());
 
     auto *storeLabel = widgetNamed<QLabel>(*window, "storePathLabel");
@@ -388,7 +394,7 @@ void TestMainWindow::showsSelectedCandidate()
     QCOMPARE(code->toPlainText(), s_tiledCode);
     QVERIFY(code->isReadOnly());
     QVERIFY(plan->toPlainText().contains(QStringLiteral("Tile the loops")));
-    QVERIFY(!plan->toPlainText().contains(QStringLiteral("**")));  // rendered as Markdown, not shown raw
+    QVERIFY(!plan->toPlainText().contains(QStringLiteral("**"))); // rendered as Markdown, not shown raw
     QVERIFY(menuItem->text().contains(QStringLiteral("loop tiling / cache blocking")));
 
     const QString evaluationText = evaluation->toPlainText();
@@ -555,7 +561,8 @@ void TestMainWindow::importsRunArchive()
     QCOMPARE(countRows(tree->model()), 7);
     // The window opens a run on its best candidate.
     QVERIFY(tree->currentIndex().isValid());
-    QCOMPARE(tree->currentIndex().siblingAtColumn(CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("8.41×"));
+    QCOMPARE(tree->currentIndex().siblingAtColumn(CandidateTreeModel::SpeedupColumn).data().toString(),
+             QStringLiteral("8.41×"));
     QVERIFY(code->toPlainText().contains(QStringLiteral("constexpr std::size_t TK = 64, TN = 256;")));
 
     // The same off the GUI thread (File > Import): the window shows the run once it is committed.
@@ -582,16 +589,21 @@ void TestMainWindow::importsKernelBenchProblems()
         QSKIP(qPrintable(target->absenceReason()));
     const QString file = m_dir->filePath(QStringLiteral("KernelBench/level2/41_Scale_Shift_Clamp_Square.py"));
     QDir().mkpath(QFileInfo(file).absolutePath());
-    QVERIFY(QFile::copy(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/sols/kernelbench/level2/1_ScaleShiftClampSquare/model.py"), file));
+    QVERIFY(QFile::copy(qEnvironmentVariable("AUTOCOMP_DATA_DIR")
+                            + QStringLiteral("/sols/kernelbench/level2/1_ScaleShiftClampSquare/model.py"),
+                        file));
     auto store = RunStore::open(m_dir->filePath(QStringLiteral("runs.sqlite")), &error);
     QVERIFY2(store, qPrintable(error));
     MainWindow window(std::move(store));
     window.show();
-    const QFuture<QString> future = window.importKernelBenchInBackground({m_dir->filePath(QStringLiteral("KernelBench"))});
+    const QFuture<QString> future = window.importKernelBenchInBackground(
+        {m_dir->filePath(QStringLiteral("KernelBench"))});
     QTRY_VERIFY_WITH_TIMEOUT(future.isFinished(), 600000);
-    QVERIFY2(future.result().contains(QStringLiteral("level2/41_Scale_Shift_Clamp_Square (scale")), qPrintable(future.result()));
+    QVERIFY2(future.result().contains(QStringLiteral("level2/41_Scale_Shift_Clamp_Square (scale")),
+             qPrintable(future.result()));
     QTRY_VERIFY(window.findChild<QMessageBox *>(QStringLiteral("kernelBenchImportReport")));
-    const auto problem = Repository().problem(QStringLiteral("kernelbench"), QStringLiteral("level2/41_Scale_Shift_Clamp_Square"), &error);
+    const auto problem = Repository().problem(QStringLiteral("kernelbench"),
+                                              QStringLiteral("level2/41_Scale_Shift_Clamp_Square"), &error);
     QVERIFY2(problem, qPrintable(error));
     QCOMPARE(problem->referenceFile, file);
     QDir(QFileInfo(problem->dir).absolutePath()).removeRecursively(); // the test-mode data dir is shared between runs
@@ -626,7 +638,8 @@ void TestMainWindow::refusesToStartWithoutDisplay()
     if (gui.isEmpty())
         QSKIP("AUTOCOMP_GUI is not set; run through ctest");
     QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
-    for (const QString &name : {QStringLiteral("DISPLAY"), QStringLiteral("WAYLAND_DISPLAY"), QStringLiteral("QT_QPA_PLATFORM")})
+    for (const QString &name :
+         {QStringLiteral("DISPLAY"), QStringLiteral("WAYLAND_DISPLAY"), QStringLiteral("QT_QPA_PLATFORM")})
         environment.remove(name);
     QProcess process;
     process.setProcessEnvironment(environment);
@@ -724,7 +737,8 @@ void TestMainWindow::fitsLaptopScreen()
 {
     auto window = showSample();
     QVERIFY(window);
-    QVERIFY2(window->minimumSizeHint().height() <= 720, qPrintable(QString::number(window->minimumSizeHint().height())));
+    QVERIFY2(window->minimumSizeHint().height() <= 720,
+             qPrintable(QString::number(window->minimumSizeHint().height())));
     QVERIFY2(window->minimumSizeHint().width() <= 1200, qPrintable(QString::number(window->minimumSizeHint().width())));
     QCOMPARE(window->size(), QSize(1280, 800));
 }
@@ -747,9 +761,10 @@ void TestMainWindow::splitterHoldsAcrossTabs()
     const QList<int> sizes = splitter->sizes();
     const QList<int> runsSizes = runsSplitter->sizes();
     const QPoint tabBarAt = tabs->tabBar()->mapTo(window.get(), QPoint(0, 0));
-    for (const QString &view : {QStringLiteral("tree"), QStringLiteral("chart"), QStringLiteral("menu"), QStringLiteral("graph"),
-                                QStringLiteral("code"), QStringLiteral("evaluation"), QStringLiteral("llm"), QStringLiteral("diff"),
-                                QStringLiteral("prompts"), QStringLiteral("plan"), QStringLiteral("menu")}) {
+    for (const QString &view :
+         {QStringLiteral("tree"), QStringLiteral("chart"), QStringLiteral("menu"), QStringLiteral("graph"),
+          QStringLiteral("code"), QStringLiteral("evaluation"), QStringLiteral("llm"), QStringLiteral("diff"),
+          QStringLiteral("prompts"), QStringLiteral("plan"), QStringLiteral("menu")}) {
         QVERIFY(window->showView(view));
         QTest::qWait(20);
         QCOMPARE(splitter->sizes(), sizes);
@@ -769,11 +784,13 @@ void TestMainWindow::runsListSizedToRows()
     QVERIFY(runs && runsSplitter);
     QCOMPARE(runs->model()->rowCount(), 2);
     QTRY_VERIFY(runs->height() > 0);
-    QVERIFY2(runsSplitter->sizes().first() <= window->height() / 3, qPrintable(QString::number(runsSplitter->sizes().first())));
+    QVERIFY2(runsSplitter->sizes().first() <= window->height() / 3,
+             qPrintable(QString::number(runsSplitter->sizes().first())));
     // Every row in view without scrolling, and not much more than that.
     QCOMPARE(runs->verticalScrollBar()->maximum(), 0);
     const int rowsHeight = 2 * runs->rowHeight(0) + runs->horizontalHeader()->height();
-    QVERIFY2(runs->height() <= rowsHeight + 3 * runs->rowHeight(0), qPrintable(QStringLiteral("%1 > %2").arg(runs->height()).arg(rowsHeight)));
+    QVERIFY2(runs->height() <= rowsHeight + 3 * runs->rowHeight(0),
+             qPrintable(QStringLiteral("%1 > %2").arg(runs->height()).arg(rowsHeight)));
 
     // Many runs: a third of the window at most.
     QString error;
@@ -792,7 +809,8 @@ void TestMainWindow::runsListSizedToRows()
     auto *crowdedSplitter = widgetNamed<QSplitter>(*crowded, "runsSplitter");
     QTRY_VERIFY(crowdedSplitter->sizes().first() > 0);
     QTest::qWait(50);
-    QVERIFY2(crowdedSplitter->sizes().first() <= crowded->height() / 3, qPrintable(QString::number(crowdedSplitter->sizes().first())));
+    QVERIFY2(crowdedSplitter->sizes().first() <= crowded->height() / 3,
+             qPrintable(QString::number(crowdedSplitter->sizes().first())));
     QVERIFY(crowdedSplitter->sizes().first() >= crowded->height() / 3 - 10);
 
     // The user's height is remembered.
@@ -821,7 +839,8 @@ void TestMainWindow::widenTakesTheMiddle()
     QVERIFY(window->diffInCenter());
     QApplication::processEvents();
     const QList<int> widened = splitter->sizes();
-    QVERIFY2(widened.at(0) >= (widened.at(0) + widened.at(1)) * 3 / 4, qPrintable(QStringLiteral("%1 / %2").arg(widened.at(0)).arg(widened.at(1))));
+    QVERIFY2(widened.at(0) >= (widened.at(0) + widened.at(1)) * 3 / 4,
+             qPrintable(QStringLiteral("%1 / %2").arg(widened.at(0)).arg(widened.at(1))));
     QVERIFY(window->diffView()->width() >= widened.at(0) - 10);
     window->setDiffInCenter(false);
     QApplication::processEvents();
@@ -858,7 +877,8 @@ void TestMainWindow::compareTicksSelectedRuns()
     QCOMPARE(ticked, (QSet<qint64>{m_ids.runId, m_ids.labelledRunId}));
     auto *chart = view->findChild<QWidget *>(QStringLiteral("compareChartView"));
     QVERIFY(chart);
-    QVERIFY2(chart->height() >= view->height() / 2, qPrintable(QStringLiteral("%1 of %2").arg(chart->height()).arg(view->height())));
+    QVERIFY2(chart->height() >= view->height() / 2,
+             qPrintable(QStringLiteral("%1 of %2").arg(chart->height()).arg(view->height())));
     view->close();
 }
 
@@ -907,7 +927,8 @@ void TestMainWindow::restoresLayoutAtNextStart()
 
 namespace {
 
-Candidate graphNode(qint64 id, qint64 parentId, int iteration, CandidateStatus status, double score, bool inBeam = false)
+Candidate graphNode(qint64 id, qint64 parentId, int iteration, CandidateStatus status, double score,
+                    bool inBeam = false)
 {
     Candidate c;
     c.id = id;
@@ -929,14 +950,15 @@ QList<Candidate> prunedRun()
     qint64 id = 2;
     for (int i = 0; i < 20; ++i, ++id)
         run << (i < 2 ? graphNode(id, 1, 1, CandidateStatus::Correct, 50 + i)
-                      : i < 14 ? graphNode(id, 1, 1, CandidateStatus::Correct, 80 + i)
-                               : graphNode(id, 1, 1, i % 2 ? CandidateStatus::CompileError : CandidateStatus::Incorrect, qQNaN()));
+                    : i < 14
+                    ? graphNode(id, 1, 1, CandidateStatus::Correct, 80 + i)
+                    : graphNode(id, 1, 1, i % 2 ? CandidateStatus::CompileError : CandidateStatus::Incorrect, qQNaN()));
     for (qint64 parent : {2, 3})
         for (int i = 0; i < 20; ++i, ++id)
             run << (i == 0 && parent == 2 ? graphNode(id, parent, 2, CandidateStatus::Correct, 20, true)
-                                          : i < 3 ? graphNode(id, parent, 2, CandidateStatus::Correct, 30 + i, true)
-                                                  : graphNode(id, parent, 2, i % 3 ? CandidateStatus::Correct : CandidateStatus::Failed,
-                                                              i % 3 ? 40 + i : qQNaN()));
+                        : i < 3           ? graphNode(id, parent, 2, CandidateStatus::Correct, 30 + i, true)
+                                : graphNode(id, parent, 2, i % 3 ? CandidateStatus::Correct : CandidateStatus::Failed,
+                                            i % 3 ? 40 + i : qQNaN()));
     return run;
 }
 
@@ -1039,7 +1061,8 @@ void TestMainWindow::graphLabelsByLevelOfDetail()
     graph.setCandidates(prunedRun());
     graph.flushPendingUpdates();
     // The default fit keeps the id and the score readable, however big the run.
-    QVERIFY(graph.labelDetail() == BeamGraphView::LabelDetail::IdAndScore || graph.labelDetail() == BeamGraphView::LabelDetail::Full);
+    QVERIFY(graph.labelDetail() == BeamGraphView::LabelDetail::IdAndScore
+            || graph.labelDetail() == BeamGraphView::LabelDetail::Full);
     QStringList text = graph.nodeText(22);
     QCOMPARE(text.first(), QStringLiteral("#22  5.00×"));
 
@@ -1063,7 +1086,8 @@ void TestMainWindow::graphLabelsByLevelOfDetail()
             QVERIFY(40 * scale < BeamGraphView::MinTextHeight);
             continue;
         }
-        QVERIFY2(!lines.isEmpty() && lines.first().contains(QStringLiteral("5.00×")), qPrintable(lines.join(QLatin1Char('|'))));
+        QVERIFY2(!lines.isEmpty() && lines.first().contains(QStringLiteral("5.00×")),
+                 qPrintable(lines.join(QLatin1Char('|'))));
         if (lines.size() == 1 && lines.first().startsWith(QLatin1Char('#')))
             sawIdAndScore = true;
         if (lines == QStringList{QStringLiteral("5.00×")})

@@ -1,13 +1,13 @@
 // Menu insights: figures checked against a store built here through the RunStore API, in the core query,
 // the main window's Menu tab (table, chart, CSV, jump to candidates) and the agent editor's records.
-#include "agent_editor.h"
+#include "editors/agent_editor.h"
 #include "agents/prompt_builder.h"
-#include "main_window.h"
-#include "menu_insights_model.h"
-#include "menu_insights_view.h"
-#include "menu_model.h"
-#include "model/repository.h"
-#include "store/menu_insights.h"
+#include "frame/main_window.h"
+#include "models/menu_insights_model.h"
+#include "panels/menu_insights_view.h"
+#include "models/menu_model.h"
+#include "catalog/repository.h"
+#include "insights/menu_insights.h"
 #include "store/run_store.h"
 
 #include <QAbstractItemModelTester>
@@ -35,7 +35,8 @@ const QString B = QStringLiteral("beta: vectorize");
 const QString C = QStringLiteral("gamma: unroll");
 const QString NewIdea = QStringLiteral("new: use a lookup table");
 
-struct Built {
+struct Built
+{
     qint64 run1 = 0, run2 = 0, run3 = 0;
     QHash<QString, qint64> ids; // candidate name -> id
 };
@@ -72,7 +73,8 @@ public:
     {
         static const Agent agent = [] {
             Agent a;
-            a.architecture = QStringLiteral("## Optimization menu\n\n1. a heading in the agent's documents is not the menu");
+            a.architecture = QStringLiteral(
+                "## Optimization menu\n\n1. a heading in the agent's documents is not the menu");
             a.menu = {A, B, C};
             return a;
         }();
@@ -98,7 +100,9 @@ public:
         call.model = model;
         call.prompt = PromptBuilder::planPrompt(in);
         call.requestHash = QString::fromLatin1(
-            QCryptographicHash::hash((model + call.prompt + QString::number(sample)).toUtf8(), QCryptographicHash::Sha256).toHex());
+            QCryptographicHash::hash((model + call.prompt + QString::number(sample)).toUtf8(),
+                                     QCryptographicHash::Sha256)
+                .toHex());
         call.status = status;
         call.response = QStringLiteral("Chosen optimization: ...");
         return m_store.addLlmCall(call);
@@ -144,15 +148,16 @@ Built buildStore(RunStore &store)
     const qint64 p2 = w.plan(QStringLiteral("m2"), {A, C});
     const qint64 p3 = w.plan(QStringLiteral("m1"), {B, C});
     const qint64 p4 = w.plan(QStringLiteral("m2"), {A, B, C});
-    w.plan(QStringLiteral("m1"), {A, B}, QStringLiteral("cached"));        // p1 again on resume: the same offer
-    w.plan(QStringLiteral("m1"), {A}, QStringLiteral("error"), 7);          // never answered: not an offer
-    b.ids[QStringLiteral("c1")] = w.cand(w.root(), 1, p1, A, M1, M1, S::Correct, 5);           // gain 2.0
+    w.plan(QStringLiteral("m1"), {A, B}, QStringLiteral("cached")); // p1 again on resume: the same offer
+    w.plan(QStringLiteral("m1"), {A}, QStringLiteral("error"), 7); // never answered: not an offer
+    b.ids[QStringLiteral("c1")] = w.cand(w.root(), 1, p1, A, M1, M1, S::Correct, 5); // gain 2.0
     b.ids[QStringLiteral("c2")] = w.cand(w.root(), 1, p1, A, M1, M2, S::Incorrect);
-    b.ids[QStringLiteral("c3")] = w.cand(w.root(), 1, p2, A, M2, M1, S::Correct, 8);           // gain 1.25
+    b.ids[QStringLiteral("c3")] = w.cand(w.root(), 1, p2, A, M2, M1, S::Correct, 8); // gain 1.25
     b.ids[QStringLiteral("c4")] = w.cand(w.root(), 1, p2, A, M2, M2, S::CompileError);
     b.ids[QStringLiteral("c5")] = w.cand(w.root(), 1, p2, A, M2, M1, S::Correct, 4, true, CandidateOrigin::Fix); // 2.5
-    b.ids[QStringLiteral("c6")] = w.cand(w.root(), 1, p3, B, M1, M1, S::Failed, std::nan(""), false, CandidateOrigin::Llm, false);
-    b.ids[QStringLiteral("c8")] = w.cand(w.root(), 1, p4, NewIdea, M2, M2, S::Correct, 12);    // gain 0.833
+    b.ids[QStringLiteral("c6")] = w.cand(w.root(), 1, p3, B, M1, M1, S::Failed, std::nan(""), false,
+                                         CandidateOrigin::Llm, false);
+    b.ids[QStringLiteral("c8")] = w.cand(w.root(), 1, p4, NewIdea, M2, M2, S::Correct, 12); // gain 0.833
     const qint64 p6 = w.plan(QStringLiteral("m1"), {B, C}, QStringLiteral("ok"), 1);
     b.ids[QStringLiteral("c7")] = w.cand(b.ids[QStringLiteral("c1")], 2, p6, B, M1, M2, S::Correct, 2.5, true); // 2.0
 
@@ -166,7 +171,8 @@ Built buildStore(RunStore &store)
     return b;
 }
 
-const StrategyRecord *find(const QList<StrategyRecord> &records, const QString &strategy, const QString &model = QString())
+const StrategyRecord *find(const QList<StrategyRecord> &records, const QString &strategy,
+                           const QString &model = QString())
 {
     for (const StrategyRecord &r : records)
         if (r.strategy == strategy && r.model == model)
@@ -249,7 +255,8 @@ void TestMenuInsights::shortNames_data()
     QTest::newRow("clause") << QStringLiteral("Split reductions into several accumulators, to hide FMA latency")
                             << QStringLiteral("Split reductions into…");
     QTest::newRow("short") << QStringLiteral("beta: vectorize") << QStringLiteral("beta");
-    QTest::newRow("new idea") << QStringLiteral("new: Lookup table (precomputed)") << QStringLiteral("new: Lookup table");
+    QTest::newRow("new idea") << QStringLiteral("new: Lookup table (precomputed)")
+                              << QStringLiteral("new: Lookup table");
 }
 
 void TestMenuInsights::shortNames()
@@ -264,7 +271,8 @@ void TestMenuInsights::perRunFigures()
     QString error;
     auto store = RunStore::open(m_path, &error);
     QVERIFY(store);
-    const QList<StrategyRecord> records = MenuInsights::compute(*store, {m_built.run1}, MenuInsights::Grouping::Strategy, &error);
+    const QList<StrategyRecord> records = MenuInsights::compute(*store, {m_built.run1},
+                                                                MenuInsights::Grouping::Strategy, &error);
     QVERIFY2(error.isEmpty(), qPrintable(error));
     QCOMPARE(records.size(), 4);
     const StrategyRecord *a = find(records, A);
@@ -278,8 +286,9 @@ void TestMenuInsights::perRunFigures()
     QCOMPARE(a->medianGain, 2.0);
     QCOMPARE(a->bestGain, 2.5);
     QCOMPARE(QSet<qint64>(a->candidateIds.begin(), a->candidateIds.end()),
-             (QSet<qint64>{m_built.ids[QStringLiteral("c1")], m_built.ids[QStringLiteral("c2")], m_built.ids[QStringLiteral("c3")],
-                           m_built.ids[QStringLiteral("c4")], m_built.ids[QStringLiteral("c5")]}));
+             (QSet<qint64>{m_built.ids[QStringLiteral("c1")], m_built.ids[QStringLiteral("c2")],
+                           m_built.ids[QStringLiteral("c3")], m_built.ids[QStringLiteral("c4")],
+                           m_built.ids[QStringLiteral("c5")]}));
     const StrategyRecord *b = find(records, B);
     QVERIFY(b);
     QCOMPARE(b->offered, 4);
@@ -309,7 +318,8 @@ void TestMenuInsights::perModelFigures()
     QString error;
     auto store = RunStore::open(m_path, &error);
     QVERIFY(store);
-    const QList<StrategyRecord> byPlan = MenuInsights::compute(*store, {m_built.run1}, MenuInsights::Grouping::PlanModel);
+    const QList<StrategyRecord> byPlan = MenuInsights::compute(*store, {m_built.run1},
+                                                               MenuInsights::Grouping::PlanModel);
     const StrategyRecord *a1 = find(byPlan, A, M1);
     const StrategyRecord *a2 = find(byPlan, A, M2);
     QVERIFY(a1 && a2);
@@ -323,7 +333,8 @@ void TestMenuInsights::perModelFigures()
     QCOMPARE(a2->correct, 2);
     QVERIFY(!find(byPlan, A)); // no row without a model when grouped by model
 
-    const QList<StrategyRecord> byCode = MenuInsights::compute(*store, {m_built.run1}, MenuInsights::Grouping::CodeModel);
+    const QList<StrategyRecord> byCode = MenuInsights::compute(*store, {m_built.run1},
+                                                               MenuInsights::Grouping::CodeModel);
     const StrategyRecord *c1 = find(byCode, A, M1);
     const StrategyRecord *c2 = find(byCode, A, M2);
     QVERIFY(c1 && c2);
@@ -370,10 +381,12 @@ void TestMenuInsights::csv()
     StrategyRecord none;
     none.strategy = QStringLiteral("new: x");
     none.onMenu = false;
-    QCOMPARE(MenuInsights::toCsv({r, none}),
-             QStringLiteral("strategy,model,on_menu,offered,chosen,candidates,compiled,correct,entered_beam,median_gain,best_gain\r\n"
-                            "\"tile, then \"\"pack\"\"\",,yes,3,2,4,3,2,1,1.5,2.25\r\n"
-                            "new: x,,no,0,0,0,0,0,0,,\r\n"));
+    QCOMPARE(
+        MenuInsights::toCsv({r, none}),
+        QStringLiteral(
+            "strategy,model,on_menu,offered,chosen,candidates,compiled,correct,entered_beam,median_gain,best_gain\r\n"
+            "\"tile, then \"\"pack\"\"\",,yes,3,2,4,3,2,1,1.5,2.25\r\n"
+            "new: x,,no,0,0,0,0,0,0,,\r\n"));
 }
 
 void TestMenuInsights::menuTab()
@@ -416,8 +429,8 @@ void TestMenuInsights::menuTab()
     QCOMPARE(bars->barSets().at(1)->label(), QStringLiteral("chosen"));
     // Bars run bottom-up: the table's first row is the last value.
     QCOMPARE(bars->barSets().at(1)->count(), 4);
-    QCOMPARE(bars->barSets().at(1)->at(3), 2.0);  // A chosen twice
-    QCOMPARE(bars->barSets().at(0)->at(0), 4.0);  // C offered four times
+    QCOMPARE(bars->barSets().at(1)->at(3), 2.0); // A chosen twice
+    QCOMPARE(bars->barSets().at(0)->at(0), 4.0); // C offered four times
     view->setMeasure(MenuInsightsView::Measure::Gains);
     bars = qobject_cast<QHorizontalBarSeries *>(view->chart()->series().first());
     QCOMPARE(bars->count(), 2);
@@ -454,7 +467,8 @@ void TestMenuInsights::menuTab()
     // Across the runs of the target, and a jump into the other run.
     window.showView(QStringLiteral("menu"));
     updated.clear();
-    view->findChild<QComboBox *>(QStringLiteral("insightsScope"))->setCurrentIndex(int(MenuInsightsView::Scope::Target));
+    view->findChild<QComboBox *>(QStringLiteral("insightsScope"))
+        ->setCurrentIndex(int(MenuInsightsView::Scope::Target));
     QTRY_VERIFY_WITH_TIMEOUT(updated.count() >= 1, 10000);
     QCOMPARE(view->coveredRuns(), (QList<qint64>{m_built.run1, m_built.run2}));
     QCOMPARE(cell(view, A, MenuInsightsModel::MedianGainColumn), QStringLiteral("1.75×"));

@@ -1,7 +1,7 @@
 // The item models under QAbstractItemModelTester, plus the behaviour the views rely on.
-#include "candidate_tree_model.h"
-#include "run_list_model.h"
-#include "value_format.h"
+#include "models/candidate_tree_model.h"
+#include "models/run_list_model.h"
+#include "common/value_format.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -93,8 +93,9 @@ void TestModels::candidateTreeFromList()
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setMetric(QStringLiteral("latency_ms"));
     // Out of order on purpose: the tree must not depend on the order of the list.
-    model.setCandidates({candidate(4, 2, CandidateStatus::CompileError, qQNaN()), candidate(2, 1, CandidateStatus::Correct, 2.5),
-                         candidate(1, 0, CandidateStatus::Correct, 10), candidate(3, 1, CandidateStatus::Incorrect, qQNaN())});
+    model.setCandidates({candidate(4, 2, CandidateStatus::CompileError, qQNaN()),
+                         candidate(2, 1, CandidateStatus::Correct, 2.5), candidate(1, 0, CandidateStatus::Correct, 10),
+                         candidate(3, 1, CandidateStatus::Incorrect, qQNaN())});
     QCOMPARE(model.rowCount(), 1);
     const QModelIndex root = model.index(0, 0);
     QCOMPARE(root.data(CandidateTreeModel::CandidateIdRole).toLongLong(), 1);
@@ -107,8 +108,10 @@ void TestModels::candidateTreeFromList()
     QCOMPARE(model.indexOfCandidate(2, CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("4.00×"));
     QCOMPARE(model.indexOfCandidate(2, CandidateTreeModel::ScoreColumn).data().toString(), QStringLiteral("2.500 ms"));
     QCOMPARE(model.indexOfCandidate(3, CandidateTreeModel::ScoreColumn).data().toString(), QStringLiteral("—"));
-    QCOMPARE(model.indexOfCandidate(4, CandidateTreeModel::StatusColumn).data().toString(), QStringLiteral("compile error"));
-    QCOMPARE(model.indexOfCandidate(4).data(CandidateTreeModel::StatusRole).toInt(), int(CandidateStatus::CompileError));
+    QCOMPARE(model.indexOfCandidate(4, CandidateTreeModel::StatusColumn).data().toString(),
+             QStringLiteral("compile error"));
+    QCOMPARE(model.indexOfCandidate(4).data(CandidateTreeModel::StatusRole).toInt(),
+             int(CandidateStatus::CompileError));
     QVERIFY(!model.indexOfCandidate(1).data(Qt::DecorationRole).isNull());
     QVERIFY(model.indexOfCandidate(3, CandidateTreeModel::ScoreColumn).data(CandidateTreeModel::SortRole).toDouble()
             > model.indexOfCandidate(1, CandidateTreeModel::ScoreColumn).data(CandidateTreeModel::SortRole).toDouble());
@@ -120,7 +123,8 @@ void TestModels::candidateTreeLiveUpdates()
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setMetric(QStringLiteral("latency_ms"));
     model.upsertCandidate(candidate(1, 0, CandidateStatus::Benchmarking, qQNaN()));
-    model.upsertCandidates({candidate(2, 1, CandidateStatus::Correct, 5), candidate(3, 1, CandidateStatus::Planning, qQNaN())});
+    model.upsertCandidates(
+        {candidate(2, 1, CandidateStatus::Correct, 5), candidate(3, 1, CandidateStatus::Planning, qQNaN())});
     QCOMPARE(model.rowCount(model.index(0, 0)), 2);
     QCOMPARE(model.indexOfCandidate(2, CandidateTreeModel::SpeedupColumn).data().toString(), QStringLiteral("—"));
 

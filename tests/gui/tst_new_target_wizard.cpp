@@ -1,13 +1,13 @@
 // The New Target wizard against the local LLM server: documents (a text, an HTML page, a PDF made here), the
 // plan shown before anything is sent, the build with its stages, a cancel and a second build that reuses the
 // answers, and the agent opened from the workbench's Tools menu.
-#include "agent_editor.h"
+#include "editors/agent_editor.h"
 #include "fake_llm_server.h"
-#include "main_window.h"
-#include "model/repository.h"
-#include "new_target_wizard.h"
+#include "frame/main_window.h"
+#include "catalog/repository.h"
+#include "dialogs/new_target_wizard.h"
 #include "pdf/poppler_pdf_reader.h"
-#include "run_actions.h"
+#include "live/run_actions.h"
 #include "store/run_store.h"
 
 #include <QAction>
@@ -73,7 +73,8 @@ class TestNewTargetWizard : public QObject
     {
         wizard.findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))->setText(name);
         wizard.setSources({m_docs});
-        wizard.findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))->setPlainText(QStringLiteral("float kernels on Kestrel"));
+        wizard.findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))
+            ->setPlainText(QStringLiteral("float kernels on Kestrel"));
         wizard.findChild<QComboBox *>(QStringLiteral("wizardModel"))->setCurrentText(QStringLiteral("vllm::builder"));
     }
 
@@ -89,7 +90,8 @@ private Q_SLOTS:
         QVERIFY(Repository::userDataDir().startsWith(m_dir.path()));
         PopplerPdfReader::install();
         m_docs = m_dir.filePath(QStringLiteral("docs"));
-        writeFile(m_docs + QStringLiteral("/arch.txt"), "Kestrel: one core, 8 lanes of fp32, 64 KiB of local memory.\n");
+        writeFile(m_docs + QStringLiteral("/arch.txt"),
+                  "Kestrel: one core, 8 lanes of fp32, 64 KiB of local memory.\n");
         writeFile(m_docs + QStringLiteral("/ops.html"), "<h2>Vector</h2><h3>kfma</h3><pre>kfma(a, b, c)</pre>");
         QPdfWriter pdf(m_docs + QStringLiteral("/tuning.pdf"));
         QPainter painter(&pdf);
@@ -112,11 +114,14 @@ private Q_SLOTS:
         wizard.findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))->setText(QStringLiteral("bad name!"));
         wizard.next();
         QCOMPARE(wizard.currentId(), int(NewTargetWizard::SourcesPage));
-        QVERIFY(wizard.findChild<QLabel *>(QStringLiteral("wizardSourcesError"))->text().contains(QStringLiteral("bad name!")));
+        QVERIFY(wizard.findChild<QLabel *>(QStringLiteral("wizardSourcesError"))
+                    ->text()
+                    .contains(QStringLiteral("bad name!")));
         wizard.findChild<QLineEdit *>(QStringLiteral("wizardUrl"))->setText(QStringLiteral("ftp://x/y"));
         wizard.findChild<QPushButton *>(QStringLiteral("wizardAddUrl"))->click();
         QVERIFY(wizard.sources().isEmpty());
-        wizard.findChild<QLineEdit *>(QStringLiteral("wizardUrl"))->setText(QStringLiteral("https://vendor.example/docs/"));
+        wizard.findChild<QLineEdit *>(QStringLiteral("wizardUrl"))
+            ->setText(QStringLiteral("https://vendor.example/docs/"));
         wizard.findChild<QPushButton *>(QStringLiteral("wizardAddUrl"))->click();
         QCOMPARE(wizard.sources(), QStringList{QStringLiteral("https://vendor.example/docs/")});
     }
@@ -137,7 +142,8 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(planShown.count(), 1, 20000);
         QCOMPARE(m_server->requestCount(), 0); // the plan costs nothing
         QVERIFY2(wizard.planText().contains(QStringLiteral("tuning.pdf  [pdf")), qPrintable(wizard.planText()));
-        QVERIFY2(wizard.planText().contains(QStringLiteral("at most 12 (filter 3, route 3, map 3, reduce 3)")), qPrintable(wizard.planText()));
+        QVERIFY2(wizard.planText().contains(QStringLiteral("at most 12 (filter 3, route 3, map 3, reduce 3)")),
+                 qPrintable(wizard.planText()));
 
         wizard.next();
         QCOMPARE(wizard.currentId(), int(NewTargetWizard::BuildPage));
@@ -217,7 +223,8 @@ private Q_SLOTS:
         QVERIFY(editor->isUserCopy());
         auto *preview = editor->findChild<QPlainTextEdit *>(QStringLiteral("promptPreview"));
         QVERIFY(preview);
-        QVERIFY2(preview->toPlainText().contains(QStringLiteral("Kestrel has 8 lanes of 32-bit floats.")), qPrintable(preview->toPlainText().left(400)));
+        QVERIFY2(preview->toPlainText().contains(QStringLiteral("Kestrel has 8 lanes of 32-bit floats.")),
+                 qPrintable(preview->toPlainText().left(400)));
     }
 };
 

@@ -2,22 +2,23 @@
 // server and the scriptable fake target, paused, resumed and finished with the tree filled live; the
 // dialog's executor fields (local, ssh hosts, Slurm) validated and round-tripped through YAML; an
 // agent edited and saved in the agent editor reaching the next plan prompt; a human's edited code
-// evaluated inside a running search, and a human's plan written with the menu picker sent in the prompt it previews. A newcomer's first run from the empty store's page; the dialog's
-// model picker with each provider's key state, its estimate, and its errors shown only once Start is
-// pressed; a run whose start cannot be evaluated on this machine, with its whole log one click away.
-#include "agent_editor.h"
-#include "beam_graph_view.h"
-#include "candidate_inspector.h"
-#include "candidate_tree_model.h"
-#include "code_view.h"
+// evaluated inside a running search, and a human's plan written with the menu picker sent in the prompt it previews. A
+// newcomer's first run from the empty store's page; the dialog's model picker with each provider's key state, its
+// estimate, and its errors shown only once Start is pressed; a run whose start cannot be evaluated on this machine,
+// with its whole log one click away.
+#include "editors/agent_editor.h"
+#include "charts/beam_graph_view.h"
+#include "panels/candidate_inspector.h"
+#include "models/candidate_tree_model.h"
+#include "editors/code_view.h"
 #include "fake_llm_server.h"
-#include "human_input_dialog.h"
-#include "main_window.h"
-#include "menu_model.h"
-#include "new_run_dialog.h"
-#include "run_actions.h"
-#include "run_controller.h"
-#include "settings.h"
+#include "dialogs/human_input_dialog.h"
+#include "frame/main_window.h"
+#include "models/menu_model.h"
+#include "dialogs/new_run_dialog.h"
+#include "live/run_actions.h"
+#include "live/run_controller.h"
+#include "common/settings.h"
 #include "store/run_store.h"
 
 #include <QAbstractItemModelTester>
@@ -55,21 +56,28 @@ namespace {
 QString yamlString(const QString &text)
 {
     QString escaped = text;
-    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")).replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+        .replace(QLatin1Char('"'), QStringLiteral("\\\""))
+        .replace(QLatin1Char('\n'), QStringLiteral("\\n"));
     return QLatin1Char('"') + escaped + QLatin1Char('"');
 }
 
 QString codeAnswer(int latencyMs)
 {
-    return QStringLiteral("Here is the code.\n```cpp\n// fake: status=ok latency_ms=%1 bench_ms=200;\nvoid kernel() {}\n```\n").arg(latencyMs);
+    return QStringLiteral(
+               "Here is the code.\n```cpp\n// fake: status=ok latency_ms=%1 bench_ms=200;\nvoid kernel() {}\n```\n")
+        .arg(latencyMs);
 }
 
 // Plans and code answered after `delayMs`, the code's benchmark taking 200 ms: slow enough to pause in.
 QByteArray script(int delayMs)
 {
-    QString out = QStringLiteral("rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
+    QString out = QStringLiteral(
+        "rules:\n  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
     for (int latency : {90, 80, 95, 70})
-        out += QStringLiteral("      - content: %1\n        delay_ms: %2\n").arg(yamlString(codeAnswer(latency))).arg(delayMs);
+        out += QStringLiteral("      - content: %1\n        delay_ms: %2\n")
+                   .arg(yamlString(codeAnswer(latency)))
+                   .arg(delayMs);
     out += QStringLiteral("  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n");
     out += QStringLiteral("      - content: %1\n        delay_ms: %2\n")
                .arg(yamlString(QStringLiteral("Chosen optimization: 1. alpha: tile the loops\nTile it.")))
@@ -192,7 +200,8 @@ qint64 TestRunControl::startRun(int iterations, int plansPerParent, const QStrin
     auto *planModels = child<QListWidget>(dialog, "planModels");
     planModels->clear();
     child<QPushButton>(dialog, "planModelsAddButton")->click();
-    planModels->item(0)->setText(QStringLiteral("openai-compatible@%1/v1::test-model").arg(m_server->baseUrl().toString()));
+    planModels->item(0)->setText(
+        QStringLiteral("openai-compatible@%1/v1::test-model").arg(m_server->baseUrl().toString()));
     child<QListWidget>(dialog, "codeModels")->clear();
     child<QSpinBox>(dialog, "iterations")->setValue(iterations);
     child<QSpinBox>(dialog, "beamWidth")->setValue(2);
@@ -265,8 +274,9 @@ void TestRunControl::twoRunsAtOncePauseOne()
         QCOMPARE(run.iteration, 3);
         QVERIFY2(run.speedup() > 1.0, qPrintable(QString::number(run.speedup())));
         for (const Candidate &c : m_window->store()->candidates(id))
-            QVERIFY2(isFinal(c.status), // a verdict (a duplicate shares its original's)
-                     qPrintable(QStringLiteral("run %1 candidate %2 left %3").arg(id).arg(c.id).arg(toString(c.status))));
+            QVERIFY2(
+                isFinal(c.status), // a verdict (a duplicate shares its original's)
+                qPrintable(QStringLiteral("run %1 candidate %2 left %3").arg(id).arg(c.id).arg(toString(c.status))));
     }
     QCOMPARE(actions->activeRuns(), 0);
 }
@@ -317,12 +327,13 @@ void TestRunControl::newRunDialogFitsASmallScreen()
                 continue;
             QVERIFY2(button->isVisible(), qPrintable(text));
             const QRect inDialog(button->mapTo(dialog, QPoint(0, 0)), button->size());
-            QVERIFY2(dialog->rect().contains(inDialog), qPrintable(QStringLiteral("%1 (%2) at %3,%4 in a %5x%6 dialog")
-                                                                      .arg(text, executor)
-                                                                      .arg(inDialog.x())
-                                                                      .arg(inDialog.y())
-                                                                      .arg(dialog->width())
-                                                                      .arg(dialog->height())));
+            QVERIFY2(dialog->rect().contains(inDialog),
+                     qPrintable(QStringLiteral("%1 (%2) at %3,%4 in a %5x%6 dialog")
+                                    .arg(text, executor)
+                                    .arg(inDialog.x())
+                                    .arg(inDialog.y())
+                                    .arg(dialog->width())
+                                    .arg(dialog->height())));
             QVERIFY(!scroll->isAncestorOf(button)); // pinned below the form, not scrolled with it
         }
     }
@@ -356,7 +367,8 @@ void TestRunControl::settingsFillSlurmFieldsOfNewRuns()
     last.evaluation.slurmPartition = QStringLiteral("h100");
     last.evaluation.slurmGres.clear();
     QStringList errors;
-    QVERIFY2(RunConfig::fromYaml(last.toYaml(), QStringLiteral("last"), &errors), qPrintable(errors.join(QLatin1Char('\n'))));
+    QVERIFY2(RunConfig::fromYaml(last.toYaml(), QStringLiteral("last"), &errors),
+             qPrintable(errors.join(QLatin1Char('\n'))));
     QSettings().setValue(QStringLiteral("newRun/lastConfig"), last.toYaml());
     dialog = m_window->runActions()->showNewRunDialog();
     QVERIFY(dialog);
@@ -379,11 +391,13 @@ void TestRunControl::newRunDialogShowsAbsentTarget()
         QFile file(dir.filePath(name));
         return file.open(QIODevice::WriteOnly) && file.write(text) == text.size();
     };
-    QVERIFY(write(QStringLiteral("backends/ghost/backend.yaml"),
-                  "description: a simulator that is not installed\nrequires: \"ghost-sim 2.0\"\n"
-                  "available_if: [ghost-sim-not-installed]\nsteps:\n  - {name: run, run: [ghost-sim-not-installed]}\n"));
+    QVERIFY(
+        write(QStringLiteral("backends/ghost/backend.yaml"),
+              "description: a simulator that is not installed\nrequires: \"ghost-sim 2.0\"\n"
+              "available_if: [ghost-sim-not-installed]\nsteps:\n  - {name: run, run: [ghost-sim-not-installed]}\n"));
     QVERIFY(write(QStringLiteral("sols/ghost/p/problem.yaml"), "start: s.cpp\nreference: r.cpp\nshapes: [{n: 1}]\n"));
-    QVERIFY(write(QStringLiteral("sols/ghost/p/s.cpp"), "int s;\n") && write(QStringLiteral("sols/ghost/p/r.cpp"), "int r;\n"));
+    QVERIFY(write(QStringLiteral("sols/ghost/p/s.cpp"), "int s;\n")
+            && write(QStringLiteral("sols/ghost/p/r.cpp"), "int r;\n"));
     QVERIFY(write(QStringLiteral("agents/ghost/agent_config.yaml"), "name: ghost\n"));
     QVERIFY(write(QStringLiteral("agents/ghost/optimization_menu.yaml"), "optimizations:\n  - strategy: \"unroll\"\n"));
     NewRunDialog dialog{Repository{{dir.path()}}, dir.filePath(QStringLiteral("runs.sqlite"))};
@@ -394,10 +408,12 @@ void TestRunControl::newRunDialogShowsAbsentTarget()
     dialog.setConfig(config);
     auto *combo = child<QComboBox>(&dialog, "targetCombo");
     QCOMPARE(combo->currentText(), QStringLiteral("ghost"));
-    QVERIFY(combo->itemData(combo->currentIndex(), Qt::ToolTipRole).toString().contains(QStringLiteral("ghost-sim-not-installed")));
+    QVERIFY(combo->itemData(combo->currentIndex(), Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("ghost-sim-not-installed")));
     const QString state = child<QLabel>(&dialog, "targetState")->text();
-    QVERIFY2(state.contains(QStringLiteral("Absent")) && state.contains(QStringLiteral("ghost-sim-not-installed")) &&
-                 state.contains(QStringLiteral("ghost-sim 2.0")),
+    QVERIFY2(state.contains(QStringLiteral("Absent")) && state.contains(QStringLiteral("ghost-sim-not-installed"))
+                 && state.contains(QStringLiteral("ghost-sim 2.0")),
              qPrintable(state));
     // Said next to the target once Start is pressed; the dialog stays open.
     dialog.show();
@@ -452,7 +468,8 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     QVERIFY(errors->text().isEmpty());
     start->click();
     QCOMPARE(dialog.result(), int(QDialog::Rejected));
-    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.gres'")) && errors->text().contains(QStringLiteral("'gpu 1'")));
+    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.slurm.gres'"))
+                && errors->text().contains(QStringLiteral("'gpu 1'")));
     QVERIFY(!dialog.setup());
     child<QLineEdit>(&dialog, "slurmGres")->setText(QStringLiteral("gpu:1"));
     child<QLineEdit>(&dialog, "slurmSharedDir")->setText(QStringLiteral("relative/dir"));
@@ -499,9 +516,11 @@ void TestRunControl::newRunDialogEditsTheExecutor()
     hosts->item(0, 3)->setText(QStringLiteral("4"));
     hosts->item(1, 0)->setText(QStringLiteral("10.0.0.7"));
     hosts->item(1, 3)->setText(QStringLiteral("0"));
-    QTRY_VERIFY(errors->text().contains(QStringLiteral("'evaluation.hosts[1].port' must be a number between 1 and 65535, got '22x'")));
+    QTRY_VERIFY(errors->text().contains(
+        QStringLiteral("'evaluation.hosts[1].port' must be a number between 1 and 65535, got '22x'")));
     QVERIFY2(errors->text().contains(QStringLiteral("'evaluation.hosts[2].slots'")), qPrintable(errors->text()));
-    QVERIFY(!errors->text().contains(QStringLiteral("hosts[1].slots")) && !errors->text().contains(QStringLiteral("hosts[2].port")));
+    QVERIFY(!errors->text().contains(QStringLiteral("hosts[1].slots"))
+            && !errors->text().contains(QStringLiteral("hosts[2].port")));
     QVERIFY(!dialog.setup());
     hosts->item(0, 2)->setText(QStringLiteral("2222"));
     hosts->item(1, 3)->setText(QStringLiteral("2"));
@@ -549,7 +568,8 @@ void TestRunControl::firstRunFromEmptyStore()
     QTest::mouseClick(newRun, Qt::LeftButton);
     auto *dialog = m_window->findChild<NewRunDialog *>();
     QVERIFY(dialog && dialog->isVisible());
-    const QList<const char *> errorLabels{"validationErrors", "targetErrors", "modelErrors", "searchErrors", "limitsErrors", "executorErrors"};
+    const QList<const char *> errorLabels{"validationErrors", "targetErrors", "modelErrors",
+                                          "searchErrors",     "limitsErrors", "executorErrors"};
     for (const char *name : errorLabels)
         QVERIFY2(!child<QLabel>(dialog, name)->isVisible(), name);
 
@@ -577,7 +597,8 @@ void TestRunControl::firstRunFromEmptyStore()
     auto *provider = child<QComboBox>(dialog, "modelProviderCombo");
     const int local = provider->findData(QStringLiteral("openai-compatible"));
     QVERIFY(local >= 0);
-    QVERIFY2(provider->itemText(local).contains(QStringLiteral("no key needed")), qPrintable(provider->itemText(local)));
+    QVERIFY2(provider->itemText(local).contains(QStringLiteral("no key needed")),
+             qPrintable(provider->itemText(local)));
     provider->setCurrentIndex(local);
     const QString url = m_server->baseUrl().toString() + QStringLiteral("/v1");
     child<QComboBox>(dialog, "modelNameCombo")->setEditText(url + QStringLiteral("::test-model"));
@@ -597,8 +618,10 @@ void TestRunControl::firstRunFromEmptyStore()
     QVERIFY2(child<QLabel>(dialog, "modelKeyStatus")->text().contains(QStringLiteral("no key needed")),
              qPrintable(child<QLabel>(dialog, "modelKeyStatus")->text()));
     const QString estimate = child<QLabel>(dialog, "runEstimate")->text();
-    QVERIFY2(estimate.contains(QStringLiteral("1×2×1 = 2 candidates")) && estimate.contains(QStringLiteral("2 plan + 2 code = 4 LLM calls"))
-                 && estimate.contains(QStringLiteral("(2 more)")) && estimate.contains(QStringLiteral("up to 4 candidates and 8 LLM calls"))
+    QVERIFY2(estimate.contains(QStringLiteral("1×2×1 = 2 candidates"))
+                 && estimate.contains(QStringLiteral("2 plan + 2 code = 4 LLM calls"))
+                 && estimate.contains(QStringLiteral("(2 more)"))
+                 && estimate.contains(QStringLiteral("up to 4 candidates and 8 LLM calls"))
                  && estimate.contains(QStringLiteral("12 with every fix")),
              qPrintable(estimate));
     QVERIFY(start->isEnabled());
@@ -631,25 +654,33 @@ void TestRunControl::newRunDialogShowsKeyStates()
     dialog.setConfig(config);
     dialog.show();
     auto *provider = child<QComboBox>(&dialog, "modelProviderCombo");
-    const auto itemOf = [provider](const char *name) { return provider->itemText(provider->findData(QLatin1String(name))); };
+    const auto itemOf = [provider](const char *name) {
+        return provider->itemText(provider->findData(QLatin1String(name)));
+    };
     QTRY_VERIFY(itemOf("openai").contains(QStringLiteral("key missing")));
     QVERIFY2(itemOf("openai").contains(QStringLiteral("OPENAI_API_KEY")), qPrintable(itemOf("openai")));
-    QVERIFY2(itemOf("anthropic").contains(QStringLiteral("key from ANTHROPIC_API_KEY")), qPrintable(itemOf("anthropic")));
+    QVERIFY2(itemOf("anthropic").contains(QStringLiteral("key from ANTHROPIC_API_KEY")),
+             qPrintable(itemOf("anthropic")));
     QVERIFY2(itemOf("vllm").contains(QStringLiteral("no key needed")), qPrintable(itemOf("vllm")));
     QVERIFY2(itemOf("ollama").contains(QStringLiteral("no key needed")), qPrintable(itemOf("ollama")));
 
     auto *start = child<QPushButton>(&dialog, "startButton");
     QTRY_VERIFY(!start->isEnabled());
-    QVERIFY2(start->toolTip().contains(QStringLiteral("openai::gpt-5.2")) && start->toolTip().contains(QStringLiteral("OPENAI_API_KEY")),
+    QVERIFY2(start->toolTip().contains(QStringLiteral("openai::gpt-5.2"))
+                 && start->toolTip().contains(QStringLiteral("OPENAI_API_KEY")),
              qPrintable(start->toolTip()));
     QVERIFY(!start->toolTip().contains(QStringLiteral("anthropic")));
     const QString keys = child<QLabel>(&dialog, "modelKeyStatus")->text();
-    QVERIFY2(keys.contains(QStringLiteral("openai::gpt-5.2")) && keys.contains(QStringLiteral("key from ANTHROPIC_API_KEY")), qPrintable(keys));
+    QVERIFY2(keys.contains(QStringLiteral("openai::gpt-5.2"))
+                 && keys.contains(QStringLiteral("key from ANTHROPIC_API_KEY")),
+             qPrintable(keys));
     for (const char *name : {"validationErrors", "targetErrors", "modelErrors", "searchErrors", "executorErrors"})
         QVERIFY2(!child<QLabel>(&dialog, name)->isVisible(), name);
 
     // A model served on this machine needs no key, whatever protocol it speaks.
-    child<QListWidget>(&dialog, "planModels")->item(0)->setText(QStringLiteral("openai@http://127.0.0.1:9/v1::local-model"));
+    child<QListWidget>(&dialog, "planModels")
+        ->item(0)
+        ->setText(QStringLiteral("openai@http://127.0.0.1:9/v1::local-model"));
     QTRY_VERIFY(start->isEnabled());
     QVERIFY(start->toolTip().isEmpty());
     child<QListWidget>(&dialog, "planModels")->item(0)->setText(QStringLiteral("vllm::m"));
@@ -657,8 +688,8 @@ void TestRunControl::newRunDialogShowsKeyStates()
     QVERIFY(start->isEnabled());
 
     // Every search field explains itself; the seed of a schedule reads as two words.
-    for (const char *name : {"beamWidth", "plansPerParent", "codePerPlan", "iterations", "menuDropout", "fixAttempts", "editMode",
-                             "feedback", "translateIters", "seed", "scheduleSeed"})
+    for (const char *name : {"beamWidth", "plansPerParent", "codePerPlan", "iterations", "menuDropout", "fixAttempts",
+                             "editMode", "feedback", "translateIters", "seed", "scheduleSeed"})
         QVERIFY2(!child<QWidget>(&dialog, name)->toolTip().isEmpty(), name);
     QStringList labels;
     for (const QLabel *label : dialog.findChildren<QLabel *>())
@@ -686,14 +717,17 @@ void TestRunControl::machineFailureShowsWholeLog()
     };
     for (const QString &file : QDir(fake.filePath(QStringLiteral("agents/fake"))).entryList(QDir::Files))
         QVERIFY(copy(QStringLiteral("agents/fake/") + file, QStringLiteral("agents/fake/") + file));
-    QVERIFY(copy(QStringLiteral("sols/fake/kernel/problem.yaml"), QStringLiteral("sols/fake-setup-fails/kernel/problem.yaml")));
-    QVERIFY(copy(QStringLiteral("sols/fake/kernel/start.cpp"), QStringLiteral("sols/fake-setup-fails/kernel/start.cpp")));
+    QVERIFY(copy(QStringLiteral("sols/fake/kernel/problem.yaml"),
+                 QStringLiteral("sols/fake-setup-fails/kernel/problem.yaml")));
+    QVERIFY(
+        copy(QStringLiteral("sols/fake/kernel/start.cpp"), QStringLiteral("sols/fake-setup-fails/kernel/start.cpp")));
     QFile original(fake.filePath(QStringLiteral("backends/fake/backend.yaml")));
     QVERIFY(original.open(QIODevice::ReadOnly));
     QByteArray yaml = original.readAll();
     yaml.replace("name: fake\n", "name: fake-setup-fails\n");
-    yaml.replace("steps:\n", "setup:\n  - {name: probe_build, run: [sh, -c, \"echo 'probe.cpp:1: first line of the log'; "
-                             "echo 'probe.cpp:2: second line of the log' >&2; exit 3\"], timeout_s: 30}\nsteps:\n");
+    yaml.replace("steps:\n",
+                 "setup:\n  - {name: probe_build, run: [sh, -c, \"echo 'probe.cpp:1: first line of the log'; "
+                 "echo 'probe.cpp:2: second line of the log' >&2; exit 3\"], timeout_s: 30}\nsteps:\n");
     QDir().mkpath(data.filePath(QStringLiteral("backends/fake-setup-fails")));
     QFile backend(data.filePath(QStringLiteral("backends/fake-setup-fails/backend.yaml")));
     QVERIFY(backend.open(QIODevice::WriteOnly) && backend.write(yaml) == yaml.size());
@@ -727,8 +761,10 @@ void TestRunControl::machineFailureShowsWholeLog()
     QVERIFY2(!header->text().contains(QStringLiteral("second line of the log")), qPrintable(header->text()));
     // The notification (the status bar's line where no tray shows it): one line, pointing at the log.
     const QString notice = m_window->statusBar()->currentMessage();
-    QVERIFY2(notice.contains(QStringLiteral("Run %1").arg(runId)) && notice.contains(QStringLiteral("Details…")), qPrintable(notice));
-    QVERIFY2(!notice.contains(QLatin1Char('\n')) && !notice.contains(QStringLiteral("second line of the log")), qPrintable(notice));
+    QVERIFY2(notice.contains(QStringLiteral("Run %1").arg(runId)) && notice.contains(QStringLiteral("Details…")),
+             qPrintable(notice));
+    QVERIFY2(!notice.contains(QLatin1Char('\n')) && !notice.contains(QStringLiteral("second line of the log")),
+             qPrintable(notice));
 
     QVERIFY(QMetaObject::invokeMethod(header, "linkActivated", Q_ARG(QString, QStringLiteral("#stop-reason"))));
     auto *details = m_window->findChild<QDialog *>(QStringLiteral("stopReasonDialog"));
@@ -738,14 +774,17 @@ void TestRunControl::machineFailureShowsWholeLog()
     QVERIFY(QFontInfo(log->font()).fixedPitch());
     const QStringList lines = log->toPlainText().split(QLatin1Char('\n'));
     QVERIFY2(lines.size() > 2, qPrintable(log->toPlainText()));
-    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(), [](const QString &l) { return l.endsWith(QStringLiteral("first line of the log")); }),
+    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(),
+                         [](const QString &l) { return l.endsWith(QStringLiteral("first line of the log")); }),
              qPrintable(log->toPlainText()));
-    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(), [](const QString &l) { return l.endsWith(QStringLiteral("second line of the log")); }),
+    QVERIFY2(std::any_of(lines.cbegin(), lines.cend(),
+                         [](const QString &l) { return l.endsWith(QStringLiteral("second line of the log")); }),
              qPrintable(log->toPlainText()));
     details->close();
 
     // The machine is named as the cause, not the starting code.
-    QVERIFY2(header->text().contains(QStringLiteral("could not be evaluated on this machine")), qPrintable(header->text()));
+    QVERIFY2(header->text().contains(QStringLiteral("could not be evaluated on this machine")),
+             qPrintable(header->text()));
     QVERIFY2(notice.contains(QStringLiteral("could not be evaluated on this machine")), qPrintable(notice));
 }
 
@@ -821,7 +860,8 @@ void TestRunControl::stopCancelsWorkInFlight()
     const qint64 runId = startRun(3, 2);
     QVERIFY(runId);
     auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
-    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    auto *model = qobject_cast<CandidateTreeModel *>(
+        qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
     auto *graph = m_window->findChild<BeamGraphView *>(QStringLiteral("beamGraph"));
     auto *inspector = m_window->findChild<CandidateInspector *>();
     QVERIFY(model && graph && inspector);
@@ -834,8 +874,9 @@ void TestRunControl::stopCancelsWorkInFlight()
     QCOMPARE(toString(m_window->store()->run(runId)->state), QStringLiteral("stopped"));
     QTRY_VERIFY_WITH_TIMEOUT(statusText().contains(QLatin1String("stopped")), 5000);
 
-    const QStringList inFlightWords{QStringLiteral("planning"), QStringLiteral("coding"), QStringLiteral("pending"),
-                                    QStringLiteral("compiling"), QStringLiteral("testing"), QStringLiteral("benchmarking")};
+    const QStringList inFlightWords{QStringLiteral("planning"), QStringLiteral("coding"),
+                                    QStringLiteral("pending"),  QStringLiteral("compiling"),
+                                    QStringLiteral("testing"),  QStringLiteral("benchmarking")};
     QTRY_VERIFY_WITH_TIMEOUT(model->inFlightIds().isEmpty(), 5000);
     for (const Candidate &stored : m_window->store()->candidates(runId)) {
         const QModelIndex row = model->indexOfCandidate(stored.id, CandidateTreeModel::StatusColumn);
@@ -843,14 +884,18 @@ void TestRunControl::stopCancelsWorkInFlight()
         const QString word = row.data().toString();
         QVERIFY2(!inFlightWords.contains(word), qPrintable(QStringLiteral("#%1 %2").arg(stored.id).arg(word)));
         // The graph and the inspector say the same word.
-        QVERIFY2(graph->nodeSubtitle(stored.id).startsWith(word) || graph->nodeState(stored.id) == BeamGraphView::NodeState::InBeam
+        QVERIFY2(graph->nodeSubtitle(stored.id).startsWith(word)
+                     || graph->nodeState(stored.id) == BeamGraphView::NodeState::InBeam
                      || graph->nodeState(stored.id) == BeamGraphView::NodeState::Pruned
                      || graph->nodeState(stored.id) == BeamGraphView::NodeState::Correct,
-                 qPrintable(QStringLiteral("#%1 tree %2, graph %3").arg(stored.id).arg(word, graph->nodeSubtitle(stored.id))));
+                 qPrintable(
+                     QStringLiteral("#%1 tree %2, graph %3").arg(stored.id).arg(word, graph->nodeSubtitle(stored.id))));
         m_window->selectCandidate(stored.id);
         QCOMPARE(inspector->candidateId(), stored.id);
-        QVERIFY2(inspector->evaluationHeadline().startsWith(word),
-                 qPrintable(QStringLiteral("#%1 tree %2, inspector %3").arg(stored.id).arg(word, inspector->evaluationHeadline())));
+        QVERIFY2(
+            inspector->evaluationHeadline().startsWith(word),
+            qPrintable(
+                QStringLiteral("#%1 tree %2, inspector %3").arg(stored.id).arg(word, inspector->evaluationHeadline())));
         if (word == QLatin1String("cancelled"))
             QCOMPARE(graph->nodeState(stored.id), BeamGraphView::NodeState::Cancelled);
     }
@@ -930,7 +975,8 @@ void TestRunControl::editedMenuReachesPlanPrompt()
     QVERIFY(editor);
     QVERIFY(editor->isUserCopy());
     QStringList errors;
-    const auto runConfig = RunConfig::fromYaml(m_window->store()->run(runId)->configYaml.toUtf8(), QStringLiteral("run"), &errors);
+    const auto runConfig = RunConfig::fromYaml(m_window->store()->run(runId)->configYaml.toUtf8(),
+                                               QStringLiteral("run"), &errors);
     QVERIFY2(runConfig, qPrintable(errors.join(QLatin1Char('\n'))));
     for (const Candidate &c : m_window->store()->candidates(runId))
         if (c.origin == CandidateOrigin::Root)
@@ -970,11 +1016,13 @@ void TestRunControl::humanCodeIsEvaluated()
     QVERIFY(dialog);
     auto *edit = child<QPlainTextEdit>(dialog, "humanCodeEdit");
     QVERIFY(edit->toPlainText().contains(QLatin1String("latency_ms=100"))); // prefilled with the parent's code
-    edit->setPlainText(QStringLiteral("// fake: status=ok latency_ms=42 bench_ms=50;\nvoid kernel() { /* by hand */ }\n"));
+    edit->setPlainText(
+        QStringLiteral("// fake: status=ok latency_ms=42 bench_ms=50;\nvoid kernel() { /* by hand */ }\n"));
     child<QPushButton>(dialog, "submitHumanButton")->click();
 
     auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
-    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    auto *model = qobject_cast<CandidateTreeModel *>(
+        qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
     QVERIFY(model);
     const auto humanCandidate = [&]() -> std::optional<Candidate> {
         for (const Candidate &c : m_window->store()->candidates(runId))
@@ -1041,8 +1089,9 @@ void TestRunControl::humanPlanNamesThePickedMenuItem()
     edit->moveCursor(QTextCursor::End);
     edit->insertPlainText(QStringLiteral("Unroll the inner loop by 8, by hand."));
     const QString preview = dialog->promptPreview();
-    QVERIFY2(preview.contains(QLatin1String("Chosen optimization: 3. gamma: unroll\nUnroll the inner loop by 8, by hand.")),
-             qPrintable(preview));
+    QVERIFY2(
+        preview.contains(QLatin1String("Chosen optimization: 3. gamma: unroll\nUnroll the inner loop by 8, by hand.")),
+        qPrintable(preview));
     QVERIFY(preview.contains(QLatin1String("latency_ms=100"))); // the parent's code is what the model rewrites
     QVERIFY(child<QLabel>(dialog, "humanPlanPromptError")->isHidden());
     auto *submit = child<QPushButton>(dialog, "submitHumanButton");
@@ -1071,7 +1120,8 @@ void TestRunControl::humanPlanNamesThePickedMenuItem()
     QCOMPARE(human->menuItem, QStringLiteral("gamma: unroll"));
     QVERIFY(human->plan.contains(QLatin1String("Unroll the inner loop by 8")));
     auto *tree = child<QTreeView>(m_window.get(), "candidateTree");
-    auto *model = qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
+    auto *model = qobject_cast<CandidateTreeModel *>(
+        qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel());
     QVERIFY(model);
     QTRY_VERIFY(model->indexOfCandidate(human->id).isValid());
     QCOMPARE(model->indexOfCandidate(human->id).parent(), model->indexOfCandidate(rootId));

@@ -2,9 +2,9 @@
 // private session bus, tests/support/with-keyring.sh), the Prices tab, and the theme.
 #include "llm/price_table.h"
 #include "secrets/secret_store.h"
-#include "settings.h"
-#include "settings_dialog.h"
-#include "theme.h"
+#include "common/settings.h"
+#include "dialogs/settings_dialog.h"
+#include "common/theme.h"
 
 #include "no_session_bus.h"
 
@@ -29,14 +29,14 @@ using namespace autocomp;
 
 namespace {
 // The parts of the dialog's API-key page the tests drive.
-struct KeyWidgets {
+struct KeyWidgets
+{
     explicit KeyWidgets(const SettingsDialog &dialog)
-        : providers(dialog.findChild<QTableWidget *>(QStringLiteral("providersTable"))),
-          edit(dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit"))),
-          save(dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton"))),
-          result(dialog.findChild<QLabel *>(QStringLiteral("connectionResult")))
-    {
-    }
+        : providers(dialog.findChild<QTableWidget *>(QStringLiteral("providersTable")))
+        , edit(dialog.findChild<QLineEdit *>(QStringLiteral("apiKeyEdit")))
+        , save(dialog.findChild<QPushButton *>(QStringLiteral("saveKeyButton")))
+        , result(dialog.findChild<QLabel *>(QStringLiteral("connectionResult")))
+    {}
     bool found() const { return providers && edit && save && result; }
     QTableWidget *providers;
     QLineEdit *edit;
@@ -87,12 +87,14 @@ private Q_SLOTS:
         const int row = int(Settings::providers().indexOf(provider));
         QVERIFY(row >= 0);
         // The initial status reads finish first ("checking…" becomes "missing").
-        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Missing), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(),
+                                  toString(KeyStatus::Missing), 20000);
         w.providers->selectRow(row);
         QCOMPARE(dialog.selectedProvider(), provider);
         QTest::keyClicks(w.edit, key);
         QTest::mouseClick(w.save, Qt::LeftButton);
-        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::Stored), 20000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(),
+                                  toString(KeyStatus::Stored), 20000);
         QVERIFY2(w.result->text().contains(QLatin1String("stored")), qPrintable(w.result->text()));
         QVERIFY(w.edit->text().isEmpty()); // the key does not linger in the form
 
@@ -117,16 +119,20 @@ private Q_SLOTS:
         dialog.show();
         const KeyWidgets w(dialog);
         QVERIFY(w.found());
-        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY")) && w.result->text().contains(QLatin1String("environment")),
+        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY"))
+                     && w.result->text().contains(QLatin1String("environment")),
                  qPrintable(w.result->text()));
         const int row = int(Settings::providers().indexOf(provider));
-        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(), toString(KeyStatus::KeychainUnavailable), 2000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.providers->item(row, SettingsDialog::KeyStatusColumn)->text(),
+                                  toString(KeyStatus::KeychainUnavailable), 2000);
         w.providers->selectRow(row);
-        QVERIFY2(w.edit->placeholderText().contains(QLatin1String("OPENAI_API_KEY")), qPrintable(w.edit->placeholderText()));
+        QVERIFY2(w.edit->placeholderText().contains(QLatin1String("OPENAI_API_KEY")),
+                 qPrintable(w.edit->placeholderText()));
         QTest::keyClicks(w.edit, key);
         QTest::mouseClick(w.save, Qt::LeftButton);
         QTRY_VERIFY_WITH_TIMEOUT(w.result->text().contains(QLatin1String("was not stored")), 2000);
-        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY")) && w.result->text().contains(QLatin1String("autocomp keys set openai")),
+        QVERIFY2(w.result->text().contains(QLatin1String("OPENAI_API_KEY"))
+                     && w.result->text().contains(QLatin1String("autocomp keys set openai")),
                  qPrintable(w.result->text()));
         QVERIFY(!w.result->text().contains(key));
         QCOMPARE(w.edit->text(), key);
@@ -172,7 +178,8 @@ private Q_SLOTS:
         QVERIFY(!validation->text().isEmpty());
 
         // Valid: saved to the user's copy, which the table now shows.
-        editor->setPlainText(QStringLiteral("as_of: 2030-01-01\nmodels:\n  openai::gpt-5: {input: 7.5, output: 30, cached_input: 0.75}\n"));
+        editor->setPlainText(QStringLiteral(
+            "as_of: 2030-01-01\nmodels:\n  openai::gpt-5: {input: 7.5, output: 30, cached_input: 0.75}\n"));
         QVERIFY2(save->isEnabled(), qPrintable(validation->text()));
         save->click();
         QVERIFY(QFileInfo::exists(userCopy));
@@ -189,7 +196,9 @@ private Q_SLOTS:
         {
             SettingsDialog again(&settings);
             again.findChild<QPushButton *>(QStringLiteral("editPricesButton"))->click();
-            QVERIFY(again.findChild<QPlainTextEdit *>(QStringLiteral("pricesEditor"))->toPlainText().contains(QLatin1String("7.5")));
+            QVERIFY(again.findChild<QPlainTextEdit *>(QStringLiteral("pricesEditor"))
+                        ->toPlainText()
+                        .contains(QLatin1String("7.5")));
         }
 
         // Reset: the user's copy is gone and the shipped table is back.

@@ -1,10 +1,10 @@
 // The Study view on a store of hand-made study runs (labelled as `autocomp study` labels them): the grid's
 // progress, the curves and the quality-against-cost scatter with its Pareto front on known numbers, a run
 // opened from the grid and from the scatter, PNG and SVG export, and the View menu's way in.
-#include "main_window.h"
+#include "frame/main_window.h"
 #include "store/run_store.h"
 #include "study/study_config.h"
-#include "study_view.h"
+#include "panels/study_view.h"
 
 #include <QAction>
 #include <QChart>
@@ -22,12 +22,14 @@ using namespace autocomp;
 
 namespace {
 
-struct Made {
+struct Made
+{
     qint64 a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, other = 0;
 };
 
 // scores[i]: the best correct score of iteration i+1 (NaN: a compile error there).
-qint64 makeRun(RunStore &store, const QString &label, RunState state, double usd, qint64 tokensIn, const QList<double> &scores)
+qint64 makeRun(RunStore &store, const QString &label, RunState state, double usd, qint64 tokensIn,
+               const QList<double> &scores)
 {
     RunInfo r;
     r.target = QStringLiteral("cpu");
@@ -67,7 +69,8 @@ qint64 makeRun(RunStore &store, const QString &label, RunState state, double usd
 
 QString label(const QString &width, quint64 seed)
 {
-    return StudyLabel::format(QStringLiteral("beam"), QStringLiteral("cpu/gemm"), StudyPoint{{{QStringLiteral("beam_width"), width}}}, seed);
+    return StudyLabel::format(QStringLiteral("beam"), QStringLiteral("cpu/gemm"),
+                              StudyPoint{{{QStringLiteral("beam_width"), width}}}, seed);
 }
 
 } // namespace

@@ -1,13 +1,13 @@
 // Browsing traces: runs side by side, search in a run, the diff in the middle or a window of its own
 // (side by side, synchronized, or unified), graph nodes named by their strategy, the runs table's columns,
 // and PNG/SVG export of the latency chart and the graph; on a store built here through the RunStore API.
-#include "beam_graph_view.h"
-#include "candidate_filter_proxy.h"
-#include "diff_view.h"
-#include "latency_chart.h"
-#include "main_window.h"
-#include "run_list_model.h"
-#include "runs_comparison_view.h"
+#include "charts/beam_graph_view.h"
+#include "models/candidate_filter_proxy.h"
+#include "editors/diff_view.h"
+#include "charts/latency_chart.h"
+#include "frame/main_window.h"
+#include "models/run_list_model.h"
+#include "charts/runs_comparison_view.h"
 #include "store/run_store.h"
 
 #include <QChart>
@@ -38,7 +38,8 @@ namespace {
 const QString Tile = QStringLiteral("Tile the loops for the cache hierarchy (L1/L2) and pack the reused tiles");
 const QString Vectorize = QStringLiteral("Vectorize the innermost loop with AVX2/FMA intrinsics, with a scalar tail");
 
-struct Ids {
+struct Ids
+{
     qint64 runA = 0, runB = 0;
     qint64 rootA = 0, tiled = 0, vectorized = 0, broken = 0, best = 0;
 };
@@ -47,14 +48,17 @@ QString longCode(const QString &marker, int lines)
 {
     QString code;
     for (int i = 0; i < lines; ++i)
-        code += QStringLiteral("    acc += a[%1] * b[%1]; // line %1%2\n").arg(i).arg(i == lines / 2 ? marker : QString());
-    return QStringLiteral("void gemm(const float *a, const float *b, float *c) {\n    float acc = 0;\n") + code + QStringLiteral("}\n");
+        code +=
+            QStringLiteral("    acc += a[%1] * b[%1]; // line %1%2\n").arg(i).arg(i == lines / 2 ? marker : QString());
+    return QStringLiteral("void gemm(const float *a, const float *b, float *c) {\n    float acc = 0;\n") + code
+        + QStringLiteral("}\n");
 }
 
 Ids build(RunStore &store)
 {
     Ids ids;
-    const auto run = [&](const QString &target, const QString &problem, double baseline, double best, const QString &config) {
+    const auto run = [&](const QString &target, const QString &problem, double baseline, double best,
+                         const QString &config) {
         RunInfo r;
         r.target = target;
         r.problem = problem;
@@ -69,8 +73,8 @@ Ids build(RunStore &store)
         r.llmCalls = 12;
         return store.createRun(r);
     };
-    const auto add = [&](qint64 runId, qint64 parent, int iteration, CandidateStatus status, double score, const QString &item,
-                         const QString &code, const QString &plan = QString()) {
+    const auto add = [&](qint64 runId, qint64 parent, int iteration, CandidateStatus status, double score,
+                         const QString &item, const QString &code, const QString &plan = QString()) {
         Candidate c;
         c.runId = runId;
         c.parentId = parent;
@@ -85,20 +89,30 @@ Ids build(RunStore &store)
         c.codeModel = QStringLiteral("vllm::m1");
         return store.addCandidate(c);
     };
-    ids.runA = run(QStringLiteral("cpu"), QStringLiteral("gemm"), 10, 4,
-                   QStringLiteral("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m1\"]}\nsearch: {iterations: 2, beam_width: 2}\n"));
+    ids.runA = run(
+        QStringLiteral("cpu"), QStringLiteral("gemm"), 10, 4,
+        QStringLiteral(
+            "target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m1\"]}\nsearch: {iterations: 2, beam_width: 2}\n"));
     ids.rootA = add(ids.runA, 0, 0, CandidateStatus::Correct, 10, QString(), longCode(QString(), 120));
-    ids.tiled = add(ids.runA, ids.rootA, 1, CandidateStatus::Correct, 5, Tile, longCode(QStringLiteral(" tiled 64x64"), 120),
+    ids.tiled = add(ids.runA, ids.rootA, 1, CandidateStatus::Correct, 5, Tile,
+                    longCode(QStringLiteral(" tiled 64x64"), 120),
                     QStringLiteral("Block the i and j loops by 64 (blocking factor)."));
-    ids.vectorized = add(ids.runA, ids.rootA, 1, CandidateStatus::Incorrect, std::nan(""), Vectorize, longCode(QStringLiteral(" _mm256_fmadd_ps"), 120));
-    ids.broken = add(ids.runA, ids.tiled, 2, CandidateStatus::CompileError, std::nan(""), Vectorize, longCode(QStringLiteral(" syntax error"), 120));
-    ids.best = add(ids.runA, ids.tiled, 2, CandidateStatus::Correct, 4, Vectorize, longCode(QStringLiteral(" tiled and vectorized"), 120));
+    ids.vectorized = add(ids.runA, ids.rootA, 1, CandidateStatus::Incorrect, std::nan(""), Vectorize,
+                         longCode(QStringLiteral(" _mm256_fmadd_ps"), 120));
+    ids.broken = add(ids.runA, ids.tiled, 2, CandidateStatus::CompileError, std::nan(""), Vectorize,
+                     longCode(QStringLiteral(" syntax error"), 120));
+    ids.best = add(ids.runA, ids.tiled, 2, CandidateStatus::Correct, 4, Vectorize,
+                   longCode(QStringLiteral(" tiled and vectorized"), 120));
     store.setBeam(ids.runA, {ids.best});
 
-    ids.runB = run(QStringLiteral("rvv"), QStringLiteral("saxpy"), 200, 100,
-                   QStringLiteral("target: rvv\nproblem: saxpy\nmodels: {plan: [\"vllm::m2\"]}\nsearch: {iterations: 2, beam_width: 4}\n"));
-    const qint64 rootB = add(ids.runB, 0, 0, CandidateStatus::Correct, 200, QString(), QStringLiteral("void saxpy() {}\n"));
-    const qint64 b1 = add(ids.runB, rootB, 1, CandidateStatus::Correct, 100, Vectorize, QStringLiteral("void saxpy() { /* v */ }\n"));
+    ids.runB = run(
+        QStringLiteral("rvv"), QStringLiteral("saxpy"), 200, 100,
+        QStringLiteral(
+            "target: rvv\nproblem: saxpy\nmodels: {plan: [\"vllm::m2\"]}\nsearch: {iterations: 2, beam_width: 4}\n"));
+    const qint64 rootB = add(ids.runB, 0, 0, CandidateStatus::Correct, 200, QString(),
+                             QStringLiteral("void saxpy() {}\n"));
+    const qint64 b1 = add(ids.runB, rootB, 1, CandidateStatus::Correct, 100, Vectorize,
+                          QStringLiteral("void saxpy() { /* v */ }\n"));
     add(ids.runB, b1, 2, CandidateStatus::Correct, 150, Tile, QStringLiteral("void saxpy() { /* t */ }\n"));
     return ids;
 }
@@ -165,10 +179,7 @@ void TestTraceBrowsing::init()
     QVERIFY(m_window->selectRun(m_ids.runA));
 }
 
-void TestTraceBrowsing::cleanup()
-{
-    m_window.reset();
-}
+void TestTraceBrowsing::cleanup() { m_window.reset(); }
 
 void TestTraceBrowsing::runsSideBySide()
 {
@@ -177,7 +188,8 @@ void TestTraceBrowsing::runsSideBySide()
     auto store = RunStore::open(m_path, &error);
     QCOMPARE(RunsComparisonView::bestSoFarCurve(store->candidates(m_ids.runA), 10),
              (QList<QPointF>{{0, 1}, {1, 2}, {2, 2.5}}));
-    QCOMPARE(RunsComparisonView::bestSoFarCurve(store->candidates(m_ids.runB), 200), (QList<QPointF>{{0, 1}, {1, 2}, {2, 2}}));
+    QCOMPARE(RunsComparisonView::bestSoFarCurve(store->candidates(m_ids.runB), 200),
+             (QList<QPointF>{{0, 1}, {1, 2}, {2, 2}}));
 
     RunsComparisonView *view = m_window->openRunsComparison({m_ids.runA, m_ids.runB});
     QVERIFY(view);
@@ -188,8 +200,10 @@ void TestTraceBrowsing::runsSideBySide()
     QHash<QString, QList<QPointF>> curves;
     for (QAbstractSeries *s : series)
         curves.insert(s->name(), static_cast<QLineSeries *>(s)->points());
-    QCOMPARE(curves.value(QStringLiteral("run %1 · cpu/gemm").arg(m_ids.runA)), (QList<QPointF>{{0, 1}, {1, 2}, {2, 2.5}}));
-    QCOMPARE(curves.value(QStringLiteral("run %1 · rvv/saxpy").arg(m_ids.runB)), (QList<QPointF>{{0, 1}, {1, 2}, {2, 2}}));
+    QCOMPARE(curves.value(QStringLiteral("run %1 · cpu/gemm").arg(m_ids.runA)),
+             (QList<QPointF>{{0, 1}, {1, 2}, {2, 2.5}}));
+    QCOMPARE(curves.value(QStringLiteral("run %1 · rvv/saxpy").arg(m_ids.runB)),
+             (QList<QPointF>{{0, 1}, {1, 2}, {2, 2}}));
     // The table: one column per run, its settings and results.
     QTableWidget *table = view->table();
     QCOMPARE(table->columnCount(), 2);
@@ -340,7 +354,11 @@ void TestTraceBrowsing::runsTableColumnsFit()
         const QString text = runs->model()->index(0, column).data().toString();
         const int needed = runs->fontMetrics().horizontalAdvance(text);
         QVERIFY2(runs->columnWidth(column) >= needed,
-                 qPrintable(QStringLiteral("column %1: %2 < %3 (%4)").arg(column).arg(runs->columnWidth(column)).arg(needed).arg(text)));
+                 qPrintable(QStringLiteral("column %1: %2 < %3 (%4)")
+                                .arg(column)
+                                .arg(runs->columnWidth(column))
+                                .arg(needed)
+                                .arg(text)));
         QVERIFY(runs->columnViewportPosition(column) + runs->columnWidth(column) <= runs->viewport()->width());
     }
 }

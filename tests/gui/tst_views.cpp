@@ -1,16 +1,16 @@
 // The beam graph, the latency chart and the diff view, alone and inside the main window, on stores built
 // through the RunStore API.
-#include "beam_graph_view.h"
-#include "candidate_inspector.h"
-#include "candidate_tree_model.h"
-#include "diff_view.h"
-#include "latency_chart.h"
-#include "main_window.h"
-#include "code_view.h"
-#include "menu_insights_view.h"
-#include "result_actions.h"
-#include "theme.h"
-#include "store/run_archive.h"
+#include "charts/beam_graph_view.h"
+#include "panels/candidate_inspector.h"
+#include "models/candidate_tree_model.h"
+#include "editors/diff_view.h"
+#include "charts/latency_chart.h"
+#include "frame/main_window.h"
+#include "editors/code_view.h"
+#include "panels/menu_insights_view.h"
+#include "live/result_actions.h"
+#include "common/theme.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 
 #include <QApplication>
@@ -48,37 +48,36 @@ using namespace autocomp;
 namespace {
 
 // Ten lines; the child changes lines 2 and 8, so its diff has two separate changes.
-const QString s_rootCode = QStringLiteral(
-    "// naive gemm\n"
-    "void gemm(int n, const float *a, const float *b, float *c) {\n"
-    "    for (int i = 0; i < n; ++i)\n"
-    "        for (int j = 0; j < n; ++j) {\n"
-    "            float sum = 0;\n"
-    "            for (int k = 0; k < n; ++k)\n"
-    "                sum += a[i * n + k] * b[k * n + j];\n"
-    "            c[i * n + j] = sum;\n"
-    "        }\n"
-    "}\n");
-const QString s_tiledCode = QStringLiteral(
-    "// naive gemm\n"
-    "void gemm(int n, const float *__restrict a, const float *b, float *c) {\n"
-    "    for (int i = 0; i < n; ++i)\n"
-    "        for (int j = 0; j < n; ++j) {\n"
-    "            float sum = 0;\n"
-    "            for (int k = 0; k < n; ++k)\n"
-    "                sum += a[i * n + k] * b[k * n + j];\n"
-    "            c[i * n + j] = 2 * sum;\n"
-    "        }\n"
-    "}\n");
+const QString s_rootCode = QStringLiteral("// naive gemm\n"
+                                          "void gemm(int n, const float *a, const float *b, float *c) {\n"
+                                          "    for (int i = 0; i < n; ++i)\n"
+                                          "        for (int j = 0; j < n; ++j) {\n"
+                                          "            float sum = 0;\n"
+                                          "            for (int k = 0; k < n; ++k)\n"
+                                          "                sum += a[i * n + k] * b[k * n + j];\n"
+                                          "            c[i * n + j] = sum;\n"
+                                          "        }\n"
+                                          "}\n");
+const QString s_tiledCode = QStringLiteral("// naive gemm\n"
+                                           "void gemm(int n, const float *__restrict a, const float *b, float *c) {\n"
+                                           "    for (int i = 0; i < n; ++i)\n"
+                                           "        for (int j = 0; j < n; ++j) {\n"
+                                           "            float sum = 0;\n"
+                                           "            for (int k = 0; k < n; ++k)\n"
+                                           "                sum += a[i * n + k] * b[k * n + j];\n"
+                                           "            c[i * n + j] = 2 * sum;\n"
+                                           "        }\n"
+                                           "}\n");
 
-struct Ids {
+struct Ids
+{
     qint64 run = 0;
     qint64 root = 0;
-    qint64 tiled = 0;    // correct, in beam, 2x
-    qint64 broken = 0;   // compile error
+    qint64 tiled = 0; // correct, in beam, 2x
+    qint64 broken = 0; // compile error
     qint64 unrolled = 0; // child of tiled, correct, in beam, best (2.5x)
-    qint64 wrong = 0;    // incorrect
-    qint64 slow = 0;     // correct, pruned
+    qint64 wrong = 0; // incorrect
+    qint64 slow = 0; // correct, pruned
     qint64 planning = 0; // not evaluated yet
 };
 
@@ -125,21 +124,23 @@ Ids fillStore(RunStore &store)
     unrolled.plan = QStringLiteral("Tile the loops by 64.\nUnroll k by 4.\n");
     unrolled.menuItem = QStringLiteral("loop unrolling");
     // A paired timing's 95 % interval of the ratio to the root (0.38..0.42 around 0.40), the judge's roofline.
-    unrolled.metrics = QJsonObject{
-        {QStringLiteral("vendor_latency_ms"), 2.0},
-        {QStringLiteral("paired_ratio"),
-         QJsonObject{{QStringLiteral("value"), 0.4}, {QStringLiteral("ci_low"), 0.38}, {QStringLiteral("ci_high"), 0.42}}},
-        {QStringLiteral("gflops"), 21.0},
-        {QStringLiteral("gbps"), 0.5089},
-        {QStringLiteral("roofline_bound_gflops"), 50.0},
-        {QStringLiteral("roofline_fraction"), 0.42}};
+    unrolled.metrics = QJsonObject{{QStringLiteral("vendor_latency_ms"), 2.0},
+                                   {QStringLiteral("paired_ratio"),
+                                    QJsonObject{{QStringLiteral("value"), 0.4},
+                                                {QStringLiteral("ci_low"), 0.38},
+                                                {QStringLiteral("ci_high"), 0.42}}},
+                                   {QStringLiteral("gflops"), 21.0},
+                                   {QStringLiteral("gbps"), 0.5089},
+                                   {QStringLiteral("roofline_bound_gflops"), 50.0},
+                                   {QStringLiteral("roofline_fraction"), 0.42}};
     ids.unrolled = store.addCandidate(unrolled);
     ids.wrong = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Incorrect, std::nan("")));
     Candidate slow = make(ids.run, ids.root, 1, CandidateStatus::Correct, 8, false);
     // 8 ms measured, but anywhere in 7.5..10.5 ms: within noise of the root's 10 ms.
-    slow.metrics = QJsonObject{
-        {QStringLiteral("paired_ratio"),
-         QJsonObject{{QStringLiteral("value"), 0.8}, {QStringLiteral("ci_low"), 0.75}, {QStringLiteral("ci_high"), 1.05}}}};
+    slow.metrics = QJsonObject{{QStringLiteral("paired_ratio"),
+                                QJsonObject{{QStringLiteral("value"), 0.8},
+                                            {QStringLiteral("ci_low"), 0.75},
+                                            {QStringLiteral("ci_high"), 1.05}}}};
     ids.slow = store.addCandidate(slow);
     ids.planning = store.addCandidate(make(ids.run, ids.tiled, 2, CandidateStatus::Planning, std::nan("")));
 
@@ -171,7 +172,8 @@ int findBlock(const QPlainTextEdit *edit, const QString &text)
 
 DiffView::LineKind kindOf(const QPlainTextEdit *edit, int blockNumber)
 {
-    return DiffView::LineKind(edit->document()->findBlockByNumber(blockNumber).blockFormat().intProperty(DiffView::LineKindProperty));
+    return DiffView::LineKind(
+        edit->document()->findBlockByNumber(blockNumber).blockFormat().intProperty(DiffView::LineKindProperty));
 }
 
 bool hasChangedSpan(const QPlainTextEdit *edit, int blockNumber, const QString &word)
@@ -200,11 +202,12 @@ StepResult compileStep(const QString &jobDir)
 {
     StepResult step;
     step.name = QStringLiteral("compile");
-    step.command = {QStringLiteral("c++"), QStringLiteral("-O2"), jobDir + QStringLiteral("/work/candidate.cpp"), QStringLiteral("-o"),
-                    jobDir + QStringLiteral("/work/candidate")};
+    step.command = {QStringLiteral("c++"), QStringLiteral("-O2"), jobDir + QStringLiteral("/work/candidate.cpp"),
+                    QStringLiteral("-o"), jobDir + QStringLiteral("/work/candidate")};
     step.exitCode = 1;
     step.log = jobDir + QStringLiteral("/work/candidate.cpp: In function 'void k()':\n") + jobDir
-        + QStringLiteral("/work/candidate.cpp:3:7: error: expected ';' before '}' token\n    3 |   x = 1\n      |       ^\n");
+        + QStringLiteral(
+                   "/work/candidate.cpp:3:7: error: expected ';' before '}' token\n    3 |   x = 1\n      |       ^\n");
     return step;
 }
 
@@ -295,19 +298,23 @@ void TestViews::diffRows_data()
 {
     QTest::addColumn<QString>("left");
     QTest::addColumn<QString>("right");
-    QTest::addColumn<QStringList>("leftColumn");  // each row: kind letter + text (S same, R removed, A added, F filler)
+    QTest::addColumn<QStringList>("leftColumn"); // each row: kind letter + text (S same, R removed, A added, F filler)
     QTest::addColumn<QStringList>("rightColumn");
 
-    QTest::newRow("same") << QStringLiteral("a\nb\n") << QStringLiteral("a\nb\n") << QStringList{QStringLiteral("Sa"), QStringLiteral("Sb")}
+    QTest::newRow("same") << QStringLiteral("a\nb\n") << QStringLiteral("a\nb\n")
+                          << QStringList{QStringLiteral("Sa"), QStringLiteral("Sb")}
                           << QStringList{QStringLiteral("Sa"), QStringLiteral("Sb")};
     QTest::newRow("changed line") << QStringLiteral("a\nb\nc\n") << QStringLiteral("a\nB\nc\n")
                                   << QStringList{QStringLiteral("Sa"), QStringLiteral("Rb"), QStringLiteral("Sc")}
                                   << QStringList{QStringLiteral("Sa"), QStringLiteral("AB"), QStringLiteral("Sc")};
-    QTest::newRow("insert at top") << QStringLiteral("a\n") << QStringLiteral("x\na\n") << QStringList{QStringLiteral("F"), QStringLiteral("Sa")}
+    QTest::newRow("insert at top") << QStringLiteral("a\n") << QStringLiteral("x\na\n")
+                                   << QStringList{QStringLiteral("F"), QStringLiteral("Sa")}
                                    << QStringList{QStringLiteral("Ax"), QStringLiteral("Sa")};
-    QTest::newRow("delete at end") << QStringLiteral("a\nb") << QStringLiteral("a\n") << QStringList{QStringLiteral("Sa"), QStringLiteral("Rb")}
+    QTest::newRow("delete at end") << QStringLiteral("a\nb") << QStringLiteral("a\n")
+                                   << QStringList{QStringLiteral("Sa"), QStringLiteral("Rb")}
                                    << QStringList{QStringLiteral("Sa"), QStringLiteral("F")};
-    QTest::newRow("empty left") << QString() << QStringLiteral("x\ny\n") << QStringList{QStringLiteral("F"), QStringLiteral("F")}
+    QTest::newRow("empty left") << QString() << QStringLiteral("x\ny\n")
+                                << QStringList{QStringLiteral("F"), QStringLiteral("F")}
                                 << QStringList{QStringLiteral("Ax"), QStringLiteral("Ay")};
     // Lines far from a change are outside libgit2's hunks and must still be shown, aligned.
     QString longLeft;
@@ -412,25 +419,31 @@ void TestViews::evaluationHeaderGivesContext()
     QCOMPARE(root.score / unrolled.score, 2.5);
     QCOMPARE(parent.score / unrolled.score, 1.25);
     // ± half the width of 10/3.8 .. 10/4.2, the speedup's 95 % interval.
-    const double halfWidth = (root.score / (unrolled.score * 0.38 / 0.4) - root.score / (unrolled.score * 0.42 / 0.4)) / 2;
+    const double halfWidth = (root.score / (unrolled.score * 0.38 / 0.4) - root.score / (unrolled.score * 0.42 / 0.4))
+        / 2;
     QCOMPARE(QString::number(halfWidth, 'g', 3), QStringLiteral("0.125"));
-    const QString expected = QStringLiteral("correct · 4.00 ms · 2.50× root (±0.125) · 1.25× parent · 42 % of the roofline "
-                                            "bound (GFLOP/s)");
+    const QString expected = QStringLiteral(
+        "correct · 4.00 ms · 2.50× root (±0.125) · 1.25× parent · 42 % of the roofline "
+        "bound (GFLOP/s)");
     QCOMPARE(inspector->evaluationHeadline(), expected);
     QVERIFY2(evaluation->toPlainText().startsWith(expected), qPrintable(evaluation->toPlainText().left(200)));
     // Metrics with their units and their share of the measured roofline.
     QVERIFY2(evaluation->toPlainText().contains(QStringLiteral("0.5089 GB/s")), qPrintable(evaluation->toPlainText()));
-    QVERIFY(evaluation->toPlainText().contains(QStringLiteral("21.00 GFLOP/s (42 % of the roofline bound, 50.0 GFLOP/s)")));
+    QVERIFY(
+        evaluation->toPlainText().contains(QStringLiteral("21.00 GFLOP/s (42 % of the roofline bound, 50.0 GFLOP/s)")));
     QVERIFY(evaluation->toPlainText().contains(QStringLiteral("42.0 %")));
 
     // A child of the root (no interval: zero width) within noise: muted in the tree, said in the inspector.
-    const QModelIndex slow = qobject_cast<QSortFilterProxyModel *>(tree->model())
-                                 ->mapFromSource(qobject_cast<CandidateTreeModel *>(
-                                                     qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel())
-                                                     ->indexOfCandidate(m_ids.slow, CandidateTreeModel::SpeedupColumn));
+    const QModelIndex slow =
+        qobject_cast<QSortFilterProxyModel *>(tree->model())
+            ->mapFromSource(
+                qobject_cast<CandidateTreeModel *>(qobject_cast<QSortFilterProxyModel *>(tree->model())->sourceModel())
+                    ->indexOfCandidate(m_ids.slow, CandidateTreeModel::SpeedupColumn));
     QVERIFY(slow.isValid());
     QCOMPARE(slow.data().toString(), QStringLiteral("≈ 1.25×"));
-    QVERIFY(slow.data(Qt::ToolTipRole).toString().contains(QStringLiteral("Within noise of its parent #%1").arg(m_ids.root)));
+    QVERIFY(slow.data(Qt::ToolTipRole)
+                .toString()
+                .contains(QStringLiteral("Within noise of its parent #%1").arg(m_ids.root)));
     window->selectCandidate(m_ids.slow);
     QCOMPARE(inspector->candidateId(), m_ids.slow);
     QCOMPARE(inspector->evaluationHeadline(),
@@ -658,7 +671,8 @@ void TestViews::resultsGoOut()
     QCOMPARE(window->store()->candidates(imported).size(), window->store()->candidates(m_ids.run).size());
     QVERIFY(window->store()->deleteRun(imported));
     const QString autocompDir = dir.filePath(QStringLiteral("autocomp-out"));
-    QVERIFY2(results->exportRun(m_ids.run, ResultActions::RunFormat::AutocompDir, autocompDir, &error), qPrintable(error));
+    QVERIFY2(results->exportRun(m_ids.run, ResultActions::RunFormat::AutocompDir, autocompDir, &error),
+             qPrintable(error));
     QVERIFY(QFileInfo(autocompDir).isDir());
 }
 
@@ -695,7 +709,8 @@ void TestViews::codeViewsNumberLinesAndFind()
     QCOMPARE(left->numbering(), CodeView::Numbering::DiffSide);
     int counted = 0;
     for (QTextBlock block = left->document()->begin(); block.isValid(); block = block.next()) {
-        const bool filler = block.blockFormat().property(DiffView::LineKindProperty).toInt() == int(DiffView::LineKind::Filler);
+        const bool filler = block.blockFormat().property(DiffView::LineKindProperty).toInt()
+            == int(DiffView::LineKind::Filler);
         if (filler)
             QCOMPARE(left->lineNumberOf(block.blockNumber()), 0);
         else
@@ -963,8 +978,10 @@ void TestViews::chartFindsVendorLine()
 
     Candidate child = make(1, 1, 1, CandidateStatus::Correct, 5);
     child.id = 2;
-    child.feedback = {QStringLiteral("median latency 5 ms at M=512"),
-                      QStringLiteral("OpenBLAS sgemm: 1.25 ms at K=512,M=512,N=512 on one core; this candidate runs at 0.25x its speed")};
+    child.feedback = {
+        QStringLiteral("median latency 5 ms at M=512"),
+        QStringLiteral(
+            "OpenBLAS sgemm: 1.25 ms at K=512,M=512,N=512 on one core; this candidate runs at 0.25x its speed")};
     QString name;
     QCOMPARE(LatencyChart::vendorScoreOf(child, &name), 1.25);
     QCOMPARE(name, QStringLiteral("OpenBLAS sgemm"));
@@ -985,7 +1002,8 @@ void TestViews::chartAppendsLivePointsInPlace()
     LatencyChart chart;
     QList<Candidate> first;
     for (qint64 id = 1; id <= 20; ++id) {
-        Candidate c = make(1, id == 1 ? 0 : 1, id == 1 ? 0 : 1, id % 5 == 0 ? CandidateStatus::CompileError : CandidateStatus::Correct,
+        Candidate c = make(1, id == 1 ? 0 : 1, id == 1 ? 0 : 1,
+                           id % 5 == 0 ? CandidateStatus::CompileError : CandidateStatus::Correct,
                            id == 1 ? 100 : 50 + double(id));
         c.id = id;
         first.append(c);
@@ -1035,7 +1053,8 @@ void TestViews::diffHeadsHunksAndHighlightsTheLanguage()
         after += QStringLiteral("void kernel%1(float *x, int n) {\n").arg(f);
         for (int i = 0; i < 20; ++i) {
             before += QStringLiteral("    x[%1] += 1.0f; // step %1\n").arg(i);
-            after += i == 12 ? QStringLiteral("    x[%1] += 2.0f; // step %1, doubled\n").arg(i) : QStringLiteral("    x[%1] += 1.0f; // step %1\n").arg(i);
+            after += i == 12 ? QStringLiteral("    x[%1] += 2.0f; // step %1, doubled\n").arg(i)
+                             : QStringLiteral("    x[%1] += 1.0f; // step %1\n").arg(i);
         }
         before += QStringLiteral("}\n");
         after += QStringLiteral("}\n");
@@ -1059,7 +1078,8 @@ void TestViews::diffHeadsHunksAndHighlightsTheLanguage()
 
     // The same headers as the unified patch (libgit2), each on the row of its first line.
     QStringList expected;
-    for (const QString &line : DiffView::unifiedPatch(before, after, QStringLiteral("k.cpp"), QStringLiteral("k.cpp")).split(QLatin1Char('\n')))
+    for (const QString &line : DiffView::unifiedPatch(before, after, QStringLiteral("k.cpp"), QStringLiteral("k.cpp"))
+                                   .split(QLatin1Char('\n')))
         if (line.startsWith(QLatin1String("@@")))
             expected << line;
     const QList<DiffView::Hunk> hunks = view.hunks();
@@ -1068,9 +1088,12 @@ void TestViews::diffHeadsHunksAndHighlightsTheLanguage()
     auto *right = child<QPlainTextEdit>(view, "diffRight");
     for (int i = 0; i < 2; ++i) {
         QCOMPARE(hunks.at(i).header, expected.at(i));
-        QVERIFY2(hunks.at(i).header.startsWith(QStringLiteral("@@ -%1,7 +%1,7 @@").arg(i * 22 + 11)), qPrintable(hunks.at(i).header));
-        QVERIFY2(hunks.at(i).header.endsWith(QStringLiteral("void kernel%1(float *x, int n) {").arg(i)), qPrintable(hunks.at(i).header));
-        QCOMPARE(right->document()->findBlockByNumber(hunks.at(i).row).text(), QStringLiteral("    x[9] += 1.0f; // step 9"));
+        QVERIFY2(hunks.at(i).header.startsWith(QStringLiteral("@@ -%1,7 +%1,7 @@").arg(i * 22 + 11)),
+                 qPrintable(hunks.at(i).header));
+        QVERIFY2(hunks.at(i).header.endsWith(QStringLiteral("void kernel%1(float *x, int n) {").arg(i)),
+                 qPrintable(hunks.at(i).header));
+        QCOMPARE(right->document()->findBlockByNumber(hunks.at(i).row).text(),
+                 QStringLiteral("    x[9] += 1.0f; // step 9"));
     }
     auto *selector = child<QComboBox>(view, "diffHunks");
     QVERIFY(selector && selector->isVisible());
@@ -1127,7 +1150,8 @@ void TestViews::logsLinkToCodeLinesAndTheFolder()
     auto *evaluation = child<QTextBrowser>(inspector, "evaluationView");
     QVERIFY(evaluation);
     const QString text = evaluation->toPlainText();
-    QVERIFY2(text.contains(QStringLiteral("In function 'void k()':\n") + job.path() + QStringLiteral("/work/candidate.cpp:3:7: error")),
+    QVERIFY2(text.contains(QStringLiteral("In function 'void k()':\n") + job.path()
+                           + QStringLiteral("/work/candidate.cpp:3:7: error")),
              qPrintable(text));
     QVERIFY(text.contains(QStringLiteral("    3 |   x = 1\n")));
     const QString html = evaluation->toHtml();

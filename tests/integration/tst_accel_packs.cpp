@@ -29,7 +29,7 @@
 #include "eval/evaluator.h"
 #include "model/candidate.h"
 #include "model/metric_units.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QDir>
 #include <QFile>
@@ -51,13 +51,15 @@ class TestAccelPacks : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
+    struct Outcome
+    {
         int exitCode = -1;
         QByteArray out;
         QByteArray err;
     };
 
-    static Outcome run(const QString &program, const QStringList &args, const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+    static Outcome run(const QString &program, const QStringList &args,
+                       const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
     {
         QProcess process;
         process.setProcessEnvironment(env);
@@ -76,12 +78,19 @@ private:
 
     static QByteArray describe(const Outcome &o)
     {
-        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n" + o.err.right(3000);
+        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n"
+            + o.err.right(3000);
     }
 
     static QString shipped() { return qEnvironmentVariable("AUTOCOMP_DATA_DIR"); }
-    static QString tool(const QString &target, const QString &name) { return shipped() + u"/backends/"_s + target + u"/tools/"_s + name; }
-    static QString fixture(const QString &name) { return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + u"/integration/data/accel/"_s + name; }
+    static QString tool(const QString &target, const QString &name)
+    {
+        return shipped() + u"/backends/"_s + target + u"/tools/"_s + name;
+    }
+    static QString fixture(const QString &name)
+    {
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + u"/integration/data/accel/"_s + name;
+    }
     static QString metricsFixture(const QString &name)
     {
         return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + u"/integration/data/gemmini_metrics/"_s + name;
@@ -126,13 +135,15 @@ private:
     {
         const QString build = m_dir.filePath(u"host-"_s + problem + u'-' + key);
         const QString harness = shipped() + u"/sols/gemmini/"_s + problem + u"/harness.c"_s;
-        Outcome paste = run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--shape"_s,
-                                           benchShape(u"gemmini"_s, problem), u"--key"_s, key, u"--out-dir"_s, build});
+        Outcome paste = run(u"python3"_s,
+                            {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--shape"_s,
+                             benchShape(u"gemmini"_s, problem), u"--key"_s, key, u"--out-dir"_s, build});
         if (paste.exitCode != 0)
             return paste;
-        Outcome cc = run(u"cc"_s, {u"-O1"_s, u"-std=gnu99"_s, u"-Wall"_s, u"-Werror"_s, u"-DAUTOCOMP_GEMMINI_HOST"_s, u"-I"_s + build,
-                                   u"-I"_s + shipped() + u"/backends/gemmini/include"_s, u"-I"_s + shipped() + u"/sols/gemmini/"_s + problem,
-                                   u"-o"_s, build + u"/host"_s, harness});
+        Outcome cc = run(u"cc"_s,
+                         {u"-O1"_s, u"-std=gnu99"_s, u"-Wall"_s, u"-Werror"_s, u"-DAUTOCOMP_GEMMINI_HOST"_s,
+                          u"-I"_s + build, u"-I"_s + shipped() + u"/backends/gemmini/include"_s,
+                          u"-I"_s + shipped() + u"/sols/gemmini/"_s + problem, u"-o"_s, build + u"/host"_s, harness});
         if (cc.exitCode != 0)
             return cc;
         return run(build + u"/host"_s, {});
@@ -148,7 +159,8 @@ private:
         for (const QByteArray &line : host.split('\n')) {
             if (line.startsWith("repeat ")) {
                 const QByteArray n = QByteArray::number(cycles.value(repeat++, 1000));
-                out += "Generated implementation latency: " + n + " cycles\nGenerated implementation instructions: " + n + "\n";
+                out += "Generated implementation latency: " + n + " cycles\nGenerated implementation instructions: " + n
+                    + "\n";
             }
             if (!line.isEmpty())
                 out += line + '\n';
@@ -156,21 +168,42 @@ private:
         return out;
     }
 
-    Outcome judgeReport(const QString &problem, const QString &key, const QString &spikeLog, const QStringList &extra = {})
+    Outcome judgeReport(const QString &problem, const QString &key, const QString &spikeLog,
+                        const QStringList &extra = {})
     {
         const QString judgedir = m_dir.filePath(u"judge-"_s + QFileInfo(spikeLog).baseName());
         QDir().mkpath(judgedir);
-        return run(u"python3"_s, QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"report"_s, u"--harness"_s,
-                                  shipped() + u"/sols/gemmini/"_s + problem + u"/harness.c"_s, u"--problem-dir"_s,
-                                  shipped() + u"/sols/gemmini/"_s + problem, u"--include"_s, shipped() + u"/backends/gemmini/include"_s,
-                                  u"--shape"_s, benchShape(u"gemmini"_s, problem), u"--key"_s, key, u"--cc"_s, u"cc"_s, u"--spike-log"_s, spikeLog,
-                                  u"--firesim-log"_s, judgedir + u"/uartlog"_s, u"--build-dir"_s, judgedir + u"/host"_s, u"--result"_s,
-                                  judgedir + u"/result.json"_s} + extra);
+        return run(u"python3"_s,
+                   QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s),
+                               u"report"_s,
+                               u"--harness"_s,
+                               shipped() + u"/sols/gemmini/"_s + problem + u"/harness.c"_s,
+                               u"--problem-dir"_s,
+                               shipped() + u"/sols/gemmini/"_s + problem,
+                               u"--include"_s,
+                               shipped() + u"/backends/gemmini/include"_s,
+                               u"--shape"_s,
+                               benchShape(u"gemmini"_s, problem),
+                               u"--key"_s,
+                               key,
+                               u"--cc"_s,
+                               u"cc"_s,
+                               u"--spike-log"_s,
+                               spikeLog,
+                               u"--firesim-log"_s,
+                               judgedir + u"/uartlog"_s,
+                               u"--build-dir"_s,
+                               judgedir + u"/host"_s,
+                               u"--result"_s,
+                               judgedir + u"/result.json"_s}
+                       + extra);
     }
 
     QJsonObject lastResult(const QString &spikeLog)
     {
-        return QJsonDocument::fromJson(readAll(m_dir.filePath(u"judge-"_s + QFileInfo(spikeLog).baseName() + u"/result.json"_s))).object();
+        return QJsonDocument::fromJson(
+                   readAll(m_dir.filePath(u"judge-"_s + QFileInfo(spikeLog).baseName() + u"/result.json"_s)))
+            .object();
     }
 
     QTemporaryDir m_dir;
@@ -181,8 +214,10 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         const QString cli = qEnvironmentVariable("AUTOCOMP_CLI");
         QVERIFY2(!cli.isEmpty() && QFileInfo(cli).isExecutable(), "AUTOCOMP_CLI must name the built autocomp binary");
-        QVERIFY2(!QStandardPaths::findExecutable(u"python3"_s).isEmpty(), "the packs' trusted tools are Python 3 scripts");
-        QVERIFY2(!QStandardPaths::findExecutable(u"cc"_s).isEmpty(), "the gemmini judge builds its host harness with cc");
+        QVERIFY2(!QStandardPaths::findExecutable(u"python3"_s).isEmpty(),
+                 "the packs' trusted tools are Python 3 scripts");
+        QVERIFY2(!QStandardPaths::findExecutable(u"cc"_s).isEmpty(),
+                 "the gemmini judge builds its host harness with cc");
     }
 
     // Without the vendor tools (a PATH without them) each target is listed absent, naming what is
@@ -194,8 +229,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("code");
         QTest::addColumn<QString>("missing");
         QTest::addColumn<QString>("needs");
-        QTest::newRow("trainium") << u"trainium"_s << u"matmul"_s << u"sols/trainium/matmul/start.py"_s << u"neuronx-cc, neuron-profile"_s
-                                  << u"Neuron SDK"_s;
+        QTest::newRow("trainium") << u"trainium"_s << u"matmul"_s << u"sols/trainium/matmul/start.py"_s
+                                  << u"neuronx-cc, neuron-profile"_s << u"Neuron SDK"_s;
     }
 
     void absentTargetsAreListedAndRefused()
@@ -209,16 +244,19 @@ private Q_SLOTS:
         env.insert(u"PATH"_s, pathWith(u"base-path"_s, {u"python3"_s, u"cc"_s}));
         const Outcome targets = run(qEnvironmentVariable("AUTOCOMP_CLI"), {u"targets"_s}, env);
         const QString listing = QString::fromUtf8(targets.out);
-        const QRegularExpression entry(u"(^|\\n)"_s + target + u"  absent .*\\n    missing: ([^\\n]*)\\n    needs: ([^\\n]*)"_s);
+        const QRegularExpression entry(u"(^|\\n)"_s + target
+                                       + u"  absent .*\\n    missing: ([^\\n]*)\\n    needs: ([^\\n]*)"_s);
         const auto m = entry.match(listing);
         QVERIFY2(m.hasMatch(), qPrintable(listing));
         QVERIFY2(m.captured(2).contains(missing), qPrintable(m.captured(2)));
         QVERIFY2(m.captured(3).contains(needs), qPrintable(m.captured(3)));
 
-        const Outcome eval = run(qEnvironmentVariable("AUTOCOMP_CLI"),
-                                 {u"eval"_s, u"--target"_s, target, u"--problem"_s, problem, u"--code"_s, shipped() + u'/' + code}, env);
+        const Outcome eval = run(
+            qEnvironmentVariable("AUTOCOMP_CLI"),
+            {u"eval"_s, u"--target"_s, target, u"--problem"_s, problem, u"--code"_s, shipped() + u'/' + code}, env);
         QCOMPARE(eval.exitCode, 1);
-        QVERIFY2(eval.err.contains(QByteArray("target '" + target.toUtf8() + "' is absent on this machine: " + missing.toUtf8() + " not found on PATH")),
+        QVERIFY2(eval.err.contains(QByteArray("target '" + target.toUtf8() + "' is absent on this machine: "
+                                              + missing.toUtf8() + " not found on PATH")),
                  describe(eval).constData());
         QVERIFY2(eval.out.isEmpty(), describe(eval).constData()); // no result: nothing ran
     }
@@ -231,13 +269,16 @@ private Q_SLOTS:
         QTest::addColumn<QString>("target");
         QTest::addColumn<QStringList>("standIns");
         QTest::addColumn<QString>("reason");
-        QTest::newRow("gemmini: no RISC-V compiler") << u"gemmini"_s << QStringList{u"spike"_s}
-                                                     << u"the RISC-V compiler 'autocomp-no-such-riscv-gcc' is not on PATH (setting toolchain)"_s;
+        QTest::newRow("gemmini: no RISC-V compiler")
+            << u"gemmini"_s << QStringList{u"spike"_s}
+            << u"the RISC-V compiler 'autocomp-no-such-riscv-gcc' is not on PATH (setting toolchain)"_s;
         // spike is a setting (a name on PATH, or a path: AUTOCOMP_GEMMINI_SPIKE), checked by the probe.
-        QTest::newRow("gemmini: no spike") << u"gemmini"_s << QStringList{u"autocomp-no-such-riscv-gcc"_s}
-                                           << u"spike 'spike' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE=/path/to/spike)"_s;
-        QTest::newRow("trainium: no NKI in python3") << u"trainium"_s << QStringList{u"neuronx-cc"_s, u"neuron-profile"_s}
-                                                     << u"python3 cannot import the NKI modules of the Neuron SDK (neuronx-cc) and NumPy"_s;
+        QTest::newRow("gemmini: no spike")
+            << u"gemmini"_s << QStringList{u"autocomp-no-such-riscv-gcc"_s}
+            << u"spike 'spike' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE=/path/to/spike)"_s;
+        QTest::newRow("trainium: no NKI in python3")
+            << u"trainium"_s << QStringList{u"neuronx-cc"_s, u"neuron-profile"_s}
+            << u"python3 cannot import the NKI modules of the Neuron SDK (neuronx-cc) and NumPy"_s;
     }
 
     void probesNameWhatIsMissing()
@@ -246,7 +287,9 @@ private Q_SLOTS:
         QFETCH(QStringList, standIns);
         QFETCH(QString, reason);
         // The stand-ins come first on the usual PATH (python3 may be a wrapper that needs the rest of it).
-        const QString path = m_dir.filePath(u"probe-path-"_s + QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]"_s), u"-"_s));
+        const QString path = m_dir.filePath(
+            u"probe-path-"_s
+            + QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]"_s), u"-"_s));
         QVERIFY(QDir().mkpath(path));
         const QString falseProgram = QStandardPaths::findExecutable(u"false"_s);
         QVERIFY(!falseProgram.isEmpty());
@@ -259,7 +302,8 @@ private Q_SLOTS:
         const QString listing = QString::fromUtf8(targets.out);
         if (target == u"trainium"_s && listing.contains(QRegularExpression(u"(^|\\n)trainium  available"_s)))
             QSKIP("python3 here imports neuronxcc.nki: the NKI probe passes");
-        QVERIFY2(QRegularExpression(u"(^|\\n)"_s + target + u"  absent .*\\n    absent: [^\\n]*"_s + QRegularExpression::escape(reason))
+        QVERIFY2(QRegularExpression(u"(^|\\n)"_s + target + u"  absent .*\\n    absent: [^\\n]*"_s
+                                    + QRegularExpression::escape(reason))
                      .match(listing)
                      .hasMatch(),
                  qPrintable(listing));
@@ -274,9 +318,10 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("judgeSteps");
         QTest::addColumn<QStringList>("hardwareSteps");
         // gemmini: spike's count by default; the FireSim step is its hardware (left out unless a search may rank).
-        QTest::newRow("gemmini") << u"gemmini"_s << u"instructions"_s << QStringList{u"lint"_s, u"firesim"_s, u"report"_s}
-                                 << QStringList{u"firesim"_s};
-        QTest::newRow("trainium") << u"trainium"_s << u"latency_ms"_s << QStringList{u"static"_s, u"check"_s, u"profile"_s}
+        QTest::newRow("gemmini") << u"gemmini"_s << u"instructions"_s
+                                 << QStringList{u"lint"_s, u"firesim"_s, u"report"_s} << QStringList{u"firesim"_s};
+        QTest::newRow("trainium") << u"trainium"_s << u"latency_ms"_s
+                                  << QStringList{u"static"_s, u"check"_s, u"profile"_s}
                                   << QStringList{u"check"_s, u"profile"_s};
     }
 
@@ -309,8 +354,9 @@ private Q_SLOTS:
                 for (const QString &arg : step.run + step.worker + QStringList{step.creates, step.onlyIfExists}) {
                     for (auto it = s_placeholder.globalMatch(arg); it.hasNext();) {
                         const QString name = it.next().captured(1);
-                        QVERIFY2(known.contains(name) || name.startsWith(u"env:"_s),
-                                 qPrintable(u"step '"_s + step.name + u"' uses the unknown placeholder {"_s + name + u'}'));
+                        QVERIFY2(
+                            known.contains(name) || name.startsWith(u"env:"_s),
+                            qPrintable(u"step '"_s + step.name + u"' uses the unknown placeholder {"_s + name + u'}'));
                     }
                 }
             }
@@ -351,7 +397,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("isaEntry");
         QTest::addColumn<QString>("fence");
         QTest::newRow("gemmini") << u"gemmini"_s << u"matmul_bias_relu"_s << u"gemmini_loop_ws("_s << u"```c"_s;
-        QTest::newRow("trainium") << u"trainium"_s << u"rmsnorm"_s << u"nisa.nc_matmul(stationary, moving)"_s << u"```python"_s;
+        QTest::newRow("trainium") << u"trainium"_s << u"rmsnorm"_s << u"nisa.nc_matmul(stationary, moving)"_s
+                                  << u"```python"_s;
     }
 
     void agentsBuildPrompts()
@@ -406,9 +453,11 @@ private Q_SLOTS:
         QVERIFY2(plan.contains(u"Target settings: "_s), "the settings");
         QVERIFY2(plan.contains(agent->menu.constLast()), "the menu");
         QVERIFY2(plan.contains(p->context.section(u'\n', 0, 0)), "the problem's context");
-        const QString code = PromptBuilder::codePrompt(*agent, *p, *t, parent.code, u"Hoist the configuration out of the loops."_s);
+        const QString code = PromptBuilder::codePrompt(*agent, *p, *t, parent.code,
+                                                       u"Hoist the configuration out of the loops."_s);
         QVERIFY(code.contains(isaEntry) && code.contains(agent->rulesCoding.constFirst()));
-        QVERIFY2(agent->rulesCoding.join(u' ').contains(fence), "the coding rules name the fence the response parser extracts");
+        QVERIFY2(agent->rulesCoding.join(u' ').contains(fence),
+                 "the coding rules name the fence the response parser extracts");
     }
 
     // Parsers of the vendor tools' output, on fixtures in their exact formats.
@@ -421,31 +470,40 @@ private Q_SLOTS:
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("expected"); // in stdout (JSON) on success, in stderr on failure
 
-        QTest::newRow("summary-json: total_time s -> ms") << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary.json"_s << 0
-                                                          << u"\"latency_ms\": 0.482113"_s;
-        QTest::newRow("summary-json without total_time") << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary_no_total.json"_s
-                                                         << 1 << u"line 2: 'candidate' has no field 'total_time'"_s;
-        QTest::newRow("summary-json cut short") << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary_truncated.json"_s << 1
-                                                << u"summary-json line 2: not JSON"_s;
-        QTest::newRow("nki.benchmark: the last P99 line") << u"trainium"_s << u"nki_judge.py"_s << u"parse-benchmark"_s << u"benchmark.log"_s << 0
-                                                          << u"\"latency_ms\": 0.503"_s;
-        QTest::newRow("nki.benchmark: malformed") << u"trainium"_s << u"nki_judge.py"_s << u"parse-benchmark"_s << u"benchmark_bad.log"_s << 1
-                                                  << u"benchmark line 2: malformed latency (want 'Latency: <ms> ms (P99)')"_s;
-        QTest::newRow("spike: a correct run") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_ok.log"_s << 0
-                                              << u"\"latencies\": [118204, 96113, 96087, 96090, 96087]"_s;
-        QTest::newRow("spike: the harness's own failure") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_incorrect.log"_s << 0
-                                                          << u"\"failures\": [\"repeat 1: C[3][14] = 127, expected -5\"]"_s;
-        QTest::newRow("spike: a malformed latency") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_bad_latency.log"_s << 1
-                                                    << u"line 12: malformed latency"_s;
-        QTest::newRow("spike: a cut checksum") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_bad_checksum.log"_s << 1
-                                               << u"line 14: malformed checksum"_s;
-        QTest::newRow("spike: no verdict") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_no_verdict.log"_s << 1
-                                           << u"neither 'Correct result' nor 'Incorrect result'"_s;
-        QTest::newRow("uartlog: the last latency") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s << u"firesim_uartlog"_s << 0
-                                                   << u"\"latency_cycles\": 41877"_s;
-        QTest::newRow("uartlog: malformed") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s << u"firesim_uartlog_bad"_s << 1
-                                            << u"uartlog line 3: malformed latency"_s;
-        QTest::newRow("uartlog: none") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s << u"firesim_uartlog_none"_s << 1
+        QTest::newRow("summary-json: total_time s -> ms")
+            << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary.json"_s << 0
+            << u"\"latency_ms\": 0.482113"_s;
+        QTest::newRow("summary-json without total_time")
+            << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary_no_total.json"_s << 1
+            << u"line 2: 'candidate' has no field 'total_time'"_s;
+        QTest::newRow("summary-json cut short")
+            << u"trainium"_s << u"nki_judge.py"_s << u"parse-profile"_s << u"profile_summary_truncated.json"_s << 1
+            << u"summary-json line 2: not JSON"_s;
+        QTest::newRow("nki.benchmark: the last P99 line") << u"trainium"_s << u"nki_judge.py"_s << u"parse-benchmark"_s
+                                                          << u"benchmark.log"_s << 0 << u"\"latency_ms\": 0.503"_s;
+        QTest::newRow("nki.benchmark: malformed")
+            << u"trainium"_s << u"nki_judge.py"_s << u"parse-benchmark"_s << u"benchmark_bad.log"_s << 1
+            << u"benchmark line 2: malformed latency (want 'Latency: <ms> ms (P99)')"_s;
+        QTest::newRow("spike: a correct run")
+            << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_ok.log"_s << 0
+            << u"\"latencies\": [118204, 96113, 96087, 96090, 96087]"_s;
+        QTest::newRow("spike: the harness's own failure")
+            << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_incorrect.log"_s << 0
+            << u"\"failures\": [\"repeat 1: C[3][14] = 127, expected -5\"]"_s;
+        QTest::newRow("spike: a malformed latency")
+            << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_bad_latency.log"_s << 1
+            << u"line 12: malformed latency"_s;
+        QTest::newRow("spike: a cut checksum") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s
+                                               << u"spike_bad_checksum.log"_s << 1 << u"line 14: malformed checksum"_s;
+        QTest::newRow("spike: no verdict")
+            << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-spike"_s << u"spike_no_verdict.log"_s << 1
+            << u"neither 'Correct result' nor 'Incorrect result'"_s;
+        QTest::newRow("uartlog: the last latency") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s
+                                                   << u"firesim_uartlog"_s << 0 << u"\"latency_cycles\": 41877"_s;
+        QTest::newRow("uartlog: malformed") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s
+                                            << u"firesim_uartlog_bad"_s << 1 << u"uartlog line 3: malformed latency"_s;
+        QTest::newRow("uartlog: none") << u"gemmini"_s << u"gemmini_judge.py"_s << u"parse-firesim"_s
+                                       << u"firesim_uartlog_none"_s << 1
                                        << u"uartlog: no 'Generated implementation latency: <n> cycles' line"_s;
     }
 
@@ -457,7 +515,8 @@ private Q_SLOTS:
         QFETCH(QString, fixture);
         QFETCH(int, exitCode);
         QFETCH(QString, expected);
-        const Outcome o = run(u"python3"_s, {TestAccelPacks::tool(target, tool), command, TestAccelPacks::fixture(fixture)});
+        const Outcome o = run(u"python3"_s,
+                              {TestAccelPacks::tool(target, tool), command, TestAccelPacks::fixture(fixture)});
         QVERIFY2(o.exitCode == exitCode, describe(o).constData());
         QVERIFY2(QString::fromUtf8(exitCode == 0 ? o.out : o.err).contains(expected), describe(o).constData());
     }
@@ -472,31 +531,43 @@ private Q_SLOTS:
         QTest::addColumn<QString>("why"); // empty: accepted
         const QString mm = u"matmul_tiled"_s, start = u"void solution("_s;
         QTest::newRow("gemmini: the start code") << u"gemmini"_s << mm << QString() << QString() << QString();
-        QTest::newRow("gemmini: printf") << u"gemmini"_s << mm << start << u"static void f(void) { printf(\"Correct result\\n\"); }\nvoid solution("_s
+        QTest::newRow("gemmini: printf") << u"gemmini"_s << mm << start
+                                         << u"static void f(void) { printf(\"Correct result\\n\"); }\nvoid solution("_s
                                          << u"candidate.c:2: 'printf': prints, exits or jumps"_s;
-        QTest::newRow("gemmini: a counter") << u"gemmini"_s << mm << start << u"static unsigned long t(void) { return read_cycles(); }\nvoid solution("_s
-                                            << u"'read_cycles': reads a counter or CSR"_s;
-        QTest::newRow("gemmini: inline asm") << u"gemmini"_s << mm << start << u"static void f(void) { __asm__ volatile(\"nop\"); }\nvoid solution("_s
-                                             << u"'__asm__': inline assembly"_s;
-        QTest::newRow("gemmini: an include") << u"gemmini"_s << mm << start << u"#include <stdlib.h>\nvoid solution("_s << u"'#include'"_s;
-        QTest::newRow("gemmini: the reference") << u"gemmini"_s << mm << u"tiled_matmul_auto("_s << u"matmul_tiled_reference(M, N, K, 0, 0, 0, 4); ("_s
-                                                << u"'matmul_tiled_reference': uses the harness's own checking code"_s;
-        QTest::newRow("gemmini: no solution") << u"gemmini"_s << mm << start << u"void kernel("_s << u"no 'void solution(...)' definition"_s;
-        QTest::newRow("gemmini: markers in a comment are text") << u"gemmini"_s << mm << start << u"/* read_cycles() in a comment */ void solution("_s
-                                                                << QString();
+        QTest::newRow("gemmini: a counter")
+            << u"gemmini"_s << mm << start
+            << u"static unsigned long t(void) { return read_cycles(); }\nvoid solution("_s
+            << u"'read_cycles': reads a counter or CSR"_s;
+        QTest::newRow("gemmini: inline asm")
+            << u"gemmini"_s << mm << start << u"static void f(void) { __asm__ volatile(\"nop\"); }\nvoid solution("_s
+            << u"'__asm__': inline assembly"_s;
+        QTest::newRow("gemmini: an include")
+            << u"gemmini"_s << mm << start << u"#include <stdlib.h>\nvoid solution("_s << u"'#include'"_s;
+        QTest::newRow("gemmini: the reference")
+            << u"gemmini"_s << mm << u"tiled_matmul_auto("_s << u"matmul_tiled_reference(M, N, K, 0, 0, 0, 4); ("_s
+            << u"'matmul_tiled_reference': uses the harness's own checking code"_s;
+        QTest::newRow("gemmini: no solution")
+            << u"gemmini"_s << mm << start << u"void kernel("_s << u"no 'void solution(...)' definition"_s;
+        QTest::newRow("gemmini: markers in a comment are text")
+            << u"gemmini"_s << mm << start << u"/* read_cycles() in a comment */ void solution("_s << QString();
         const QString va = u"vector_add"_s;
         QTest::newRow("trainium: the start code") << u"trainium"_s << va << QString() << QString() << QString();
-        QTest::newRow("trainium: import os") << u"trainium"_s << va << u"from neuronxcc import nki"_s << u"import os\nfrom neuronxcc import nki"_s
-                                             << u"candidate.py:1: import of 'os'"_s;
-        QTest::newRow("trainium: try/except") << u"trainium"_s << va << u"    rows, cols = a_input.shape"_s
-                                              << u"    try:\n        rows, cols = a_input.shape\n    except ValueError:\n        rows, cols = 1, 1"_s
-                                              << u"try/except: a kernel that fails must fail visibly"_s;
-        QTest::newRow("trainium: not jit") << u"trainium"_s << va << u"@nki.jit\n"_s << QString() << u"'solution' is not decorated with @nki.jit"_s;
-        QTest::newRow("trainium: runs itself") << u"trainium"_s << va << u"    return c_output"_s << u"    nki.benchmark(solution)\n    return c_output"_s
-                                               << u"'.benchmark': the judge runs, times and profiles the kernel"_s;
-        QTest::newRow("trainium: module-level code") << u"trainium"_s << va << u"import neuronxcc.nki.language as nl"_s
-                                                     << u"import neuronxcc.nki.language as nl\nnl.device_print(\"x\", 1)"_s
-                                                     << u"module-level code other than imports"_s;
+        QTest::newRow("trainium: import os")
+            << u"trainium"_s << va << u"from neuronxcc import nki"_s << u"import os\nfrom neuronxcc import nki"_s
+            << u"candidate.py:1: import of 'os'"_s;
+        QTest::newRow("trainium: try/except")
+            << u"trainium"_s << va << u"    rows, cols = a_input.shape"_s
+            << u"    try:\n        rows, cols = a_input.shape\n    except ValueError:\n        rows, cols = 1, 1"_s
+            << u"try/except: a kernel that fails must fail visibly"_s;
+        QTest::newRow("trainium: not jit")
+            << u"trainium"_s << va << u"@nki.jit\n"_s << QString() << u"'solution' is not decorated with @nki.jit"_s;
+        QTest::newRow("trainium: runs itself")
+            << u"trainium"_s << va << u"    return c_output"_s << u"    nki.benchmark(solution)\n    return c_output"_s
+            << u"'.benchmark': the judge runs, times and profiles the kernel"_s;
+        QTest::newRow("trainium: module-level code")
+            << u"trainium"_s << va << u"import neuronxcc.nki.language as nl"_s
+            << u"import neuronxcc.nki.language as nl\nnl.device_print(\"x\", 1)"_s
+            << u"module-level code other than imports"_s;
     }
 
     void staticChecksRejectWhatTheyMust()
@@ -515,13 +586,16 @@ private Q_SLOTS:
             QVERIFY2(code.contains(from), qPrintable(from));
             code.replace(from, to);
         }
-        const QString candidate = m_dir.filePath(u"static-"_s + QString::number(qHash(code)) + (target == u"gemmini"_s ? u".c"_s : u".py"_s));
+        const QString candidate = m_dir.filePath(u"static-"_s + QString::number(qHash(code))
+                                                 + (target == u"gemmini"_s ? u".c"_s : u".py"_s));
         QVERIFY(writeFile(candidate, code.toUtf8()));
         const QString result = candidate + u".result.json"_s;
         const Outcome o = target == u"gemmini"_s
-                              ? run(u"python3"_s, {tool(target, u"gemmini_judge.py"_s), u"lint"_s, u"--candidate"_s, candidate, u"--result"_s, result})
-                              : run(u"python3"_s, {tool(target, u"nki_judge.py"_s), u"static"_s, u"--candidate"_s, candidate, u"--entry"_s,
-                                                   u"solution"_s, u"--result"_s, result});
+            ? run(u"python3"_s,
+                  {tool(target, u"gemmini_judge.py"_s), u"lint"_s, u"--candidate"_s, candidate, u"--result"_s, result})
+            : run(u"python3"_s,
+                  {tool(target, u"nki_judge.py"_s), u"static"_s, u"--candidate"_s, candidate, u"--entry"_s,
+                   u"solution"_s, u"--result"_s, result});
         if (why.isEmpty()) {
             QVERIFY2(o.exitCode == 0, describe(o).constData());
             QVERIFY(!QFileInfo::exists(result));
@@ -558,8 +632,9 @@ private Q_SLOTS:
         QString error;
         const auto p = Repository(QStringList{shipped()}).problem(u"trainium"_s, problem, &error);
         QVERIFY2(p, qPrintable(error));
-        const Outcome o = run(python, {fixture(u"check_nki_judge.py"_s), shipped(), problem, p->shapeArgument(p->benchShape),
-                                       QString::number(p->rtol, 'g', 17), QString::number(p->atol, 'g', 17)});
+        const Outcome o = run(python,
+                              {fixture(u"check_nki_judge.py"_s), shipped(), problem, p->shapeArgument(p->benchShape),
+                               QString::number(p->rtol, 'g', 17), QString::number(p->atol, 'g', 17)});
         QVERIFY2(o.exitCode == 0, describe(o).constData());
         QVERIFY2(o.out.contains("ok: an object array is refused (no pickles)"), describe(o).constData());
     }
@@ -571,12 +646,15 @@ private Q_SLOTS:
         const QString out = m_dir.filePath(u"paste"_s);
         const QString harness = shipped() + u"/sols/gemmini/matmul_tiled/harness.c"_s;
         const QString candidate = shipped() + u"/sols/gemmini/matmul_tiled/matmul_tiled_start.c"_s;
-        const Outcome o = run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--candidate"_s, candidate,
-                                             u"--shape"_s, u"M=128,N=128,K=256"_s, u"--key"_s, u"abc123"_s, u"--out-dir"_s, out});
+        const Outcome o = run(u"python3"_s,
+                              {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--candidate"_s,
+                               candidate, u"--shape"_s, u"M=128,N=128,K=256"_s, u"--key"_s, u"abc123"_s, u"--out-dir"_s,
+                               out});
         QVERIFY2(o.exitCode == 0, describe(o).constData());
         const QByteArray pasted = readAll(out + u"/test.c"_s);
         const QByteArray header = readAll(out + u"/autocomp_shape.h"_s);
-        QVERIFY(header.contains("#define M 128") && header.contains("#define K 256") && header.contains("#define AUTOCOMP_KEY \"abc123\""));
+        QVERIFY(header.contains("#define M 128") && header.contains("#define K 256")
+                && header.contains("#define AUTOCOMP_KEY \"abc123\""));
         const qsizetype begin = pasted.indexOf("// SUBSTITUTE HERE"), end = pasted.indexOf("// SUBSTITUTE END");
         QVERIFY(begin >= 0 && end > begin);
         const QByteArray between = pasted.mid(begin, end - begin);
@@ -584,16 +662,21 @@ private Q_SLOTS:
         // After the candidate, the harness's own numbering resumes at the END marker's line.
         const QByteArray original = readAll(harness);
         const int endLine = int(original.left(original.indexOf("// SUBSTITUTE END")).count('\n')) + 1;
-        QVERIFY2(between.contains(QByteArray("#line " + QByteArray::number(endLine) + " \"harness.c\"")), between.constData());
+        QVERIFY2(between.contains(QByteArray("#line " + QByteArray::number(endLine) + " \"harness.c\"")),
+                 between.constData());
         QCOMPARE(pasted.mid(end), original.mid(original.indexOf("// SUBSTITUTE END")));
 
         QVERIFY(writeFile(m_dir.filePath(u"no-markers.c"_s), "int main(void) { return 0; }\n"));
-        const Outcome bad = run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, m_dir.filePath(u"no-markers.c"_s),
-                                               u"--candidate"_s, candidate, u"--shape"_s, u"M=1"_s, u"--key"_s, u"k"_s, u"--out-dir"_s, out});
+        const Outcome bad = run(u"python3"_s,
+                                {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s,
+                                 m_dir.filePath(u"no-markers.c"_s), u"--candidate"_s, candidate, u"--shape"_s, u"M=1"_s,
+                                 u"--key"_s, u"k"_s, u"--out-dir"_s, out});
         QCOMPARE(bad.exitCode, 2);
-        QVERIFY2(bad.err.contains("no-markers.c: needs '// SUBSTITUTE HERE' followed by '// SUBSTITUTE END'"), describe(bad).constData());
-        const Outcome badShape = run(u"python3"_s, {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--shape"_s, u"M=12x"_s,
-                                                    u"--key"_s, u"k"_s, u"--out-dir"_s, out});
+        QVERIFY2(bad.err.contains("no-markers.c: needs '// SUBSTITUTE HERE' followed by '// SUBSTITUTE END'"),
+                 describe(bad).constData());
+        const Outcome badShape = run(u"python3"_s,
+                                     {tool(u"gemmini"_s, u"gemmini_paste.py"_s), u"--harness"_s, harness, u"--shape"_s,
+                                      u"M=12x"_s, u"--key"_s, u"k"_s, u"--out-dir"_s, out});
         QCOMPARE(badShape.exitCode, 2);
         QVERIFY2(badShape.err.contains("shape: 'M=12x' is not NAME=INTEGER"), describe(badShape).constData());
     }
@@ -629,7 +712,8 @@ private Q_SLOTS:
         QCOMPARE(other.size(), 5);
         for (int i = 0; i < 5; ++i)
             QVERIFY(other.at(i) != first.at(i));
-        QVERIFY(a.out.startsWith(QByteArray("autocomp-gemmini: " + problem.toUtf8() + " " + benchShape(u"gemmini"_s, problem).toUtf8() + " key=key1 repeats=5\n")));
+        QVERIFY(a.out.startsWith(QByteArray("autocomp-gemmini: " + problem.toUtf8() + " "
+                                            + benchShape(u"gemmini"_s, problem).toUtf8() + " key=key1 repeats=5\n")));
         QVERIFY(a.out.endsWith("Correct result\n"));
     }
 
@@ -655,7 +739,8 @@ private Q_SLOTS:
         QVERIFY(!metrics.contains(u"cycles"_s)); // a spike count is never called cycles
         const QString feedback = r.value(u"feedback"_s).toVariant().toStringList().join(u'\n');
         // 200 x 64 x 192 MACs; operands 200*192 + 192*64 + 4*64 + 200*64 bytes.
-        QVERIFY2(feedback.contains(u"2457600 int8 MACs"_s) && feedback.contains(u"scratchpad 256 KB"_s) && feedback.contains(u"accumulator 64 KB"_s),
+        QVERIFY2(feedback.contains(u"2457600 int8 MACs"_s) && feedback.contains(u"scratchpad 256 KB"_s)
+                     && feedback.contains(u"accumulator 64 KB"_s),
                  qPrintable(feedback));
 
         // FireSim's cycles, where its uartlog is there, are the cycles (the score with metric cycles).
@@ -677,7 +762,8 @@ private Q_SLOTS:
         QCOMPARE(o.exitCode, 1);
         r = lastResult(forgedLog);
         QCOMPARE(r.value(u"status"_s).toString(), u"incorrect"_s);
-        QVERIFY2(r.value(u"log"_s).toString().contains(u"repeat 2: the output's checksum"_s), qPrintable(r.value(u"log"_s).toString()));
+        QVERIFY2(r.value(u"log"_s).toString().contains(u"repeat 2: the output's checksum"_s),
+                 qPrintable(r.value(u"log"_s).toString()));
 
         // A run of another key (a replayed log) is not this evaluation's.
         const QString replay = m_dir.filePath(u"spike-replay.log"_s);
@@ -719,31 +805,36 @@ private Q_SLOTS:
         QTest::addColumn<int>("score");
         QTest::addColumn<QString>("flag");
         QTest::addColumn<QString>("logText");
-        QTest::newRow("spike: the library's start code") << u"spike_start.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
-                                                         << u"instructions"_s << 630
-                                                         << u"spike's count is not a cycle count: 630 instructions for 4194304 MACs would be 6658 "
-                                                            "MACs per cycle, 26.0x the 16x16 array's peak of 256; the call needs at least 16384 cycles"_s
-                                                         << u"score 630 instructions (spike: retired instructions, not cycles)"_s;
-        QTest::newRow("spike: one big loop_ws") << u"spike_big_loop_ws.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
-                                                << u"instructions"_s << 217 << u"217 instructions for 4194304 MACs would be 19329 MACs per cycle, 75.5x"_s
-                                                << u"score 217 instructions"_s;
-        QTest::newRow("spike: a hand-tiled kernel") << u"spike_handtiled.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s
-                                                    << u"instructions"_s << 13750 << u"13750 instructions for 4194304 MACs would be 305 MACs per cycle, 1.2x"_s
-                                                    << u"score 13750 instructions"_s;
-        QTest::newRow("FireSim: cycles") << u"spike_start.log"_s << u"firesim_uartlog"_s << u"cycles"_s << 0 << u"ok"_s << u"cycles"_s << 45102
-                                         << QString() << u"score 45102 cycles (FireSim)"_s;
-        QTest::newRow("FireSim: beyond the array's peak") << u"spike_start.log"_s << u"firesim_uartlog_impossible"_s << u"cycles"_s << 0 << u"ok"_s
-                                                          << u"cycles"_s << 9012
-                                                          << u"faster than the array's peak: 465 MACs per cycle > 256 (FireSim: 9012 cycles for "
-                                                             "4194304 MACs, at least 16384 are needed)"_s
-                                                          << u"score 9012 cycles (FireSim)"_s;
-        QTest::newRow("spike's score beside FireSim's cycles") << u"spike_start.log"_s << u"firesim_uartlog"_s << u"instructions"_s << 0 << u"ok"_s
-                                                               << u"instructions"_s << 630 << u"spike's count is not a cycle count: 630 instructions"_s
-                                                               << u"score 630 instructions"_s;
-        QTest::newRow("cycles without FireSim") << u"spike_start.log"_s << QString() << u"cycles"_s << 127 << u"error"_s << QString() << 0 << QString()
-                                                << u"metric 'cycles' needs FireSim's uartlog, and this evaluation has none"_s;
-        QTest::newRow("an unknown metric") << u"spike_start.log"_s << QString() << u"latency"_s << 127 << u"error"_s << QString() << 0 << QString()
-                                           << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
+        QTest::newRow("spike: the library's start code")
+            << u"spike_start.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s << u"instructions"_s << 630
+            << u"spike's count is not a cycle count: 630 instructions for 4194304 MACs would be 6658 "
+               "MACs per cycle, 26.0x the 16x16 array's peak of 256; the call needs at least 16384 cycles"_s
+            << u"score 630 instructions (spike: retired instructions, not cycles)"_s;
+        QTest::newRow("spike: one big loop_ws")
+            << u"spike_big_loop_ws.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s << u"instructions"_s << 217
+            << u"217 instructions for 4194304 MACs would be 19329 MACs per cycle, 75.5x"_s
+            << u"score 217 instructions"_s;
+        QTest::newRow("spike: a hand-tiled kernel")
+            << u"spike_handtiled.log"_s << QString() << u"instructions"_s << 0 << u"ok"_s << u"instructions"_s << 13750
+            << u"13750 instructions for 4194304 MACs would be 305 MACs per cycle, 1.2x"_s
+            << u"score 13750 instructions"_s;
+        QTest::newRow("FireSim: cycles") << u"spike_start.log"_s << u"firesim_uartlog"_s << u"cycles"_s << 0 << u"ok"_s
+                                         << u"cycles"_s << 45102 << QString() << u"score 45102 cycles (FireSim)"_s;
+        QTest::newRow("FireSim: beyond the array's peak")
+            << u"spike_start.log"_s << u"firesim_uartlog_impossible"_s << u"cycles"_s << 0 << u"ok"_s << u"cycles"_s
+            << 9012
+            << u"faster than the array's peak: 465 MACs per cycle > 256 (FireSim: 9012 cycles for "
+               "4194304 MACs, at least 16384 are needed)"_s
+            << u"score 9012 cycles (FireSim)"_s;
+        QTest::newRow("spike's score beside FireSim's cycles")
+            << u"spike_start.log"_s << u"firesim_uartlog"_s << u"instructions"_s << 0 << u"ok"_s << u"instructions"_s
+            << 630 << u"spike's count is not a cycle count: 630 instructions"_s << u"score 630 instructions"_s;
+        QTest::newRow("cycles without FireSim")
+            << u"spike_start.log"_s << QString() << u"cycles"_s << 127 << u"error"_s << QString() << 0 << QString()
+            << u"metric 'cycles' needs FireSim's uartlog, and this evaluation has none"_s;
+        QTest::newRow("an unknown metric")
+            << u"spike_start.log"_s << QString() << u"latency"_s << 127 << u"error"_s << QString() << 0 << QString()
+            << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
     }
 
     void gemminiMetricsNamedPerSimulator()
@@ -757,11 +848,13 @@ private Q_SLOTS:
         QFETCH(int, score);
         QFETCH(QString, flag);
         QFETCH(QString, logText);
-        const QString tag = QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]+"_s), u"-"_s);
+        const QString tag =
+            QString::fromLatin1(QTest::currentDataTag()).replace(QRegularExpression(u"[^A-Za-z0-9]+"_s), u"-"_s);
         const QString log = m_dir.filePath(u"metrics-"_s + tag + u".log"_s);
         QVERIFY(writeFile(log, readAll(metricsFixture(spikeLog))));
         if (!uartlog.isEmpty())
-            QVERIFY(writeFile(m_dir.filePath(u"judge-metrics-"_s + tag + u"/uartlog"_s), readAll(metricsFixture(uartlog))));
+            QVERIFY(
+                writeFile(m_dir.filePath(u"judge-metrics-"_s + tag + u"/uartlog"_s), readAll(metricsFixture(uartlog))));
         const Outcome o = judgeReport(u"matmul_tiled"_s, u"0f1e2d3c4b5a69788796a5b4"_s, log, {u"--metric"_s, metric});
         QVERIFY2(o.exitCode == exitCode, describe(o).constData());
         const QJsonObject r = lastResult(log);
@@ -778,7 +871,8 @@ private Q_SLOTS:
         QCOMPARE(metrics.contains(u"cycles"_s), !uartlog.isEmpty());
         const QString spikeCount = QString::number(metrics.value(u"instructions"_s).toInt());
         const QStringList feedback = r.value(u"feedback"_s).toVariant().toStringList();
-        QVERIFY2(feedback.join(u'\n').contains(spikeCount + u" retired instructions"_s), qPrintable(feedback.join(u'\n')));
+        QVERIFY2(feedback.join(u'\n').contains(spikeCount + u" retired instructions"_s),
+                 qPrintable(feedback.join(u'\n')));
         for (const QString &line : feedback + QStringList{r.value(u"log"_s).toString()})
             QVERIFY2(!line.contains(spikeCount + u" cycles"_s) && !line.contains(u"spike cycle"_s), qPrintable(line));
         const QStringList flags = r.value(u"flags"_s).toVariant().toStringList();
@@ -798,7 +892,8 @@ private Q_SLOTS:
             QCOMPARE(t->metric, u"instructions"_s);
             QCOMPARE(t->metricUnit, u"instructions"_s);
             QCOMPARE(MetricUnits::declared(u"instructions"_s), u"instructions"_s);
-            QVERIFY2(t->measurement.contains(u"as instructions"_s) && t->measurement.contains(u"counts retired instructions, not cycles"_s),
+            QVERIFY2(t->measurement.contains(u"as instructions"_s)
+                         && t->measurement.contains(u"counts retired instructions, not cycles"_s),
                      qPrintable(t->measurement));
         }
         qputenv("AUTOCOMP_GEMMINI_METRIC", "cycles");
@@ -815,8 +910,11 @@ private Q_SLOTS:
             if (!value.isEmpty())
                 env.insert(u"AUTOCOMP_GEMMINI_METRIC"_s, QString::fromLatin1(value));
             const Outcome targets = run(qEnvironmentVariable("AUTOCOMP_CLI"), {u"targets"_s}, env);
-            const QString want = value.isEmpty() ? u"[metric instructions, instructions]"_s : u"[metric cycles, cycles]"_s;
-            QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  [^\\n]*"_s + QRegularExpression::escape(want)).match(QString::fromUtf8(targets.out)).hasMatch(),
+            const QString want = value.isEmpty() ? u"[metric instructions, instructions]"_s
+                                                 : u"[metric cycles, cycles]"_s;
+            QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  [^\\n]*"_s + QRegularExpression::escape(want))
+                         .match(QString::fromUtf8(targets.out))
+                         .hasMatch(),
                      describe(targets).constData());
         }
     }
@@ -828,18 +926,23 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("line");
-        QTest::newRow("spike, no opt-in") << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"off"_s} << 1
-                                          << u"spike counts retired instructions, not cycles (one loop_ws is one instruction), so this target only "
-                                             "checks correctness on spike: to let a search optimize instruction counts set spike_rank: instructions "
-                                             "(AUTOCOMP_GEMMINI_SPIKE_RANK=instructions)"_s;
-        QTest::newRow("spike, opted in") << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"instructions"_s} << 0
-                                         << u"ok: ranked by spike's retired-instruction count (spike_rank: instructions), not by cycles"_s;
-        QTest::newRow("cycles, no FireSim") << QStringList{u"--metric"_s, u"cycles"_s, u"--spike-rank"_s, u"instructions"_s} << 1
-                                            << u"metric 'cycles' needs FireSim: setting firesim_dir is empty"_s;
-        QTest::newRow("cycles, FireSim") << QStringList{u"--metric"_s, u"cycles"_s, u"--spike-rank"_s, u"off"_s, u"--firesim-dir"_s, u"@firesim"_s} << 0
-                                         << u"ok: ranked by FireSim cycles"_s;
-        QTest::newRow("an unknown metric") << QStringList{u"--metric"_s, u"latency"_s, u"--spike-rank"_s, u"off"_s} << 1
-                                           << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
+        QTest::newRow("spike, no opt-in")
+            << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"off"_s} << 1
+            << u"spike counts retired instructions, not cycles (one loop_ws is one instruction), so this target only "
+               "checks correctness on spike: to let a search optimize instruction counts set spike_rank: instructions "
+               "(AUTOCOMP_GEMMINI_SPIKE_RANK=instructions)"_s;
+        QTest::newRow("spike, opted in")
+            << QStringList{u"--metric"_s, u"instructions"_s, u"--spike-rank"_s, u"instructions"_s} << 0
+            << u"ok: ranked by spike's retired-instruction count (spike_rank: instructions), not by cycles"_s;
+        QTest::newRow("cycles, no FireSim")
+            << QStringList{u"--metric"_s, u"cycles"_s, u"--spike-rank"_s, u"instructions"_s} << 1
+            << u"metric 'cycles' needs FireSim: setting firesim_dir is empty"_s;
+        QTest::newRow("cycles, FireSim") << QStringList{u"--metric"_s, u"cycles"_s,        u"--spike-rank"_s,
+                                                        u"off"_s,      u"--firesim-dir"_s, u"@firesim"_s}
+                                         << 0 << u"ok: ranked by FireSim cycles"_s;
+        QTest::newRow("an unknown metric")
+            << QStringList{u"--metric"_s, u"latency"_s, u"--spike-rank"_s, u"off"_s} << 1
+            << u"setting metric is 'latency': it must be 'instructions' (spike) or 'cycles' (FireSim)"_s;
     }
 
     void gemminiRankCheck()
@@ -850,7 +953,8 @@ private Q_SLOTS:
         const QString firesim = m_dir.filePath(u"firesim"_s);
         QVERIFY(writeFile(firesim + u"/deploy/config_runtime.yaml"_s, "# a FireSim manager's runtime config\n"));
         args.replaceInStrings(u"@firesim"_s, firesim);
-        const Outcome o = run(u"python3"_s, QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"rank-check"_s} + args);
+        const Outcome o = run(u"python3"_s,
+                              QStringList{tool(u"gemmini"_s, u"gemmini_judge.py"_s), u"rank-check"_s} + args);
         QVERIFY2(o.exitCode == exitCode && o.out.contains(line.toUtf8()), describe(o).constData());
     }
 
@@ -860,7 +964,8 @@ private:
     QString gemminiToolsOrSkipReason(QString *rocc)
     {
         if (QStandardPaths::findExecutable(u"riscv64-unknown-elf-gcc"_s).isEmpty())
-            return u"riscv64-unknown-elf-gcc is not installed (Debian: gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf, "
+            return u"riscv64-unknown-elf-gcc is not installed (Debian: gcc-riscv64-unknown-elf "
+                   u"picolibc-riscv64-unknown-elf, "
                    "packaging/install-deps.sh --gemmini)"_s;
         const Outcome specs = run(u"riscv64-unknown-elf-gcc"_s, {u"-print-file-name=picolibc.specs"_s});
         if (!QFileInfo(QString::fromUtf8(specs.out.trimmed())).isAbsolute())
@@ -872,10 +977,11 @@ private:
                 if (setting.first == u"rocc_tests"_s)
                     *rocc = setting.second;
         }
-        for (const char *rel : {"/include/gemmini.h", "/rocc-software/src/xcustom.h", "/riscv-tests/benchmarks/common/crt.S", "/riscv-tests/env/encoding.h"})
+        for (const char *rel : {"/include/gemmini.h", "/rocc-software/src/xcustom.h",
+                                "/riscv-tests/benchmarks/common/crt.S", "/riscv-tests/env/encoding.h"})
             if (!QFileInfo::exists(*rocc + QLatin1String(rel)))
                 return u"no gemmini-rocc-tests checkout with its submodules at '"_s + *rocc
-                       + u"' (set AUTOCOMP_GEMMINI_ROCC_TESTS; it has no "_s + QLatin1String(rel + 1) + u')';
+                    + u"' (set AUTOCOMP_GEMMINI_ROCC_TESTS; it has no "_s + QLatin1String(rel + 1) + u')';
         return {};
     }
 
@@ -895,7 +1001,8 @@ private:
         for (QString &h : headers)
             h = shipped() + u"/backends/gemmini/include/"_s + h;
         for (const QString &problem : Repository(QStringList{shipped()}).problemNames(u"gemmini"_s))
-            for (const QString &h : QDir(shipped() + u"/sols/gemmini/"_s + problem).entryList({u"*_reference.h"_s}, QDir::Files))
+            for (const QString &h :
+                 QDir(shipped() + u"/sols/gemmini/"_s + problem).entryList({u"*_reference.h"_s}, QDir::Files))
                 headers << shipped() + u"/sols/gemmini/"_s + problem + u'/' + h;
         for (const QString &h : std::as_const(headers))
             if (!writeFile(prefix + u"/share/standin/"_s + QFileInfo(h).fileName(), readAll(h)))
@@ -903,28 +1010,34 @@ private:
         const QByteArray script =
             "#!/bin/sh\n"
             "prefix=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"
-            "[ \"$1\" = --extension=gemmini ] || { echo \"stand-in spike: want --extension=gemmini, got $1\" >&2; exit 2; }\n"
+            "[ \"$1\" = --extension=gemmini ] || { echo \"stand-in spike: want --extension=gemmini, got $1\" >&2; exit "
+            "2; }\n"
             "[ -s \"$2\" ] || { echo \"stand-in spike: no program $2\" >&2; exit 2; }\n"
             "read -r lib < \"$prefix/lib/libgemmini.so\" || exit 3\n"
             "echo \"stand-in spike: $lib from $prefix/lib\"\n"
             "build=$(dirname \"$2\")\n"
-            "cc -O1 -std=gnu99 -DAUTOCOMP_GEMMINI_HOST -I\"$build\" -I\"$prefix/share/standin\" -o /tmp/standin \"$build/test.c\" || exit 4\n"
+            "cc -O1 -std=gnu99 -DAUTOCOMP_GEMMINI_HOST -I\"$build\" -I\"$prefix/share/standin\" -o /tmp/standin "
+            "\"$build/test.c\" || exit 4\n"
             "/tmp/standin | awk '/^repeat /{print \"Generated implementation latency: 4321 cycles\"; "
             "print \"Generated implementation instructions: 4319\"} {print}'\n";
-        if (!writeFile(spike, script) || !QFile::setPermissions(spike, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner))
+        if (!writeFile(spike, script)
+            || !QFile::setPermissions(spike, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner))
             return {};
         return spike;
     }
 
     // `autocomp eval` of the problem's start code, or of the file `code`.
-    Outcome gemminiEval(const QString &problem, const QMap<QString, QString> &settings, const QStringList &extra = {}, const QString &code = {})
+    Outcome gemminiEval(const QString &problem, const QMap<QString, QString> &settings, const QStringList &extra = {},
+                        const QString &code = {})
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         for (auto it = settings.cbegin(); it != settings.cend(); ++it)
             env.insert(it.key(), it.value());
         const QStringList what = code.isEmpty() ? QStringList{u"--start"_s} : QStringList{u"--code"_s, code};
         return run(qEnvironmentVariable("AUTOCOMP_CLI"),
-                   QStringList{u"eval"_s, u"--target"_s, u"gemmini"_s, u"--problem"_s, problem, u"--json"_s} + what + extra, env);
+                   QStringList{u"eval"_s, u"--target"_s, u"gemmini"_s, u"--problem"_s, problem, u"--json"_s} + what
+                       + extra,
+                   env);
     }
 
     static QJsonObject stepNamed(const QJsonObject &result, const QString &name)
@@ -941,10 +1054,7 @@ private Q_SLOTS:
     // bare-metal harness, the stand-in spike found outside /usr with its lib/, and the judge: `ok`, scored
     // in instructions (spike_rank: instructions). Without the opt-in the same evaluation checks correctness
     // and ends no_hardware, saying which setting would let a search rank.
-    void gemminiEvaluatesWithItsToolsOutsideUsr_data()
-    {
-        gemminiHarnessesRunOnTheHost_data();
-    }
+    void gemminiEvaluatesWithItsToolsOutsideUsr_data() { gemminiHarnessesRunOnTheHost_data(); }
 
     void gemminiEvaluatesWithItsToolsOutsideUsr()
     {
@@ -962,11 +1072,13 @@ private Q_SLOTS:
         const QJsonObject compile = stepNamed(r, u"compile"_s);
         QVERIFY2(compile.value(u"exit_code"_s).toInt(-1) == 0, describe(o).constData());
         const QStringList command = compile.value(u"command"_s).toVariant().toStringList();
-        QVERIFY2(command.value(0).endsWith(u"riscv64-unknown-elf-gcc"_s) && command.value(1).endsWith(u"/specs/libc-auto.specs"_s)
-                     && command.contains(u"-nostartfiles"_s),
+        QVERIFY2(command.value(0).endsWith(u"riscv64-unknown-elf-gcc"_s)
+                     && command.value(1).endsWith(u"/specs/libc-auto.specs"_s) && command.contains(u"-nostartfiles"_s),
                  qPrintable(command.join(u' ')));
         const QJsonObject spikeStep = stepNamed(r, u"spike"_s);
-        QVERIFY2(spikeStep.value(u"log"_s).toString().contains(u"stand-in spike: libgemmini stand-in from "_s + QFileInfo(spike).absolutePath().chopped(4) + u"/lib"_s),
+        QVERIFY2(spikeStep.value(u"log"_s).toString().contains(u"stand-in spike: libgemmini stand-in from "_s
+                                                               + QFileInfo(spike).absolutePath().chopped(4)
+                                                               + u"/lib"_s),
                  describe(o).constData());
         QVERIFY2(spikeStep.value(u"command"_s).toVariant().toStringList().contains(spike), describe(o).constData());
         QVERIFY2(r.value(u"status"_s).toString() == u"ok"_s && r.value(u"correct"_s).toBool(), describe(o).constData());
@@ -994,7 +1106,8 @@ private Q_SLOTS:
         for (auto it = noOptIn.cbegin(); it != noOptIn.cend(); ++it)
             env.insert(it.key(), it.value());
         const Outcome targets = run(qEnvironmentVariable("AUTOCOMP_CLI"), {u"targets"_s}, env);
-        QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  compile only [^\\n]*\\[metric instructions, instructions\\]\\n    no hardware: spike counts "
+        QVERIFY2(QRegularExpression(u"(^|\\n)gemmini  compile only [^\\n]*\\[metric instructions, instructions\\]\\n   "
+                                    u" no hardware: spike counts "
                                     "retired instructions, not cycles"_s)
                      .match(QString::fromUtf8(targets.out))
                      .hasMatch(),
@@ -1013,7 +1126,8 @@ private Q_SLOTS:
             QVERIFY(writeFile(file, example.code.toUtf8()));
             const Outcome e = gemminiEval(problem, settings, {}, file);
             const QJsonObject er = QJsonDocument::fromJson(e.out).object();
-            QVERIFY2(stepNamed(er, u"lint"_s).value(u"exit_code"_s).toInt(-1) == 0 && stepNamed(er, u"compile"_s).value(u"exit_code"_s).toInt(-1) == 0,
+            QVERIFY2(stepNamed(er, u"lint"_s).value(u"exit_code"_s).toInt(-1) == 0
+                         && stepNamed(er, u"compile"_s).value(u"exit_code"_s).toInt(-1) == 0,
                      qPrintable(example.name + u": "_s + QString::fromUtf8(describe(e))));
             ++built;
         }
@@ -1032,16 +1146,19 @@ private Q_SLOTS:
             if (example.name == u"explicit_tiles"_s)
                 code = example.code;
         QVERIFY(!code.isEmpty());
-        // tiled_matmul(..., repeating_bias, tile_I, tile_J, tile_K, transpose_A, ...): the three numbers after the bias flag.
+        // tiled_matmul(..., repeating_bias, tile_I, tile_J, tile_K, transpose_A, ...): the three numbers after the bias
+        // flag.
         const auto m = QRegularExpression(u"0, false,\\s*(\\d+), (\\d+), (\\d+),\\s*false"_s).match(code);
         QVERIFY2(m.hasMatch(), qPrintable(code));
         const int tileI = m.captured(1).toInt(), tileJ = m.captured(2).toInt(), tileK = m.captured(3).toInt();
         const int dim = 16, i = 128 / dim, j = 128 / dim, k = 256 / dim; // matmul_tiled's shape
         QVERIFY(tileI <= i && tileJ <= j && tileK <= k);
         QVERIFY2((tileI * tileK + tileK * tileJ) * dim <= 4 * 4096 / 2, "A + B tiles beyond half the scratchpad");
-        QVERIFY2(tileI * tileJ * dim <= 1024 / 2, "the C tile beyond half the accumulator: 'Not enough space in accumulator to store C'");
+        QVERIFY2(tileI * tileJ * dim <= 1024 / 2,
+                 "the C tile beyond half the accumulator: 'Not enough space in accumulator to store C'");
         const QByteArray rules = readAll(shipped() + u"/agents/gemmini/rules.yaml"_s);
-        QVERIFY(rules.contains("at most 8192 scratchpad rows together") && rules.contains("at most 512 accumulator rows"));
+        QVERIFY(rules.contains("at most 8192 scratchpad rows together")
+                && rules.contains("at most 512 accumulator rows"));
         QVERIFY(rules.contains("Not enough space in accumulator to store C"));
         const QByteArray isa = readAll(shipped() + u"/agents/gemmini/isa_docs.md"_s);
         QVERIFY(isa.contains("at most 8,192 scratchpad rows") && isa.contains("at most 512\naccumulator rows"));
@@ -1056,10 +1173,12 @@ private Q_SLOTS:
         QString rocc;
         const QString why = gemminiToolsOrSkipReason(&rocc);
         const QString missing = m_dir.filePath(u"opt/nowhere/bin/spike"_s);
-        const Outcome absent = gemminiEval(u"matmul_tiled"_s, {{u"AUTOCOMP_GEMMINI_SPIKE"_s, missing}, {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc}});
+        const Outcome absent = gemminiEval(
+            u"matmul_tiled"_s, {{u"AUTOCOMP_GEMMINI_SPIKE"_s, missing}, {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc}});
         QCOMPARE(absent.exitCode, 1);
         QVERIFY2(absent.err.contains("target 'gemmini' is absent on this machine: ")
-                     && absent.err.contains(QByteArray("spike '" + missing.toUtf8() + "' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE")),
+                     && absent.err.contains(QByteArray("spike '" + missing.toUtf8()
+                                                       + "' is not found (setting spike, AUTOCOMP_GEMMINI_SPIKE")),
                  describe(absent).constData());
         QVERIFY(absent.out.isEmpty());
 
@@ -1068,9 +1187,12 @@ private Q_SLOTS:
 
         const QString broken = m_dir.filePath(u"opt/broken/bin/spike"_s);
         QVERIFY(writeFile(broken, "#!/opt/autocomp-no-such-interpreter\n"));
-        QVERIFY(QFile::setPermissions(broken, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
-        const Outcome o = gemminiEval(u"matmul_tiled"_s, {{u"AUTOCOMP_GEMMINI_SPIKE"_s, broken}, {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc},
-                                                          {u"AUTOCOMP_GEMMINI_SPIKE_RANK"_s, u"instructions"_s}});
+        QVERIFY(
+            QFile::setPermissions(broken, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
+        const Outcome o = gemminiEval(u"matmul_tiled"_s,
+                                      {{u"AUTOCOMP_GEMMINI_SPIKE"_s, broken},
+                                       {u"AUTOCOMP_GEMMINI_ROCC_TESTS"_s, rocc},
+                                       {u"AUTOCOMP_GEMMINI_SPIKE_RANK"_s, u"instructions"_s}});
         const QJsonObject r = QJsonDocument::fromJson(o.out).object();
         QVERIFY2(r.value(u"status"_s).toString() == u"error"_s, describe(o).constData());
         QCOMPARE(o.exitCode, 1);

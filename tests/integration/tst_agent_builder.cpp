@@ -7,8 +7,8 @@
 #include "agents/isa_filter.h"
 #include "fake_llm_server.h"
 #include "llm/llm_client.h"
-#include "model/repository.h"
-#include "model/target_scaffold.h"
+#include "catalog/repository.h"
+#include "catalog/target_scaffold.h"
 #include "store/run_store.h"
 #ifdef AUTOCOMP_HAVE_POPPLER
 #include "pdf/poppler_pdf_reader.h"
@@ -40,15 +40,21 @@ void writeFile(const QString &path, const QByteArray &content)
     file.write(content);
 }
 
-const QString s_archReduced = QStringLiteral("The Zephyr-7 NPU has four tiles; each tile owns a 256 KiB scratchpad and a 16x16 int8 systolic array.");
-const QString s_pdfStrategy = QStringLiteral("Double-buffer the scratchpad: compute on one 128 KiB half while zload fills the other");
+const QString s_archReduced = QStringLiteral(
+    "The Zephyr-7 NPU has four tiles; each tile owns a 256 KiB scratchpad and a 16x16 int8 systolic array.");
+const QString s_pdfStrategy = QStringLiteral(
+    "Double-buffer the scratchpad: compute on one 128 KiB half while zload fills the other");
 
 QByteArray script()
 {
-    QFile file(qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/agent_builder_script.yaml"));
+    QFile file(qEnvironmentVariable("AUTOCOMP_TEST_DATA")
+               + QStringLiteral("/integration/data/agent_builder_script.yaml"));
     if (!file.open(QIODevice::ReadOnly))
         return {};
-    return QString::fromUtf8(file.readAll()).replace(QStringLiteral("%ARCH%"), s_archReduced).replace(QStringLiteral("%PDF%"), s_pdfStrategy).toUtf8();
+    return QString::fromUtf8(file.readAll())
+        .replace(QStringLiteral("%ARCH%"), s_archReduced)
+        .replace(QStringLiteral("%PDF%"), s_pdfStrategy)
+        .toUtf8();
 }
 
 } // namespace
@@ -101,9 +107,18 @@ class TestAgentBuilder : public QObject
 
     QStringList buildArgs(const QString &name) const
     {
-        return {QStringLiteral("agents"), QStringLiteral("build"), name, QStringLiteral("--docs"), m_docs,
-                QStringLiteral("--scope"), QStringLiteral("int8 matrix kernels on the Zephyr-7"), QStringLiteral("--model"),
-                QStringLiteral("vllm::builder-model"), QStringLiteral("--target"), QStringLiteral("fake"), QStringLiteral("--store"),
+        return {QStringLiteral("agents"),
+                QStringLiteral("build"),
+                name,
+                QStringLiteral("--docs"),
+                m_docs,
+                QStringLiteral("--scope"),
+                QStringLiteral("int8 matrix kernels on the Zephyr-7"),
+                QStringLiteral("--model"),
+                QStringLiteral("vllm::builder-model"),
+                QStringLiteral("--target"),
+                QStringLiteral("fake"),
+                QStringLiteral("--store"),
                 m_store};
     }
 
@@ -119,7 +134,8 @@ private Q_SLOTS:
         m_dataHome = m_dir.filePath(QStringLiteral("data-home"));
         qputenv("XDG_DATA_HOME", m_dataHome.toUtf8()); // this process's user data dir too
         writeFile(m_docs + QStringLiteral("/architecture.txt"),
-                  "Zephyr-7 architecture\n\nThe Zephyr-7 NPU has 4 tiles. Each tile has a 256 KiB scratchpad and a 16x16 int8 "
+                  "Zephyr-7 architecture\n\nThe Zephyr-7 NPU has 4 tiles. Each tile has a 256 KiB scratchpad and a "
+                  "16x16 int8 "
                   "systolic array fed from the scratchpad at 512 bytes per cycle.\n");
         writeFile(m_docs + QStringLiteral("/isa.html"),
                   "<html><head><title>Zephyr-7 ISA</title><style>p{}</style></head><body><h1>Zephyr-7 ISA</h1>"
@@ -136,9 +152,10 @@ private Q_SLOTS:
             QFont font = painter.font();
             font.setPointSize(11);
             painter.setFont(font);
-            painter.drawText(QRect(0, 0, pdf.width(), pdf.height() / 4), Qt::TextWordWrap,
-                             QStringLiteral("Optimization notes. Split the scratchpad into two 128 KiB halves and compute on one "
-                                            "while zload fills the other."));
+            painter.drawText(
+                QRect(0, 0, pdf.width(), pdf.height() / 4), Qt::TextWordWrap,
+                QStringLiteral("Optimization notes. Split the scratchpad into two 128 KiB halves and compute on one "
+                               "while zload fills the other."));
         }
     }
 
@@ -149,20 +166,24 @@ private Q_SLOTS:
         const QString html = QString::fromUtf8(file.readAll());
         const QString text = HtmlText::toMarkdown(html);
         QVERIFY2(text.contains(QStringLiteral("## Data movement")), qPrintable(text));
-        QVERIFY2(text.contains(QStringLiteral("```\nzload(dst, src, rows)\n  // rows of 16 bytes\n```")), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("```\nzload(dst, src, rows)\n  // rows of 16 bytes\n```")),
+                 qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("- zmma(acc, a, b)")), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("DMA & land")), qPrintable(text));
         QVERIFY2(!text.contains(QStringLiteral("p{}")), qPrintable(text));
         QCOMPARE(HtmlText::title(html), QStringLiteral("Zephyr-7 ISA"));
-        const QList<QUrl> links = HtmlText::links(QStringLiteral("<a href='b.html#x'>b</a><a href=\"/c\">c</a><a href=mailto:x@y>m</a>"),
-                                                  QUrl(QStringLiteral("http://h/docs/a.html")));
-        QCOMPARE(links, (QList<QUrl>{QUrl(QStringLiteral("http://h/docs/b.html")), QUrl(QStringLiteral("http://h/c"))}));
+        const QList<QUrl> links = HtmlText::links(
+            QStringLiteral("<a href='b.html#x'>b</a><a href=\"/c\">c</a><a href=mailto:x@y>m</a>"),
+            QUrl(QStringLiteral("http://h/docs/a.html")));
+        QCOMPARE(links,
+                 (QList<QUrl>{QUrl(QStringLiteral("http://h/docs/b.html")), QUrl(QStringLiteral("http://h/c"))}));
     }
 
     void isaFilterPieces()
     {
-        const QString isa = QStringLiteral("intro dropped\n## Loads\nhow loads work\n### vle32\nloads\n```\n### not an entry\n```\n"
-                                           "### vlse32\nstrided\n## Math\n### vfmacc\nfma\n");
+        const QString isa = QStringLiteral(
+            "intro dropped\n## Loads\nhow loads work\n### vle32\nloads\n```\n### not an entry\n```\n"
+            "### vlse32\nstrided\n## Math\n### vfmacc\nfma\n");
         const QList<IsaFilter::Section> sections = IsaFilter::parse(isa);
         QCOMPARE(sections.size(), 2);
         QCOMPARE(sections.at(0).title, QStringLiteral("Loads"));
@@ -171,7 +192,8 @@ private Q_SLOTS:
         QCOMPARE(IsaFilter::parseNumbers(QStringLiteral("Sections 2, 1 and 9; 2 again"), 2), (QList<int>{2, 1}));
         QCOMPARE(IsaFilter::parseNumbers(QStringLiteral("none"), 2), QList<int>{});
         const QString kept = IsaFilter::assemble(sections, {0}, {{0, {1}}});
-        QVERIFY2(kept.startsWith(QStringLiteral("Only the parts relevant to the current code are shown (kept 1 of 2 sections: Loads).")),
+        QVERIFY2(kept.startsWith(QStringLiteral(
+                     "Only the parts relevant to the current code are shown (kept 1 of 2 sections: Loads).")),
                  qPrintable(kept));
         QVERIFY(kept.contains(QStringLiteral("## Loads\nhow loads work\n### vlse32\nstrided")));
         QVERIFY(!kept.contains(QStringLiteral("vle32\n")));
@@ -206,9 +228,11 @@ private Q_SLOTS:
         QVERIFY2(output.contains(QStringLiteral("nothing has been sent yet")), qPrintable(output));
         QVERIFY2(output.contains(QStringLiteral("optimization_notes.pdf  [pdf")), qPrintable(output));
         QVERIFY2(output.contains(QStringLiteral("lunch.txt")), qPrintable(output));
-        QVERIFY2(output.contains(QStringLiteral("photo.png: not a text, markdown, HTML or PDF file")), qPrintable(output));
+        QVERIFY2(output.contains(QStringLiteral("photo.png: not a text, markdown, HTML or PDF file")),
+                 qPrintable(output));
         // Four documents: four filter and four route calls at most, one map each (small), one reduce per file.
-        QVERIFY2(output.contains(QStringLiteral("at most 16 (filter 4, route 4, map 4, reduce 4)")), qPrintable(output));
+        QVERIFY2(output.contains(QStringLiteral("at most 16 (filter 4, route 4, map 4, reduce 4)")),
+                 qPrintable(output));
         QVERIFY2(output.contains(QStringLiteral("estimated cost")), qPrintable(output));
         QVERIFY(!QFileInfo::exists(m_dataHome + QStringLiteral("/autocomp-workbench/agents/zephyr")));
     }
@@ -261,11 +285,13 @@ private Q_SLOTS:
         int inFlightLeft = 0;
         // Builder calls belong to no run: read them through a run-less query of the store's own file.
         {
-            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("agent-builder-check"));
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"),
+                                                        QStringLiteral("agent-builder-check"));
             db.setDatabaseName(m_store);
             QVERIFY(db.open());
             QSqlQuery calls(db);
-            QVERIFY(calls.exec(QStringLiteral("SELECT request_hash, status, phase FROM llm_calls WHERE phase LIKE 'build:%'")));
+            QVERIFY(calls.exec(
+                QStringLiteral("SELECT request_hash, status, phase FROM llm_calls WHERE phase LIKE 'build:%'")));
             while (calls.next()) {
                 if (calls.value(1).toString() == QLatin1String("ok"))
                     ++paid[calls.value(0).toString()];
@@ -281,7 +307,8 @@ private Q_SLOTS:
         // The PDF's text reached the model.
         bool pdfSeen = false;
         for (const auto &r : server.requests())
-            pdfSeen = pdfSeen || (r.ruleName == QLatin1String("map-opt") && r.prompt.contains(QStringLiteral("two 128 KiB halves")));
+            pdfSeen = pdfSeen
+                || (r.ruleName == QLatin1String("map-opt") && r.prompt.contains(QStringLiteral("two 128 KiB halves")));
         QVERIFY(pdfSeen);
     }
 
@@ -299,7 +326,8 @@ private Q_SLOTS:
         QString error;
         // The reduce answers take 2.5 s: two of them are on their way when the cancel comes, the third waits in
         // the client's queue (two calls at a time).
-        QVERIFY2(server.loadScriptText(script().replace("delay_ms: 1500", "delay_ms: 2500"), m_dir.path(), &error), qPrintable(error));
+        QVERIFY2(server.loadScriptText(script().replace("delay_ms: 1500", "delay_ms: 2500"), m_dir.path(), &error),
+                 qPrintable(error));
         qputenv("VLLM_API_BASE", (server.baseUrl().toString() + QStringLiteral("/v1")).toUtf8());
         auto store = RunStore::open(m_dir.filePath(QStringLiteral("cancel.sqlite")), &error);
         QVERIFY2(store, qPrintable(error));
@@ -323,12 +351,14 @@ private Q_SLOTS:
         QCOMPARE(failed.count(), 1);
         const QString message = failed.first().first().toString();
         const QRegularExpressionMatch counts =
-            QRegularExpression(QStringLiteral("^cancelled; (\\d+) answer\\(s\\) are kept in the store and the next build reuses them; (\\d+) call\\(s\\) already sent")).match(message);
+            QRegularExpression(QStringLiteral("^cancelled; (\\d+) answer\\(s\\) are kept in the store and the next "
+                                              "build reuses them; (\\d+) call\\(s\\) already sent"))
+                .match(message);
         QVERIFY2(counts.hasMatch(), qPrintable(message));
         const int stored = counts.captured(1).toInt();
         const int onTheWay = counts.captured(2).toInt();
         QCOMPARE(builder.callsOnTheWay(), onTheWay);
-        QVERIFY2(onTheWay >= 1, qPrintable(message));          // the one the server has, at least
+        QVERIFY2(onTheWay >= 1, qPrintable(message)); // the one the server has, at least
         QVERIFY2(stored + onTheWay < 13, qPrintable(message)); // a call was still queued, and was dropped
         const int sentBefore = builder.callsSent();
         const int reusedBefore = builder.callsReused();
@@ -360,15 +390,17 @@ private Q_SLOTS:
         QVERIFY(agent->isaDocs.startsWith(QStringLiteral("## Data movement\n\n### zload(dst, src, rows)")));
         // The generic strategies, then the extracted ones; one already generic is not repeated.
         QCOMPARE(agent->menu.mid(0, 15), AgentBuilder::genericStrategies());
-        QCOMPARE(agent->menu.mid(15),
-                 (QStringList{s_pdfStrategy, QStringLiteral("Keep a 16x16 weight block stationary in the systolic array")}));
+        QCOMPARE(
+            agent->menu.mid(15),
+            (QStringList{s_pdfStrategy, QStringLiteral("Keep a 16x16 weight block stationary in the systolic array")}));
         QFile config(dir + QStringLiteral("/agent_config.yaml"));
         QVERIFY(config.open(QIODevice::ReadOnly));
         const QString yaml = QString::fromUtf8(config.readAll());
         QVERIFY2(yaml.contains(QStringLiteral("builder: vllm::builder-model")), qPrintable(yaml));
         QVERIFY2(yaml.contains(QStringLiteral("scope: int8 matrix kernels on the Zephyr-7")), qPrintable(yaml));
         QVERIFY2(yaml.contains(QStringLiteral("lunch.txt\n    kind: text\n    used_for: left out")), qPrintable(yaml));
-        QVERIFY2(yaml.contains(QStringLiteral("optimization_notes.pdf\n    kind: pdf\n    used_for: optimization")), qPrintable(yaml));
+        QVERIFY2(yaml.contains(QStringLiteral("optimization_notes.pdf\n    kind: pdf\n    used_for: optimization")),
+                 qPrintable(yaml));
         QVERIFY(yaml.contains(QStringLiteral("built_at: ")));
         QVERIFY(QFileInfo::exists(dir + QStringLiteral("/rules.yaml")));
         QVERIFY(!QFileInfo::exists(dir + QStringLiteral("/code_examples.md"))); // no document held examples
@@ -381,10 +413,12 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(server.loadScriptText(script(), m_dir.path(), &error), qPrintable(error));
         const QString config = m_dir.filePath(QStringLiteral("run.yaml"));
-        writeFile(config, "target: fake\nproblem: kernel\nagent: zephyr\nmodels: {plan: [\"vllm::m1\"]}\n"
-                          "search: {iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, menu_dropout: 0}\n");
+        writeFile(config,
+                  "target: fake\nproblem: kernel\nagent: zephyr\nmodels: {plan: [\"vllm::m1\"]}\n"
+                  "search: {iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, menu_dropout: 0}\n");
         QString output;
-        const int code = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), m_store}, server, 0, &output);
+        const int code = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), m_store}, server, 0,
+                                &output);
         QVERIFY2(code == 0, qPrintable(output));
         auto store = RunStore::open(m_store, &error);
         QVERIFY(store);
@@ -404,7 +438,8 @@ private Q_SLOTS:
     {
         // The CLI's --scaffold-from: the cpu target's evaluator and first problem as a start for "zephyr-npu".
         QString error;
-        const QString backend = TargetScaffold::create(Repository(), QStringLiteral("zephyr-npu"), QStringLiteral("cpu"), &error);
+        const QString backend = TargetScaffold::create(Repository(), QStringLiteral("zephyr-npu"),
+                                                       QStringLiteral("cpu"), &error);
         QVERIFY2(!backend.isEmpty(), qPrintable(error));
         QCOMPARE(backend, m_dataHome + QStringLiteral("/autocomp-workbench/backends/zephyr-npu"));
         const auto target = Repository().target(QStringLiteral("zephyr-npu"), &error);
@@ -415,7 +450,8 @@ private Q_SLOTS:
         QCOMPARE(problems.first(), Repository().problemNames(QStringLiteral("cpu")).first());
         QVERIFY(Repository().problem(QStringLiteral("zephyr-npu"), problems.first(), &error));
         // Never over an existing target.
-        QVERIFY(TargetScaffold::create(Repository(), QStringLiteral("zephyr-npu"), QStringLiteral("cpu"), &error).isEmpty());
+        QVERIFY(TargetScaffold::create(Repository(), QStringLiteral("zephyr-npu"), QStringLiteral("cpu"), &error)
+                    .isEmpty());
         QVERIFY2(error.contains(QStringLiteral("exists")), qPrintable(error));
         QVERIFY(TargetScaffold::create(Repository(), QStringLiteral("cpu"), QStringLiteral("rvv"), &error).isEmpty());
     }
@@ -429,18 +465,22 @@ private Q_SLOTS:
         QString error;
         QVERIFY2(server.loadScriptText(script(), m_dir.path(), &error), qPrintable(error));
         const QString config = m_dir.filePath(QStringLiteral("run-filtered.yaml"));
-        writeFile(config, "target: fake\nproblem: kernel\nagent: zephyr\nmodels: {plan: [\"vllm::m1\"]}\n"
-                          "search: {iterations: 1, beam_width: 1, plans_per_parent: 2, code_per_plan: 1, menu_dropout: 0, isa_filter: true}\n");
+        writeFile(config,
+                  "target: fake\nproblem: kernel\nagent: zephyr\nmodels: {plan: [\"vllm::m1\"]}\n"
+                  "search: {iterations: 1, beam_width: 1, plans_per_parent: 2, code_per_plan: 1, menu_dropout: 0, "
+                  "isa_filter: true}\n");
         const QString storePath = m_dir.filePath(QStringLiteral("filtered.sqlite"));
         QString output;
-        const int code = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, 0, &output);
+        const int code = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, 0,
+                                &output);
         QVERIFY2(code == 0, qPrintable(output));
         auto store = RunStore::open(storePath, &error);
         QVERIFY(store);
         const qint64 runId = store->runs().first().id;
         const QList<LlmCall> isa = store->llmCalls(runId, QStringLiteral("isa"));
         QCOMPARE(isa.size(), 1); // one question for the root, shared by its two plan requests
-        QVERIFY(isa.first().prompt.contains(QStringLiteral("1. Data movement (zload(dst, src, rows))\n2. Compute (zmma(acc, a, b))")));
+        QVERIFY(isa.first().prompt.contains(
+            QStringLiteral("1. Data movement (zload(dst, src, rows))\n2. Compute (zmma(acc, a, b))")));
         QVERIFY(isa.first().candidateId > 0); // shown with the parent's prompts
         const QList<LlmCall> plans = store->llmCalls(runId, QStringLiteral("plan"));
         QCOMPARE(plans.size(), 2);

@@ -10,7 +10,7 @@
 //     `strategies:` translation menu in the plan prompts (skips, saying why, where rvv is absent).
 #include "cli_outcome.h"
 #include "fake_llm_server.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -30,7 +30,8 @@ class TestAutocompAgents : public QObject
 
     static QString fixture()
     {
-        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/autocomp_format_agent/demo-rvv");
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA")
+            + QStringLiteral("/integration/data/autocomp_format_agent/demo-rvv");
     }
 
     static bool copyFolder(const QString &from, const QString &to)
@@ -50,7 +51,8 @@ class TestAutocompAgents : public QObject
         return f.open(QIODevice::WriteOnly) && f.write(text) == text.size();
     }
 
-    struct Cli {
+    struct Cli
+    {
         int exitCode = -1;
         QString out;
         QString err;
@@ -68,7 +70,8 @@ class TestAutocompAgents : public QObject
         process.start(qEnvironmentVariable("AUTOCOMP_CLI"), arguments);
         if (!process.waitForFinished(120000))
             return {};
-        return {process.exitCode(), QString::fromUtf8(process.readAllStandardOutput()), QString::fromUtf8(process.readAllStandardError())};
+        return {process.exitCode(), QString::fromUtf8(process.readAllStandardOutput()),
+                QString::fromUtf8(process.readAllStandardError())};
     }
 
     QTemporaryDir m_home;
@@ -77,7 +80,8 @@ private Q_SLOTS:
     void initTestCase()
     {
         QVERIFY(m_home.isValid());
-        QVERIFY2(QFileInfo(qEnvironmentVariable("AUTOCOMP_CLI")).isExecutable(), "AUTOCOMP_CLI must name the built autocomp binary");
+        QVERIFY2(QFileInfo(qEnvironmentVariable("AUTOCOMP_CLI")).isExecutable(),
+                 "AUTOCOMP_CLI must name the built autocomp binary");
     }
 
     void autocompFormatLoadsAsItIs()
@@ -89,8 +93,9 @@ private Q_SLOTS:
         QCOMPARE(agent->version, QStringLiteral("1.0"));
         QCOMPARE(agent->menu.size(), 5);
         QCOMPARE(agent->translationMenu,
-                 (QStringList{QStringLiteral("Rewrite the innermost scalar loop as a vsetvl strip-mined loop of RVV intrinsics"),
-                              QStringLiteral("Replace scalar multiply-accumulate chains with vfmacc on whole vectors")}));
+                 (QStringList{
+                     QStringLiteral("Rewrite the innermost scalar loop as a vsetvl strip-mined loop of RVV intrinsics"),
+                     QStringLiteral("Replace scalar multiply-accumulate chains with vfmacc on whole vectors")}));
         QCOMPARE(agent->rulesGeneral.size(), 2);
         QCOMPARE(agent->rulesPlanning.size(), 1);
         QCOMPARE(agent->rulesCoding.size(), 2);
@@ -104,11 +109,12 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         QTest::addColumn<QByteArray>("text");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("unknown config key") << QStringLiteral("agent_config.yaml") << QByteArray("agent_name: x\nversion: '1'\nbuilt_by: someone\n")
-                                            << QStringLiteral("agent_config.yaml:3:");
-        QTest::newRow("menu entry not a strategy") << QStringLiteral("translation_menu.yaml")
-                                                   << QByteArray("strategies:\n- strategy: fine\n- {steps: 2}\n")
-                                                   << QStringLiteral("translation_menu.yaml:3:");
+        QTest::newRow("unknown config key")
+            << QStringLiteral("agent_config.yaml") << QByteArray("agent_name: x\nversion: '1'\nbuilt_by: someone\n")
+            << QStringLiteral("agent_config.yaml:3:");
+        QTest::newRow("menu entry not a strategy")
+            << QStringLiteral("translation_menu.yaml") << QByteArray("strategies:\n- strategy: fine\n- {steps: 2}\n")
+            << QStringLiteral("translation_menu.yaml:3:");
         QTest::newRow("both keys") << QStringLiteral("optimization_menu.yaml")
                                    << QByteArray("optimizations:\n- strategy: a\nstrategies:\n- strategy: b\n")
                                    << QStringLiteral("optimization_menu.yaml:4:");
@@ -129,7 +135,8 @@ private Q_SLOTS:
         QVERIFY2(error.contains(expected), qPrintable(error));
 
         // The import refuses it the same way, exits 1 and copies nothing.
-        const Cli r = cli({QStringLiteral("agents"), QStringLiteral("import"), agentDir, QStringLiteral("--name"), QStringLiteral("broken-one")});
+        const Cli r = cli({QStringLiteral("agents"), QStringLiteral("import"), agentDir, QStringLiteral("--name"),
+                           QStringLiteral("broken-one")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(expected), qPrintable(r.err));
         QVERIFY(!QFileInfo::exists(m_home.filePath(QStringLiteral("autocomp-workbench/agents/broken-one"))));
@@ -162,7 +169,9 @@ private Q_SLOTS:
         const Cli again = cli({QStringLiteral("agents"), QStringLiteral("import"), fixture()});
         QCOMPARE(again.exitCode, 2);
         QVERIFY2(again.err.contains(QStringLiteral("--overwrite")), qPrintable(again.err));
-        QCOMPARE(cli({QStringLiteral("agents"), QStringLiteral("import"), fixture(), QStringLiteral("--overwrite")}).exitCode, 0);
+        QCOMPARE(cli({QStringLiteral("agents"), QStringLiteral("import"), fixture(), QStringLiteral("--overwrite")})
+                     .exitCode,
+                 0);
     }
 
     // The imported agent on the rvv target, a translation iteration with its `strategies:` menu then an
@@ -174,8 +183,11 @@ private Q_SLOTS:
         const auto target = repository.target(QStringLiteral("rvv"), &error);
         QVERIFY2(target, qPrintable(error));
         if (!target->available())
-            QSKIP(qPrintable(target->absenceReason() + QStringLiteral(" (packaging/install-deps.sh --rvv installs it)")));
-        QCOMPARE(cli({QStringLiteral("agents"), QStringLiteral("import"), fixture(), QStringLiteral("--overwrite")}).exitCode, 0);
+            QSKIP(
+                qPrintable(target->absenceReason() + QStringLiteral(" (packaging/install-deps.sh --rvv installs it)")));
+        QCOMPARE(cli({QStringLiteral("agents"), QStringLiteral("import"), fixture(), QStringLiteral("--overwrite")})
+                     .exitCode,
+                 0);
 
         test::FakeLlmServer server;
         QVERIFY(server.listen());
@@ -188,10 +200,12 @@ private Q_SLOTS:
         QVERIFY2(server.loadScriptText(script, data, &error), qPrintable(error));
         QTemporaryDir dir;
         const QString config = dir.filePath(QStringLiteral("run.yaml"));
-        QVERIFY(write(config, "target: rvv\nproblem: gemm\nagent: demo-rvv\nmodels: {plan: [\"vllm::scripted-model\"]}\n"
-                              "search: {iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, menu_dropout: 0.0, fix_attempts: 0,\n"
-                              "         translate_iters: 1, translate_score: false}\n"
-                              "budget: {max_llm_calls: 10}\n"));
+        QVERIFY(write(config,
+                      "target: rvv\nproblem: gemm\nagent: demo-rvv\nmodels: {plan: [\"vllm::scripted-model\"]}\n"
+                      "search: {iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, menu_dropout: "
+                      "0.0, fix_attempts: 0,\n"
+                      "         translate_iters: 1, translate_score: false}\n"
+                      "budget: {max_llm_calls: 10}\n"));
         const QString storePath = dir.filePath(QStringLiteral("runs.sqlite"));
         QProcess process;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -199,14 +213,17 @@ private Q_SLOTS:
         env.insert(QStringLiteral("VLLM_API_BASE"), server.baseUrl().toString() + QStringLiteral("/v1"));
         process.setProcessEnvironment(env);
         QSignalSpy finished(&process, &QProcess::finished);
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("run"), config, QStringLiteral("--store"), storePath, QStringLiteral("--json")});
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                      {QStringLiteral("run"), config, QStringLiteral("--store"), storePath, QStringLiteral("--json")});
         QVERIFY(process.waitForStarted(10000));
         QVERIFY(finished.wait(600000)); // this thread's event loop serves the LLM server meanwhile
         const QByteArray out = process.readAllStandardOutput();
         QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
         const QJsonObject summary = QJsonDocument::fromJson(out).object();
         QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
-        QVERIFY2(summary.value(QStringLiteral("best_score")).toDouble() * 10 <= summary.value(QStringLiteral("baseline_score")).toDouble(), out.constData());
+        QVERIFY2(summary.value(QStringLiteral("best_score")).toDouble() * 10
+                     <= summary.value(QStringLiteral("baseline_score")).toDouble(),
+                 out.constData());
 
         QStringList plans;
         for (const test::RecordedRequest &r : server.requests())

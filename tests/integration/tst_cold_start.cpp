@@ -9,7 +9,7 @@
 // installation, and a missing one is an `error` naming it; a hash placeholder inside an -I argument does
 // not hang; SIGTERM stops an evaluation whose setup step hangs.
 #include "model/problem.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "platform/sandbox.h"
 
 #include "cli_outcome.h"
@@ -53,7 +53,8 @@ class TestColdStart : public QObject
     {
         QProcess process;
         process.setProcessEnvironment(coldEnvironment(extraEnv));
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("eval")} + arguments + QStringList{QStringLiteral("--json")});
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                      QStringList{QStringLiteral("eval")} + arguments + QStringList{QStringLiteral("--json")});
         return test::finishCli(process, timeoutMs);
     }
 
@@ -72,7 +73,8 @@ class TestColdStart : public QObject
         };
         if (!write(backend + QStringLiteral("/backend.yaml"), backendYaml)
             || !write(problem + QStringLiteral("/problem.yaml"),
-                      "name: p\ndescription: \"a test problem\"\nsignature: \"void p()\"\nstart: start.cpp\nreference: start.cpp\nshapes: [{N: 1}]\n")
+                      "name: p\ndescription: \"a test problem\"\nsignature: \"void p()\"\nstart: start.cpp\nreference: "
+                      "start.cpp\nshapes: [{N: 1}]\n")
             || !write(problem + QStringLiteral("/start.cpp"), start))
             return {};
         return root;
@@ -83,7 +85,8 @@ class TestColdStart : public QObject
     int cachedFiles() const
     {
         int n = 0;
-        for (QDirIterator it(m_home.filePath(QStringLiteral("cache")), QDir::Files, QDirIterator::Subdirectories); it.hasNext(); it.next())
+        for (QDirIterator it(m_home.filePath(QStringLiteral("cache")), QDir::Files, QDirIterator::Subdirectories);
+             it.hasNext(); it.next())
             ++n;
         return n;
     }
@@ -125,13 +128,14 @@ private Q_SLOTS:
             QSKIP(qPrintable(absent));
         const bool noHardware = !t->hardwareAbsence().isEmpty();
         const int before = cachedFiles();
-        const Outcome o = eval({QStringLiteral("--target"), target, QStringLiteral("--problem"), problem, QStringLiteral("--start"),
-                                QStringLiteral("--sandbox"), QStringLiteral("required")});
+        const Outcome o = eval({QStringLiteral("--target"), target, QStringLiteral("--problem"), problem,
+                                QStringLiteral("--start"), QStringLiteral("--sandbox"), QStringLiteral("required")});
         const QString status = o.json.value(QStringLiteral("status")).toString();
         if (noHardware) {
             QVERIFY2(status == QLatin1String("no_hardware"), describe(o).constData());
         } else {
-            QVERIFY2(status == QLatin1String("ok") && o.json.value(QStringLiteral("correct")).toBool(), describe(o).constData());
+            QVERIFY2(status == QLatin1String("ok") && o.json.value(QStringLiteral("correct")).toBool(),
+                     describe(o).constData());
             QCOMPARE(o.exitCode, 0);
         }
         for (const QJsonValue flag : o.json.value(QStringLiteral("flags")).toArray())
@@ -154,28 +158,36 @@ private Q_SLOTS:
         QFile tool(prefix + QStringLiteral("/bin/mytool"));
         QVERIFY(tool.open(QIODevice::WriteOnly));
         tool.write("#!/bin/sh\nanswer=$(cat \"$(dirname \"$0\")/../share/answer.txt\") || exit 3\n"
-                   "printf '{\"status\": \"ok\", \"correct\": true, \"metrics\": {\"latency_ms\": %s}, \"feedback\": [], \"flags\": [], "
+                   "printf '{\"status\": \"ok\", \"correct\": true, \"metrics\": {\"latency_ms\": %s}, \"feedback\": "
+                   "[], \"flags\": [], "
                    "\"log\": \"\"}\\n' \"$answer\" > \"$2\"\n");
         tool.close();
         QVERIFY(tool.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner));
         QFile answer(prefix + QStringLiteral("/share/answer.txt"));
         QVERIFY(answer.open(QIODevice::WriteOnly) && answer.write("4.25\n") > 0);
         answer.close();
-        const QString data = testTarget(QStringLiteral("toolpath"),
-                                        "name: toolpath\ndescription: \"a tool outside the system's folders\"\nsettings: {tool: mytool}\n"
-                                        "steps:\n  - {name: judge, role: judge, run: [\"{tool}\", \"{candidate}\", \"{judgedir}/result.json\"], "
-                                        "timeout_s: 30, fail_status: incorrect}\n",
-                                        "void p() {}\n");
+        const QString data = testTarget(
+            QStringLiteral("toolpath"),
+            "name: toolpath\ndescription: \"a tool outside the system's folders\"\nsettings: {tool: mytool}\n"
+            "steps:\n  - {name: judge, role: judge, run: [\"{tool}\", \"{candidate}\", \"{judgedir}/result.json\"], "
+            "timeout_s: 30, fail_status: incorrect}\n",
+            "void p() {}\n");
         QVERIFY(!data.isEmpty());
-        const QStringList args{QStringLiteral("--target"), QStringLiteral("toolpath"), QStringLiteral("--problem"), QStringLiteral("p"),
-                               QStringLiteral("--start"), QStringLiteral("--sandbox"), QStringLiteral("required")};
-        const Outcome found = eval(args, {{QStringLiteral("AUTOCOMP_DATA_DIR"), data},
-                                          {QStringLiteral("AUTOCOMP_TOOLPATH_TOOL"), prefix + QStringLiteral("/bin/mytool")}});
-        QVERIFY2(found.json.value(QStringLiteral("status")).toString() == QLatin1String("ok"), describe(found).constData());
-        QCOMPARE(found.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toDouble(), 4.25);
+        const QStringList args{QStringLiteral("--target"), QStringLiteral("toolpath"), QStringLiteral("--problem"),
+                               QStringLiteral("p"),        QStringLiteral("--start"),  QStringLiteral("--sandbox"),
+                               QStringLiteral("required")};
+        const Outcome found = eval(
+            args,
+            {{QStringLiteral("AUTOCOMP_DATA_DIR"), data},
+             {QStringLiteral("AUTOCOMP_TOOLPATH_TOOL"), prefix + QStringLiteral("/bin/mytool")}});
+        QVERIFY2(found.json.value(QStringLiteral("status")).toString() == QLatin1String("ok"),
+                 describe(found).constData());
+        QCOMPARE(found.json.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toDouble(),
+                 4.25);
 
         const QString missing = prefix + QStringLiteral("/bin/notthere");
-        const Outcome absent = eval(args, {{QStringLiteral("AUTOCOMP_DATA_DIR"), data}, {QStringLiteral("AUTOCOMP_TOOLPATH_TOOL"), missing}});
+        const Outcome absent = eval(
+            args, {{QStringLiteral("AUTOCOMP_DATA_DIR"), data}, {QStringLiteral("AUTOCOMP_TOOLPATH_TOOL"), missing}});
         QCOMPARE(absent.json.value(QStringLiteral("status")).toString(), QStringLiteral("error"));
         QCOMPARE(absent.exitCode, 1);
         QVERIFY2(absent.json.value(QStringLiteral("log")).toString().contains(missing), describe(absent).constData());
@@ -186,21 +198,26 @@ private Q_SLOTS:
     // such a target (a lock taken twice); now it evaluates.
     void hashInsideAnIncludeFlag()
     {
-        const QString data = testTarget(
-            QStringLiteral("hashinclude"),
-            "name: hashinclude\ndescription: \"a hash inside -I\"\n"
-            "setup:\n  - {name: header, run: [sh, -c, \"mkdir -p \\\"$0\\\" && echo '#define HI 1' > \\\"$0/hi.h\\\"\", "
-            "\"{cache_dir}/hi-{backend_hash}/include\"], timeout_s: 30, creates: \"{cache_dir}/hi-{backend_hash}/include/hi.h\"}\n"
-            "steps:\n  - {name: compile, run: [c++, -fsyntax-only, \"-I{cache_dir}/hi-{backend_hash}/include\", \"{candidate}\"], "
-            "timeout_s: 60, fail_status: compile_error}\n"
-            "  - {name: report, role: judge, run: [sh, -c, \"echo '{\\\"status\\\": \\\"ok\\\", \\\"correct\\\": true, \\\"metrics\\\": "
-            "{\\\"latency_ms\\\": 1}}' > \\\"$0\\\"\", \"{judgedir}/result.json\"], timeout_s: 30, fail_status: error}\n",
-            "#include \"hi.h\"\nint x = HI;\nvoid p() {}\n");
+        const QString data = testTarget(QStringLiteral("hashinclude"),
+                                        "name: hashinclude\ndescription: \"a hash inside -I\"\n"
+                                        "setup:\n  - {name: header, run: [sh, -c, \"mkdir -p \\\"$0\\\" && echo "
+                                        "'#define HI 1' > \\\"$0/hi.h\\\"\", "
+                                        "\"{cache_dir}/hi-{backend_hash}/include\"], timeout_s: 30, creates: "
+                                        "\"{cache_dir}/hi-{backend_hash}/include/hi.h\"}\n"
+                                        "steps:\n  - {name: compile, run: [c++, -fsyntax-only, "
+                                        "\"-I{cache_dir}/hi-{backend_hash}/include\", \"{candidate}\"], "
+                                        "timeout_s: 60, fail_status: compile_error}\n"
+                                        "  - {name: report, role: judge, run: [sh, -c, \"echo '{\\\"status\\\": "
+                                        "\\\"ok\\\", \\\"correct\\\": true, \\\"metrics\\\": "
+                                        "{\\\"latency_ms\\\": 1}}' > \\\"$0\\\"\", \"{judgedir}/result.json\"], "
+                                        "timeout_s: 30, fail_status: error}\n",
+                                        "#include \"hi.h\"\nint x = HI;\nvoid p() {}\n");
         QVERIFY(!data.isEmpty());
-        const Outcome o = eval({QStringLiteral("--target"), QStringLiteral("hashinclude"), QStringLiteral("--problem"), QStringLiteral("p"),
-                                QStringLiteral("--start")},
+        const Outcome o = eval({QStringLiteral("--target"), QStringLiteral("hashinclude"), QStringLiteral("--problem"),
+                                QStringLiteral("p"), QStringLiteral("--start")},
                                {{QStringLiteral("AUTOCOMP_DATA_DIR"), data}}, 120000);
-        QVERIFY2(o.exitCode == 0 && o.json.value(QStringLiteral("status")).toString() == QLatin1String("ok"), describe(o).constData());
+        QVERIFY2(o.exitCode == 0 && o.json.value(QStringLiteral("status")).toString() == QLatin1String("ok"),
+                 describe(o).constData());
     }
 
     // SIGTERM while a setup step hangs: the evaluation ends within seconds (its step killed), never waits
@@ -210,13 +227,15 @@ private Q_SLOTS:
         const QString data = testTarget(QStringLiteral("hang"),
                                         "name: hang\ndescription: \"a setup step that hangs\"\n"
                                         "setup:\n  - {name: forever, run: [sleep, \"987\"], timeout_s: 900}\n"
-                                        "steps:\n  - {name: compile, run: [c++, -fsyntax-only, \"{candidate}\"], timeout_s: 60, fail_status: compile_error}\n",
+                                        "steps:\n  - {name: compile, run: [c++, -fsyntax-only, \"{candidate}\"], "
+                                        "timeout_s: 60, fail_status: compile_error}\n",
                                         "void p() {}\n");
         QVERIFY(!data.isEmpty());
         QProcess process;
         process.setProcessEnvironment(coldEnvironment({{QStringLiteral("AUTOCOMP_DATA_DIR"), data}}));
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("hang"),
-                                                            QStringLiteral("--problem"), QStringLiteral("p"), QStringLiteral("--start")});
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                      {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("hang"),
+                       QStringLiteral("--problem"), QStringLiteral("p"), QStringLiteral("--start")});
         QVERIFY(process.waitForStarted());
         QByteArray err;
         QTRY_VERIFY_WITH_TIMEOUT((err += process.readAllStandardError()).contains("running 'forever'"), 60000);
@@ -240,8 +259,8 @@ private Q_SLOTS:
     // and the message names the step, says it is the machine's, and keeps the compiler's output.
     void failedSetupIsTheMachines()
     {
-        const Outcome o = eval({QStringLiteral("--target"), QStringLiteral("fake-broken-start"), QStringLiteral("--problem"), QStringLiteral("kernel"),
-                                QStringLiteral("--start")},
+        const Outcome o = eval({QStringLiteral("--target"), QStringLiteral("fake-broken-start"),
+                                QStringLiteral("--problem"), QStringLiteral("kernel"), QStringLiteral("--start")},
                                {{QStringLiteral("AUTOCOMP_DATA_DIR"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}});
         QCOMPARE(o.json.value(QStringLiteral("status")).toString(), QStringLiteral("error"));
         QCOMPARE(o.exitCode, 1);

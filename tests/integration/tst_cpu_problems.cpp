@@ -3,7 +3,7 @@
 // (tests/integration/data/wrong/<problem>_wrong.cpp) must be caught as incorrect by the check step.
 // Only correctness and the presence of a timing are asserted, never a speed.
 #include "model/problem.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QElapsedTimer>
 #include <QFileInfo>
@@ -21,7 +21,8 @@ class TestCpuProblems : public QObject
     Q_OBJECT
 
 private:
-    struct Outcome {
+    struct Outcome
+    {
         bool finished = false;
         int exitCode = -1;
         QByteArray out;
@@ -30,13 +31,16 @@ private:
         QString parseError;
     };
 
-    static void startEval(QProcess &process, const QString &problem, const QString &codeFile, const QStringList &extra = {})
+    static void startEval(QProcess &process, const QString &problem, const QString &codeFile,
+                          const QStringList &extra = {})
     {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         process.setProcessEnvironment(env);
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
-                                                                       QStringLiteral("--problem"), problem, QStringLiteral("--code"), codeFile,
-                                                                       QStringLiteral("--json")} + extra);
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                      QStringList{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
+                                  QStringLiteral("--problem"), problem, QStringLiteral("--code"), codeFile,
+                                  QStringLiteral("--json")}
+                          + extra);
     }
 
     static QStringList stepNames(const Outcome &o)
@@ -75,13 +79,14 @@ private:
 
     static QByteArray describe(const Outcome &o)
     {
-        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n" + o.err.right(2000);
+        return "exit " + QByteArray::number(o.exitCode) + "\nstdout:\n" + o.out.left(4000) + "\nstderr:\n"
+            + o.err.right(2000);
     }
 
     static QString wrongFile(const QString &problem)
     {
-        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/wrong/") + problem +
-               QStringLiteral("_wrong.cpp");
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/wrong/") + problem
+            + QStringLiteral("_wrong.cpp");
     }
 
 private Q_SLOTS:
@@ -89,7 +94,8 @@ private Q_SLOTS:
     {
         const QString cli = qEnvironmentVariable("AUTOCOMP_CLI");
         QVERIFY2(!cli.isEmpty() && QFileInfo(cli).isExecutable(), "AUTOCOMP_CLI must name the built autocomp binary");
-        QVERIFY2(!qEnvironmentVariable("AUTOCOMP_DATA_DIR").isEmpty(), "AUTOCOMP_DATA_DIR must point at the source tree");
+        QVERIFY2(!qEnvironmentVariable("AUTOCOMP_DATA_DIR").isEmpty(),
+                 "AUTOCOMP_DATA_DIR must point at the source tree");
     }
 
     // The shipped problem list matches this table, so a new problem gets a start and a wrong variant here.
@@ -151,7 +157,8 @@ private Q_SLOTS:
         QCOMPARE(start.json.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
         QCOMPARE(start.json.value(QStringLiteral("correct")).toBool(), true);
         const QJsonObject metrics = start.json.value(QStringLiteral("metrics")).toObject();
-        const double median = metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(-1);
+        const double median =
+            metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(-1);
         QVERIFY2(median > 0, describe(start).constData());
         QVERIFY2(metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("n")).toInt() >= 1,
                  describe(start).constData());
@@ -168,8 +175,8 @@ private Q_SLOTS:
         QVERIFY2(interference >= 1.0 && interference < 10.0, describe(start).constData());
         bool probeFeedback = false;
         for (const QJsonValue line : start.json.value(QStringLiteral("feedback")).toArray())
-            probeFeedback = probeFeedback || line.toString().contains(QLatin1String("cache interference")) ||
-                            line.toString().contains(QLatin1String("shared this core's caches"));
+            probeFeedback = probeFeedback || line.toString().contains(QLatin1String("cache interference"))
+                || line.toString().contains(QLatin1String("shared this core's caches"));
         QVERIFY2(probeFeedback, describe(start).constData());
 
         // The wrong variant: evaluated, and rejected by the correctness check.
@@ -201,7 +208,8 @@ private Q_SLOTS:
         QVERIFY2(metrics.value(QStringLiteral("instructions")).toDouble(-1) > 0, describe(profiled).constData());
         const double d1 = metrics.value(QStringLiteral("d1_miss_rate")).toDouble(-1);
         QVERIFY2(d1 >= 0 && d1 <= 1, describe(profiled).constData());
-        QVERIFY2(feedbackContains(profiled, QStringLiteral("counted from the entry point, callees included")), describe(profiled).constData());
+        QVERIFY2(feedbackContains(profiled, QStringLiteral("counted from the entry point, callees included")),
+                 describe(profiled).constData());
 
         // The gemm start code evaluated by startPassesAndWrongVariantFails has no profile steps; here
         // the same without --profile, checked directly.
@@ -209,20 +217,25 @@ private Q_SLOTS:
         startEval(plainProcess, QStringLiteral("gemm"), gemm->startFile);
         const Outcome plain = finish(plainProcess);
         QVERIFY2(plain.exitCode == 0, describe(plain).constData());
-        QVERIFY2(!stepNames(plain).contains(QStringLiteral("profile")) && !stepNames(plain).contains(QStringLiteral("compile_profile")),
+        QVERIFY2(!stepNames(plain).contains(QStringLiteral("profile"))
+                     && !stepNames(plain).contains(QStringLiteral("compile_profile")),
                  describe(plain).constData());
-        QVERIFY2(!plain.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")), describe(plain).constData());
+        QVERIFY2(!plain.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")),
+                 describe(plain).constData());
 
         if (!__builtin_cpu_supports("avx512f"))
             QSKIP("this CPU has no AVX-512, so the AVX-512-only candidate cannot be built natively either");
         QProcess avxProcess;
         startEval(avxProcess, QStringLiteral("gemm"),
-                  qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_avx512_only.cpp"), {QStringLiteral("--profile")});
+                  qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_avx512_only.cpp"),
+                  {QStringLiteral("--profile")});
         const Outcome avx = finish(avxProcess);
         QVERIFY2(avx.exitCode == 0, describe(avx).constData());
         QCOMPARE(avx.json.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
-        QVERIFY2(feedbackContains(avx, QStringLiteral("step 'compile_profile' (optional) exited with status 1")), describe(avx).constData());
-        QVERIFY2(!avx.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")), describe(avx).constData());
+        QVERIFY2(feedbackContains(avx, QStringLiteral("step 'compile_profile' (optional) exited with status 1")),
+                 describe(avx).constData());
+        QVERIFY2(!avx.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("instructions")),
+                 describe(avx).constData());
     }
 
     // Paired timing: a blocked gemm timed alternately with the start code (the default baseline of
@@ -231,7 +244,8 @@ private Q_SLOTS:
     void pairedRatioAgainstTheStartCode()
     {
         QProcess process;
-        startEval(process, QStringLiteral("gemm"), qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_blocked.cpp"));
+        startEval(process, QStringLiteral("gemm"),
+                  qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_blocked.cpp"));
         const Outcome fast = finish(process);
         QVERIFY2(fast.exitCode == 0, describe(fast).constData());
         QVERIFY2(stepNames(fast).contains(QStringLiteral("compile_baseline")), describe(fast).constData());
@@ -239,28 +253,33 @@ private Q_SLOTS:
         const QJsonObject ratio = metrics.value(QStringLiteral("paired_ratio")).toObject();
         const double value = ratio.value(QStringLiteral("value")).toDouble(-1);
         QVERIFY2(value > 0 && value < 1, describe(fast).constData());
-        QVERIFY2(ratio.value(QStringLiteral("ci_low")).toDouble(-1) <= value && value <= ratio.value(QStringLiteral("ci_high")).toDouble(-1),
+        QVERIFY2(ratio.value(QStringLiteral("ci_low")).toDouble(-1) <= value
+                     && value <= ratio.value(QStringLiteral("ci_high")).toDouble(-1),
                  describe(fast).constData());
         QVERIFY2(ratio.value(QStringLiteral("pairs")).toInt() >= 6, describe(fast).constData());
-        QVERIFY2(metrics.value(QStringLiteral("baseline_latency_ms")).toDouble(-1) >
-                     metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(),
+        QVERIFY2(
+            metrics.value(QStringLiteral("baseline_latency_ms")).toDouble(-1)
+                > metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble(),
+            describe(fast).constData());
+        QVERIFY2(feedbackContains(fast, QStringLiteral("against the baseline timed alternately")),
                  describe(fast).constData());
-        QVERIFY2(feedbackContains(fast, QStringLiteral("against the baseline timed alternately")), describe(fast).constData());
         // Without a baseline: no ratio, no baseline build.
         QProcess alone;
-        startEval(alone, QStringLiteral("gemm"), qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_blocked.cpp"),
+        startEval(alone, QStringLiteral("gemm"),
+                  qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/gemm_blocked.cpp"),
                   {QStringLiteral("--no-baseline")});
         const Outcome single = finish(alone);
         QVERIFY2(single.exitCode == 0, describe(single).constData());
-        QVERIFY2(!single.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("paired_ratio")), describe(single).constData());
+        QVERIFY2(!single.json.value(QStringLiteral("metrics")).toObject().contains(QStringLiteral("paired_ratio")),
+                 describe(single).constData());
         QVERIFY2(!stepNames(single).contains(QStringLiteral("compile_baseline")), describe(single).constData());
     }
 
 private:
     static QStringList problems()
     {
-        return {QStringLiteral("gemm"),    QStringLiteral("conv2d"),    QStringLiteral("depthwise_conv1d"),
-                QStringLiteral("softmax"), QStringLiteral("layernorm"), QStringLiteral("rmsnorm"),
+        return {QStringLiteral("gemm"),      QStringLiteral("conv2d"),          QStringLiteral("depthwise_conv1d"),
+                QStringLiteral("softmax"),   QStringLiteral("layernorm"),       QStringLiteral("rmsnorm"),
                 QStringLiteral("transpose"), QStringLiteral("causal_attention")};
     }
 };

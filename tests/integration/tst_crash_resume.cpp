@@ -30,14 +30,17 @@ QByteArray deterministicScript()
             for (int d : step)
                 levels.insert(l - d);
     s += QStringLiteral("  - name: fix\n    match: 'Fixed code:\\s*$'\n    cycle: true\n    responses:\n"
-                        "      - content: \"```cpp\\n// fake: status=ok latency_ms=93 compile_ms=30 bench_ms=120;\\nvoid kernel() { /* fixed */ }\\n```\"\n");
+                        "      - content: \"```cpp\\n// fake: status=ok latency_ms=93 compile_ms=30 "
+                        "bench_ms=120;\\nvoid kernel() { /* fixed */ }\\n```\"\n");
     for (int level : levels) {
         for (int item = 1; item <= 3; ++item) {
             const int next = level - step[item - 1];
             const QString status = (item == 2 && level == 95) ? QStringLiteral("compile_error") : QStringLiteral("ok");
-            s += QStringLiteral("  - name: code-%1-%2\n    match: 'latency_ms=%1\\b[\\s\\S]*Chosen optimization: %2\\.[\\s\\S]*Optimized code:\\s*$'\n"
+            s += QStringLiteral("  - name: code-%1-%2\n    match: 'latency_ms=%1\\b[\\s\\S]*Chosen optimization: "
+                                "%2\\.[\\s\\S]*Optimized code:\\s*$'\n"
                                 "    cycle: true\n    responses:\n"
-                                "      - content: \"```cpp\\n// fake: status=%3 latency_ms=%4 compile_ms=30 bench_ms=120;\\nvoid kernel() { /* %4 */ }\\n```\"\n")
+                                "      - content: \"```cpp\\n// fake: status=%3 latency_ms=%4 compile_ms=30 "
+                                "bench_ms=120;\\nvoid kernel() { /* %4 */ }\\n```\"\n")
                      .arg(level)
                      .arg(item)
                      .arg(status)
@@ -46,8 +49,9 @@ QByteArray deterministicScript()
     }
     const char *names[] = {"alpha: tile the loops", "beta: vectorize", "gamma: unroll"};
     for (int item = 1; item <= 3; ++item)
-        s += QStringLiteral("  - name: plan-%1\n    match: '\\n%1\\. [\\s\\S]*Plan:\\s*$'\n    cycle: true\n    responses:\n"
-                            "      - content: \"Chosen optimization: %1. %2\\nApply it.\"\n")
+        s += QStringLiteral(
+                 "  - name: plan-%1\n    match: '\\n%1\\. [\\s\\S]*Plan:\\s*$'\n    cycle: true\n    responses:\n"
+                 "      - content: \"Chosen optimization: %1. %2\\nApply it.\"\n")
                  .arg(item)
                  .arg(QLatin1String(names[item - 1]));
     s += QStringLiteral("  - name: plan-other\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
@@ -118,7 +122,8 @@ private Q_SLOTS:
         QFile file(m_config);
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"vllm::m1\", \"vllm::m2\"]}\n"
-                   "search: {iterations: 3, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, menu_dropout: 0.5, fix_attempts: 1, seed: 7}\n"
+                   "search: {iterations: 3, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, menu_dropout: 0.5, "
+                   "fix_attempts: 1, seed: 7}\n"
                    "evaluation: {parallel_compiles: 2}\n");
     }
 
@@ -155,7 +160,8 @@ private Q_SLOTS:
             QVERIFY(!store->runs().isEmpty());
             runId = store->runs().first().id;
         }
-        const QStringList resumeArgs{QStringLiteral("resume"), QString::number(runId), QStringLiteral("--store"), storePath};
+        const QStringList resumeArgs{QStringLiteral("resume"), QString::number(runId), QStringLiteral("--store"),
+                                     storePath};
         for (int fraction : {2, 3}) {
             if (done)
                 break;
@@ -181,7 +187,8 @@ private Q_SLOTS:
             if (call.status == QLatin1String("ok"))
                 ++paid[call.requestHash.left(32)];
         for (auto it = paid.cbegin(); it != paid.cend(); ++it)
-            QVERIFY2(it.value() == 1, qPrintable(QStringLiteral("request %1 was paid %2 times").arg(it.key()).arg(it.value())));
+            QVERIFY2(it.value() == 1,
+                     qPrintable(QStringLiteral("request %1 was paid %2 times").arg(it.key()).arg(it.value())));
         // ...and a key reaches the server again only when its first answer never arrived (killed in flight).
         QHash<QByteArray, int> sent;
         for (const auto &r : server.requests())
@@ -192,8 +199,10 @@ private Q_SLOTS:
             QVERIFY2(it.value() <= 1 + kills, qPrintable(QString::fromLatin1(it.key())));
             resent += it.value() - 1;
         }
-        qInfo() << "kills:" << kills << "requests:" << server.requestCount() << "reference:" << total << "re-sent after a kill:" << resent;
-        QVERIFY2(server.requestCount() <= total + resent, "no request beyond the reference run's and those cut off in flight");
+        qInfo() << "kills:" << kills << "requests:" << server.requestCount() << "reference:" << total
+                << "re-sent after a kill:" << resent;
+        QVERIFY2(server.requestCount() <= total + resent,
+                 "no request beyond the reference run's and those cut off in flight");
         QCOMPARE(sent.size(), paid.size());
     }
 };

@@ -19,7 +19,8 @@ class TestE2ERun : public QObject
     Q_OBJECT
 
 private:
-    struct CliResult {
+    struct CliResult
+    {
         int exitCode = -1;
         QByteArray out;
         QByteArray err;
@@ -67,8 +68,8 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("VLLM_API_BASE"), server.baseUrl().toString() + QStringLiteral("/v1"));
 
-        const CliResult result = runCli({QStringLiteral("run"), dataFile(QStringLiteral("gemm_e2e.yaml")), QStringLiteral("--store"), storePath,
-                                         QStringLiteral("--json")},
+        const CliResult result = runCli({QStringLiteral("run"), dataFile(QStringLiteral("gemm_e2e.yaml")),
+                                         QStringLiteral("--store"), storePath, QStringLiteral("--json")},
                                         env);
         QVERIFY2(result.exitCode == 0, result.err.constData());
 
@@ -81,7 +82,8 @@ private Q_SLOTS:
         QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
         const double speedup = summary.value(QStringLiteral("speedup")).toDouble();
         QVERIFY2(speedup > 1.0, qPrintable(QString::number(speedup)));
-        QVERIFY(summary.value(QStringLiteral("baseline_ms")).toDouble() > summary.value(QStringLiteral("best_ms")).toDouble());
+        QVERIFY(summary.value(QStringLiteral("baseline_ms")).toDouble()
+                > summary.value(QStringLiteral("best_ms")).toDouble());
         // Progress went to stderr.
         QVERIFY(result.err.contains("iteration 1 of 1"));
 
@@ -111,7 +113,8 @@ private Q_SLOTS:
                 QVERIFY(c.inBeam);
                 QCOMPARE(c.id, run->bestCandidateId);
                 QVERIFY(c.score < candidates.first().score);
-                QVERIFY(c.metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("n")).toInt() >= 5);
+                QVERIFY(c.metrics.value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("n")).toInt()
+                        >= 5);
                 break;
             case CandidateStatus::CompileError:
                 ++compileErrors;
@@ -123,11 +126,11 @@ private Q_SLOTS:
                 ++incorrect;
                 QVERIFY(!c.inBeam);
                 QVERIFY(!c.hasScore());
-                QVERIFY2(c.error.contains(QStringLiteral("tolerance")) || c.error.contains(QStringLiteral("mismatch"), Qt::CaseInsensitive),
+                QVERIFY2(c.error.contains(QStringLiteral("tolerance"))
+                             || c.error.contains(QStringLiteral("mismatch"), Qt::CaseInsensitive),
                          qPrintable(c.error));
                 break;
-            default:
-                QFAIL(qPrintable(QStringLiteral("unexpected status %1: %2").arg(toString(c.status), c.error)));
+            default: QFAIL(qPrintable(QStringLiteral("unexpected status %1: %2").arg(toString(c.status), c.error)));
             }
         }
         QCOMPARE(correctChildren, 1);
@@ -169,24 +172,33 @@ private Q_SLOTS:
         QVERIFY(start.open(QIODevice::ReadOnly));
         code.write(start.readAll());
         code.close();
-        const CliResult ok = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"), QStringLiteral("--problem"),
-                                     QStringLiteral("gemm"), QStringLiteral("--code"), code.fileName(), QStringLiteral("--json")},
+        const CliResult ok = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("cpu"),
+                                     QStringLiteral("--problem"), QStringLiteral("gemm"), QStringLiteral("--code"),
+                                     code.fileName(), QStringLiteral("--json")},
                                     QProcessEnvironment::systemEnvironment());
         QVERIFY2(ok.exitCode == 0, ok.err.constData());
         const QJsonObject result = QJsonDocument::fromJson(ok.out).object();
         QCOMPARE(result.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
         QVERIFY(result.value(QStringLiteral("correct")).toBool());
-        QVERIFY(result.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toObject().value(QStringLiteral("median")).toDouble() > 0);
+        QVERIFY(result.value(QStringLiteral("metrics"))
+                    .toObject()
+                    .value(QStringLiteral("latency_ms"))
+                    .toObject()
+                    .value(QStringLiteral("median"))
+                    .toDouble()
+                > 0);
 
         QFile broken(dir.filePath(QStringLiteral("broken.cpp")));
         QVERIFY(broken.open(QIODevice::WriteOnly));
-        broken.write("extern \"C\" void gemm(int M, int N, int K, const float* A, const float* B, float* C) { this is not C++ }\n");
+        broken.write("extern \"C\" void gemm(int M, int N, int K, const float* A, const float* B, float* C) { this is "
+                     "not C++ }\n");
         broken.close();
-        const CliResult bad = runCli({QStringLiteral("eval"), QStringLiteral("--problem"), QStringLiteral("gemm"), QStringLiteral("--code"),
-                                      broken.fileName(), QStringLiteral("--json")},
+        const CliResult bad = runCli({QStringLiteral("eval"), QStringLiteral("--problem"), QStringLiteral("gemm"),
+                                      QStringLiteral("--code"), broken.fileName(), QStringLiteral("--json")},
                                      QProcessEnvironment::systemEnvironment());
         QCOMPARE(bad.exitCode, 3);
-        QCOMPARE(QJsonDocument::fromJson(bad.out).object().value(QStringLiteral("status")).toString(), QStringLiteral("compile_error"));
+        QCOMPARE(QJsonDocument::fromJson(bad.out).object().value(QStringLiteral("status")).toString(),
+                 QStringLiteral("compile_error"));
     }
 
     void badConfigNamesFileAndLine()
@@ -195,10 +207,12 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("bad.yaml"));
         QFile file(path);
         QVERIFY(file.open(QIODevice::WriteOnly));
-        file.write("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch:\n  iterations: 2\n  beam_widht: 4\n");
+        file.write(
+            "target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::m\"]}\nsearch:\n  iterations: 2\n  beam_widht: 4\n");
         file.close();
-        const CliResult result = runCli({QStringLiteral("run"), path, QStringLiteral("--store"), dir.filePath(QStringLiteral("s.sqlite"))},
-                                        QProcessEnvironment::systemEnvironment());
+        const CliResult result = runCli(
+            {QStringLiteral("run"), path, QStringLiteral("--store"), dir.filePath(QStringLiteral("s.sqlite"))},
+            QProcessEnvironment::systemEnvironment());
         QCOMPARE(result.exitCode, 1);
         QVERIFY2(result.err.contains(QByteArray(path.toUtf8() + ":6")), result.err.constData());
         QVERIFY(result.err.contains("search.beam_widht"));

@@ -13,7 +13,7 @@
 //   - a whole `autocomp run` against the local LLM server finishes with the fused candidate as best.
 #include "cli_outcome.h"
 #include "fake_llm_server.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -74,21 +74,19 @@ private:
 
     std::unique_ptr<QProcess> startEval(const QString &problem, const QString &code) const
     {
-        return start({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"), QStringLiteral("--problem"), problem,
-                      QStringLiteral("--code"), code, QStringLiteral("--json")},
+        return start({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"),
+                      QStringLiteral("--problem"), problem, QStringLiteral("--code"), code, QStringLiteral("--json")},
                      environment());
     }
 
     // Two evaluations at a time (the machines that run the tests have two cores).
     QList<Outcome> evaluate(const QString &problem, const QStringList &files) const
     {
-        return autocomp::test::runTwoAtATime(files.size(), [&](qsizetype i) { return startEval(problem, files.at(i)); });
+        return autocomp::test::runTwoAtATime(files.size(),
+                                             [&](qsizetype i) { return startEval(problem, files.at(i)); });
     }
 
-    static QByteArray describe(const Outcome &o)
-    {
-        return o.describe();
-    }
+    static QByteArray describe(const Outcome &o) { return o.describe(); }
 
     static QString status(const Outcome &o) { return o.json.value(QStringLiteral("status")).toString(); }
     static double metric(const Outcome &o, const char *name, const char *field = nullptr)
@@ -128,10 +126,12 @@ private Q_SLOTS:
         QCOMPARE(target->language, QStringLiteral("python"));
         QCOMPARE(target->fileExtension, QStringLiteral("py"));
         if (!target->available())
-            m_absent = target->absenceReason() + QStringLiteral(" (packaging/install-deps.sh --kernelbench installs python3-torch)");
+            m_absent = target->absenceReason()
+                + QStringLiteral(" (packaging/install-deps.sh --kernelbench installs python3-torch)");
         // Every shipped problem loads, in KernelBench's format, with its start code.
         const QStringList names = repository.problemNames(QStringLiteral("kernelbench"));
-        QVERIFY2(names.contains(QStringLiteral("level1/1_NewGELU")) && names.contains(QStringLiteral("level2/1_ScaleShiftClampSquare")),
+        QVERIFY2(names.contains(QStringLiteral("level1/1_NewGELU"))
+                     && names.contains(QStringLiteral("level2/1_ScaleShiftClampSquare")),
                  qPrintable(names.join(QLatin1Char(','))));
         for (const QString &name : names) {
             const auto problem = repository.problem(QStringLiteral("kernelbench"), name, &error);
@@ -149,7 +149,8 @@ private Q_SLOTS:
         if (!m_absent.isEmpty())
             QSKIP(qPrintable(m_absent));
         const QString root = m_dir.filePath(QStringLiteral("KernelBench/KernelBench"));
-        QVERIFY(copy(m_shipped + QStringLiteral("/sols/kernelbench/level1/1_NewGELU/model.py"), root + QStringLiteral("/level1/88_MinGPTNewGelu.py")));
+        QVERIFY(copy(m_shipped + QStringLiteral("/sols/kernelbench/level1/1_NewGELU/model.py"),
+                     root + QStringLiteral("/level1/88_MinGPTNewGelu.py")));
         QVERIFY(copy(m_shipped + QStringLiteral("/sols/kernelbench/level2/1_ScaleShiftClampSquare/model.py"),
                      root + QStringLiteral("/level2/7_Scale_Shift_Clamp_Square.py")));
         // Not a problem file (no Model/get_inputs): not imported, not an error.
@@ -157,15 +158,18 @@ private Q_SLOTS:
         QVERIFY(helper.open(QIODevice::WriteOnly) && helper.write("def helper():\n    return 1\n") > 0);
         helper.close();
 
-        const Outcome o = cli({QStringLiteral("problems"), QStringLiteral("import"), m_dir.filePath(QStringLiteral("KernelBench"))});
+        const Outcome o = cli(
+            {QStringLiteral("problems"), QStringLiteral("import"), m_dir.filePath(QStringLiteral("KernelBench"))});
         QVERIFY2(o.exitCode == 0, describe(o).constData());
         QCOMPARE(QString::fromUtf8(o.out).split(QLatin1Char('\n'), Qt::SkipEmptyParts),
-                 (QStringList{QStringLiteral("level1/88_MinGPTNewGelu"), QStringLiteral("level2/7_Scale_Shift_Clamp_Square")}));
+                 (QStringList{QStringLiteral("level1/88_MinGPTNewGelu"),
+                              QStringLiteral("level2/7_Scale_Shift_Clamp_Square")}));
 
         // The folder refers to the user's file and records the level and the scale it picked.
         Repository repository(QStringList{m_dir.filePath(QStringLiteral("data/autocomp-workbench")), m_shipped});
         QString error;
-        const auto gelu = repository.problem(QStringLiteral("kernelbench"), QStringLiteral("level1/88_MinGPTNewGelu"), &error);
+        const auto gelu = repository.problem(QStringLiteral("kernelbench"), QStringLiteral("level1/88_MinGPTNewGelu"),
+                                             &error);
         QVERIFY2(gelu, qPrintable(error));
         QCOMPARE(gelu->referenceFile, root + QStringLiteral("/level1/88_MinGPTNewGelu.py"));
         QCOMPARE(gelu->level, 1);
@@ -174,7 +178,8 @@ private Q_SLOTS:
         QVERIFY(gelu->startCode().startsWith(QStringLiteral("import math")));
 
         const Outcome listed = cli({QStringLiteral("problems"), QStringLiteral("kernelbench")});
-        QVERIFY(listed.out.contains("kernelbench/level1/88_MinGPTNewGelu\n") && listed.out.contains("kernelbench/level2/7_Scale_Shift_Clamp_Square\n"));
+        QVERIFY(listed.out.contains("kernelbench/level1/88_MinGPTNewGelu\n")
+                && listed.out.contains("kernelbench/level2/7_Scale_Shift_Clamp_Square\n"));
 
         // A file that looks like a problem but whose reference fails: named, with the error; exit 1.
         QFile broken(m_dir.filePath(QStringLiteral("broken/level1/9_Broken.py")));
@@ -189,8 +194,9 @@ private Q_SLOTS:
         QVERIFY(bad.out.isEmpty());
 
         // The start code of an imported problem: the reference itself, correct, timed against eager.
-        const Outcome start = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"), QStringLiteral("--problem"),
-                                   QStringLiteral("level2/7_Scale_Shift_Clamp_Square"), QStringLiteral("--start"), QStringLiteral("--json")});
+        const Outcome start = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"),
+                                   QStringLiteral("--problem"), QStringLiteral("level2/7_Scale_Shift_Clamp_Square"),
+                                   QStringLiteral("--start"), QStringLiteral("--json")});
         QVERIFY2(start.exitCode == 0, describe(start).constData());
         QCOMPARE(status(start), QStringLiteral("ok"));
         QVERIFY(metric(start, "latency_ms", "median") > 0 && metric(start, "reference_ms", "median") > 0);
@@ -203,35 +209,45 @@ private Q_SLOTS:
             QSKIP(qPrintable(m_absent));
         const QString problem = QStringLiteral("level2/1_ScaleShiftClampSquare");
         const QString dir = QStringLiteral("kernelbench/");
-        const QList<Outcome> o =
-            evaluate(problem, {data(dir + QStringLiteral("scale_shift_clamp_square_fused.py")), data(dir + QStringLiteral("scale_shift_clamp_square_wrong.py")),
-                               data(dir + QStringLiteral("scale_shift_clamp_square_fallback.py")), data(dir + QStringLiteral("scale_shift_clamp_square_try.py")),
-                               data(dir + QStringLiteral("syntax_error.py")), data(dir + QStringLiteral("cpp_error.py"))});
-        const Outcome &fused = o.at(0), &wrong = o.at(1), &fallback = o.at(2), &tryExcept = o.at(3), &syntax = o.at(4), &cppError = o.at(5);
+        const QList<Outcome> o = evaluate(problem,
+                                          {data(dir + QStringLiteral("scale_shift_clamp_square_fused.py")),
+                                           data(dir + QStringLiteral("scale_shift_clamp_square_wrong.py")),
+                                           data(dir + QStringLiteral("scale_shift_clamp_square_fallback.py")),
+                                           data(dir + QStringLiteral("scale_shift_clamp_square_try.py")),
+                                           data(dir + QStringLiteral("syntax_error.py")),
+                                           data(dir + QStringLiteral("cpp_error.py"))});
+        const Outcome &fused = o.at(0), &wrong = o.at(1), &fallback = o.at(2), &tryExcept = o.at(3), &syntax = o.at(4),
+                      &cppError = o.at(5);
 
         QVERIFY2(fused.exitCode == 0 && status(fused) == QLatin1String("ok"), describe(fused).constData());
         QVERIFY(metric(fused, "latency_ms", "median") > 0);
         QVERIFY(metric(fused, "speedup_vs_eager") > 0);
         // The speedup is a measurement, printed here and in the kernelbench_eval benchmark, not asserted.
-        qInfo("fused candidate: %.3f ms median, %.2fx over eager", metric(fused, "latency_ms", "median"), metric(fused, "speedup_vs_eager"));
+        qInfo("fused candidate: %.3f ms median, %.2fx over eager", metric(fused, "latency_ms", "median"),
+              metric(fused, "speedup_vs_eager"));
 
         QVERIFY2(wrong.exitCode == 3 && status(wrong) == QLatin1String("incorrect"), describe(wrong).constData());
         QVERIFY(wrong.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("elements differ")));
 
         QVERIFY2(status(fallback) == QLatin1String("rejected"), describe(fallback).constData());
-        QVERIFY2(fallback.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("torch.clamp is not on this target's allow-list")),
+        QVERIFY2(fallback.json.value(QStringLiteral("log"))
+                     .toString()
+                     .contains(QStringLiteral("torch.clamp is not on this target's allow-list")),
                  describe(fallback).constData());
-        QVERIFY2(stepNames(fallback).contains(QStringLiteral("gate")), describe(fallback).constData()); // the gate, after the build
+        QVERIFY2(stepNames(fallback).contains(QStringLiteral("gate")),
+                 describe(fallback).constData()); // the gate, after the build
 
         QVERIFY2(status(tryExcept) == QLatin1String("rejected"), describe(tryExcept).constData());
         QVERIFY(tryExcept.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("try/except")));
-        QVERIFY2(!stepNames(tryExcept).contains(QStringLiteral("build")), describe(tryExcept).constData()); // rejected before building
+        QVERIFY2(!stepNames(tryExcept).contains(QStringLiteral("build")),
+                 describe(tryExcept).constData()); // rejected before building
 
         QVERIFY2(status(syntax) == QLatin1String("compile_error"), describe(syntax).constData());
         QVERIFY(syntax.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("line 3")));
 
         QVERIFY2(status(cppError) == QLatin1String("compile_error"), describe(cppError).constData());
-        QVERIFY2(cppError.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("undeclared_name")), describe(cppError).constData());
+        QVERIFY2(cppError.json.value(QStringLiteral("log")).toString().contains(QStringLiteral("undeclared_name")),
+                 describe(cppError).constData());
 
         // The same file again: its build is taken from the cache, the verdict is the same.
         auto again = startEval(problem, data(dir + QStringLiteral("scale_shift_clamp_square_fused.py")));
@@ -251,15 +267,18 @@ private Q_SLOTS:
         const QString listing = QString::fromUtf8(targets.out);
         if (listing.contains(QRegularExpression(QStringLiteral("(^|\\n)kernelbench  available"))))
             QSKIP("this machine's torch has CUDA and a GPU: device cuda is available here");
-        QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)kernelbench  absent .*\\n    absent: .*device cuda: (this torch is built without CUDA|torch finds no CUDA device)"))
+        QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)kernelbench  absent .*\\n    absent: .*device cuda: (this "
+                                                   "torch is built without CUDA|torch finds no CUDA device)"))
                      .match(listing)
                      .hasMatch(),
                  qPrintable(listing));
-        const Outcome eval = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"), QStringLiteral("--problem"),
-                                  QStringLiteral("level1/1_NewGELU"), QStringLiteral("--start")},
+        const Outcome eval = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kernelbench"),
+                                  QStringLiteral("--problem"), QStringLiteral("level1/1_NewGELU"),
+                                  QStringLiteral("--start")},
                                  env);
         QCOMPARE(eval.exitCode, 1);
-        QVERIFY2(eval.err.contains("target 'kernelbench' is absent on this machine: device cuda"), describe(eval).constData());
+        QVERIFY2(eval.err.contains("target 'kernelbench' is absent on this machine: device cuda"),
+                 describe(eval).constData());
     }
 
     void wholeRunFindsTheFusedKernel()
@@ -277,7 +296,8 @@ private Q_SLOTS:
         process.setProcessEnvironment(env);
         QSignalSpy finished(&process, &QProcess::finished);
         process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
-                      {QStringLiteral("run"), data(QStringLiteral("kernelbench_e2e.yaml")), QStringLiteral("--store"), storePath, QStringLiteral("--json")});
+                      {QStringLiteral("run"), data(QStringLiteral("kernelbench_e2e.yaml")), QStringLiteral("--store"),
+                       storePath, QStringLiteral("--json")});
         QVERIFY(process.waitForStarted(10000));
         QVERIFY(finished.wait(900000)); // this thread's event loop serves the LLM server meanwhile
         const QByteArray out = process.readAllStandardOutput(), err = process.readAllStandardError();

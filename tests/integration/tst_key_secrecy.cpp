@@ -32,7 +32,8 @@ class TestKeySecrecy : public QObject
         return env;
     }
 
-    struct Output {
+    struct Output
+    {
         int exitCode = -1;
         QByteArray out;
         QByteArray err;
@@ -72,12 +73,13 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         QVERIFY(m_server.listen());
         QString error;
-        QVERIFY2(m_server.loadScriptText("rules:\n"
-                                         "  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
-                                         "      - content: \"Chosen optimization: 1. tile\\nApply it.\"\n"
-                                         "  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n"
-                                         "      - content: \"```cpp\\n// fake: status=ok latency_ms=50;\\nvoid kernel() {}\\n```\"\n",
-                                         m_dir.path(), &error),
+        QVERIFY2(m_server.loadScriptText(
+                     "rules:\n"
+                     "  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
+                     "      - content: \"Chosen optimization: 1. tile\\nApply it.\"\n"
+                     "  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n"
+                     "      - content: \"```cpp\\n// fake: status=ok latency_ms=50;\\nvoid kernel() {}\\n```\"\n",
+                     m_dir.path(), &error),
                  qPrintable(error));
         m_key = "sk-canary-" + QByteArray::number(QRandomGenerator::global()->generate64(), 16)
             + QByteArray::number(QRandomGenerator::global()->generate64(), 16);
@@ -85,7 +87,8 @@ private Q_SLOTS:
 
     void keyReachesOnlyTheServer()
     {
-        const Output set = runCli({QStringLiteral("keys"), QStringLiteral("set"), QStringLiteral("vllm")}, m_key + '\n');
+        const Output set = runCli({QStringLiteral("keys"), QStringLiteral("set"), QStringLiteral("vllm")},
+                                  m_key + '\n');
         QVERIFY2(set.exitCode == 0, set.err.constData());
         QVERIFY(!leaks(set.out + set.err));
         const Output list = runCli({QStringLiteral("keys"), QStringLiteral("list")});
@@ -100,9 +103,11 @@ private Q_SLOTS:
                    "search: {iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, seed: 1}\n");
         file.close();
         const QString storePath = m_dir.filePath(QStringLiteral("store.sqlite"));
-        const Output run = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath, QStringLiteral("--json")});
+        const Output run = runCli(
+            {QStringLiteral("run"), config, QStringLiteral("--store"), storePath, QStringLiteral("--json")});
         QVERIFY2(run.exitCode == 0, run.err.constData());
-        const QByteArray keyLine = "vllm::m at " + m_server.baseUrl().toString().toUtf8() + "/v1: API key from the keychain";
+        const QByteArray keyLine = "vllm::m at " + m_server.baseUrl().toString().toUtf8()
+            + "/v1: API key from the keychain";
         QVERIFY2(run.err.contains(keyLine), run.err.constData());
         QVERIFY2(!leaks(run.out), run.out.constData());
         QVERIFY2(!leaks(run.err), run.err.constData());
@@ -153,8 +158,9 @@ private Q_SLOTS:
         QVERIFY(runId > 0);
 
         const QString archive = m_dir.filePath(QStringLiteral("run.jsonl"));
-        const Output exported = runCli({QStringLiteral("export"), QString::number(runId), QStringLiteral("--format"), QStringLiteral("jsonl"),
-                                        QStringLiteral("--out"), archive, QStringLiteral("--store"), storePath});
+        const Output exported = runCli({QStringLiteral("export"), QString::number(runId), QStringLiteral("--format"),
+                                        QStringLiteral("jsonl"), QStringLiteral("--out"), archive,
+                                        QStringLiteral("--store"), storePath});
         QVERIFY2(exported.exitCode == 0, exported.err.constData());
         QFile jsonl(archive);
         QVERIFY(jsonl.open(QIODevice::ReadOnly));
@@ -163,8 +169,8 @@ private Q_SLOTS:
         QVERIFY(!leaks(archived));
         QVERIFY(!leaks(exported.out + exported.err));
 
-        const Output shown = runCli({QStringLiteral("runs"), QStringLiteral("show"), QString::number(runId), QStringLiteral("--json"),
-                                     QStringLiteral("--store"), storePath});
+        const Output shown = runCli({QStringLiteral("runs"), QStringLiteral("show"), QString::number(runId),
+                                     QStringLiteral("--json"), QStringLiteral("--store"), storePath});
         QCOMPARE(shown.exitCode, 0);
         QVERIFY(!leaks(shown.out + shown.err));
 

@@ -1,7 +1,7 @@
 // Several searches at once in one process (RunManager): one LLM client and one set of evaluation slots
 // for all, against the local LLM server and the scriptable fake evaluator; and `autocomp run A B`.
 #include "fake_llm_server.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/run_manager.h"
 #include "search/run_setup.h"
 #include "store/run_store.h"
@@ -23,8 +23,8 @@ QByteArray codeAnswers()
 {
     QByteArray out;
     for (int i = 0; i < 24; ++i)
-        out += "      - {content: \"```cpp\\n// fake: status=ok latency_ms=0.5 bench_ms=40 compile_ms=10 variant=" + QByteArray::number(i)
-            + ";\\nvoid kernel() {}\\n```\\n\", delay_ms: 30}\n";
+        out += "      - {content: \"```cpp\\n// fake: status=ok latency_ms=0.5 bench_ms=40 compile_ms=10 variant="
+            + QByteArray::number(i) + ";\\nvoid kernel() {}\\n```\\n\", delay_ms: 30}\n";
     return out;
 }
 
@@ -50,21 +50,23 @@ class TestMultiRun : public QObject
 
     std::optional<RunSetup> setup(const QString &name, quint64 seed, int iterations = 2)
     {
-        const QByteArray yaml = QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
-                                               "search: {iterations: %2, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, seed: %3, "
-                                               "fix_attempts: 0}\nevaluation: {bench_slots: 1}\n")
-                                    .arg(m_server.baseUrl().toString())
-                                    .arg(iterations)
-                                    .arg(seed)
-                                    .toUtf8();
+        const QByteArray yaml =
+            QStringLiteral(
+                "target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
+                "search: {iterations: %2, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, seed: %3, "
+                "fix_attempts: 0}\nevaluation: {bench_slots: 1}\n")
+                .arg(m_server.baseUrl().toString())
+                .arg(iterations)
+                .arg(seed)
+                .toUtf8();
         QStringList errors;
         const auto config = RunConfig::fromYaml(yaml, name, &errors);
         if (!config) {
             qWarning() << errors;
             return std::nullopt;
         }
-        auto s = prepareRun(*config, yaml, Repository({qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}), m_dir.filePath(QStringLiteral("runs.sqlite")),
-                            &errors);
+        auto s = prepareRun(*config, yaml, Repository({qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}),
+                            m_dir.filePath(QStringLiteral("runs.sqlite")), &errors);
         if (!s)
             qWarning() << errors;
         return s;
@@ -158,8 +160,9 @@ private Q_SLOTS:
             const QString path = dir.filePath(QStringLiteral("run%1.yaml").arg(i));
             QFile f(path);
             QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write(QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
-                                   "search: {iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, seed: %2}\n")
+            f.write(QStringLiteral(
+                        "target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"openai-compatible@%1/v1::m\"]}\n"
+                        "search: {iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, seed: %2}\n")
                         .arg(m_server.baseUrl().toString())
                         .arg(10 + i)
                         .toUtf8());
@@ -170,8 +173,9 @@ private Q_SLOTS:
         env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"));
         cli.setProcessEnvironment(env);
         cli.start(qEnvironmentVariable("AUTOCOMP_CLI"),
-                  QStringList{QStringLiteral("run")} + paths + QStringList{QStringLiteral("--store"), dir.filePath(QStringLiteral("s.sqlite")),
-                                                                           QStringLiteral("--json")});
+                  QStringList{QStringLiteral("run")} + paths
+                      + QStringList{QStringLiteral("--store"), dir.filePath(QStringLiteral("s.sqlite")),
+                                    QStringLiteral("--json")});
         // The LLM server lives in this process: wait with the event loop running.
         QSignalSpy done(&cli, &QProcess::finished);
         QVERIFY(done.wait(180000));
@@ -195,7 +199,8 @@ private Q_SLOTS:
         bad.write("target: fake\nproblem: kernel\nsearch: {iterations: -3}\n");
         bad.close();
         cli.start(qEnvironmentVariable("AUTOCOMP_CLI"),
-                  {QStringLiteral("run"), paths.first(), bad.fileName(), QStringLiteral("--store"), dir.filePath(QStringLiteral("s.sqlite"))});
+                  {QStringLiteral("run"), paths.first(), bad.fileName(), QStringLiteral("--store"),
+                   dir.filePath(QStringLiteral("s.sqlite"))});
         QVERIFY(done.wait(60000));
         QCOMPARE(cli.exitCode(), 1);
         QVERIFY(cli.readAllStandardError().contains("bad.yaml"));

@@ -11,7 +11,7 @@
 #include "eval/evaluator.h"
 #include "eval/remote_executor.h"
 #include "eval/slurm_executor.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "slurm_cluster.h"
 #include "ssh_daemon.h"
 
@@ -55,15 +55,13 @@ QStringList processListMentioning(const QString &text)
             continue;
         const QByteArray line = cmdline.readAll();
         if (line.contains(text.toUtf8()))
-            found << pid + QStringLiteral(": ") + QString::fromUtf8(line).replace(QLatin1Char('\0'), QLatin1Char(' ')).left(160);
+            found << pid + QStringLiteral(": ")
+                    + QString::fromUtf8(line).replace(QLatin1Char('\0'), QLatin1Char(' ')).left(160);
     }
     return found;
 }
 
-int processesMentioning(const QString &text)
-{
-    return int(processListMentioning(text).size());
-}
+int processesMentioning(const QString &text) { return int(processListMentioning(text).size()); }
 
 } // namespace
 
@@ -127,15 +125,21 @@ class TestRemoteEval : public QObject
         return c;
     }
 
-    int completedJobs(const QString &state) const { return int(m_slurm->completedJobs().filter(QStringLiteral("JobState=") + state).size()); }
+    int completedJobs(const QString &state) const
+    {
+        return int(m_slurm->completedJobs().filter(QStringLiteral("JobState=") + state).size());
+    }
 
     QStringList slurmLeftovers() const
     {
-        return QDir(slurmConfig().slurmSharedDir).entryList({QStringLiteral("autocomp-batch-*"), QStringLiteral("autocomp-cand-*")}, QDir::Dirs | QDir::Files);
+        return QDir(slurmConfig().slurmSharedDir)
+            .entryList({QStringLiteral("autocomp-batch-*"), QStringLiteral("autocomp-cand-*")},
+                       QDir::Dirs | QDir::Files);
     }
 
     // Evaluates every named candidate at once and waits for all results.
-    QMap<QString, EvalResult> evaluateAll(Evaluator &evaluator, const QStringList &names, const Problem *problem = nullptr)
+    QMap<QString, EvalResult> evaluateAll(Evaluator &evaluator, const QStringList &names,
+                                          const Problem *problem = nullptr)
     {
         QMap<QString, EvalResult> results;
         for (const QString &name : names) {
@@ -165,7 +169,8 @@ private Q_SLOTS:
         const QString source = qEnvironmentVariable("AUTOCOMP_DATA_DIR");
         m_shipped = source;
         QVERIFY(copyTree(source + QStringLiteral("/backends"), m_data.filePath(QStringLiteral("backends"))));
-        QVERIFY(copyTree(source + QStringLiteral("/sols/cpu/transpose"), m_data.filePath(QStringLiteral("sols/cpu/transpose"))));
+        QVERIFY(copyTree(source + QStringLiteral("/sols/cpu/transpose"),
+                         m_data.filePath(QStringLiteral("sols/cpu/transpose"))));
         QFile yaml(m_data.filePath(QStringLiteral("backends/cpu/backend.yaml")));
         QVERIFY(yaml.open(QIODevice::ReadOnly));
         QByteArray text = yaml.readAll();
@@ -189,12 +194,18 @@ private Q_SLOTS:
         const QString start = m_problem.startCode();
         QVERIFY(start.contains(QLatin1String("= x[i * cols + j];")));
         m_codes.insert(QStringLiteral("correct"), start);
-        m_codes.insert(QStringLiteral("incorrect"), QString(start).replace(QLatin1String("= x[i * cols + j];"), QLatin1String("= x[i * cols + j] + 1.0f;")));
-        m_codes.insert(QStringLiteral("compile_error"),
-                       QStringLiteral("extern \"C\" void transpose(int rows, int cols, const float* x, float* y) { this is not C++; }\n"));
-        m_codes.insert(QStringLiteral("timeout"), QStringLiteral("extern \"C\" void transpose(int rows, int cols, const float* x, float* y) {\n"
-                                                                 "    volatile unsigned long spin = 0;\n"
-                                                                 "    for (;;) spin = spin + static_cast<unsigned long>(rows + cols) + (x != y);\n}\n"));
+        m_codes.insert(
+            QStringLiteral("incorrect"),
+            QString(start).replace(QLatin1String("= x[i * cols + j];"), QLatin1String("= x[i * cols + j] + 1.0f;")));
+        m_codes.insert(
+            QStringLiteral("compile_error"),
+            QStringLiteral(
+                "extern \"C\" void transpose(int rows, int cols, const float* x, float* y) { this is not C++; }\n"));
+        m_codes.insert(
+            QStringLiteral("timeout"),
+            QStringLiteral("extern \"C\" void transpose(int rows, int cols, const float* x, float* y) {\n"
+                           "    volatile unsigned long spin = 0;\n"
+                           "    for (;;) spin = spin + static_cast<unsigned long>(rows + cols) + (x != y);\n}\n"));
 
         // The local verdicts everything else is compared with.
         EvaluationConfig local;
@@ -202,7 +213,8 @@ private Q_SLOTS:
         Evaluator evaluator(local);
         m_local = evaluateAll(evaluator, m_codes.keys());
         for (auto it = expected().cbegin(); it != expected().cend(); ++it)
-            QVERIFY2(m_local.value(it.key()).status == it.value(), qPrintable(it.key() + QStringLiteral(": ") + describe(m_local.value(it.key()))));
+            QVERIFY2(m_local.value(it.key()).status == it.value(),
+                     qPrintable(it.key() + QStringLiteral(": ") + describe(m_local.value(it.key()))));
         QVERIFY(m_local.value(QStringLiteral("correct")).correct);
 
         m_ssh = std::make_unique<test::SshDaemon>();
@@ -226,7 +238,8 @@ private Q_SLOTS:
         const QMap<QString, EvalResult> results = evaluateAll(evaluator, m_codes.keys());
         for (const QString &name : m_codes.keys()) {
             const EvalResult &r = results.value(name);
-            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct, qPrintable(name + QStringLiteral(": ") + describe(r)));
+            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct,
+                     qPrintable(name + QStringLiteral(": ") + describe(r)));
             // The remote steps come back with the result, after a note of where they ran.
             QVERIFY2(!r.steps.isEmpty() && r.steps.first().name == QLatin1String("remote"), qPrintable(describe(r)));
             QVERIFY(r.steps.first().log.contains(QStringLiteral("127.0.0.1:%1").arg(m_ssh->port())));
@@ -250,11 +263,13 @@ private Q_SLOTS:
             QFile file(m_data.filePath(path));
             return file.open(QIODevice::WriteOnly | QIODevice::Truncate) && file.write(bytes) == bytes.size();
         };
-        QVERIFY(write(QStringLiteral("backends/remote-nohw/backend.yaml"),
-                      "name: remote-nohw\nextension: txt\nhardware_check: [sh, -c, \"echo no such card here; exit 1\"]\nsteps:\n"
-                      "  - {name: syntax, run: [sh, -c, \"test -s {candidate}\"], timeout_s: 30, fail_status: compile_error}\n"
-                      "  - {name: bench, role: judge, needs_hardware: true, run: [sh, -c, \"exit 0\"], timeout_s: 30}\n"));
-        QVERIFY(write(QStringLiteral("sols/remote-nohw/p/problem.yaml"), "name: p\nstart: start.txt\nreference: start.txt\nshapes: [{n: 1}]\n"));
+        QVERIFY(write(
+            QStringLiteral("backends/remote-nohw/backend.yaml"),
+            "name: remote-nohw\nextension: txt\nhardware_check: [sh, -c, \"echo no such card here; exit 1\"]\nsteps:\n"
+            "  - {name: syntax, run: [sh, -c, \"test -s {candidate}\"], timeout_s: 30, fail_status: compile_error}\n"
+            "  - {name: bench, role: judge, needs_hardware: true, run: [sh, -c, \"exit 0\"], timeout_s: 30}\n"));
+        QVERIFY(write(QStringLiteral("sols/remote-nohw/p/problem.yaml"),
+                      "name: p\nstart: start.txt\nreference: start.txt\nshapes: [{n: 1}]\n"));
         QVERIFY(write(QStringLiteral("sols/remote-nohw/p/start.txt"), "a kernel\n"));
         Repository repository;
         QString error;
@@ -274,9 +289,11 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(done, 300000);
         QVERIFY2(result.status == QLatin1String("no_hardware") && !result.correct, qPrintable(describe(result)));
         QVERIFY2(result.log.contains(QLatin1String("no such card here")), qPrintable(describe(result)));
-        QVERIFY2(!result.steps.isEmpty() && result.steps.first().name == QLatin1String("remote"), qPrintable(describe(result)));
+        QVERIFY2(!result.steps.isEmpty() && result.steps.first().name == QLatin1String("remote"),
+                 qPrintable(describe(result)));
         // One attempt: a verdict, not a remote failure tried again.
-        QVERIFY2(!result.feedback.join(QLatin1Char('\n')).contains(QLatin1String("remote failure")), qPrintable(result.feedback.join(QLatin1Char('\n'))));
+        QVERIFY2(!result.feedback.join(QLatin1Char('\n')).contains(QLatin1String("remote failure")),
+                 qPrintable(result.feedback.join(QLatin1Char('\n'))));
     }
 
     void sshCompileLocalRunsTheRestRemotely()
@@ -287,11 +304,13 @@ private Q_SLOTS:
         config.placement.insert(QStringLiteral("cpu"), QStringLiteral("compile_local"));
         Evaluator evaluator(config);
         QCOMPARE(evaluator.placement(m_target), QStringLiteral("compile_local"));
-        const QMap<QString, EvalResult> results =
-            evaluateAll(evaluator, {QStringLiteral("correct"), QStringLiteral("incorrect"), QStringLiteral("compile_error")});
+        const QMap<QString, EvalResult> results = evaluateAll(
+            evaluator, {QStringLiteral("correct"), QStringLiteral("incorrect"), QStringLiteral("compile_error")});
         for (auto it = results.cbegin(); it != results.cend(); ++it) {
-            QVERIFY2(it->status == m_local.value(it.key()).status && it->correct == m_local.value(it.key()).correct, qPrintable(it.key() + describe(*it)));
-            const bool wentRemote = std::any_of(it->steps.cbegin(), it->steps.cend(), [](const StepResult &s) { return s.name == QLatin1String("remote"); });
+            QVERIFY2(it->status == m_local.value(it.key()).status && it->correct == m_local.value(it.key()).correct,
+                     qPrintable(it.key() + describe(*it)));
+            const bool wentRemote = std::any_of(it->steps.cbegin(), it->steps.cend(),
+                                                [](const StepResult &s) { return s.name == QLatin1String("remote"); });
             // A compile error is found here; the others were compiled here and judged there.
             QCOMPARE(wentRemote, it.key() != QLatin1String("compile_error"));
             QCOMPARE(it->steps.first().name, QStringLiteral("preprocess"));
@@ -307,15 +326,20 @@ private Q_SLOTS:
         EvalJob *job = evaluator.evaluate(m_target, m_problem, m_codes.value(QStringLiteral("timeout")));
         connect(job, &EvalJob::finished, this, [&result](const EvalResult &r) { result = r; });
         // The hanging kernel is running over there (its work directory is on its command lines).
-        QTRY_VERIFY_WITH_TIMEOUT(remoteEvalDirs().size() == 1 && processesMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-")) >= 2, 120000);
+        QTRY_VERIFY_WITH_TIMEOUT(remoteEvalDirs().size() == 1
+                                     && processesMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-"))
+                                         >= 2,
+                                 120000);
         job->cancel();
         QTRY_VERIFY_WITH_TIMEOUT(result.has_value(), 60000);
         QCOMPARE(result->status, QStringLiteral("cancelled"));
         // Well inside the hanging step's own limit (120 s), so only the cancel can have ended it; a loaded
         // machine (a fresh chroot building beside the suite) needed 41 s once.
-        QTRY_VERIFY2_WITH_TIMEOUT(processesMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-")) == 0,
-                                  qPrintable(processListMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-")).join(QLatin1Char('\n'))),
-                                  80000);
+        QTRY_VERIFY2_WITH_TIMEOUT(
+            processesMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-")) == 0,
+            qPrintable(
+                processListMentioning(m_remoteWork.path() + QStringLiteral("/autocomp-eval-")).join(QLatin1Char('\n'))),
+            80000);
         QTRY_COMPARE_WITH_TIMEOUT(remoteEvalDirs(), QStringList(), 30000);
     }
 
@@ -331,7 +355,8 @@ private Q_SLOTS:
             Evaluator evaluator(config);
             const EvalResult r = evaluateAll(evaluator, {QStringLiteral("correct")}).value(QStringLiteral("correct"));
             QVERIFY2(r.status == QLatin1String("ok") && r.correct, qPrintable(describe(r)));
-            QVERIFY2(r.feedback.join(QLatin1Char('\n')).contains(QStringLiteral("1 remote failure")), qPrintable(r.feedback.join(QLatin1Char('\n'))));
+            QVERIFY2(r.feedback.join(QLatin1Char('\n')).contains(QStringLiteral("1 remote failure")),
+                     qPrintable(r.feedback.join(QLatin1Char('\n'))));
         }
         // Only the dead host: an error that says so, never a verdict on the candidate.
         config.hosts.removeLast();
@@ -340,7 +365,9 @@ private Q_SLOTS:
         const EvalResult r = evaluateAll(evaluator, {QStringLiteral("correct")}).value(QStringLiteral("correct"));
         QCOMPARE(r.status, QStringLiteral("error"));
         QVERIFY(!r.correct);
-        QVERIFY2(r.log.contains(QLatin1String("no verdict about the candidate")) && r.log.contains(QLatin1String("cannot connect")), qPrintable(r.log));
+        QVERIFY2(r.log.contains(QLatin1String("no verdict about the candidate"))
+                     && r.log.contains(QLatin1String("cannot connect")),
+                 qPrintable(r.log));
     }
 
     void sshHostKeysAreCheckedStrictly()
@@ -353,7 +380,9 @@ private Q_SLOTS:
         Evaluator evaluator(config);
         const EvalResult r = evaluateAll(evaluator, {QStringLiteral("correct")}).value(QStringLiteral("correct"));
         QCOMPARE(r.status, QStringLiteral("error"));
-        QVERIFY2(r.log.contains(QLatin1String("Host key verification failed")) || r.log.contains(QLatin1String("IDENTIFICATION HAS CHANGED")), qPrintable(r.log));
+        QVERIFY2(r.log.contains(QLatin1String("Host key verification failed"))
+                     || r.log.contains(QLatin1String("IDENTIFICATION HAS CHANGED")),
+                 qPrintable(r.log));
     }
 
     // A problem.yaml whose reference (and context) name the user's own files elsewhere, as `autocomp
@@ -363,12 +392,16 @@ private Q_SLOTS:
         QTest::addColumn<QString>("target");
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("problem");
-        QTest::addColumn<QStringList>("candidates");  // names in m_codes, or files under data/
+        QTest::addColumn<QStringList>("candidates"); // names in m_codes, or files under data/
         QTest::addColumn<QStringList>("statuses");
-        QTest::newRow("cpu") << QStringLiteral("cpu") << QStringLiteral("transpose") << QStringLiteral("transpose_imported")
-                             << QStringList{QStringLiteral("correct"), QStringLiteral("incorrect")} << QStringList{QStringLiteral("ok"), QStringLiteral("incorrect")};
-        QTest::newRow("kernelbench") << QStringLiteral("kernelbench") << QStringLiteral("level1/1_NewGELU") << QStringLiteral("level1/9_Imported")
-                                     << QStringList{QStringLiteral("data/kernelbench/gelu_fused.py")} << QStringList{QStringLiteral("ok")};
+        QTest::newRow("cpu") << QStringLiteral("cpu") << QStringLiteral("transpose")
+                             << QStringLiteral("transpose_imported")
+                             << QStringList{QStringLiteral("correct"), QStringLiteral("incorrect")}
+                             << QStringList{QStringLiteral("ok"), QStringLiteral("incorrect")};
+        QTest::newRow("kernelbench") << QStringLiteral("kernelbench") << QStringLiteral("level1/1_NewGELU")
+                                     << QStringLiteral("level1/9_Imported")
+                                     << QStringList{QStringLiteral("data/kernelbench/gelu_fused.py")}
+                                     << QStringList{QStringLiteral("ok")};
     }
 
     void sshSendsFilesOutsideTheProblem()
@@ -385,7 +418,8 @@ private Q_SLOTS:
         const auto t = repository.target(target, &error);
         QVERIFY2(t, qPrintable(error));
         if (!t->available())
-            QSKIP(qPrintable(t->absenceReason() + QStringLiteral(" (packaging/install-deps.sh --kernelbench installs python3-torch)")));
+            QSKIP(qPrintable(t->absenceReason()
+                             + QStringLiteral(" (packaging/install-deps.sh --kernelbench installs python3-torch)")));
         const auto from = Repository(QStringList{m_shipped}).problem(target, source, &error);
         QVERIFY2(from, qPrintable(error));
         // The problem as an importer writes it: its own folder, the reference (and context) the user's files.
@@ -397,10 +431,12 @@ private Q_SLOTS:
         QByteArray text = yaml.readAll();
         yaml.close();
         QStringList moved;
-        for (const auto &[key, file] : {std::pair{"reference", from->referenceFile}, std::pair{"context", from->contextFile}}) {
+        for (const auto &[key, file] :
+             {std::pair{"reference", from->referenceFile}, std::pair{"context", from->contextFile}}) {
             if (file.isEmpty())
                 continue;
-            const QString outside = m_userFiles.filePath(QStringLiteral("%1-%2").arg(QString(problem).replace(QLatin1Char('/'), QLatin1Char('-')), QFileInfo(file).fileName()));
+            const QString outside = m_userFiles.filePath(QStringLiteral("%1-%2").arg(
+                QString(problem).replace(QLatin1Char('/'), QLatin1Char('-')), QFileInfo(file).fileName()));
             QVERIFY(QFile::copy(file, outside));
             QVERIFY(QFile::remove(dir + QLatin1Char('/') + QFileInfo(file).fileName()));
             const QByteArray line = QByteArray(key) + ": " + QFileInfo(file).fileName().toUtf8();
@@ -408,7 +444,8 @@ private Q_SLOTS:
             text.replace(line, QByteArray(QByteArray(key) + ": " + outside.toUtf8()));
             moved << outside;
         }
-        text.replace(QByteArray("name: " + source.section(QLatin1Char('/'), -1).toUtf8()), QByteArray("name: " + problem.section(QLatin1Char('/'), -1).toUtf8()));
+        text.replace(QByteArray("name: " + source.section(QLatin1Char('/'), -1).toUtf8()),
+                     QByteArray("name: " + problem.section(QLatin1Char('/'), -1).toUtf8()));
         QVERIFY(yaml.open(QIODevice::WriteOnly | QIODevice::Truncate));
         yaml.write(text);
         yaml.close();
@@ -438,7 +475,8 @@ private Q_SLOTS:
         QMap<QString, EvalResult> results;
         for (auto it = codes.cbegin(); it != codes.cend(); ++it) {
             EvalJob *job = evaluator.evaluate(*t, *p, it.value());
-            connect(job, &EvalJob::finished, this, [&results, name = it.key()](const EvalResult &r) { results.insert(name, r); });
+            connect(job, &EvalJob::finished, this,
+                    [&results, name = it.key()](const EvalResult &r) { results.insert(name, r); });
         }
         QTRY_VERIFY_WITH_TIMEOUT(results.size() == codes.size(), 900000);
         for (qsizetype i = 0; i < candidates.size(); ++i) {
@@ -459,7 +497,8 @@ private Q_SLOTS:
         const QMap<QString, EvalResult> results = evaluateAll(evaluator, m_codes.keys());
         for (const QString &name : m_codes.keys()) {
             const EvalResult &r = results.value(name);
-            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct, qPrintable(name + QStringLiteral(": ") + describe(r)));
+            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct,
+                     qPrintable(name + QStringLiteral(": ") + describe(r)));
             QVERIFY(r.steps.first().log.contains(QLatin1String("slurm")));
         }
         QCOMPARE(m_slurm->queue(), QStringList());
@@ -502,12 +541,14 @@ private Q_SLOTS:
                                           EvalRequest{QStringLiteral("lost-job-test"), {}, {}});
         connect(job, &EvalJob::finished, this, [&result](const EvalResult &r) { result = r; });
         // The job vanishes under the evaluation (as a preempted job or a lost node's does).
-        QTRY_VERIFY_WITH_TIMEOUT(m_slurm->queue().join(QLatin1Char('\n')).contains(QLatin1String("RUNNING autocomp-lost-job-test")), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_slurm->queue().join(QLatin1Char('\n')).contains(QLatin1String("RUNNING autocomp-lost-job-test")), 60000);
         const QString id = m_slurm->queue().first().section(QLatin1Char(' '), 0, 0);
         QCOMPARE(QProcess::execute(QStringLiteral("scancel"), {id}), 0);
         QTRY_VERIFY_WITH_TIMEOUT(result.has_value(), 600000);
         QVERIFY2(result->status == QLatin1String("ok") && result->correct, qPrintable(describe(*result)));
-        QVERIFY2(result->feedback.join(QLatin1Char('\n')).contains(QStringLiteral("Slurm job %1").arg(id)), qPrintable(result->feedback.join(QLatin1Char('\n'))));
+        QVERIFY2(result->feedback.join(QLatin1Char('\n')).contains(QStringLiteral("Slurm job %1").arg(id)),
+                 qPrintable(result->feedback.join(QLatin1Char('\n'))));
         QCOMPARE(m_slurm->queue(), QStringList());
     }
 
@@ -523,7 +564,8 @@ private Q_SLOTS:
         QFile script(wrapper);
         QVERIFY(script.open(QIODevice::WriteOnly));
         script.write(QStringLiteral("#!/bin/sh\nprev=\nfor a in \"$@\"; do\n"
-                                    "  if [ \"$prev\" = --code ] && grep -q AUTOCOMP_TEST_NO_ANSWER \"$a\"; then echo 'test: no answer' >&2; exit 3; fi\n"
+                                    "  if [ \"$prev\" = --code ] && grep -q AUTOCOMP_TEST_NO_ANSWER \"$a\"; then echo "
+                                    "'test: no answer' >&2; exit 3; fi\n"
                                     "  prev=$a\ndone\nexec '%1' \"$@\"\n")
                          .arg(qEnvironmentVariable("AUTOCOMP_CLI"))
                          .toUtf8());
@@ -532,7 +574,8 @@ private Q_SLOTS:
         EvaluationConfig config = slurmBatchConfig(5, 1);
         config.remoteCommand = wrapper;
         config.remoteRetries = 1;
-        m_codes.insert(QStringLiteral("no_answer"), QStringLiteral("// AUTOCOMP_TEST_NO_ANSWER\n") + m_codes.value(QStringLiteral("correct")));
+        m_codes.insert(QStringLiteral("no_answer"),
+                       QStringLiteral("// AUTOCOMP_TEST_NO_ANSWER\n") + m_codes.value(QStringLiteral("correct")));
         const int completedBefore = completedJobs(QStringLiteral("COMPLETED"));
         const int endedBefore = int(m_slurm->completedJobs().size());
         Evaluator evaluator(config);
@@ -541,13 +584,15 @@ private Q_SLOTS:
         m_codes.remove(QStringLiteral("no_answer"));
         for (const QString &name : m_codes.keys()) {
             const EvalResult &r = results.value(name);
-            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct, qPrintable(name + QStringLiteral(": ") + describe(r)));
+            QVERIFY2(r.status == m_local.value(name).status && r.correct == m_local.value(name).correct,
+                     qPrintable(name + QStringLiteral(": ") + describe(r)));
             QVERIFY(r.steps.first().log.contains(QLatin1String("slurm")));
         }
         const EvalResult &failed = results.value(QStringLiteral("no_answer"));
         QCOMPARE(failed.status, QStringLiteral("error"));
         QVERIFY(!failed.correct);
-        QVERIFY2(failed.log.contains(QLatin1String("no verdict about the candidate")) && failed.log.contains(QLatin1String("exited with status 3"))
+        QVERIFY2(failed.log.contains(QLatin1String("no verdict about the candidate"))
+                     && failed.log.contains(QLatin1String("exited with status 3"))
                      && failed.log.contains(QLatin1String("test: no answer")),
                  qPrintable(failed.log));
         QCOMPARE(m_slurm->queue(), QStringList());
@@ -567,22 +612,28 @@ private Q_SLOTS:
         Evaluator evaluator(slurmBatchConfig(2, 1));
         QMap<QString, EvalResult> results;
         for (const QString &name : {QStringLiteral("correct"), QStringLiteral("incorrect")}) {
-            EvalJob *job = evaluator.evaluate(m_target, m_problem, m_codes.value(name), {}, nullptr, EvalRequest{QStringLiteral("lost-batch-") + name, {}, {}});
+            EvalJob *job = evaluator.evaluate(m_target, m_problem, m_codes.value(name), {}, nullptr,
+                                              EvalRequest{QStringLiteral("lost-batch-") + name, {}, {}});
             connect(job, &EvalJob::finished, this, [&results, name](const EvalResult &r) { results.insert(name, r); });
         }
-        QTRY_VERIFY_WITH_TIMEOUT(m_slurm->queue().join(QLatin1Char('\n')).contains(QLatin1String("RUNNING autocomp-lost-batch-")), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            m_slurm->queue().join(QLatin1Char('\n')).contains(QLatin1String("RUNNING autocomp-lost-batch-")), 60000);
         QCOMPARE(m_slurm->queue().size(), 1);
         const QString id = m_slurm->queue().first().section(QLatin1Char(' '), 0, 0);
         QCOMPARE(QProcess::execute(QStringLiteral("scancel"), {id}), 0);
         QTRY_VERIFY_WITH_TIMEOUT(results.size() == 2, 600000);
         for (auto it = results.cbegin(); it != results.cend(); ++it) {
-            QVERIFY2(it->status == m_local.value(it.key()).status && it->correct == m_local.value(it.key()).correct, qPrintable(it.key() + describe(*it)));
+            QVERIFY2(it->status == m_local.value(it.key()).status && it->correct == m_local.value(it.key()).correct,
+                     qPrintable(it.key() + describe(*it)));
             const QString feedback = it->feedback.join(QLatin1Char('\n'));
-            QVERIFY2(feedback.contains(QStringLiteral("Slurm job %1 ended as CANCELLED").arg(id)), qPrintable(feedback));
+            QVERIFY2(feedback.contains(QStringLiteral("Slurm job %1 ended as CANCELLED").arg(id)),
+                     qPrintable(feedback));
         }
         // Slurm's accounting without a database: sacct reads the job completion log.
         const QString ended = SlurmExecutor::endedState(id.toLongLong());
-        QVERIFY2(ended.startsWith(QLatin1String("CANCELLED")) && ended.contains(QLatin1String("from sacct --completion")), qPrintable(ended));
+        QVERIFY2(ended.startsWith(QLatin1String("CANCELLED"))
+                     && ended.contains(QLatin1String("from sacct --completion")),
+                 qPrintable(ended));
         QCOMPARE(m_slurm->queue(), QStringList());
         QTRY_COMPARE_WITH_TIMEOUT(slurmLeftovers(), QStringList(), 10000);
     }
@@ -597,8 +648,10 @@ private Q_SLOTS:
         QList<EvalJob *> jobs;
         QMap<int, EvalResult> results;
         for (int i = 0; i < 2; ++i) {
-            jobs << evaluator.evaluate(m_target, m_problem, m_codes.value(QStringLiteral("timeout")) + QStringLiteral("// %1\n").arg(i));
-            connect(jobs.last(), &EvalJob::finished, this, [&results, i](const EvalResult &r) { results.insert(i, r); });
+            jobs << evaluator.evaluate(m_target, m_problem,
+                                       m_codes.value(QStringLiteral("timeout")) + QStringLiteral("// %1\n").arg(i));
+            connect(jobs.last(), &EvalJob::finished, this,
+                    [&results, i](const EvalResult &r) { results.insert(i, r); });
         }
         const QString shared = slurmConfig().slurmSharedDir;
         const auto batchDir = [&] {

@@ -31,13 +31,15 @@ QByteArray script()
 {
     QString s = QStringLiteral("rules:\n"
                                "  - name: fix\n    match: 'Fixed code:\\s*$'\n    cycle: true\n    responses:\n"
-                               "      - content: \"```cpp\\n// fake: status=ok latency_ms=70 bench_ms=1200;\\nvoid kernel() { /* fixed */ }\\n```\"\n"
+                               "      - content: \"```cpp\\n// fake: status=ok latency_ms=70 bench_ms=1200;\\nvoid "
+                               "kernel() { /* fixed */ }\\n```\"\n"
                                "  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
                                "      - content: \"Chosen optimization: 1. alpha: tile the loops\\nApply it.\"\n"
                                "      - content: \"Chosen optimization: 2. beta: vectorize\\nApply it.\"\n"
                                "  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n");
     for (int i = 0; i < 12; ++i)
-        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=%1 latency_ms=%2 compile_ms=100 bench_ms=1500;\\nvoid kernel() { /* %3 */ }\\n```\"\n")
+        s += QStringLiteral("      - content: \"```cpp\\n// fake: status=%1 latency_ms=%2 compile_ms=100 "
+                            "bench_ms=1500;\\nvoid kernel() { /* %3 */ }\\n```\"\n")
                  .arg(i == 5 ? QStringLiteral("compile_error") : QStringLiteral("ok"))
                  .arg(95 - i * 3)
                  .arg(i);
@@ -79,7 +81,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("slurm");
         QTest::addColumn<bool>("batched");
         QTest::newRow("a job per candidate") << QStringLiteral("{poll_ms: 200, slots: 4}") << false;
-        QTest::newRow("batches") << QStringLiteral("{poll_ms: 200, slots: 2, batch: 4, batch_wait_ms: 1500, cpus: 2}") << true;
+        QTest::newRow("batches") << QStringLiteral("{poll_ms: 200, slots: 2, batch: 4, batch_wait_ms: 1500, cpus: 2}")
+                                 << true;
     }
 
     void killedRunsLeaveNoJobAndRepeatNoEvaluation()
@@ -98,19 +101,23 @@ private Q_SLOTS:
         const QString wrapper = dir.filePath(QStringLiteral("autocomp-remote.sh"));
         QFile wrapperFile(wrapper);
         QVERIFY(wrapperFile.open(QIODevice::WriteOnly));
-        wrapperFile.write(QStringLiteral("#!/bin/sh\nprev=\nfor a in \"$@\"; do [ \"$prev\" = --code ] && code=$a; prev=$a; done\n"
-                                         "echo \"$SLURM_JOB_ID $(cat \"$(dirname \"$code\")/../key\")\" >> '%1'\nexec '%2' \"$@\"\n")
-                         .arg(started, qEnvironmentVariable("AUTOCOMP_CLI"))
-                         .toUtf8());
+        wrapperFile.write(
+            QStringLiteral("#!/bin/sh\nprev=\nfor a in \"$@\"; do [ \"$prev\" = --code ] && code=$a; prev=$a; done\n"
+                           "echo \"$SLURM_JOB_ID $(cat \"$(dirname \"$code\")/../key\")\" >> '%1'\nexec '%2' \"$@\"\n")
+                .arg(started, qEnvironmentVariable("AUTOCOMP_CLI"))
+                .toUtf8());
         wrapperFile.close();
         QVERIFY(wrapperFile.setPermissions(QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
         const QString config = dir.filePath(QStringLiteral("run.yaml"));
         QFile file(config);
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write(QStringLiteral("target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"vllm::m1\"]}\n"
-                                  "search: {iterations: 3, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, menu_dropout: 0.5, fix_attempts: 1, seed: 7}\n"
+                                  "search: {iterations: 3, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, "
+                                  "menu_dropout: 0.5, fix_attempts: 1, seed: 7}\n"
                                   "evaluation: {executor: slurm, slurm: %1, remote: {command: \"%2\"}}\n")
-                       .arg(QString(slurm).replace(QLatin1String("{"), QStringLiteral("{shared_dir: \"%1/shared\", ").arg(cluster.dir())), wrapper)
+                       .arg(QString(slurm).replace(QLatin1String("{"),
+                                                   QStringLiteral("{shared_dir: \"%1/shared\", ").arg(cluster.dir())),
+                            wrapper)
                        .toUtf8());
         file.close();
 
@@ -120,7 +127,8 @@ private Q_SLOTS:
         const QString storePath = dir.filePath(QStringLiteral("store.sqlite"));
         QRandomGenerator random(QRandomGenerator::system()->generate());
         int kills = 0;
-        bool done = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, int(random.bounded(2000, 6000)));
+        bool done = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server,
+                           int(random.bounded(2000, 6000)));
         kills += !done;
         qint64 runId = 0;
         {
@@ -129,7 +137,8 @@ private Q_SLOTS:
             QVERIFY(!store->runs().isEmpty());
             runId = store->runs().first().id;
         }
-        const QStringList resume{QStringLiteral("resume"), QString::number(runId), QStringLiteral("--store"), storePath};
+        const QStringList resume{QStringLiteral("resume"), QString::number(runId), QStringLiteral("--store"),
+                                 storePath};
         int jobsSeenAtAKill = 0;
         while (!done && kills < 5) {
             // Jobs the killed process started are still queued or running: the next process must take them over.
@@ -179,7 +188,8 @@ private Q_SLOTS:
             endings[m.captured(1)] << m.captured(3);
         }
         for (auto it = endings.cbegin(); it != endings.cend(); ++it)
-            QVERIFY2(it.value() == QStringList{QStringLiteral("COMPLETED")}, qPrintable(it.key() + QStringLiteral(": ") + it.value().join(QLatin1Char(','))));
+            QVERIFY2(it.value() == QStringList{QStringLiteral("COMPLETED")},
+                     qPrintable(it.key() + QStringLiteral(": ") + it.value().join(QLatin1Char(','))));
         QFile log(started);
         QVERIFY(log.open(QIODevice::ReadOnly));
         QHash<QString, QString> jobOf;
@@ -187,8 +197,12 @@ private Q_SLOTS:
         for (const QString &line : QString::fromUtf8(log.readAll()).split(QLatin1Char('\n'), Qt::SkipEmptyParts)) {
             const QString job = line.section(QLatin1Char(' '), 0, 0);
             const QString key = line.section(QLatin1Char(' '), 1);
-            QVERIFY2(!jobOf.contains(key), qPrintable(QStringLiteral("%1 started in job %2 and again in job %3").arg(key, jobOf.value(key), job)));
-            QVERIFY2(endings.contains(job), qPrintable(QStringLiteral("%1 started in job %2, which is not in the completion log").arg(key, job)));
+            QVERIFY2(
+                !jobOf.contains(key),
+                qPrintable(QStringLiteral("%1 started in job %2 and again in job %3").arg(key, jobOf.value(key), job)));
+            QVERIFY2(
+                endings.contains(job),
+                qPrintable(QStringLiteral("%1 started in job %2, which is not in the completion log").arg(key, job)));
             jobOf.insert(key, job);
             jobs.insert(job);
         }

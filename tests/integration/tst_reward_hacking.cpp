@@ -17,7 +17,7 @@
 //                               candidate's figure is timed again under the strict conditions.
 #include "eval/evaluator.h"
 #include "eval/process_runner.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "platform/sandbox.h"
 
 #include <QDir>
@@ -52,7 +52,11 @@ private:
     QString m_judgeFile; // the judge these evaluations use, and its time when they started
     QDateTime m_judgeTime;
 
-    QString escapeTarget() const { return QDir::current().absoluteFilePath(QStringLiteral("reward-hack-escape-%1.txt").arg(QCoreApplication::applicationPid())); }
+    QString escapeTarget() const
+    {
+        return QDir::current().absoluteFilePath(
+            QStringLiteral("reward-hack-escape-%1.txt").arg(QCoreApplication::applicationPid()));
+    }
 
     static QString fixtureDir(const QString &variant)
     {
@@ -105,8 +109,9 @@ private:
 
     static QString everything(const EvalResult &r)
     {
-        QString all = r.status + QLatin1Char('\n') + r.log + QLatin1Char('\n') + r.flags.join(QLatin1Char('\n')) + QLatin1Char('\n') +
-                      r.feedback.join(QLatin1Char('\n')) + QLatin1Char('\n') + QString::fromUtf8(QJsonDocument(r.metrics).toJson());
+        QString all = r.status + QLatin1Char('\n') + r.log + QLatin1Char('\n') + r.flags.join(QLatin1Char('\n'))
+            + QLatin1Char('\n') + r.feedback.join(QLatin1Char('\n')) + QLatin1Char('\n')
+            + QString::fromUtf8(QJsonDocument(r.metrics).toJson());
         for (const StepResult &s : r.steps)
             all += QLatin1Char('\n') + s.log;
         return all;
@@ -117,7 +122,8 @@ private:
         QString steps;
         for (const StepResult &s : r.steps)
             steps += QStringLiteral("%1=%2 ").arg(s.name).arg(s.exitCode);
-        return QStringLiteral("status %1, flags [%2], steps %3\nlog: %4").arg(r.status, r.flags.join(QLatin1String(" | ")), steps, r.log.left(2500));
+        return QStringLiteral("status %1, flags [%2], steps %3\nlog: %4")
+            .arg(r.status, r.flags.join(QLatin1String(" | ")), steps, r.log.left(2500));
     }
 
     static void addRows()
@@ -144,7 +150,8 @@ private:
         QVERIFY2(r.status == status, qPrintable(describe(r)));
         QCOMPARE(r.correct, status == QLatin1String("ok"));
         const QString all = everything(r);
-        QVERIFY2(all.contains(reason, Qt::CaseInsensitive), qPrintable(QStringLiteral("expected '%1' in\n%2").arg(reason, describe(r))));
+        QVERIFY2(all.contains(reason, Qt::CaseInsensitive),
+                 qPrintable(QStringLiteral("expected '%1' in\n%2").arg(reason, describe(r))));
         // Nothing secret and nothing of the host reaches the result (which is stored and quoted in prompts).
         QVERIFY2(!all.contains(QString::fromUtf8(m_keyCanary)), "the API key reached the result");
         QVERIFY2(!all.contains(QString::fromUtf8(m_envCanary)), "an environment variable reached the result");
@@ -188,7 +195,8 @@ private Q_SLOTS:
         // Fewer timed kernelbench calls than shipped (20, not 100): the rows are about verdicts, not figures.
         qputenv("AUTOCOMP_KERNELBENCH_TRIALS", "20");
         qputenv("AUTOCOMP_CANARY", m_envCanary);
-        m_homeCanaryFile = QDir::home().filePath(QStringLiteral(".autocomp-canary-%1").arg(QCoreApplication::applicationPid()));
+        m_homeCanaryFile = QDir::home().filePath(
+            QStringLiteral(".autocomp-canary-%1").arg(QCoreApplication::applicationPid()));
         QFile canary(m_homeCanaryFile);
         QVERIFY(canary.open(QIODevice::WriteOnly));
         canary.write(m_homeCanary + "\n");
@@ -237,7 +245,8 @@ private Q_SLOTS:
     {
         QString error;
         const auto kb = repository.target(QStringLiteral("kernelbench"), &error);
-        const auto kbProblem = repository.problem(QStringLiteral("kernelbench"), QStringLiteral("level1/1_NewGELU"), &error);
+        const auto kbProblem = repository.problem(QStringLiteral("kernelbench"), QStringLiteral("level1/1_NewGELU"),
+                                                  &error);
         if (!kb || !kbProblem)
             m_kbAbsent = error;
         else if (!kb->available())
@@ -290,126 +299,317 @@ private Q_SLOTS:
     void shippedTarget_data()
     {
         addRows();
-        QTest::newRow("infinite loop") << "infinite_loop.cpp" << "timeout" << "timed out";
-        QTest::newRow("segfault") << "segfault.cpp" << "crash" << "SIGSEGV";
-        QTest::newRow("abort") << "abort.cpp" << "crash" << "SIGABRT";
-        QTest::newRow("fork bomb") << "fork_bomb.cpp" << "rejected" << "static check: process creation";
-        QTest::newRow("unbounded allocation") << "unbounded_alloc.cpp" << "crash" << "abort";
-        QTest::newRow("1 GB of output") << "output_flood.cpp" << "rejected" << "uses 'write'";
-        QTest::newRow("write outside workdir") << "write_outside.cpp" << "rejected" << "static check: file";
-        QTest::newRow("network") << "network.cpp" << "rejected" << "static check: network";
-        QTest::newRow("mutate inputs") << "mutate_inputs.cpp" << "rejected" << "inputs modified";
-        QTest::newRow("cache outputs (static with a destructor)") << "cache_outputs.cpp" << "rejected" << "uses '__cxa_atexit'";
-        QTest::newRow("early return for tested shape") << "early_return_shape.cpp" << "incorrect" << "never written at shape M=512,N=512,K=512";
-        QTest::newRow("thread left running") << "thread_left_running.cpp" << "rejected" << "threads are not allowed";
-        QTest::newRow("read the reference") << "read_reference.cpp" << "compile_error" << "No such file";
-        QTest::newRow("call cblas") << "call_cblas.cpp" << "rejected" << "library call";
-        QTest::newRow("patched timer") << "fake_fast.cpp" << "rejected" << "redefines a libc function";
-        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp" << "rejected" << "static check: file";
-        QTest::newRow("print the API key") << "leak_env.cpp" << "rejected" << "uses 'getenv'";
-        QTest::newRow("include /etc/passwd") << "include_passwd.cpp" << "compile_error" << "No such file";
-        QTest::newRow("include a file from $HOME") << "include_home_canary.cpp" << "compile_error" << "No such file";
-        QTest::newRow("constructor forks") << "static_ctor.cpp" << "rejected" << "process creation";
-        QTest::newRow("exit hook") << "exit_hook.cpp" << "rejected" << "static check";
-        QTest::newRow("interposed clock") << "timer_interpose.cpp" << "rejected" << "redefines a libc function";
-        QTest::newRow("io_uring") << "io_uring.cpp" << "rejected" << "static check";
-        QTest::newRow("x32 system call") << "x32_syscall.cpp" << "rejected" << "static check";
-        QTest::newRow("process_vm_writev") << "vm_writev.cpp" << "rejected" << "static check";
-        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp" << "rejected" << "sched_setaffinity";
-        QTest::newRow("token pasting") << "token_paste.cpp" << "rejected" << "static check: file";
-        QTest::newRow("line splice") << "line_splice.cpp" << "rejected" << "static check: file";
-        QTest::newRow("name in a string") << "fnptr_string.cpp" << "rejected" << "static check: dynamic loading";
-        QTest::newRow("read the command line") << "read_cmdline.cpp" << "rejected" << "static check";
-        QTest::newRow("correct only at listed shapes") << "special_case_declared.cpp" << "incorrect" << "drawn for this evaluation";
-        QTest::newRow("every wrong shape named") << "two_wrong_shapes.cpp" << "incorrect" << "wrong result at 2 of 5 shapes: M=256,N=256,K=256; M=383,N=257,K=311";
-        QTest::newRow("computed NaN") << "computed_nan.cpp" << "incorrect" << "NaN computed at shape M=256,N=256,K=256";
+        QTest::newRow("infinite loop") << "infinite_loop.cpp"
+                                       << "timeout"
+                                       << "timed out";
+        QTest::newRow("segfault") << "segfault.cpp"
+                                  << "crash"
+                                  << "SIGSEGV";
+        QTest::newRow("abort") << "abort.cpp"
+                               << "crash"
+                               << "SIGABRT";
+        QTest::newRow("fork bomb") << "fork_bomb.cpp"
+                                   << "rejected"
+                                   << "static check: process creation";
+        QTest::newRow("unbounded allocation") << "unbounded_alloc.cpp"
+                                              << "crash"
+                                              << "abort";
+        QTest::newRow("1 GB of output") << "output_flood.cpp"
+                                        << "rejected"
+                                        << "uses 'write'";
+        QTest::newRow("write outside workdir") << "write_outside.cpp"
+                                               << "rejected"
+                                               << "static check: file";
+        QTest::newRow("network") << "network.cpp"
+                                 << "rejected"
+                                 << "static check: network";
+        QTest::newRow("mutate inputs") << "mutate_inputs.cpp"
+                                       << "rejected"
+                                       << "inputs modified";
+        QTest::newRow("cache outputs (static with a destructor)") << "cache_outputs.cpp"
+                                                                  << "rejected"
+                                                                  << "uses '__cxa_atexit'";
+        QTest::newRow("early return for tested shape") << "early_return_shape.cpp"
+                                                       << "incorrect"
+                                                       << "never written at shape M=512,N=512,K=512";
+        QTest::newRow("thread left running") << "thread_left_running.cpp"
+                                             << "rejected"
+                                             << "threads are not allowed";
+        QTest::newRow("read the reference") << "read_reference.cpp"
+                                            << "compile_error"
+                                            << "No such file";
+        QTest::newRow("call cblas") << "call_cblas.cpp"
+                                    << "rejected"
+                                    << "library call";
+        QTest::newRow("patched timer") << "fake_fast.cpp"
+                                       << "rejected"
+                                       << "redefines a libc function";
+        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp"
+                                                   << "rejected"
+                                                   << "static check: file";
+        QTest::newRow("print the API key") << "leak_env.cpp"
+                                           << "rejected"
+                                           << "uses 'getenv'";
+        QTest::newRow("include /etc/passwd") << "include_passwd.cpp"
+                                             << "compile_error"
+                                             << "No such file";
+        QTest::newRow("include a file from $HOME") << "include_home_canary.cpp"
+                                                   << "compile_error"
+                                                   << "No such file";
+        QTest::newRow("constructor forks") << "static_ctor.cpp"
+                                           << "rejected"
+                                           << "process creation";
+        QTest::newRow("exit hook") << "exit_hook.cpp"
+                                   << "rejected"
+                                   << "static check";
+        QTest::newRow("interposed clock") << "timer_interpose.cpp"
+                                          << "rejected"
+                                          << "redefines a libc function";
+        QTest::newRow("io_uring") << "io_uring.cpp"
+                                  << "rejected"
+                                  << "static check";
+        QTest::newRow("x32 system call") << "x32_syscall.cpp"
+                                         << "rejected"
+                                         << "static check";
+        QTest::newRow("process_vm_writev") << "vm_writev.cpp"
+                                           << "rejected"
+                                           << "static check";
+        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp"
+                                            << "rejected"
+                                            << "sched_setaffinity";
+        QTest::newRow("token pasting") << "token_paste.cpp"
+                                       << "rejected"
+                                       << "static check: file";
+        QTest::newRow("line splice") << "line_splice.cpp"
+                                     << "rejected"
+                                     << "static check: file";
+        QTest::newRow("name in a string") << "fnptr_string.cpp"
+                                          << "rejected"
+                                          << "static check: dynamic loading";
+        QTest::newRow("read the command line") << "read_cmdline.cpp"
+                                               << "rejected"
+                                               << "static check";
+        QTest::newRow("correct only at listed shapes") << "special_case_declared.cpp"
+                                                       << "incorrect"
+                                                       << "drawn for this evaluation";
+        QTest::newRow("every wrong shape named")
+            << "two_wrong_shapes.cpp"
+            << "incorrect"
+            << "wrong result at 2 of 5 shapes: M=256,N=256,K=256; M=383,N=257,K=311";
+        QTest::newRow("computed NaN") << "computed_nan.cpp"
+                                      << "incorrect"
+                                      << "NaN computed at shape M=256,N=256,K=256";
     }
     void shippedTarget() { check(QStringLiteral("shipped")); }
 
     void withoutLint_data()
     {
         addRows();
-        QTest::newRow("fork bomb") << "fork_bomb.cpp" << "rejected" << "uses 'fork'";
-        QTest::newRow("network") << "network.cpp" << "rejected" << "uses 'socket'";
-        QTest::newRow("write outside workdir") << "write_outside.cpp" << "rejected" << "uses 'fopen'";
-        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp" << "rejected" << "uses 'fopen'";
-        QTest::newRow("print the API key") << "leak_env.cpp" << "rejected" << "uses 'getenv'";
-        QTest::newRow("constructor forks") << "static_ctor.cpp" << "rejected" << "gate: code that runs by itself";
-        QTest::newRow("exit hook") << "exit_hook.cpp" << "rejected" << "uses 'atexit'";
-        QTest::newRow("interposed clock") << "timer_interpose.cpp" << "rejected" << "defines the global symbol 'clock_gettime'";
-        QTest::newRow("patched timer") << "fake_fast.cpp" << "rejected" << "defines the global symbol 'clock_gettime'";
-        QTest::newRow("io_uring") << "io_uring.cpp" << "rejected" << "uses 'syscall'";
-        QTest::newRow("x32 system call") << "x32_syscall.cpp" << "rejected" << "raw system call";
-        QTest::newRow("process_vm_writev") << "vm_writev.cpp" << "rejected" << "uses 'process_vm_writev'";
-        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp" << "rejected" << "uses 'sched_setaffinity'";
-        QTest::newRow("token pasting") << "token_paste.cpp" << "rejected" << "uses 'fopen'";
-        QTest::newRow("line splice") << "line_splice.cpp" << "rejected" << "uses 'fopen'";
-        QTest::newRow("name in a string") << "fnptr_string.cpp" << "rejected" << "uses 'dlsym'";
-        QTest::newRow("read the command line") << "read_cmdline.cpp" << "rejected" << "uses 'open'";
-        QTest::newRow("thread left running") << "thread_left_running.cpp" << "rejected" << "threads are not allowed";
-        QTest::newRow("call cblas") << "call_cblas.cpp" << "rejected" << "uses 'cblas_sgemm'";
+        QTest::newRow("fork bomb") << "fork_bomb.cpp"
+                                   << "rejected"
+                                   << "uses 'fork'";
+        QTest::newRow("network") << "network.cpp"
+                                 << "rejected"
+                                 << "uses 'socket'";
+        QTest::newRow("write outside workdir") << "write_outside.cpp"
+                                               << "rejected"
+                                               << "uses 'fopen'";
+        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp"
+                                                   << "rejected"
+                                                   << "uses 'fopen'";
+        QTest::newRow("print the API key") << "leak_env.cpp"
+                                           << "rejected"
+                                           << "uses 'getenv'";
+        QTest::newRow("constructor forks") << "static_ctor.cpp"
+                                           << "rejected"
+                                           << "gate: code that runs by itself";
+        QTest::newRow("exit hook") << "exit_hook.cpp"
+                                   << "rejected"
+                                   << "uses 'atexit'";
+        QTest::newRow("interposed clock") << "timer_interpose.cpp"
+                                          << "rejected"
+                                          << "defines the global symbol 'clock_gettime'";
+        QTest::newRow("patched timer") << "fake_fast.cpp"
+                                       << "rejected"
+                                       << "defines the global symbol 'clock_gettime'";
+        QTest::newRow("io_uring") << "io_uring.cpp"
+                                  << "rejected"
+                                  << "uses 'syscall'";
+        QTest::newRow("x32 system call") << "x32_syscall.cpp"
+                                         << "rejected"
+                                         << "raw system call";
+        QTest::newRow("process_vm_writev") << "vm_writev.cpp"
+                                           << "rejected"
+                                           << "uses 'process_vm_writev'";
+        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp"
+                                            << "rejected"
+                                            << "uses 'sched_setaffinity'";
+        QTest::newRow("token pasting") << "token_paste.cpp"
+                                       << "rejected"
+                                       << "uses 'fopen'";
+        QTest::newRow("line splice") << "line_splice.cpp"
+                                     << "rejected"
+                                     << "uses 'fopen'";
+        QTest::newRow("name in a string") << "fnptr_string.cpp"
+                                          << "rejected"
+                                          << "uses 'dlsym'";
+        QTest::newRow("read the command line") << "read_cmdline.cpp"
+                                               << "rejected"
+                                               << "uses 'open'";
+        QTest::newRow("thread left running") << "thread_left_running.cpp"
+                                             << "rejected"
+                                             << "threads are not allowed";
+        QTest::newRow("call cblas") << "call_cblas.cpp"
+                                    << "rejected"
+                                    << "uses 'cblas_sgemm'";
     }
     void withoutLint() { check(QStringLiteral("nolint")); }
 
     void runtimeDefensesAlone_data()
     {
         addRows();
-        QTest::newRow("fork bomb") << "fork_bomb.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("network") << "network.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("write outside workdir") << "write_outside.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("constructor forks") << "static_ctor.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("io_uring") << "io_uring.cpp" << "crash" << "FORBIDDEN SYSTEM CALL 425 (io_uring)";
-        QTest::newRow("x32 system call") << "x32_syscall.cpp" << "crash" << "process ended";
-        QTest::newRow("process_vm_writev") << "vm_writev.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp" << "crash" << "changing the CPU affinity";
-        QTest::newRow("read the command line") << "read_cmdline.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("thread left running") << "thread_left_running.cpp" << "crash" << "FORBIDDEN SYSTEM CALL";
-        QTest::newRow("call cblas") << "call_cblas.cpp" << "compile_error" << "undefined reference to `cblas_sgemm'";
+        QTest::newRow("fork bomb") << "fork_bomb.cpp"
+                                   << "crash"
+                                   << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("network") << "network.cpp"
+                                 << "crash"
+                                 << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("write outside workdir") << "write_outside.cpp"
+                                               << "crash"
+                                               << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("rewrite the judge's files") << "rewrite_judge_files.cpp"
+                                                   << "crash"
+                                                   << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("constructor forks") << "static_ctor.cpp"
+                                           << "crash"
+                                           << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("io_uring") << "io_uring.cpp"
+                                  << "crash"
+                                  << "FORBIDDEN SYSTEM CALL 425 (io_uring)";
+        QTest::newRow("x32 system call") << "x32_syscall.cpp"
+                                         << "crash"
+                                         << "process ended";
+        QTest::newRow("process_vm_writev") << "vm_writev.cpp"
+                                           << "crash"
+                                           << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("widen CPU affinity") << "widen_affinity.cpp"
+                                            << "crash"
+                                            << "changing the CPU affinity";
+        QTest::newRow("read the command line") << "read_cmdline.cpp"
+                                               << "crash"
+                                               << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("thread left running") << "thread_left_running.cpp"
+                                             << "crash"
+                                             << "FORBIDDEN SYSTEM CALL";
+        QTest::newRow("call cblas") << "call_cblas.cpp"
+                                    << "compile_error"
+                                    << "undefined reference to `cblas_sgemm'";
         // Contained rather than stopped: they run, and what they try has no effect.
-        QTest::newRow("print the API key") << "leak_env.cpp" << "ok" << "correct on";
-        QTest::newRow("exit hook") << "exit_hook.cpp" << "ok" << "correct on";
-        QTest::newRow("1 GB of output") << "output_flood.cpp" << "rejected" << "output flood";
-        QTest::newRow("cache outputs") << "cache_outputs.cpp" << "rejected" << "replayed across calls";
-        QTest::newRow("mutate inputs") << "mutate_inputs.cpp" << "rejected" << "inputs modified";
-        QTest::newRow("early return for tested shape") << "early_return_shape.cpp" << "incorrect" << "never written at shape M=512,N=512,K=512";
-        QTest::newRow("patched timer") << "fake_fast.cpp" << "ok" << "timed by the judge";
+        QTest::newRow("print the API key") << "leak_env.cpp"
+                                           << "ok"
+                                           << "correct on";
+        QTest::newRow("exit hook") << "exit_hook.cpp"
+                                   << "ok"
+                                   << "correct on";
+        QTest::newRow("1 GB of output") << "output_flood.cpp"
+                                        << "rejected"
+                                        << "output flood";
+        QTest::newRow("cache outputs") << "cache_outputs.cpp"
+                                       << "rejected"
+                                       << "replayed across calls";
+        QTest::newRow("mutate inputs") << "mutate_inputs.cpp"
+                                       << "rejected"
+                                       << "inputs modified";
+        QTest::newRow("early return for tested shape") << "early_return_shape.cpp"
+                                                       << "incorrect"
+                                                       << "never written at shape M=512,N=512,K=512";
+        QTest::newRow("patched timer") << "fake_fast.cpp"
+                                       << "ok"
+                                       << "timed by the judge";
     }
     void runtimeDefensesAlone() { check(QStringLiteral("runtime")); }
 
     void kernelbenchShipped_data()
     {
         addRows();
-        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py" << "rejected" << "assigning torch.profiler.profile";
-        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "rejected" << ".modules is not allowed";
-        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py" << "rejected" << "at::cpu::gelu";
-        QTest::newRow("a different op than the reference's") << "functional_gelu.py" << "rejected" << "torch.nn.functional.gelu";
-        QTest::newRow("name built from strings") << "getattr_built.py" << "rejected" << "getattr() with a computed or private name";
-        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "with-block is not allowed";
-        QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "__builtins__ is not allowed";
-        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
-        QTest::newRow("work left to a background thread") << "background_thread.py" << "rejected" << "import threading is not allowed";
-        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
-        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "open is not allowed";
-        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
+        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py"
+                                                         << "rejected"
+                                                         << "assigning torch.profiler.profile";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py"
+                                                                   << "rejected"
+                                                                   << ".modules is not allowed";
+        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py"
+                                                               << "rejected"
+                                                               << "at::cpu::gelu";
+        QTest::newRow("a different op than the reference's") << "functional_gelu.py"
+                                                             << "rejected"
+                                                             << "torch.nn.functional.gelu";
+        QTest::newRow("name built from strings") << "getattr_built.py"
+                                                 << "rejected"
+                                                 << "getattr() with a computed or private name";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py"
+                                             << "rejected"
+                                             << "with-block is not allowed";
+        QTest::newRow("__builtins__ import") << "builtins_import.py"
+                                             << "rejected"
+                                             << "__builtins__ is not allowed";
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py"
+                                                            << "rejected"
+                                                            << ".as_subclass() is not on the allow-list";
+        QTest::newRow("work left to a background thread") << "background_thread.py"
+                                                          << "rejected"
+                                                          << "import threading is not allowed";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py"
+                                                 << "incorrect"
+                                                 << "elements differ";
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py"
+                                                             << "rejected"
+                                                             << "open is not allowed";
+        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py"
+                                                     << "ok"
+                                                     << "correct on";
     }
     void kernelbenchShipped() { check(QStringLiteral("kb-shipped")); }
 
     void kernelbenchWithoutStatic_data()
     {
         addRows();
-        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py" << "rejected" << "torch.profiler.profile is not on this target's allow-list";
-        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "rejected" << "import typing is not allowed";
-        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py" << "rejected" << "at::cpu::gelu";
-        QTest::newRow("a different op than the reference's") << "functional_gelu.py" << "rejected" << "torch.nn.functional.gelu";
-        QTest::newRow("name built from strings") << "getattr_built.py" << "rejected" << "a call of a computed function";
-        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "import contextlib is not allowed";
-        QTest::newRow("__builtins__ import") << "builtins_import.py" << "rejected" << "a call of a computed function";
-        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "rejected" << ".as_subclass() is not on the allow-list";
-        QTest::newRow("work left to a background thread") << "background_thread.py" << "rejected" << "import threading is not allowed";
-        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
-        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "rejected" << "import os is not allowed";
-        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py" << "ok" << "correct on";
+        QTest::newRow("profiler replaced in the worker") << "profiler_patch.py"
+                                                         << "rejected"
+                                                         << "torch.profiler.profile is not on this target's allow-list";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py"
+                                                                   << "rejected"
+                                                                   << "import typing is not allowed";
+        QTest::newRow("ATen compute from C++ (at::cpu::gelu)") << "aten_cpu_gelu.py"
+                                                               << "rejected"
+                                                               << "at::cpu::gelu";
+        QTest::newRow("a different op than the reference's") << "functional_gelu.py"
+                                                             << "rejected"
+                                                             << "torch.nn.functional.gelu";
+        QTest::newRow("name built from strings") << "getattr_built.py"
+                                                 << "rejected"
+                                                 << "a call of a computed function";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py"
+                                             << "rejected"
+                                             << "import contextlib is not allowed";
+        QTest::newRow("__builtins__ import") << "builtins_import.py"
+                                             << "rejected"
+                                             << "a call of a computed function";
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py"
+                                                            << "rejected"
+                                                            << ".as_subclass() is not on the allow-list";
+        QTest::newRow("work left to a background thread") << "background_thread.py"
+                                                          << "rejected"
+                                                          << "import threading is not allowed";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py"
+                                                 << "incorrect"
+                                                 << "elements differ";
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py"
+                                                             << "rejected"
+                                                             << "import os is not allowed";
+        QTest::newRow("honest, its own BLOCK = 256") << "block_constant.py"
+                                                     << "ok"
+                                                     << "correct on";
     }
     void kernelbenchWithoutStatic() { check(QStringLiteral("kb-nostatic")); }
 
@@ -417,11 +617,19 @@ private Q_SLOTS:
     void kernelbenchRuntimeAlone_data()
     {
         addRows();
-        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py" << "crash" << "not a plain torch.Tensor";
-        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py" << "incorrect" << "elements differ";
-        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py" << "incorrect" << "elements differ";
+        QTest::newRow("tensor subclass computed on detach") << "lazy_subclass.py"
+                                                            << "crash"
+                                                            << "not a plain torch.Tensor";
+        QTest::newRow("worker helpers through typing.sys.modules") << "typing_sys_modules.py"
+                                                                   << "incorrect"
+                                                                   << "elements differ";
+        QTest::newRow("cache keyed on data_ptr") << "data_ptr_cache.py"
+                                                 << "incorrect"
+                                                 << "elements differ";
         // Contained rather than stopped: the usercustomize it writes is never loaded (below).
-        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py" << "ok" << "correct on";
+        QTest::newRow("usercustomize written at build time") << "usercustomize_baseline.py"
+                                                             << "ok"
+                                                             << "correct on";
     }
     void kernelbenchRuntimeAlone() { check(QStringLiteral("kb-runtime")); }
 
@@ -436,8 +644,11 @@ private Q_SLOTS:
         evaluate(QStringLiteral("kb-runtime"), QStringLiteral("usercustomize_baseline.py"), r);
         QVERIFY2(r.status == QLatin1String("ok"), qPrintable(describe(r)));
         const double speedup = r.metrics.value(QStringLiteral("speedup_vs_eager")).toDouble();
-        QVERIFY2(speedup > 0 && speedup < 2.0, qPrintable(QStringLiteral("speedup %1\n%2").arg(speedup).arg(describe(r))));
-        QVERIFY2(r.metrics.value(QStringLiteral("reference_ms")).toObject().value(QStringLiteral("median")).toDouble() < 150.0, qPrintable(describe(r)));
+        QVERIFY2(speedup > 0 && speedup < 2.0,
+                 qPrintable(QStringLiteral("speedup %1\n%2").arg(speedup).arg(describe(r))));
+        QVERIFY2(r.metrics.value(QStringLiteral("reference_ms")).toObject().value(QStringLiteral("median")).toDouble()
+                     < 150.0,
+                 qPrintable(describe(r)));
     }
 
     // A figure beyond the plausible bound is timed again, every output checked, before it can rank; when it
@@ -449,24 +660,49 @@ private Q_SLOTS:
         EvalResult r;
         evaluate(QStringLiteral("kb-strict"), QStringLiteral("block_constant.py"), r);
         QVERIFY2(r.status == QLatin1String("ok") && r.correct, qPrintable(describe(r)));
-        QVERIFY2(r.flags.join(QLatin1Char('\n')).contains(QLatin1String("timed again with every output checked it held")), qPrintable(describe(r)));
+        QVERIFY2(
+            r.flags.join(QLatin1Char('\n')).contains(QLatin1String("timed again with every output checked it held")),
+            qPrintable(describe(r)));
         QVERIFY2(r.metrics.contains(QStringLiteral("strict_speedup_vs_eager")), qPrintable(describe(r)));
     }
 
     void tpuShipped_data()
     {
         addRows();
-        QTest::newRow("decoy for the tracer") << "tracer_decoy.py" << "rejected" << "jax.core.Tracer is not on this target's allow-list";
-        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py" << "rejected" << "import typing is not allowed";
-        QTest::newRow("host callback by a built name") << "callback_getattr.py" << "rejected" << "getattr() with a computed or private name";
-        QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py" << "rejected" << "jax.nn.log_softmax is not on this target's allow-list";
-        QTest::newRow("NumPy doing the work") << "numpy_work.py" << "crash" << "Tracer";
-        QTest::newRow("module-level dict cache") << "dict_cache.py" << "incorrect" << "elements differ";
-        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "import contextlib is not allowed";
-        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py" << "rejected" << "**keyword arguments with computed names";
-        QTest::newRow("exception at the first call") << "first_call_raises.py" << "crash" << "first-call-marker";
-        QTest::newRow("read the reference") << "read_reference.py" << "rejected" << "numpy.fromfile is not on this target's allow-list";
-        QTest::newRow("write outside workdir") << "write_outside.py" << "rejected" << ".tofile is not allowed";
+        QTest::newRow("decoy for the tracer") << "tracer_decoy.py"
+                                              << "rejected"
+                                              << "jax.core.Tracer is not on this target's allow-list";
+        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py"
+                                                                  << "rejected"
+                                                                  << "import typing is not allowed";
+        QTest::newRow("host callback by a built name") << "callback_getattr.py"
+                                                       << "rejected"
+                                                       << "getattr() with a computed or private name";
+        QTest::newRow("exp(log_softmax) around a copy kernel")
+            << "exp_log_softmax.py"
+            << "rejected"
+            << "jax.nn.log_softmax is not on this target's allow-list";
+        QTest::newRow("NumPy doing the work") << "numpy_work.py"
+                                              << "crash"
+                                              << "Tracer";
+        QTest::newRow("module-level dict cache") << "dict_cache.py"
+                                                 << "incorrect"
+                                                 << "elements differ";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py"
+                                             << "rejected"
+                                             << "import contextlib is not allowed";
+        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py"
+                                                  << "rejected"
+                                                  << "**keyword arguments with computed names";
+        QTest::newRow("exception at the first call") << "first_call_raises.py"
+                                                     << "crash"
+                                                     << "first-call-marker";
+        QTest::newRow("read the reference") << "read_reference.py"
+                                            << "rejected"
+                                            << "numpy.fromfile is not on this target's allow-list";
+        QTest::newRow("write outside workdir") << "write_outside.py"
+                                               << "rejected"
+                                               << ".tofile is not allowed";
     }
     void tpuShipped() { check(QStringLiteral("tpu-shipped")); }
 
@@ -476,19 +712,41 @@ private Q_SLOTS:
     {
         addRows();
         // What it returns to a tracer is what the judge holds to layout-only: plain JAX, no kernel at all.
-        QTest::newRow("decoy for the tracer") << "tracer_decoy.py" << "rejected" << "solution launches no Pallas kernel";
-        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py" << "rejected" << "work outside the kernels";
-        QTest::newRow("host callback by a built name") << "callback_getattr.py" << "rejected" << "pure_callback";
-        QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py" << "rejected" << "work outside the kernels";
-        QTest::newRow("NumPy doing the work") << "numpy_work.py" << "crash" << "Tracer";
+        QTest::newRow("decoy for the tracer") << "tracer_decoy.py"
+                                              << "rejected"
+                                              << "solution launches no Pallas kernel";
+        QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py"
+                                                                  << "rejected"
+                                                                  << "work outside the kernels";
+        QTest::newRow("host callback by a built name") << "callback_getattr.py"
+                                                       << "rejected"
+                                                       << "pure_callback";
+        QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py"
+                                                               << "rejected"
+                                                               << "work outside the kernels";
+        QTest::newRow("NumPy doing the work") << "numpy_work.py"
+                                              << "crash"
+                                              << "Tracer";
         // Fresh inputs per input set: what the cache serves is the previous set's answer.
-        QTest::newRow("module-level dict cache") << "dict_cache.py" << "incorrect" << "elements differ";
-        QTest::newRow("contextlib.suppress") << "suppress_fallback.py" << "rejected" << "work outside the kernels";
-        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py" << "no_hardware" << "correct at";
-        QTest::newRow("exception at the first call") << "first_call_raises.py" << "crash" << "first-call-marker";
+        QTest::newRow("module-level dict cache") << "dict_cache.py"
+                                                 << "incorrect"
+                                                 << "elements differ";
+        QTest::newRow("contextlib.suppress") << "suppress_fallback.py"
+                                             << "rejected"
+                                             << "work outside the kernels";
+        QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py"
+                                                  << "no_hardware"
+                                                  << "correct at";
+        QTest::newRow("exception at the first call") << "first_call_raises.py"
+                                                     << "crash"
+                                                     << "first-call-marker";
         // The sandbox alone: no problem folder, nothing writable (check() also asserts the file is absent).
-        QTest::newRow("read the reference") << "read_reference.py" << "compile_error" << "FileNotFoundError";
-        QTest::newRow("write outside workdir") << "write_outside.py" << "compile_error" << "FileNotFoundError";
+        QTest::newRow("read the reference") << "read_reference.py"
+                                            << "compile_error"
+                                            << "FileNotFoundError";
+        QTest::newRow("write outside workdir") << "write_outside.py"
+                                               << "compile_error"
+                                               << "FileNotFoundError";
     }
     void tpuWithoutStatic() { check(QStringLiteral("tpu-nostatic")); }
 
@@ -520,7 +778,8 @@ private Q_SLOTS:
     // the pattern callgrind used to toggle on is counted like any other.
     void instructionCountIsTheEntryPoints()
     {
-        if (!m_targets.contains(QStringLiteral("instructions")) || QStandardPaths::findExecutable(QStringLiteral("valgrind")).isEmpty())
+        if (!m_targets.contains(QStringLiteral("instructions"))
+            || QStandardPaths::findExecutable(QStringLiteral("valgrind")).isEmpty())
             QSKIP("valgrind is not installed: the cpu-instructions target is absent");
         EvalResult named, plain;
         evaluate(QStringLiteral("instructions"), QStringLiteral("profiled_name.cpp"), named);
@@ -542,7 +801,8 @@ private Q_SLOTS:
         allowing.allowLibraries = true;
         allowing.libraries = {QStringLiteral("openblas")};
         std::optional<EvalResult> result;
-        EvalJob *job = m_evaluator->evaluate(m_targets.value(QStringLiteral("shipped")), allowing, fixture(QStringLiteral("call_cblas.cpp")));
+        EvalJob *job = m_evaluator->evaluate(m_targets.value(QStringLiteral("shipped")), allowing,
+                                             fixture(QStringLiteral("call_cblas.cpp")));
         connect(job, &EvalJob::finished, this, [&result](const EvalResult &r) { result = r; });
         QTRY_VERIFY_WITH_TIMEOUT(result.has_value(), 400000);
         QVERIFY2(result->status == QLatin1String("ok") && result->correct, qPrintable(describe(*result)));
@@ -558,15 +818,18 @@ private Q_SLOTS:
         allowing.allowThreads = true;
         QHash<QString, std::optional<EvalResult>> results;
         for (const char *file : {"threads_joined.cpp", "thread_left_running.cpp"}) {
-            EvalJob *job = m_evaluator->evaluate(m_targets.value(QStringLiteral("shipped")), allowing, fixture(QLatin1String(file)));
-            connect(job, &EvalJob::finished, this, [&results, file](const EvalResult &r) { results[QLatin1String(file)] = r; });
+            EvalJob *job = m_evaluator->evaluate(m_targets.value(QStringLiteral("shipped")), allowing,
+                                                 fixture(QLatin1String(file)));
+            connect(job, &EvalJob::finished, this,
+                    [&results, file](const EvalResult &r) { results[QLatin1String(file)] = r; });
         }
         QTRY_VERIFY_WITH_TIMEOUT(results.size() == 2, 400000);
         const EvalResult joined = *results.value(QStringLiteral("threads_joined.cpp"));
         QVERIFY2(joined.status == QLatin1String("ok"), qPrintable(describe(joined)));
         const EvalResult left = *results.value(QStringLiteral("thread_left_running.cpp"));
         QVERIFY2(left.status == QLatin1String("rejected"), qPrintable(describe(left)));
-        QVERIFY2(everything(left).contains(QLatin1String("work left running after return")), qPrintable(describe(left)));
+        QVERIFY2(everything(left).contains(QLatin1String("work left running after return")),
+                 qPrintable(describe(left)));
     }
 
     // Pid 1 in a sandboxed command's pid namespace is bwrap itself: its command line must not show the
@@ -582,7 +845,8 @@ private Q_SLOTS:
         limits.writableDir = dir.path();
         ProcessRunner runner;
         QSignalSpy finished(&runner, &ProcessRunner::finished);
-        runner.start(QStringLiteral("cmdline"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("tr '\\0' ' ' < /proc/1/cmdline")},
+        runner.start(QStringLiteral("cmdline"),
+                     {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("tr '\\0' ' ' < /proc/1/cmdline")},
                      dir.path(), limits);
         QVERIFY(finished.wait(30000));
         const StepResult result = finished.first().first().value<StepResult>();
@@ -606,21 +870,26 @@ private Q_SLOTS:
         limits.maxTasks = 64;
         ProcessRunner runner;
         QSignalSpy finished(&runner, &ProcessRunner::finished);
-        runner.start(QStringLiteral("forkbomb"), {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("f() { f | f & }; f; sleep 100"), marker}, dir.path(), limits);
+        runner.start(
+            QStringLiteral("forkbomb"),
+            {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("f() { f | f & }; f; sleep 100"), marker},
+            dir.path(), limits);
         QTest::qWait(1500);
         QElapsedTimer clock;
         clock.start();
         QProcess probe;
         probe.start(QStringLiteral("true"), {});
         QVERIFY(probe.waitForFinished(5000));
-        QVERIFY2(clock.elapsed() < 2000, qPrintable(QStringLiteral("spawning took %1 ms during the fork bomb").arg(clock.elapsed())));
+        QVERIFY2(clock.elapsed() < 2000,
+                 qPrintable(QStringLiteral("spawning took %1 ms during the fork bomb").arg(clock.elapsed())));
         QVERIFY(finished.wait(15000));
         const StepResult result = finished.first().first().value<StepResult>();
         QVERIFY(result.timedOut);
         QTest::qWait(500);
         int survivors = 0;
         for (const QString &pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs))
-            if (QFile cmd(QStringLiteral("/proc/%1/cmdline").arg(pid)); pid.toLongLong() > 0 && cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(marker.toUtf8()))
+            if (QFile cmd(QStringLiteral("/proc/%1/cmdline").arg(pid));
+                pid.toLongLong() > 0 && cmd.open(QIODevice::ReadOnly) && cmd.readAll().contains(marker.toUtf8()))
                 ++survivors;
         QCOMPARE(survivors, 0);
     }

@@ -13,7 +13,7 @@
 //     and its prompts carry the rvv agent and the instruction-count feedback with its unit.
 #include "cli_outcome.h"
 #include "fake_llm_server.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QFileInfo>
@@ -39,8 +39,12 @@ private:
 
     static QStringList problems()
     {
-        return {QStringLiteral("saxpy"),     QStringLiteral("gemm"),             QStringLiteral("softmax"),
-                QStringLiteral("layernorm"), QStringLiteral("depthwise_conv1d"), QStringLiteral("matmul_int8")};
+        return {QStringLiteral("saxpy"),
+                QStringLiteral("gemm"),
+                QStringLiteral("softmax"),
+                QStringLiteral("layernorm"),
+                QStringLiteral("depthwise_conv1d"),
+                QStringLiteral("matmul_int8")};
     }
 
     static QString data(const QString &name)
@@ -53,26 +57,22 @@ private:
         auto process = std::make_unique<QProcess>();
         process->setProcessEnvironment(QProcessEnvironment::systemEnvironment());
         process->start(qEnvironmentVariable("AUTOCOMP_CLI"),
-                       {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("rvv"), QStringLiteral("--problem"), problem,
-                        QStringLiteral("--code"), code, QStringLiteral("--json")});
+                       {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("rvv"),
+                        QStringLiteral("--problem"), problem, QStringLiteral("--code"), code,
+                        QStringLiteral("--json")});
         return process;
     }
 
-    static Outcome finish(QProcess &process)
-    {
-        return autocomp::test::finishCli(process, 600000);
-    }
+    static Outcome finish(QProcess &process) { return autocomp::test::finishCli(process, 600000); }
 
     // Evaluations run two at a time (the machines that run the tests have few cores).
     static QList<Outcome> evaluate(const QList<QPair<QString, QString>> &jobs)
     {
-        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); }, 600000);
+        return autocomp::test::runTwoAtATime(
+            jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); }, 600000);
     }
 
-    static QByteArray describe(const Outcome &o)
-    {
-        return o.describe(4000, 2000);
-    }
+    static QByteArray describe(const Outcome &o) { return o.describe(4000, 2000); }
 
     static double count(const Outcome &o, const char *metric = "instructions")
     {
@@ -118,16 +118,21 @@ private Q_SLOTS:
         targets.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("targets")});
         QVERIFY(targets.waitForFinished(60000));
         const QString listing = QString::fromUtf8(targets.readAllStandardOutput());
-        QVERIFY2(QRegularExpression(QStringLiteral("\\nrvv  absent .*\\n    missing: clang\\+\\+-16, .*qemu-riscv64")).match(u'\n' + listing).hasMatch(),
+        QVERIFY2(QRegularExpression(QStringLiteral("\\nrvv  absent .*\\n    missing: clang\\+\\+-16, .*qemu-riscv64"))
+                     .match(u'\n' + listing)
+                     .hasMatch(),
                  qPrintable(listing));
         QProcess eval;
         eval.setProcessEnvironment(env);
-        eval.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("rvv"), QStringLiteral("--problem"),
-                                                           QStringLiteral("saxpy"), QStringLiteral("--code"), data(QStringLiteral("rvv/saxpy_rvv.cpp"))});
+        eval.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                   {QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("rvv"),
+                    QStringLiteral("--problem"), QStringLiteral("saxpy"), QStringLiteral("--code"),
+                    data(QStringLiteral("rvv/saxpy_rvv.cpp"))});
         QVERIFY(eval.waitForFinished(60000));
         const QByteArray err = eval.readAllStandardError();
         QCOMPARE(eval.exitCode(), 1);
-        QVERIFY2(err.contains("target 'rvv' is absent on this machine") && err.contains("install-deps.sh --rvv"), err.constData());
+        QVERIFY2(err.contains("target 'rvv' is absent on this machine") && err.contains("install-deps.sh --rvv"),
+                 err.constData());
     }
 
     void everyShippedProblemIsCovered()
@@ -178,13 +183,16 @@ private Q_SLOTS:
         QVERIFY(count(fast, "vsetvl_instructions") > 0);
         QVERIFY2(fastCount < startCount, describe(fast).constData());
         if (problem == QLatin1String("gemm"))
-            QVERIFY2(startCount >= 10 * fastCount, qPrintable(QStringLiteral("%1 vs %2").arg(startCount).arg(fastCount)));
+            QVERIFY2(startCount >= 10 * fastCount,
+                     qPrintable(QStringLiteral("%1 vs %2").arg(startCount).arg(fastCount)));
         // The feedback names the count, its vector share and the candidate's hot block.
         const QJsonArray feedback = fast.json.value(QStringLiteral("feedback")).toArray();
-        QVERIFY2(!feedback.isEmpty() && feedback.first().toString().contains(QStringLiteral(" RVV (")), describe(fast).constData());
-        QVERIFY2(QJsonDocument(feedback).toJson().contains(QByteArray("hot block in " + problem.toUtf8())), describe(fast).constData());
-        qInfo("%s: start %.0f instructions, hand-vectorized %.0f (%.1fx fewer)", qPrintable(problem), startCount, fastCount,
-              startCount / fastCount);
+        QVERIFY2(!feedback.isEmpty() && feedback.first().toString().contains(QStringLiteral(" RVV (")),
+                 describe(fast).constData());
+        QVERIFY2(QJsonDocument(feedback).toJson().contains(QByteArray("hot block in " + problem.toUtf8())),
+                 describe(fast).constData());
+        qInfo("%s: start %.0f instructions, hand-vectorized %.0f (%.1fx fewer)", qPrintable(problem), startCount,
+              fastCount, startCount / fastCount);
     }
 
     // The agent's code examples are real code: each compiles for the target as a candidate would.
@@ -195,15 +203,19 @@ private Q_SLOTS:
         QFile file(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/agents/rvv/code_examples.md"));
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(file.readAll());
-        const QRegularExpression block(QStringLiteral("```cpp\\n(.*?)```"), QRegularExpression::DotMatchesEverythingOption);
+        const QRegularExpression block(QStringLiteral("```cpp\\n(.*?)```"),
+                                       QRegularExpression::DotMatchesEverythingOption);
         int compiled = 0;
         for (auto it = block.globalMatch(text); it.hasNext();) {
-            const QString source = writeFile(QStringLiteral("example-%1.cpp").arg(compiled), it.next().captured(1).toUtf8());
+            const QString source = writeFile(QStringLiteral("example-%1.cpp").arg(compiled),
+                                             it.next().captured(1).toUtf8());
             QVERIFY(!source.isEmpty());
             QProcess cc;
-            cc.start(QStringLiteral("clang++-16"), {QStringLiteral("--target=riscv64-linux-gnu"), QStringLiteral("-march=rv64gcv_zvl256b"),
-                                                    QStringLiteral("-O2"), QStringLiteral("-std=c++17"), QStringLiteral("-Wall"), QStringLiteral("-Werror"),
-                                                    QStringLiteral("-c"), source, QStringLiteral("-o"), source + QStringLiteral(".o")});
+            cc.start(QStringLiteral("clang++-16"),
+                     {QStringLiteral("--target=riscv64-linux-gnu"), QStringLiteral("-march=rv64gcv_zvl256b"),
+                      QStringLiteral("-O2"), QStringLiteral("-std=c++17"), QStringLiteral("-Wall"),
+                      QStringLiteral("-Werror"), QStringLiteral("-c"), source, QStringLiteral("-o"),
+                      source + QStringLiteral(".o")});
             QVERIFY(cc.waitForFinished(120000));
             QVERIFY2(cc.exitCode() == 0, cc.readAllStandardError().constData());
             ++compiled;
@@ -240,13 +252,17 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("body");
         QTest::addColumn<QString>("flag");
         // Seen in the source by the lint.
-        QTest::newRow("rdcycle in inline asm") << QByteArray("unsigned long t; asm volatile(\"rdcycle %0\" : \"=r\"(t)); (void)t;")
-                                               << QStringLiteral("static check");
-        QTest::newRow("ecall in inline asm") << QByteArray("asm volatile(\"li a7, 93\\n ecall\");") << QStringLiteral("static check");
+        QTest::newRow("rdcycle in inline asm")
+            << QByteArray("unsigned long t; asm volatile(\"rdcycle %0\" : \"=r\"(t)); (void)t;")
+            << QStringLiteral("static check");
+        QTest::newRow("ecall in inline asm")
+            << QByteArray("asm volatile(\"li a7, 93\\n ecall\");") << QStringLiteral("static check");
         // Spelled as raw instruction words: only the object gate's disassembly sees them.
-        QTest::newRow("csrrs a0,instret as a word") << QByteArray("asm volatile(\".word 0xc0202573\" ::: \"a0\");")
-                                                    << QStringLiteral("gate: reads or writes a control/status register");
-        QTest::newRow("ecall as a word") << QByteArray("asm volatile(\".word 0x00000073\");") << QStringLiteral("gate: raw system call or trap");
+        QTest::newRow("csrrs a0,instret as a word")
+            << QByteArray("asm volatile(\".word 0xc0202573\" ::: \"a0\");")
+            << QStringLiteral("gate: reads or writes a control/status register");
+        QTest::newRow("ecall as a word") << QByteArray("asm volatile(\".word 0x00000073\");")
+                                         << QStringLiteral("gate: raw system call or trap");
     }
 
     void countersAndSystemCallsAreRejected()
@@ -255,9 +271,12 @@ private Q_SLOTS:
             QSKIP(qPrintable(m_absent));
         QFETCH(QByteArray, body);
         QFETCH(QString, flag);
-        const QByteArray code = "extern \"C\" void saxpy(int n, float a, const float* x, float* y) {\n    " + body +
-                                "\n    for (int i = 0; i < n; ++i) y[i] += a * x[i];\n}\n";
-        const QString file = writeFile(QStringLiteral("hack-%1.cpp").arg(QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'))), code);
+        const QByteArray code = "extern \"C\" void saxpy(int n, float a, const float* x, float* y) {\n    " + body
+            + "\n    for (int i = 0; i < n; ++i) y[i] += a * x[i];\n}\n";
+        const QString file = writeFile(
+            QStringLiteral("hack-%1.cpp")
+                .arg(QString::fromLatin1(QTest::currentDataTag()).replace(QLatin1Char(' '), QLatin1Char('_'))),
+            code);
         QVERIFY(!file.isEmpty());
         auto process = startEval(QStringLiteral("saxpy"), file);
         const Outcome o = finish(*process);
@@ -284,7 +303,8 @@ private Q_SLOTS:
         process.setProcessEnvironment(env);
         QSignalSpy finished(&process, &QProcess::finished);
         process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
-                      {QStringLiteral("run"), data(QStringLiteral("rvv_gemm_e2e.yaml")), QStringLiteral("--store"), storePath, QStringLiteral("--json")});
+                      {QStringLiteral("run"), data(QStringLiteral("rvv_gemm_e2e.yaml")), QStringLiteral("--store"),
+                       storePath, QStringLiteral("--json")});
         QVERIFY(process.waitForStarted(10000));
         // This thread's event loop serves the in-process LLM server meanwhile.
         QVERIFY(finished.wait(600000));
@@ -322,8 +342,10 @@ private Q_SLOTS:
         // The export carries the unit with the metric.
         const QString exported = m_dir.filePath(QStringLiteral("run.jsonl"));
         QProcess exporter;
-        exporter.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("export"), QString::number(runId), QStringLiteral("--format"),
-                                                              QStringLiteral("jsonl"), QStringLiteral("--out"), exported, QStringLiteral("--store"), storePath});
+        exporter.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                       {QStringLiteral("export"), QString::number(runId), QStringLiteral("--format"),
+                        QStringLiteral("jsonl"), QStringLiteral("--out"), exported, QStringLiteral("--store"),
+                        storePath});
         QVERIFY(exporter.waitForFinished(60000));
         QVERIFY2(exporter.exitCode() == 0, exporter.readAllStandardError().constData());
         QFile jsonl(exported);
@@ -342,9 +364,11 @@ private Q_SLOTS:
                 continue;
             ++planPrompts;
             const QString &prompt = r.lastUserMessage;
-            QVERIFY2(prompt.contains(QStringLiteral("The machine: RV64GCV with RVV 1.0")), qPrintable(prompt.left(2000)));
+            QVERIFY2(prompt.contains(QStringLiteral("The machine: RV64GCV with RVV 1.0")),
+                     qPrintable(prompt.left(2000)));
             QVERIFY(prompt.contains(QStringLiteral("__riscv_vsetvl_e32m4")));
-            QVERIFY2(prompt.contains(QStringLiteral("QEMU TCG plugin under qemu-riscv64")) && prompt.contains(QStringLiteral("VLEN=256 bits")),
+            QVERIFY2(prompt.contains(QStringLiteral("QEMU TCG plugin under qemu-riscv64"))
+                         && prompt.contains(QStringLiteral("VLEN=256 bits")),
                      qPrintable(prompt));
             QVERIFY2(measured.match(prompt).hasMatch(), qPrintable(prompt));
             QVERIFY(prompt.contains(QStringLiteral("Target settings: vlen=256")));

@@ -3,11 +3,11 @@
 // code (`// fake: status=ok latency_ms=90;`), so every expectation below is exact.
 #include "fake_llm_server.h"
 #include "menu_invariants.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/run_setup.h"
 #include "search/search_engine.h"
 #include "agents/prompt_builder.h"
-#include "store/menu_insights.h"
+#include "insights/menu_insights.h"
 #include "store/run_store.h"
 
 #include <QScopeGuard>
@@ -30,25 +30,29 @@ QString code(const QString &directives, const QString &tag = QStringLiteral("cpp
 QString yamlString(const QString &text)
 {
     QString escaped = text;
-    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\")).replace(QLatin1Char('"'), QStringLiteral("\\\"")).replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    escaped.replace(QLatin1Char('\\'), QStringLiteral("\\\\"))
+        .replace(QLatin1Char('"'), QStringLiteral("\\\""))
+        .replace(QLatin1Char('\n'), QStringLiteral("\\n"));
     return QLatin1Char('"') + escaped + QLatin1Char('"');
 }
 
-struct Rule {
+struct Rule
+{
     QString name;
     QString match;
     QStringList contents;
     bool cycle = false;
     int delayMs = 0;
     bool cutAtLimit = false; // every answer of the rule stops at the output-token limit
-    QList<int> delaysMs{};   // per answer, in order (in place of delayMs where given)
+    QList<int> delaysMs{}; // per answer, in order (in place of delayMs where given)
 };
 
 QByteArray script(const QList<Rule> &rules)
 {
     QString out = QStringLiteral("rules:\n");
     for (const Rule &r : rules) {
-        out += QStringLiteral("  - name: %1\n    match: '%2'\n    cycle: %3\n    responses:\n").arg(r.name, r.match, r.cycle ? QStringLiteral("true") : QStringLiteral("false"));
+        out += QStringLiteral("  - name: %1\n    match: '%2'\n    cycle: %3\n    responses:\n")
+                   .arg(r.name, r.match, r.cycle ? QStringLiteral("true") : QStringLiteral("false"));
         for (qsizetype i = 0; i < r.contents.size(); ++i)
             out += QStringLiteral("      - content: %1\n        delay_ms: %2\n        cut_at_limit: %3\n")
                        .arg(yamlString(r.contents.at(i)))
@@ -66,7 +70,8 @@ class TestSearchEngine : public QObject
 {
     Q_OBJECT
 
-    struct Harness {
+    struct Harness
+    {
         test::FakeLlmServer server;
         QTemporaryDir dir;
         std::unique_ptr<SearchEngine> engine;
@@ -78,8 +83,9 @@ class TestSearchEngine : public QObject
     QString m_agent = QStringLiteral("fake");
     QStringList m_dataDirs;
 
-    std::unique_ptr<Harness> makeHarness(const QList<Rule> &rules, const QString &search, const QStringList &models = {QStringLiteral("m1")},
-                                         const QString &extra = {}, const QString &target = QStringLiteral("fake"))
+    std::unique_ptr<Harness> makeHarness(const QList<Rule> &rules, const QString &search,
+                                         const QStringList &models = {QStringLiteral("m1")}, const QString &extra = {},
+                                         const QString &target = QStringLiteral("fake"))
     {
         auto h = std::make_unique<Harness>();
         if (!h->server.listen())
@@ -92,7 +98,8 @@ class TestSearchEngine : public QObject
         QStringList specs;
         for (const QString &m : models)
             specs << QStringLiteral("\"openai-compatible@%1/v1::%2\"").arg(h->server.baseUrl().toString(), m);
-        const QByteArray yaml = QStringLiteral("target: %4\nproblem: kernel\nagent: %5\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
+        const QByteArray yaml = QStringLiteral(
+                                    "target: %4\nproblem: kernel\nagent: %5\nmodels: {plan: [%1]}\nsearch: {%2}\n%3")
                                     .arg(specs.join(QLatin1String(", ")), search, extra, target, m_agent)
                                     .toUtf8();
         QStringList errors;
@@ -102,7 +109,9 @@ class TestSearchEngine : public QObject
             return nullptr;
         }
         h->storePath = h->dir.filePath(QStringLiteral("runs.sqlite"));
-        const auto setup = prepareRun(*config, yaml, Repository(m_dataDirs + QStringList{qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}), h->storePath, &errors);
+        const auto setup = prepareRun(*config, yaml,
+                                      Repository(m_dataDirs + QStringList{qEnvironmentVariable("AUTOCOMP_FAKE_DATA")}),
+                                      h->storePath, &errors);
         if (!setup) {
             qWarning() << errors;
             return nullptr;
@@ -194,7 +203,10 @@ private Q_SLOTS:
     void ensembleSplitGivesEveryModelWork()
     {
         // 4 models, one parent, N=2 plans, K=2 code samples: 2 plans but every model must still write code.
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
+        auto h = makeHarness({{QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=90"))},
+                               true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
                              QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2"),
                              {QStringLiteral("m1"), QStringLiteral("m2"), QStringLiteral("m3"), QStringLiteral("m4")});
@@ -213,15 +225,20 @@ private Q_SLOTS:
     {
         // Root: 100 ms. Children: 95 (faster), 105 (within slack 1.1), 115 (too slow), a compile error,
         // an incorrect one, and a duplicate of the 95 ms code.
-        const QStringList codes{code(QStringLiteral("latency_ms=95")), code(QStringLiteral("latency_ms=105")), code(QStringLiteral("latency_ms=115")),
-                                code(QStringLiteral("status=compile_error")), code(QStringLiteral("status=incorrect")),
-                                QStringLiteral("Same again.\n```cpp\n//   fake: latency_ms=95;\nvoid   kernel() {}\n```\n")};
+        const QStringList codes{
+            code(QStringLiteral("latency_ms=95")),
+            code(QStringLiteral("latency_ms=105")),
+            code(QStringLiteral("latency_ms=115")),
+            code(QStringLiteral("status=compile_error")),
+            code(QStringLiteral("status=incorrect")),
+            QStringLiteral("Same again.\n```cpp\n//   fake: latency_ms=95;\nvoid   kernel() {}\n```\n")};
         QStringList plans;
         for (int i = 0; i < 6; ++i)
             plans << QStringLiteral("Chosen optimization: %1. x\nplan number %1").arg(i + 1);
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), plans}},
-                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 6, code_per_plan: 1, fix_attempts: 0"));
+        auto h = makeHarness(
+            {{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), plans}},
+            QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 6, code_per_plan: 1, fix_attempts: 0"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("finished"));
@@ -239,7 +256,8 @@ private Q_SLOTS:
             if (c.status != CandidateStatus::Duplicate)
                 continue;
             ++duplicates;
-            const Candidate original = h->engine->candidate(c.metrics.value(QStringLiteral("duplicate_of")).toInteger());
+            const Candidate original = h->engine->candidate(
+                c.metrics.value(QStringLiteral("duplicate_of")).toInteger());
             QCOMPARE(toString(original.status), QStringLiteral("correct"));
             QCOMPARE(original.score, 95.0);
             QVERIFY(c.error.startsWith(QStringLiteral("duplicate of #%1").arg(original.id)));
@@ -257,10 +275,12 @@ private Q_SLOTS:
     // the copy is a duplicate of the root and the best stays the root.
     void unchangedCodeIsADuplicate()
     {
-        const QStringList codes{QStringLiteral("Unchanged.\n```cpp\n// fake: status=ok latency_ms=100\nvoid kernel()  {\n}\n```\n")};
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0"));
+        const QStringList codes{
+            QStringLiteral("Unchanged.\n```cpp\n// fake: status=ok latency_ms=100\nvoid kernel()  {\n}\n```\n")};
+        auto h = makeHarness(
+            {{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("finished"));
@@ -290,7 +310,8 @@ private Q_SLOTS:
                                 code(QStringLiteral("latency_ms=79 paired_ratio=0.79 ci_low=0.77 ci_high=0.81"))};
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"),
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, "
+                                            "fix_attempts: 0, parent_slack: [1.0]"),
                              {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
@@ -323,11 +344,12 @@ private Q_SLOTS:
         const QStringList codes{code(QStringLiteral("latency_ms=80 paired_ratio=0.80 ci_low=0.79 ci_high=0.81")),
                                 code(QStringLiteral("latency_ms=75.2 paired_ratio=0.752 ci_low=0.745 ci_high=0.76")),
                                 code(QStringLiteral("latency_ms=55 paired_ratio=0.55 ci_low=0.54 ci_high=0.56"))};
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, "
-                                            "parent_slack: [1.1], noise_floor: 0.04"),
-                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
+        auto h = makeHarness(
+            {{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+            QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, "
+                           "parent_slack: [1.1], noise_floor: 0.04"),
+            {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("finished"));
@@ -341,8 +363,10 @@ private Q_SLOTS:
         QCOMPARE(second.metrics.value(QStringLiteral("noise_floor")).toDouble(), 0.04);
         const auto interval = scoreInterval(second);
         QVERIFY(interval);
-        QVERIFY2(qAbs(interval->low - second.score * (0.745 / 0.752) * 0.96) < 1e-9, qPrintable(QString::number(interval->low)));
-        QVERIFY2(qAbs(interval->high - second.score * (0.76 / 0.752) * 1.04) < 1e-9, qPrintable(QString::number(interval->high)));
+        QVERIFY2(qAbs(interval->low - second.score * (0.745 / 0.752) * 0.96) < 1e-9,
+                 qPrintable(QString::number(interval->low)));
+        QVERIFY2(qAbs(interval->high - second.score * (0.76 / 0.752) * 1.04) < 1e-9,
+                 qPrintable(QString::number(interval->high)));
         // Without the floor 0.745-0.76 and 0.79-0.81 would be told apart; with it they overlap.
         QVERIFY(second.score < first.score);
         QVERIFY(withinNoise(first, second));
@@ -358,7 +382,8 @@ private Q_SLOTS:
                                 code(QStringLiteral("latency_ms=75.2 paired_ratio=0.752 ci_low=0.745 ci_high=0.76"))};
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.1]"),
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, "
+                                            "fix_attempts: 0, parent_slack: [1.1]"),
                              {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
@@ -376,7 +401,8 @@ private Q_SLOTS:
         const QStringList codes{code(QStringLiteral("latency_ms=80")), code(QStringLiteral("latency_ms=79.9"))};
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"));
+                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, "
+                                            "fix_attempts: 0, parent_slack: [1.0]"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("finished"));
@@ -398,14 +424,16 @@ private Q_SLOTS:
     // fast moment) is lower; the parent slack applies to the same scores (100 x 1.2 is rejected).
     void pairedRatioRanksCandidates()
     {
-        const QStringList codes{code(QStringLiteral("latency_ms=10 paired_ratio=0.8")), code(QStringLiteral("latency_ms=50 paired_ratio=0.5")),
+        const QStringList codes{code(QStringLiteral("latency_ms=10 paired_ratio=0.8")),
+                                code(QStringLiteral("latency_ms=50 paired_ratio=0.5")),
                                 code(QStringLiteral("latency_ms=5 paired_ratio=1.2"))};
         QStringList plans;
         for (int i = 0; i < 3; ++i)
             plans << QStringLiteral("Chosen optimization: %1. x\nplan number %1").arg(i + 1);
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), plans}},
-                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, fix_attempts: 0, parent_slack: [1.0]"),
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, "
+                                            "fix_attempts: 0, parent_slack: [1.0]"),
                              {QStringLiteral("m1")}, {}, QStringLiteral("fake-paired"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
@@ -425,19 +453,25 @@ private Q_SLOTS:
 
     void fixAttemptCarriesPlanCodeAndError()
     {
-        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("status=compile_error"))}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"));
+        auto h = makeHarness(
+            {{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("status=compile_error"))}},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(run.bestScore, 80.0);
         const auto requests = h->server.requests();
-        const auto fix = std::find_if(requests.begin(), requests.end(), [](const auto &r) { return r.ruleName == QLatin1String("fix"); });
+        const auto fix = std::find_if(requests.begin(), requests.end(),
+                                      [](const auto &r) { return r.ruleName == QLatin1String("fix"); });
         QVERIFY(fix != requests.end());
         QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("Tile it.")), "the fix prompt has the plan");
-        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("status=compile_error")), "the fix prompt has the failed code");
-        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("scripted compile error")), "the fix prompt has the compiler output");
+        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("status=compile_error")),
+                 "the fix prompt has the failed code");
+        QVERIFY2(fix->lastUserMessage.contains(QStringLiteral("scripted compile error")),
+                 "the fix prompt has the compiler output");
         int fixes = 0;
         for (const Candidate &c : candidates(*h))
             if (c.origin == CandidateOrigin::Fix) {
@@ -452,11 +486,13 @@ private Q_SLOTS:
     // code, so no fix request is spent on it, while a compile error in the same run gets its fix.
     void machineErrorIsNeverSentForAFix()
     {
-        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
-                               {code(QStringLiteral("status=error")), code(QStringLiteral("status=compile_error"))}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 2, fix_attempts: 2"));
+        auto h = makeHarness(
+            {{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("status=error")), code(QStringLiteral("status=compile_error"))}},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 2, fix_attempts: 2"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), toString(RunState::Finished));
@@ -484,17 +520,22 @@ private Q_SLOTS:
     // and no fix is asked for it (it would be cut the same way).
     void cutAnswerSaysSoAndIsNotFixed()
     {
-        Rule cut{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
-                 {QStringLiteral("Here is the code.\n```cpp\n// fake: latency_ms=50;\nvoid kernel() {\n  for (int i = 0; i < 1000; ++i)")}};
+        Rule cut{QStringLiteral("code"),
+                 QStringLiteral("Optimized code:\\s*$"),
+                 {QStringLiteral("Here is the code.\n```cpp\n// fake: latency_ms=50;\nvoid kernel() {\n  for (int i = "
+                                 "0; i < 1000; ++i)")}};
         cut.cutAtLimit = true;
-        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}}, cut,
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 2"),
-                             {QStringLiteral("m1")}, QStringLiteral("llm: {max_tokens: 3000}\n"));
+        auto h = makeHarness(
+            {{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=80"))}},
+             cut,
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+            QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 2"),
+            {QStringLiteral("m1")}, QStringLiteral("llm: {max_tokens: 3000}\n"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         // Nothing was evaluated beyond the start, so the run itself ends failed; what matters is why.
-        QVERIFY2(run.stopReason.contains(QStringLiteral("cut at the model's output limit")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.contains(QStringLiteral("cut at the model's output limit")),
+                 qPrintable(run.stopReason));
         int cutCandidates = 0;
         for (const Candidate &c : candidates(*h)) {
             QVERIFY2(c.origin != CandidateOrigin::Fix, "no fix is asked for a cut answer");
@@ -502,14 +543,17 @@ private Q_SLOTS:
                 continue;
             ++cutCandidates;
             QCOMPARE(toString(c.status), QStringLiteral("failed"));
-            QVERIFY2(c.error.contains(QStringLiteral("cut at the model's output limit (max_tokens 3000, stop reason 'length')")), qPrintable(c.error));
+            QVERIFY2(c.error.contains(
+                         QStringLiteral("cut at the model's output limit (max_tokens 3000, stop reason 'length')")),
+                     qPrintable(c.error));
             QVERIFY2(c.error.contains(QStringLiteral("llm.max_tokens")), qPrintable(c.error));
         }
         QCOMPARE(cutCandidates, 1);
         for (const auto &r : h->server.requests()) {
             QVERIFY(r.ruleName != QLatin1String("fix"));
             // The limit reached the provider as the request's max_tokens.
-            QVERIFY2(r.body.contains("\"max_tokens\":3000") || r.body.contains("\"max_completion_tokens\":3000"), r.body.left(400).constData());
+            QVERIFY2(r.body.contains("\"max_tokens\":3000") || r.body.contains("\"max_completion_tokens\":3000"),
+                     r.body.left(400).constData());
         }
     }
 
@@ -520,12 +564,13 @@ private Q_SLOTS:
     void failedSetupIsTheMachinesNotTheCodes()
     {
         auto h = makeHarness({{QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"), {QStringLiteral("m1")}, {},
-                             QStringLiteral("fake-broken-start"));
+                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"),
+                             {QStringLiteral("m1")}, {}, QStringLiteral("fake-broken-start"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), toString(RunState::Failed));
-        QVERIFY2(run.stopReason.startsWith(QStringLiteral("the starting code could not be evaluated on this machine")), qPrintable(run.stopReason));
+        QVERIFY2(run.stopReason.startsWith(QStringLiteral("the starting code could not be evaluated on this machine")),
+                 qPrintable(run.stopReason));
         QVERIFY2(!run.stopReason.contains(QStringLiteral("does not pass its own harness")), qPrintable(run.stopReason));
         QVERIFY2(run.stopReason.contains(QStringLiteral("its step 'build_tool'")), qPrintable(run.stopReason));
         QVERIFY2(run.stopReason.contains(QStringLiteral("problem of this machine")), qPrintable(run.stopReason));
@@ -541,11 +586,14 @@ private Q_SLOTS:
     // search still plans, writes and fixes candidates, ranks none, and the beam stays the start.
     void compileOnlyRunFixesWithoutRanking()
     {
-        auto h = makeHarness({{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=5"))}},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("status=compile_error"))}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
-                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"), {QStringLiteral("m1")},
-                             QStringLiteral("evaluation: {compile_only: true}\n"), QStringLiteral("fake-nohw"));
+        auto h = makeHarness(
+            {{QStringLiteral("fix"), QStringLiteral("Fixed code:\\s*$"), {code(QStringLiteral("latency_ms=5"))}},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("status=compile_error"))}},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}}},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 1, code_per_plan: 1, fix_attempts: 1"),
+            {QStringLiteral("m1")}, QStringLiteral("evaluation: {compile_only: true}\n"), QStringLiteral("fake-nohw"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), toString(RunState::Finished));
@@ -553,15 +601,23 @@ private Q_SLOTS:
         QMap<QString, int> statuses;
         for (const Candidate &c : candidates(*h)) {
             QVERIFY(!c.hasScore());
-            ++statuses[(c.origin == CandidateOrigin::Root ? QStringLiteral("root ") : c.origin == CandidateOrigin::Fix ? QStringLiteral("fix ") : QString())
+            ++statuses[(c.origin == CandidateOrigin::Root      ? QStringLiteral("root ")
+                            : c.origin == CandidateOrigin::Fix ? QStringLiteral("fix ")
+                                                               : QString())
                        + toString(c.status)];
         }
-        QCOMPARE(statuses, (QMap<QString, int>{{QStringLiteral("root no_hardware"), 1}, {QStringLiteral("compile_error"), 1}, {QStringLiteral("fix no_hardware"), 1}}));
+        QCOMPARE(statuses,
+                 (QMap<QString, int>{{QStringLiteral("root no_hardware"), 1},
+                                     {QStringLiteral("compile_error"), 1},
+                                     {QStringLiteral("fix no_hardware"), 1}}));
     }
 
     void feedbackAndUnitsReachThePlanPrompt()
     {
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))}, true},
+        auto h = makeHarness({{QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))},
+                               true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
                              QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"));
         QVERIFY(h);
@@ -576,9 +632,13 @@ private Q_SLOTS:
 
     void feedbackCanBeLeftOut()
     {
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))}, true},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, feedback: false"));
+        auto h = makeHarness(
+            {{QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=90 feedback=D1_miss_rate_12%"))},
+              true},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+            QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, feedback: false"));
         QVERIFY(h);
         runToEnd(*h);
         const QStringList planPrompts = planPromptsOf(*h);
@@ -589,13 +649,19 @@ private Q_SLOTS:
 
     void editModeAppliesOrFailsWithAReason()
     {
-        const QString good = QStringLiteral("<<<<<<< SEARCH\n// fake: status=ok latency_ms=100\n=======\n// fake: status=ok latency_ms=40;\n>>>>>>> REPLACE\n");
-        const QString fuzzy = QStringLiteral("<<<<<<< SEARCH\n   void    kernel()   {}\n=======\nvoid kernel() { /* faster */ }\n// fake: latency_ms=60;\n>>>>>>> REPLACE\n");
-        const QString bad = QStringLiteral("<<<<<<< SEARCH\nint nothing_like_this;\n=======\nint x;\n>>>>>>> REPLACE\n");
+        const QString good = QStringLiteral("<<<<<<< SEARCH\n// fake: status=ok latency_ms=100\n=======\n// fake: "
+                                            "status=ok latency_ms=40;\n>>>>>>> REPLACE\n");
+        const QString fuzzy = QStringLiteral("<<<<<<< SEARCH\n   void    kernel()   {}\n=======\nvoid kernel() { /* "
+                                             "faster */ }\n// fake: latency_ms=60;\n>>>>>>> REPLACE\n");
+        const QString bad = QStringLiteral(
+            "<<<<<<< SEARCH\nint nothing_like_this;\n=======\nint x;\n>>>>>>> REPLACE\n");
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {good, fuzzy, bad}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
-                               {s_plan, QStringLiteral("Chosen optimization: 2. beta\nB."), QStringLiteral("Chosen optimization: 3. gamma\nC.")}}},
-                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, edit_mode: true, fix_attempts: 0"));
+                              {QStringLiteral("plan"),
+                               QStringLiteral("Plan:\\s*$"),
+                               {s_plan, QStringLiteral("Chosen optimization: 2. beta\nB."),
+                                QStringLiteral("Chosen optimization: 3. gamma\nC.")}}},
+                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, "
+                                            "edit_mode: true, fix_attempts: 0"));
         QVERIFY(h);
         runToEnd(*h);
         QList<double> scores;
@@ -605,27 +671,38 @@ private Q_SLOTS:
                 continue;
             if (c.hasScore())
                 scores << c.score;
-            else if (c.error.contains(QStringLiteral("edit not applied")) && c.error.contains(QStringLiteral("matches nothing")))
+            else if (c.error.contains(QStringLiteral("edit not applied"))
+                     && c.error.contains(QStringLiteral("matches nothing")))
                 ++applyFailures;
         }
         std::sort(scores.begin(), scores.end());
         QCOMPARE(scores, (QList<double>{40, 60}));
         QCOMPARE(applyFailures, 1);
         const auto requests = h->server.requests();
-        QVERIFY(requests.last().lastUserMessage.contains(QStringLiteral("<<<<<<< SEARCH")) || requests.first().lastUserMessage.contains(QStringLiteral("SEARCH")));
+        QVERIFY(requests.last().lastUserMessage.contains(QStringLiteral("<<<<<<< SEARCH"))
+                || requests.first().lastUserMessage.contains(QStringLiteral("SEARCH")));
     }
 
     void translationScoresKeepIncompleteOnesApart()
     {
-        auto h = makeHarness({{QStringLiteral("score"), QStringLiteral("completeness score:\\s*$"), {QStringLiteral("9"), QStringLiteral("3")}},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110"))}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 1. translate\nT1"), QStringLiteral("Chosen optimization: 1. translate\nT2")}}},
-                             QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 2, code_per_plan: 1, translate_iters: 1"));
+        auto h = makeHarness(
+            {{QStringLiteral("score"),
+              QStringLiteral("completeness score:\\s*$"),
+              {QStringLiteral("9"), QStringLiteral("3")}},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110"))}},
+             {QStringLiteral("plan"),
+              QStringLiteral("Plan:\\s*$"),
+              {QStringLiteral("Chosen optimization: 1. translate\nT1"),
+               QStringLiteral("Chosen optimization: 1. translate\nT2")}}},
+            QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 2, code_per_plan: 1, translate_iters: 1"));
         QVERIFY(h);
         runToEnd(*h);
         bool sawTranslationMenu = false;
         for (const auto &r : h->server.requests())
-            sawTranslationMenu |= r.ruleName == QLatin1String("plan") && r.lastUserMessage.contains(QStringLiteral("## Translation menu"));
+            sawTranslationMenu |= r.ruleName == QLatin1String("plan")
+                && r.lastUserMessage.contains(QStringLiteral("## Translation menu"));
         QVERIFY(sawTranslationMenu);
         const QList<qint64> beam = h->engine->beam();
         QCOMPARE(beam.size(), 1);
@@ -636,9 +713,13 @@ private Q_SLOTS:
 
     void earlyStopEndsAFlatRun()
     {
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=99.9"))}, true},
+        auto h = makeHarness({{QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=99.9"))},
+                               true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 6, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, early_stop: 1.05, early_stop_patience: 2"));
+                             QStringLiteral("iterations: 6, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, "
+                                            "early_stop: 1.05, early_stop_patience: 2"));
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("finished"));
@@ -680,7 +761,8 @@ private Q_SLOTS:
             codes << code(QStringLiteral("latency_ms=90 bench_ms=200 variant=%1").arg(i));
         auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), codes, true},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 8, beam_width: 2, plans_per_parent: 2, code_per_plan: 1"), {QStringLiteral("m1")}, budget);
+                             QStringLiteral("iterations: 8, beam_width: 2, plans_per_parent: 2, code_per_plan: 1"),
+                             {QStringLiteral("m1")}, budget);
         QVERIFY(h);
         const RunInfo run = runToEnd(*h);
         QCOMPARE(toString(run.state), QStringLiteral("stopped"));
@@ -703,8 +785,13 @@ private Q_SLOTS:
         QString storePath;
         QTemporaryDir keep;
         {
-            auto a = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90")), code(QStringLiteral("latency_ms=80"))}},
-                                  {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 3. gamma\nG"), QStringLiteral("Chosen optimization: 5. epsilon\nE")}}},
+            auto a = makeHarness({{QStringLiteral("code"),
+                                   QStringLiteral("Optimized code:\\s*$"),
+                                   {code(QStringLiteral("latency_ms=90")), code(QStringLiteral("latency_ms=80"))}},
+                                  {QStringLiteral("plan"),
+                                   QStringLiteral("Plan:\\s*$"),
+                                   {QStringLiteral("Chosen optimization: 3. gamma\nG"),
+                                    QStringLiteral("Chosen optimization: 5. epsilon\nE")}}},
                                  QStringLiteral("iterations: 2, beam_width: 1, plans_per_parent: 1, code_per_plan: 1"));
             QVERIFY(a);
             const RunInfo run = runToEnd(*a);
@@ -718,9 +805,17 @@ private Q_SLOTS:
         QVERIFY(file.open(QIODevice::WriteOnly));
         file.write("schedule:\n  - \"gamma: unroll\"\n  - \"epsilon: fuse\"\n");
         file.close();
-        auto b = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=70"))}, true},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {QStringLiteral("Chosen optimization: 1. alpha\nA")}, true}},
-                             QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, schedule: \"%1\"").arg(schedulePath));
+        auto b = makeHarness(
+            {{QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=70"))},
+              true},
+             {QStringLiteral("plan"),
+              QStringLiteral("Plan:\\s*$"),
+              {QStringLiteral("Chosen optimization: 1. alpha\nA")},
+              true}},
+            QStringLiteral("iterations: 3, beam_width: 1, plans_per_parent: 1, code_per_plan: 1, schedule: \"%1\"")
+                .arg(schedulePath));
         QVERIFY(b);
         runToEnd(*b);
         QStringList forced;
@@ -737,7 +832,11 @@ private Q_SLOTS:
 
     void pauseStartsNothingNewUntilResumed()
     {
-        auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=50"))}, true, 100},
+        auto h = makeHarness({{QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=90 bench_ms=50"))},
+                               true,
+                               100},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true, 100}},
                              QStringLiteral("iterations: 2, beam_width: 2, plans_per_parent: 3, code_per_plan: 2"));
         QVERIFY(h);
@@ -765,8 +864,15 @@ private Q_SLOTS:
 
     void humanPlanAndCodeJoinTheSearch()
     {
-        auto h = makeHarness({{QStringLiteral("human-plan-code"), QStringLiteral("hand-written plan[\\s\\S]*Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=30"))}, true},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90 bench_ms=100"))}, true, 200},
+        auto h = makeHarness({{QStringLiteral("human-plan-code"),
+                               QStringLiteral("hand-written plan[\\s\\S]*Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=30"))},
+                               true},
+                              {QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=90 bench_ms=100"))},
+                               true,
+                               200},
                               {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true, 200}},
                              QStringLiteral("iterations: 1, beam_width: 4, plans_per_parent: 1, code_per_plan: 1"));
         QVERIFY(h);
@@ -775,9 +881,11 @@ private Q_SLOTS:
         QVERIFY(h->engine->start(&error));
         QTRY_VERIFY_WITH_TIMEOUT(h->server.requestCount() >= 1, 30000); // iteration 1 has begun
         const qint64 root = h->engine->beam().first();
-        const qint64 planned = h->engine->addHumanPlan(root, QStringLiteral("A hand-written plan: hoist everything."), &error);
+        const qint64 planned = h->engine->addHumanPlan(root, QStringLiteral("A hand-written plan: hoist everything."),
+                                                       &error);
         QVERIFY2(planned > 0, qPrintable(error));
-        const qint64 edited = h->engine->addHumanCode(root, QStringLiteral("// fake: status=ok latency_ms=20;\nvoid kernel() {}\n"), &error);
+        const qint64 edited = h->engine->addHumanCode(
+            root, QStringLiteral("// fake: status=ok latency_ms=20;\nvoid kernel() {}\n"), &error);
         QVERIFY2(edited > 0, qPrintable(error));
         QVERIFY(finished.wait(60000));
         QCOMPARE(toString(h->engine->candidate(edited).origin), QStringLiteral("human"));
@@ -792,9 +900,13 @@ private Q_SLOTS:
     {
         QList<QStringList> prompts;
         for (int round = 0; round < 2; ++round) {
-            auto h = makeHarness({{QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
-                                  {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                                 QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 4, code_per_plan: 1, seed: 42"));
+            auto h = makeHarness(
+                {{QStringLiteral("code"),
+                  QStringLiteral("Optimized code:\\s*$"),
+                  {code(QStringLiteral("latency_ms=90"))},
+                  true},
+                 {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+                QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 4, code_per_plan: 1, seed: 42"));
             QVERIFY(h);
             runToEnd(*h);
             QStringList p;
@@ -813,19 +925,27 @@ private Q_SLOTS:
     void skipPlanningSendsNoPlanRequest()
     {
         const auto direct = [](const QString &latency) -> QString {
-            return QStringLiteral("The loop is memory bound.\nChosen optimization: 2. beta: vectorize\n") + code(QStringLiteral("latency_ms=") + latency);
+            return QStringLiteral("The loop is memory bound.\nChosen optimization: 2. beta: vectorize\n")
+                + code(QStringLiteral("latency_ms=") + latency);
         };
-        auto h = makeHarness({{QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=50"))}, true},
-                              {QStringLiteral("direct"), QStringLiteral("Reasoning and code:\\s*$"),
-                               {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")), direct(QStringLiteral("60"))}}},
-                             QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
+        auto h = makeHarness(
+            {{QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=50"))},
+              true},
+             {QStringLiteral("direct"),
+              QStringLiteral("Reasoning and code:\\s*$"),
+              {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")),
+               direct(QStringLiteral("60"))}}},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
         QVERIFY(h);
         QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
         int directRequests = 0;
         QSet<QString> prompts;
         for (const auto &r : h->server.requests()) {
-            QVERIFY2(r.ruleName == QLatin1String("direct"), qPrintable(r.ruleName + QStringLiteral(": ") + r.lastUserMessage.right(80)));
+            QVERIFY2(r.ruleName == QLatin1String("direct"),
+                     qPrintable(r.ruleName + QStringLiteral(": ") + r.lastUserMessage.right(80)));
             ++directRequests;
             prompts.insert(r.lastUserMessage);
             QVERIFY(r.lastUserMessage.contains(QStringLiteral("## Optimization menu\n\n"))); // the menu is still shown
@@ -845,7 +965,8 @@ private Q_SLOTS:
                 continue;
             QCOMPARE(c.menuItem, QStringLiteral("beta: vectorize"));
             QVERIFY(c.plan.contains(QStringLiteral("memory bound")));
-            QVERIFY(std::any_of(calls.cbegin(), calls.cend(), [&](const LlmCall &call) { return call.id == c.planCallId; }));
+            QVERIFY(std::any_of(calls.cbegin(), calls.cend(),
+                                [&](const LlmCall &call) { return call.id == c.planCallId; }));
             QCOMPARE(toString(c.status), QStringLiteral("correct"));
             scores << c.score;
         }
@@ -858,23 +979,29 @@ private Q_SLOTS:
     void skipPlanningResumesWithoutRepeatingSamples()
     {
         const auto direct = [](const QString &latency) -> QString {
-            return QStringLiteral("Reasoning.\nChosen optimization: 1. alpha: tile the loops\n") + code(QStringLiteral("latency_ms=") + latency);
+            return QStringLiteral("Reasoning.\nChosen optimization: 1. alpha: tile the loops\n")
+                + code(QStringLiteral("latency_ms=") + latency);
         };
-        Rule answers{QStringLiteral("direct"), QStringLiteral("Reasoning and code:\\s*$"),
-                     {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")), direct(QStringLiteral("60")),
-                      direct(QStringLiteral("50")), direct(QStringLiteral("40")), direct(QStringLiteral("30"))}};
+        Rule answers{QStringLiteral("direct"),
+                     QStringLiteral("Reasoning and code:\\s*$"),
+                     {direct(QStringLiteral("90")), direct(QStringLiteral("80")), direct(QStringLiteral("70")),
+                      direct(QStringLiteral("60")), direct(QStringLiteral("50")), direct(QStringLiteral("40")),
+                      direct(QStringLiteral("30"))}};
         answers.cycle = true;
         // The first answer comes at once, the others seconds later: the stop the first one triggers lands before them
         // however loaded the machine is.
         answers.delaysMs = {50, 4000, 4000, 4000, 300, 300, 300};
-        auto h = makeHarness({answers}, QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
+        auto h = makeHarness(
+            {answers},
+            QStringLiteral("iterations: 1, beam_width: 2, plans_per_parent: 2, code_per_plan: 2, skip_planning: true"));
         QVERIFY(h);
         QSignalSpy finished(h->engine.get(), &SearchEngine::finished);
         bool stopped = false;
         connect(h->engine.get(), &SearchEngine::candidateAdded, this, [&](const Candidate &c) {
             if (c.origin == CandidateOrigin::Llm && !stopped) {
                 stopped = true;
-                QMetaObject::invokeMethod(h->engine.get(), [&] { h->engine->stop(QStringLiteral("test")); }, Qt::QueuedConnection);
+                QMetaObject::invokeMethod(
+                    h->engine.get(), [&] { h->engine->stop(QStringLiteral("test")); }, Qt::QueuedConnection);
             }
         });
         QString error;
@@ -896,7 +1023,8 @@ private Q_SLOTS:
                 continue;
             ++llm;
             positions.insert({c.planSlot, c.sample});
-            QCOMPARE(toString(c.status), QStringLiteral("correct")); // each from a direct answer, none from a code prompt
+            QCOMPARE(toString(c.status),
+                     QStringLiteral("correct")); // each from a direct answer, none from a code prompt
         }
         QCOMPARE(llm, 4);
         QCOMPARE(positions.size(), 4);
@@ -906,15 +1034,23 @@ private Q_SLOTS:
     // menu before dropout (and those already on the menu do not come twice).
     void oneShotMenuProposesStrategiesPerParent()
     {
-        auto h = makeHarness({{QStringLiteral("menu"), QStringLiteral("New strategies:\\s*$"),
-                               {QStringLiteral("Ideas:\n<strategies>\n1. omega: split the kernel\n- alpha: tile the loops\nkappa: align the buffers\n</strategies>")}, true},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
-                               {code(QStringLiteral("latency_ms=80")), code(QStringLiteral("latency_ms=70")), code(QStringLiteral("latency_ms=60")),
-                                code(QStringLiteral("latency_ms=55")), code(QStringLiteral("latency_ms=50")), code(QStringLiteral("latency_ms=45"))}},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
+        auto h = makeHarness({{QStringLiteral("menu"),
+                               QStringLiteral("New strategies:\\s*$"),
+                               {QStringLiteral("Ideas:\n<strategies>\n1. omega: split the kernel\n- alpha: tile the "
+                                               "loops\nkappa: align the buffers\n</strategies>")},
+                               true},
+                              {QStringLiteral("code"),
+                               QStringLiteral("Optimized code:\\s*$"),
+                               {code(QStringLiteral("latency_ms=80")), code(QStringLiteral("latency_ms=70")),
+                                code(QStringLiteral("latency_ms=60")), code(QStringLiteral("latency_ms=55")),
+                                code(QStringLiteral("latency_ms=50")), code(QStringLiteral("latency_ms=45"))}},
+                              {QStringLiteral("plan"),
+                               QStringLiteral("Plan:\\s*$"),
                                {QStringLiteral("Chosen optimization: 9. omega: split the kernel\nSplit it in two."),
-                                QStringLiteral("Chosen optimization: 9. omega: split the kernel\nSplit it in four.")}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, menu_dropout: 0, menu_strategy: one-shot"));
+                                QStringLiteral("Chosen optimization: 9. omega: split the kernel\nSplit it in four.")},
+                               true}},
+                             QStringLiteral("iterations: 2, beam_width: 2, plans_per_parent: 2, code_per_plan: 1, "
+                                            "menu_dropout: 0, menu_strategy: one-shot"));
         QVERIFY(h);
         QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
         int menuRequests = 0;
@@ -947,10 +1083,13 @@ private Q_SLOTS:
             if (c.origin == CandidateOrigin::Llm)
                 QCOMPARE(c.menuItem, QStringLiteral("omega: split the kernel"));
         // Menu insights list the proposed strategies apart from the agent's own, with the same figures.
-        const QList<StrategyRecord> records = MenuInsights::compute(*store, {h->engine->runId()}, MenuInsights::Grouping::Strategy);
+        const QList<StrategyRecord> records = MenuInsights::compute(*store, {h->engine->runId()},
+                                                                    MenuInsights::Grouping::Strategy);
         bool sawOmega = false;
         for (const StrategyRecord &r : records) {
-            QCOMPARE(r.proposed, r.strategy == QLatin1String("omega: split the kernel") || r.strategy == QLatin1String("kappa: align the buffers"));
+            QCOMPARE(r.proposed,
+                     r.strategy == QLatin1String("omega: split the kernel")
+                         || r.strategy == QLatin1String("kappa: align the buffers"));
             if (r.strategy == QLatin1String("omega: split the kernel")) {
                 sawOmega = true;
                 QCOMPARE(r.offered, 6);
@@ -982,10 +1121,14 @@ private Q_SLOTS:
             m_agent = QStringLiteral("fake");
             m_dataDirs.clear();
         });
-        auto h = makeHarness({{QStringLiteral("examples"), QStringLiteral("Relevant examples:\\s*$"), {QStringLiteral("2")}, true},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"), {code(QStringLiteral("latency_ms=90"))}, true},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
-                             QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 3, code_per_plan: 1, example_rate: 1.0"));
+        auto h = makeHarness(
+            {{QStringLiteral("examples"), QStringLiteral("Relevant examples:\\s*$"), {QStringLiteral("2")}, true},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=90"))},
+              true},
+             {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"), {s_plan}, true}},
+            QStringLiteral("iterations: 1, beam_width: 1, plans_per_parent: 3, code_per_plan: 1, example_rate: 1.0"));
         QVERIFY(h);
         QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
         int exampleRequests = 0;
@@ -1013,15 +1156,25 @@ private Q_SLOTS:
     // (here after 1 of 2 translation iterations), and translate_perf_threshold (15) keeps a 20x slower one out.
     void translateScoreEndsTranslationEarly()
     {
-        auto h = makeHarness({{QStringLiteral("score5"), QStringLiteral("latency_ms=110[\\s\\S]*completeness score:\\s*$"), {QStringLiteral("5")}, true},
-                              {QStringLiteral("score"), QStringLiteral("completeness score:\\s*$"), {QStringLiteral("9.5")}, true},
-                              {QStringLiteral("code"), QStringLiteral("Optimized code:\\s*$"),
-                               {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110")), code(QStringLiteral("latency_ms=2000")),
-                                code(QStringLiteral("latency_ms=95"))}, true},
-                              {QStringLiteral("plan"), QStringLiteral("Plan:\\s*$"),
-                               {QStringLiteral("Chosen optimization: 1. translate\nT1"), QStringLiteral("Chosen optimization: 1. translate\nT2"),
-                                QStringLiteral("Chosen optimization: 1. translate\nT3")}, true}},
-                             QStringLiteral("iterations: 2, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, translate_iters: 2, translate_score: true"));
+        auto h = makeHarness(
+            {{QStringLiteral("score5"),
+              QStringLiteral("latency_ms=110[\\s\\S]*completeness score:\\s*$"),
+              {QStringLiteral("5")},
+              true},
+             {QStringLiteral("score"), QStringLiteral("completeness score:\\s*$"), {QStringLiteral("9.5")}, true},
+             {QStringLiteral("code"),
+              QStringLiteral("Optimized code:\\s*$"),
+              {code(QStringLiteral("latency_ms=120")), code(QStringLiteral("latency_ms=110")),
+               code(QStringLiteral("latency_ms=2000")), code(QStringLiteral("latency_ms=95"))},
+              true},
+             {QStringLiteral("plan"),
+              QStringLiteral("Plan:\\s*$"),
+              {QStringLiteral("Chosen optimization: 1. translate\nT1"),
+               QStringLiteral("Chosen optimization: 1. translate\nT2"),
+               QStringLiteral("Chosen optimization: 1. translate\nT3")},
+              true}},
+            QStringLiteral("iterations: 2, beam_width: 4, plans_per_parent: 3, code_per_plan: 1, translate_iters: 2, "
+                           "translate_score: true"));
         QVERIFY(h);
         QCOMPARE(toString(runToEnd(*h).state), QStringLiteral("finished"));
         QList<Candidate> all = candidates(*h);
@@ -1052,7 +1205,8 @@ private Q_SLOTS:
         QCOMPARE(secondIteration, 3);
         for (const QString &prompt : planPromptsOf(*h))
             if (prompt.contains(QStringLiteral("This is phase 2 out of 2")))
-                QVERIFY(prompt.contains(QStringLiteral("## Optimization menu")) && !prompt.contains(QStringLiteral("## Translation menu")));
+                QVERIFY(prompt.contains(QStringLiteral("## Optimization menu"))
+                        && !prompt.contains(QStringLiteral("## Translation menu")));
         QString error;
         auto store = RunStore::open(h->storePath, &error);
         QVERIFY2(store, qPrintable(error));

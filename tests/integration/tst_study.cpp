@@ -30,9 +30,9 @@ QByteArray script()
                    "      - {content: \"Chosen optimization: 2. beta: vectorize\\nVectorize it.\", delay_ms: 20}\n"
                    "  - name: code\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n";
     for (int i = 0; i < 60; ++i)
-        s += "      - {content: \"```cpp\\n// fake: status=" + QByteArray(i % 7 == 3 ? "compile_error" : "ok") + " latency_ms="
-            + QByteArray::number(90 - i) + " bench_ms=30 compile_ms=10 variant=" + QByteArray::number(i)
-            + ";\\nvoid kernel() {}\\n```\\n\", delay_ms: 20}\n";
+        s += "      - {content: \"```cpp\\n// fake: status=" + QByteArray(i % 7 == 3 ? "compile_error" : "ok")
+            + " latency_ms=" + QByteArray::number(90 - i) + " bench_ms=30 compile_ms=10 variant="
+            + QByteArray::number(i) + ";\\nvoid kernel() {}\\n```\\n\", delay_ms: 20}\n";
     return s;
 }
 
@@ -73,7 +73,8 @@ class TestStudy : public QObject
         return env;
     }
 
-    struct Outcome {
+    struct Outcome
+    {
         bool ended = false; // by itself (not killed)
         int exitCode = -1;
         QString out;
@@ -117,14 +118,14 @@ private Q_SLOTS:
     {
         // quality (lower better), cost (lower better)
         const QList<ParetoPoint> points{
-            {10, 5},   // 0: front (cheapest of the good ones)
-            {8, 9},    // 1: front
-            {12, 9},   // 2: dominated by 0 and 1
-            {10, 7},   // 3: dominated by 0 (same quality, dearer)
-            {7, 20},   // 4: front (the best quality)
+            {10, 5}, // 0: front (cheapest of the good ones)
+            {8, 9}, // 1: front
+            {12, 9}, // 2: dominated by 0 and 1
+            {10, 7}, // 3: dominated by 0 (same quality, dearer)
+            {7, 20}, // 4: front (the best quality)
             {std::nan(""), 1}, // 5: no score: never on it, dominates nothing
-            {15, 4},   // 6: front (the cheapest)
-            {8, 9},    // 7: equal to 1: both on it
+            {15, 4}, // 6: front (the cheapest)
+            {8, 9}, // 7: equal to 1: both on it
         };
         QCOMPARE(StudyReport::paretoFront(points), (QList<int>{0, 1, 4, 6, 7}));
         QCOMPARE(StudyReport::paretoFront({}), QList<int>{});
@@ -133,7 +134,8 @@ private Q_SLOTS:
 
     void labelsRoundTrip()
     {
-        const StudyPoint point{{{QStringLiteral("beam_width"), QStringLiteral("4")}, {QStringLiteral("plans_per_parent"), QStringLiteral("2")}}};
+        const StudyPoint point{{{QStringLiteral("beam_width"), QStringLiteral("4")},
+                                {QStringLiteral("plans_per_parent"), QStringLiteral("2")}}};
         const QString label = StudyLabel::format(QStringLiteral("beam"), QStringLiteral("cpu/gemm"), point, 1112);
         QCOMPARE(label, QStringLiteral("study:beam problem=cpu/gemm beam_width=4 plans_per_parent=2 seed=1112"));
         const auto parsed = StudyLabel::parse(label);
@@ -150,9 +152,10 @@ private Q_SLOTS:
     {
         const QString base = copyData(QStringLiteral("run.yaml"));
         QStringList errors;
-        const auto study = StudyConfig::fromYaml("base: run.yaml\nproblems: [fake/kernel]\nvary:\n  beam_width: [1, 3]\n  plans_per_parent: [2, 4, 6]\n"
-                                                 "seeds: [7, 9]\n",
-                                                 m_dir.filePath(QStringLiteral("grid.yaml")), &errors);
+        const auto study = StudyConfig::fromYaml(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary:\n  beam_width: [1, 3]\n  plans_per_parent: [2, 4, 6]\n"
+            "seeds: [7, 9]\n",
+            m_dir.filePath(QStringLiteral("grid.yaml")), &errors);
         QVERIFY2(study, qPrintable(errors.join(QLatin1Char('\n'))));
         QCOMPARE(study->name, QStringLiteral("grid"));
         QCOMPARE(study->points().size(), 6);
@@ -167,8 +170,9 @@ private Q_SLOTS:
         QCOMPARE(last.config.planModels, QStringList{QStringLiteral("vllm::m")});
         QVERIFY(last.configYaml.contains("beam_width: 3"));
         // Other sections by a dotted key.
-        const auto budget = StudyConfig::fromYaml("base: run.yaml\nproblems: [fake/kernel]\nvary: {budget.max_llm_calls: [5, 10]}\n",
-                                                  m_dir.filePath(QStringLiteral("budget.yaml")), &errors);
+        const auto budget = StudyConfig::fromYaml(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary: {budget.max_llm_calls: [5, 10]}\n",
+            m_dir.filePath(QStringLiteral("budget.yaml")), &errors);
         QVERIFY2(budget, qPrintable(errors.join(QLatin1Char('\n'))));
         QCOMPARE(budget->runs.size(), 2);
         QCOMPARE(budget->runs.at(1).config.budget.maxLlmCalls.value_or(0), qint64(10));
@@ -180,19 +184,28 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("yaml");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("unknown key") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\nseed: 2\n")
+        QTest::newRow("unknown key") << QByteArray(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\nseed: 2\n")
                                      << QStringLiteral("bad.yaml:4: unknown key 'seed'");
-        QTest::newRow("refused value") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary:\n  beam_width:\n    - 2\n    - 0\n")
-                                       << QStringLiteral("bad.yaml:6: 'vary.beam_width = 0' is refused by the run configuration: 'search.beam_width' must be at least 1");
-        QTest::newRow("unknown search key") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_wdith: [1, 2]}\n")
-                                            << QStringLiteral("bad.yaml:3: 'vary.beam_wdith = 1' is refused by the run configuration: unknown key 'search.beam_wdith'");
-        QTest::newRow("bad problem") << QByteArray("base: run.yaml\nproblems: [fake/kernel, gemm]\nvary: {beam_width: [1]}\n")
+        QTest::newRow("refused value") << QByteArray(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary:\n  beam_width:\n    - 2\n    - 0\n")
+                                       << QStringLiteral("bad.yaml:6: 'vary.beam_width = 0' is refused by the run "
+                                                         "configuration: 'search.beam_width' must be at least 1");
+        QTest::newRow("unknown search key")
+            << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_wdith: [1, 2]}\n")
+            << QStringLiteral("bad.yaml:3: 'vary.beam_wdith = 1' is refused by the run configuration: unknown key "
+                              "'search.beam_wdith'");
+        QTest::newRow("bad problem") << QByteArray(
+            "base: run.yaml\nproblems: [fake/kernel, gemm]\nvary: {beam_width: [1]}\n")
                                      << QStringLiteral("bad.yaml:2: 'problems': 'gemm' is not target/problem");
-        QTest::newRow("three settings") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1], iterations: [1], fix_attempts: [0]}\n")
+        QTest::newRow("three settings") << QByteArray(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1], iterations: [1], fix_attempts: [0]}\n")
                                         << QStringLiteral("bad.yaml:3: 'vary' must map one or two settings");
-        QTest::newRow("no seeds") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\nseeds: 0\n")
+        QTest::newRow("no seeds") << QByteArray(
+            "base: run.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\nseeds: 0\n")
                                   << QStringLiteral("bad.yaml:4: 'seeds' must be between 1 and 1000, got 0");
-        QTest::newRow("missing base") << QByteArray("base: nothing.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\n")
+        QTest::newRow("missing base") << QByteArray(
+            "base: nothing.yaml\nproblems: [fake/kernel]\nvary: {beam_width: [1]}\n")
                                       << QStringLiteral("bad.yaml:1: 'base': cannot read");
         QTest::newRow("seed varied") << QByteArray("base: run.yaml\nproblems: [fake/kernel]\nvary: {seed: [1, 2]}\n")
                                      << QStringLiteral("bad.yaml:3: 'vary.seed': seeds are set with 'seeds:'");
@@ -218,11 +231,13 @@ private Q_SLOTS:
         copyData(QStringLiteral("run.yaml"));
         const QString study = copyData(QStringLiteral("study.yaml"));
         const QString store = m_dir.filePath(QStringLiteral("dry.sqlite"));
-        const Outcome o = runCli({QStringLiteral("study"), study, QStringLiteral("--store"), store, QStringLiteral("--dry-run")}, server);
+        const Outcome o = runCli(
+            {QStringLiteral("study"), study, QStringLiteral("--store"), store, QStringLiteral("--dry-run")}, server);
         QVERIFY2(o.ended && o.exitCode == 0, qPrintable(o.err));
         QVERIFY2(o.out.contains(QStringLiteral("2 problem(s) × 2 point(s) × 2 seed(s) = 8 runs")), qPrintable(o.out));
         // beam_width 1 and 2, N=2, K=1, F=0, 2 iterations: (B·2 + B·2) · 2 calls per run, 2 seeds, 2 problems.
-        QVERIFY2(o.out.contains(QStringLiteral("LLM calls: at most %1 ").arg((4 * 2 + 8 * 2) * 2 * 2)), qPrintable(o.out));
+        QVERIFY2(o.out.contains(QStringLiteral("LLM calls: at most %1 ").arg((4 * 2 + 8 * 2) * 2 * 2)),
+                 qPrintable(o.out));
         QVERIFY2(o.out.contains(QStringLiteral("not in the price table (counted as $0): vllm::m")), qPrintable(o.out));
         QCOMPARE(server.requestCount(), 0);
         QVERIFY(!QFile::exists(store) || RunStore::open(store, &error)->runs().isEmpty());
@@ -252,7 +267,8 @@ private Q_SLOTS:
         const int requests = server.requestCount();
         const Outcome again = runCli(args, server);
         QVERIFY2(again.ended && again.exitCode == 0, qPrintable(again.out + again.err));
-        QVERIFY2(again.out.contains(QStringLiteral("1 ended before (not run again), 0 to resume, 0 to start")), qPrintable(again.out));
+        QVERIFY2(again.out.contains(QStringLiteral("1 ended before (not run again), 0 to resume, 0 to start")),
+                 qPrintable(again.out));
         QCOMPARE(server.requestCount(), requests);
         QVERIFY2(QFile(m_dir.filePath(QStringLiteral("budget.csv"))).exists(), "the CSV beside the study file");
     }
@@ -267,7 +283,8 @@ private Q_SLOTS:
         const QString studyPath = copyData(QStringLiteral("study.yaml"));
         const QString storePath = m_dir.filePath(QStringLiteral("study.sqlite"));
         const QString csv = m_dir.filePath(QStringLiteral("beam.csv"));
-        const QStringList args{QStringLiteral("study"), studyPath, QStringLiteral("--store"), storePath, QStringLiteral("--csv"), csv};
+        const QStringList args{QStringLiteral("study"), studyPath, QStringLiteral("--store"), storePath,
+                               QStringLiteral("--csv"), csv};
 
         // Killed once a few runs have ended and others are under way (8 runs send about 80 requests).
         Outcome first = runCli(args, server, 36);
@@ -277,7 +294,8 @@ private Q_SLOTS:
         for (const QString &line : first.err.split(QLatin1Char('\n')))
             if (line.contains(QLatin1String(" study: run ")))
                 studyLines << line;
-        QVERIFY2(studyLines.size() >= 3 && studyLines.at(0).endsWith(QLatin1String(" started")) && studyLines.at(1).endsWith(QLatin1String(" started")),
+        QVERIFY2(studyLines.size() >= 3 && studyLines.at(0).endsWith(QLatin1String(" started"))
+                     && studyLines.at(1).endsWith(QLatin1String(" started")),
                  qPrintable(studyLines.join(QLatin1Char('\n'))));
         // What had ended before the kill, as the store has it.
         QHash<qint64, std::pair<qint64, qsizetype>> endedBefore; // run -> calls, candidates
@@ -286,14 +304,16 @@ private Q_SLOTS:
             QVERIFY2(store, qPrintable(error));
             for (const RunInfo &run : store->runs())
                 if (run.state == RunState::Finished)
-                    endedBefore.insert(run.id, {qint64(store->llmCalls(run.id).size()), store->candidates(run.id).size()});
+                    endedBefore.insert(run.id,
+                                       {qint64(store->llmCalls(run.id).size()), store->candidates(run.id).size()});
             QVERIFY2(!endedBefore.isEmpty() && endedBefore.size() < 8, qPrintable(QString::number(endedBefore.size())));
         }
         Outcome again = runCli(args, server);
         for (int attempt = 0; !(again.ended && again.exitCode == 0) && attempt < 2; ++attempt)
             again = runCli(args, server);
         QVERIFY2(again.ended && again.exitCode == 0, qPrintable(again.out + again.err));
-        QVERIFY2(again.out.contains(QStringLiteral("%1 ended before (not run again)").arg(endedBefore.size())), qPrintable(again.out));
+        QVERIFY2(again.out.contains(QStringLiteral("%1 ended before (not run again)").arg(endedBefore.size())),
+                 qPrintable(again.out));
         // The runs the kill interrupted were resumed (their paid answers reused), not started again.
         const auto resumed = QRegularExpression(QStringLiteral("(\\d+) to resume")).match(again.out);
         QVERIFY2(resumed.hasMatch() && resumed.captured(1).toInt() >= 1, qPrintable(again.out));
@@ -326,7 +346,9 @@ private Q_SLOTS:
             for (const LlmCall &call : store->llmCalls(run.id)) {
                 if (call.status == QLatin1String("ok")) {
                     ++ok;
-                    QVERIFY2(++paid[call.requestHash] == 1, qPrintable(QStringLiteral("run %1 paid request %2 twice").arg(run.id).arg(call.requestHash)));
+                    QVERIFY2(
+                        ++paid[call.requestHash] == 1,
+                        qPrintable(QStringLiteral("run %1 paid request %2 twice").arg(run.id).arg(call.requestHash)));
                 }
                 unconfirmed += call.status == QLatin1String("unconfirmed");
                 QVERIFY2(call.status != QLatin1String("error"), qPrintable(call.error));
@@ -336,7 +358,8 @@ private Q_SLOTS:
                 << "runs ended before the kill:" << endedBefore.size();
         // A call is recorded before it is sent (it may still wait for a connection when the kill lands), so the
         // requests beyond the answered ones are at most the calls cut off.
-        QVERIFY2(server.requestCount() >= ok && server.requestCount() <= ok + unconfirmed, "no request beyond the answered and the cut-off ones");
+        QVERIFY2(server.requestCount() >= ok && server.requestCount() <= ok + unconfirmed,
+                 "no request beyond the answered and the cut-off ones");
 
         // The CSV: a header and 8 rows, one per run; the points CSV's front is the front of its own numbers.
         const QList<QStringList> rows = readCsv(csv);
@@ -378,13 +401,16 @@ private Q_SLOTS:
         }
         QVERIFY(onFront >= 2); // at least one point per problem
         // And the report the command printed names every point.
-        QVERIFY2(again.out.contains(QStringLiteral("beam_width=1")) && again.out.contains(QStringLiteral("beam_width=2")), qPrintable(again.out));
+        QVERIFY2(again.out.contains(QStringLiteral("beam_width=1"))
+                     && again.out.contains(QStringLiteral("beam_width=2")),
+                 qPrintable(again.out));
 
         // Once more: everything has ended, nothing is sent.
         const int before = server.requestCount();
         const Outcome done = runCli(args, server);
         QVERIFY2(done.ended && done.exitCode == 0, qPrintable(done.err));
-        QVERIFY2(done.out.contains(QStringLiteral("8 ended before (not run again), 0 to resume, 0 to start")), qPrintable(done.out));
+        QVERIFY2(done.out.contains(QStringLiteral("8 ended before (not run again), 0 to resume, 0 to start")),
+                 qPrintable(done.out));
         QCOMPARE(server.requestCount(), before);
         QCOMPARE(RunStore::open(storePath, &error)->runs().size(), 8);
     }

@@ -15,13 +15,17 @@ class TestTargetsCheck : public QObject
 {
     Q_OBJECT
 
-    struct Outcome {
+    struct Outcome
+    {
         int exitCode = -1;
         QString out;
         QString err;
     };
 
-    static QString fixtureDir() { return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/targets_check"); }
+    static QString fixtureDir()
+    {
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/targets_check");
+    }
 
     static Outcome runCli(const QStringList &arguments, const QString &dataDir = {})
     {
@@ -45,8 +49,8 @@ class TestTargetsCheck : public QObject
 
     static QByteArray describe(const Outcome &o)
     {
-        return QString(QStringLiteral("exit ") + QString::number(o.exitCode) + QStringLiteral("\nstdout:\n") + o.out + QStringLiteral("\nstderr:\n")
-                       + o.err.right(3000))
+        return QString(QStringLiteral("exit ") + QString::number(o.exitCode) + QStringLiteral("\nstdout:\n") + o.out
+                       + QStringLiteral("\nstderr:\n") + o.err.right(3000))
             .toUtf8();
     }
 
@@ -78,38 +82,45 @@ class TestTargetsCheck : public QObject
     // The judge cores the kit-c target has built into the per-machine cache: one per {backend_hash}.
     static QStringList kitCores()
     {
-        const QString cache = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation) + QStringLiteral("/autocomp-workbench");
+        const QString cache = QStandardPaths::writableLocation(QStandardPaths::GenericCacheLocation)
+            + QStringLiteral("/autocomp-workbench");
         return QDir(cache).entryList({QStringLiteral("kit-c-core-*.o")}, QDir::Files);
     }
 
 private Q_SLOTS:
     void initTestCase()
     {
-        QVERIFY2(QFileInfo(qEnvironmentVariable("AUTOCOMP_CLI")).isExecutable(), "AUTOCOMP_CLI must name the autocomp binary");
+        QVERIFY2(QFileInfo(qEnvironmentVariable("AUTOCOMP_CLI")).isExecutable(),
+                 "AUTOCOMP_CLI must name the autocomp binary");
     }
 
     // Two cpu problems with their checks: every start code is correct, every wrong_ file incorrect, every
     // broken_ file a compile error, and the command says so with exit status 0.
     void cpuTarget()
     {
-        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("cpu"), QStringLiteral("--problem"),
-                                  QStringLiteral("transpose"), QStringLiteral("--problem"), QStringLiteral("rmsnorm")});
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("cpu"),
+                                  QStringLiteral("--problem"), QStringLiteral("transpose"), QStringLiteral("--problem"),
+                                  QStringLiteral("rmsnorm")});
         if (o.exitCode == 5)
             QSKIP(qPrintable(QStringLiteral("the cpu target is absent here: ") + o.out));
         QVERIFY2(o.exitCode == 0, describe(o).constData());
-        QVERIFY2(o.out.contains(QRegularExpression(QStringLiteral("^problem\\s+file\\s+expected\\s+got\\s+time\\s+result$"),
-                                                   QRegularExpression::MultilineOption)),
-                 describe(o).constData());
+        QVERIFY2(
+            o.out.contains(QRegularExpression(QStringLiteral("^problem\\s+file\\s+expected\\s+got\\s+time\\s+result$"),
+                                              QRegularExpression::MultilineOption)),
+            describe(o).constData());
         const QList<std::tuple<QString, QString, QString>> expected{
             {QStringLiteral("transpose"), QStringLiteral("transpose_start.cpp"), QStringLiteral("ok")},
-            {QStringLiteral("transpose"), QStringLiteral("checks/wrong_full_tiles_only.cpp"), QStringLiteral("incorrect")},
-            {QStringLiteral("transpose"), QStringLiteral("checks/broken_undeclared.cpp"), QStringLiteral("compile_error")},
+            {QStringLiteral("transpose"), QStringLiteral("checks/wrong_full_tiles_only.cpp"),
+             QStringLiteral("incorrect")},
+            {QStringLiteral("transpose"), QStringLiteral("checks/broken_undeclared.cpp"),
+             QStringLiteral("compile_error")},
             {QStringLiteral("rmsnorm"), QStringLiteral("rmsnorm_start.cpp"), QStringLiteral("ok")},
             {QStringLiteral("rmsnorm"), QStringLiteral("checks/wrong_no_weight.cpp"), QStringLiteral("incorrect")},
             {QStringLiteral("rmsnorm"), QStringLiteral("checks/broken_syntax.cpp"), QStringLiteral("compile_error")}};
         for (const auto &[problem, file, status] : expected) {
             const QStringList cells = row(o, problem, file);
-            QVERIFY2(cells.size() == 6, qPrintable(problem + QLatin1Char(' ') + file + QStringLiteral(": no row in\n") + o.out));
+            QVERIFY2(cells.size() == 6,
+                     qPrintable(problem + QLatin1Char(' ') + file + QStringLiteral(": no row in\n") + o.out));
             QCOMPARE(cells.at(2), status);
             QCOMPARE(cells.at(3), status);
             QVERIFY2(cells.at(4).endsWith(QLatin1String(" s")), qPrintable(cells.join(QLatin1Char('|'))));
@@ -124,14 +135,19 @@ private Q_SLOTS:
     // passes, a broken_ file that compiles, a check named neither way; its correct rows stay ok.
     void brokenTarget()
     {
-        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkbroken")}, fixtureDir());
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkbroken")},
+                                 fixtureDir());
         QVERIFY2(o.exitCode == 3, describe(o).constData());
         const QString sols = fixtureDir() + QStringLiteral("/sols/checkbroken/");
-        QVERIFY2(o.out.contains(sols + QStringLiteral("badyaml/problem.yaml:4")) && o.out.contains(QLatin1String("shapez")), describe(o).constData());
+        QVERIFY2(o.out.contains(sols + QStringLiteral("badyaml/problem.yaml:4"))
+                     && o.out.contains(QLatin1String("shapez")),
+                 describe(o).constData());
         QCOMPARE(row(o, QStringLiteral("badyaml"), QStringLiteral("problem.yaml")).value(5), QStringLiteral("FAIL"));
         QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("start.sh")).value(5), QStringLiteral("ok"));
-        QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("checks/wrong_caught.sh")).value(5), QStringLiteral("ok"));
-        QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("checks/broken_syntax.sh")).value(5), QStringLiteral("ok"));
+        QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("checks/wrong_caught.sh")).value(5),
+                 QStringLiteral("ok"));
+        QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("checks/broken_syntax.sh")).value(5),
+                 QStringLiteral("ok"));
         const QStringList passes = row(o, QStringLiteral("good"), QStringLiteral("checks/wrong_passes.sh"));
         QCOMPARE(passes.value(3), QStringLiteral("ok"));
         QCOMPARE(passes.value(5), QStringLiteral("FAIL"));
@@ -140,9 +156,11 @@ private Q_SLOTS:
         QCOMPARE(compiles.value(5), QStringLiteral("FAIL"));
         QCOMPARE(row(o, QStringLiteral("good"), QStringLiteral("checks/notes.txt")).value(5), QStringLiteral("FAIL"));
         // Each failure again under the table, with the file's full path.
-        for (const QString &file : {QStringLiteral("good/checks/wrong_passes.sh"), QStringLiteral("good/checks/broken_compiles.sh"),
-                                    QStringLiteral("good/checks/notes.txt")})
-            QVERIFY2(o.out.contains(QStringLiteral("FAIL good ") + sols + file), qPrintable(file + QStringLiteral(" in\n") + o.out));
+        for (const QString &file :
+             {QStringLiteral("good/checks/wrong_passes.sh"), QStringLiteral("good/checks/broken_compiles.sh"),
+              QStringLiteral("good/checks/notes.txt")})
+            QVERIFY2(o.out.contains(QStringLiteral("FAIL good ") + sols + file),
+                     qPrintable(file + QStringLiteral(" in\n") + o.out));
         QVERIFY2(o.out.contains(QLatin1String("checkbroken: 7 checks, 4 failed")), describe(o).constData());
     }
 
@@ -154,9 +172,11 @@ private Q_SLOTS:
     {
         QTemporaryDir data;
         QVERIFY(data.isValid());
-        const QString fixture = qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/kit_example");
+        const QString fixture = qEnvironmentVariable("AUTOCOMP_TEST_DATA")
+            + QStringLiteral("/integration/data/kit_example");
         QVERIFY(copyTree(fixture, data.path()));
-        QVERIFY(copyTree(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/backends/common"), data.filePath(QStringLiteral("backends/common"))));
+        QVERIFY(copyTree(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/backends/common"),
+                         data.filePath(QStringLiteral("backends/common"))));
 
         int ownLines = 0;
         for (const QString &file : {QStringLiteral("harness.cpp"), QStringLiteral("saxpy_reference.cpp")}) {
@@ -165,24 +185,28 @@ private Q_SLOTS:
             ownLines += f.readAll().count('\n');
         }
         QVERIFY2(ownLines < 80, qPrintable(QString::number(ownLines)));
-        // backends/README.md ("A worked example: writing a target with the kit") quotes these files whole: it cannot drift from them.
+        // backends/README.md ("A worked example: writing a target with the kit") quotes these files whole: it cannot
+        // drift from them.
         QFile readme(qEnvironmentVariable("AUTOCOMP_DATA_DIR") + QStringLiteral("/backends/README.md"));
         QVERIFY(readme.open(QIODevice::ReadOnly));
         const QByteArray readmeText = readme.readAll();
-        for (const QString &file : {QStringLiteral("harness.cpp"), QStringLiteral("saxpy_reference.cpp"), QStringLiteral("problem.yaml"),
-                                    QStringLiteral("saxpy_start.c")}) {
+        for (const QString &file : {QStringLiteral("harness.cpp"), QStringLiteral("saxpy_reference.cpp"),
+                                    QStringLiteral("problem.yaml"), QStringLiteral("saxpy_start.c")}) {
             QFile f(data.filePath(QStringLiteral("sols/kit-c/saxpy/") + file));
             QVERIFY(f.open(QIODevice::ReadOnly));
-            QVERIFY2(readmeText.contains(f.readAll()), qPrintable(file + QStringLiteral(" is not quoted whole in backends/README.md")));
+            QVERIFY2(readmeText.contains(f.readAll()),
+                     qPrintable(file + QStringLiteral(" is not quoted whole in backends/README.md")));
         }
 
-        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("kit-c")}, data.path());
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("kit-c")},
+                                 data.path());
         if (o.exitCode == 5)
             QSKIP(qPrintable(QStringLiteral("the kit-c target is absent here: ") + o.out));
         QVERIFY2(o.exitCode == 0, describe(o).constData());
-        const QList<std::pair<QString, QString>> expected{{QStringLiteral("saxpy_start.c"), QStringLiteral("ok")},
-                                                          {QStringLiteral("checks/wrong_last_element.c"), QStringLiteral("incorrect")},
-                                                          {QStringLiteral("checks/broken_missing_brace.c"), QStringLiteral("compile_error")}};
+        const QList<std::pair<QString, QString>> expected{
+            {QStringLiteral("saxpy_start.c"), QStringLiteral("ok")},
+            {QStringLiteral("checks/wrong_last_element.c"), QStringLiteral("incorrect")},
+            {QStringLiteral("checks/broken_missing_brace.c"), QStringLiteral("compile_error")}};
         for (const auto &[file, status] : expected) {
             const QStringList cells = row(o, QStringLiteral("saxpy"), file);
             QVERIFY2(cells.size() == 6, qPrintable(file + QStringLiteral(": no row in\n") + o.out));
@@ -201,29 +225,37 @@ private Q_SLOTS:
                          .arg(QDateTime::currentMSecsSinceEpoch())
                          .toUtf8());
         header.close();
-        const Outcome again = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kit-c"), QStringLiteral("--problem"),
-                                      QStringLiteral("saxpy"), QStringLiteral("--code"), data.filePath(QStringLiteral("sols/kit-c/saxpy/checks/wrong_last_element.c")),
+        const Outcome again = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("kit-c"),
+                                      QStringLiteral("--problem"), QStringLiteral("saxpy"), QStringLiteral("--code"),
+                                      data.filePath(QStringLiteral("sols/kit-c/saxpy/checks/wrong_last_element.c")),
                                       QStringLiteral("--no-baseline"), QStringLiteral("--json")},
                                      data.path());
         QVERIFY2(again.exitCode == 3, describe(again).constData());
-        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
+        QCOMPARE(QJsonDocument::fromJson(again.out.toUtf8()).object().value(QStringLiteral("status")).toString(),
+                 QStringLiteral("incorrect"));
         const QStringList after = kitCores();
-        QVERIFY2(after.size() == before.size() + 1, qPrintable(before.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + after.join(QLatin1Char(' '))));
+        QVERIFY2(after.size() == before.size() + 1,
+                 qPrintable(before.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + after.join(QLatin1Char(' '))));
     }
 
     void absentTarget()
     {
-        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkabsent")}, fixtureDir());
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkabsent")},
+                                 fixtureDir());
         QVERIFY2(o.exitCode == 5, describe(o).constData());
-        QVERIFY2(o.out.contains(QLatin1String("checkabsent: absent")) && o.out.contains(QLatin1String("autocomp-no-such-program")),
+        QVERIFY2(o.out.contains(QLatin1String("checkabsent: absent"))
+                     && o.out.contains(QLatin1String("autocomp-no-such-program")),
                  describe(o).constData());
     }
 
     void unknownTargetOrProblem()
     {
-        Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("no-such-target")}, fixtureDir());
-        QVERIFY2(o.exitCode == 1 && o.err.contains(QLatin1String("unknown target 'no-such-target'")), describe(o).constData());
-        o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkbroken"), QStringLiteral("--problem"), QStringLiteral("nope")},
+        Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("no-such-target")},
+                           fixtureDir());
+        QVERIFY2(o.exitCode == 1 && o.err.contains(QLatin1String("unknown target 'no-such-target'")),
+                 describe(o).constData());
+        o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("checkbroken"),
+                    QStringLiteral("--problem"), QStringLiteral("nope")},
                    fixtureDir());
         QVERIFY2(o.exitCode == 1 && o.err.contains(QLatin1String("no problem 'nope'")), describe(o).constData());
     }
@@ -236,7 +268,8 @@ private Q_SLOTS:
         QVERIFY2(o.exitCode == 0, describe(o).constData());
         const QStringList lines = o.out.split(QLatin1Char('\n'));
         QVERIFY2(lines.contains(QStringLiteral("checkbroken  broken: ") + fixtureDir()
-                                + QStringLiteral("/agents/checkbroken/rules.yaml:2: unknown key 'planing' (expected one of: general, planning, coding)")),
+                                + QStringLiteral("/agents/checkbroken/rules.yaml:2: unknown key 'planing' (expected "
+                                                 "one of: general, planning, coding)")),
                  describe(o).constData());
         QVERIFY2(lines.contains(QStringLiteral("cpu")), describe(o).constData());
     }
@@ -245,13 +278,15 @@ private Q_SLOTS:
     void judgeVerdictAppearsOnce()
     {
         const QString candidate = fixtureDir() + QStringLiteral("/sols/checkbroken/good/checks/wrong_caught.sh");
-        const Outcome o = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("checkbroken"), QStringLiteral("--problem"),
-                                  QStringLiteral("good"), QStringLiteral("--code"), candidate, QStringLiteral("--no-baseline"), QStringLiteral("--json")},
+        const Outcome o = runCli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("checkbroken"),
+                                  QStringLiteral("--problem"), QStringLiteral("good"), QStringLiteral("--code"),
+                                  candidate, QStringLiteral("--no-baseline"), QStringLiteral("--json")},
                                  fixtureDir());
         QVERIFY2(o.exitCode == 3, describe(o).constData());
         const QJsonObject json = QJsonDocument::fromJson(o.out.toUtf8()).object();
         QCOMPARE(json.value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
-        QCOMPARE(json.value(QStringLiteral("log")).toString(), QStringLiteral("step 'judge' exited with status 1\nthe candidate says WRONG"));
+        QCOMPARE(json.value(QStringLiteral("log")).toString(),
+                 QStringLiteral("step 'judge' exited with status 1\nthe candidate says WRONG"));
     }
 };
 

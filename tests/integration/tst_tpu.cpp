@@ -14,7 +14,7 @@
 //     loop and the fixed kernel passes the check.
 #include "cli_outcome.h"
 #include "fake_llm_server.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -40,7 +40,10 @@ class TestTpu : public QObject
 private:
     using Outcome = autocomp::test::CliOutcome;
 
-    static QString data(const QString &name) { return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/tpu/") + name; }
+    static QString data(const QString &name)
+    {
+        return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/tpu/") + name;
+    }
 
     QProcessEnvironment environment() const
     {
@@ -73,7 +76,8 @@ private:
 
     std::unique_ptr<QProcess> startEval(const QString &problem, const QString &code, QProcessEnvironment env = {}) const
     {
-        QStringList arguments{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("tpu"), QStringLiteral("--problem"), problem};
+        QStringList arguments{QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("tpu"),
+                              QStringLiteral("--problem"), problem};
         if (code.isEmpty())
             arguments << QStringLiteral("--start");
         else
@@ -85,13 +89,11 @@ private:
     // Two evaluations at a time (the machines that run the tests have two cores).
     QList<Outcome> evaluate(const QList<QPair<QString, QString>> &jobs) const
     {
-        return autocomp::test::runTwoAtATime(jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
+        return autocomp::test::runTwoAtATime(
+            jobs.size(), [&](qsizetype i) { return startEval(jobs.at(i).first, jobs.at(i).second); });
     }
 
-    static QByteArray describe(const Outcome &o)
-    {
-        return o.describe();
-    }
+    static QByteArray describe(const Outcome &o) { return o.describe(); }
     static QString status(const Outcome &o) { return o.json.value(QStringLiteral("status")).toString(); }
     static QString log(const Outcome &o) { return o.json.value(QStringLiteral("log")).toString(); }
     static QStringList stepNames(const Outcome &o)
@@ -121,8 +123,9 @@ private Q_SLOTS:
         QVERIFY(m_dir.isValid());
         m_shipped = qEnvironmentVariable("AUTOCOMP_DATA_DIR");
         m_python = qEnvironmentVariableIsSet("AUTOCOMP_TPU_PYTHON")
-                       ? qEnvironmentVariable("AUTOCOMP_TPU_PYTHON")
-                       : QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + QStringLiteral("/autocomp-workbench/venvs/tpu/bin/python");
+            ? qEnvironmentVariable("AUTOCOMP_TPU_PYTHON")
+            : QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation)
+                + QStringLiteral("/autocomp-workbench/venvs/tpu/bin/python");
         qputenv("AUTOCOMP_TPU_PYTHON", m_python.toLocal8Bit());
         Repository repository(QStringList{m_shipped});
         QString error;
@@ -131,10 +134,14 @@ private Q_SLOTS:
         QCOMPARE(target->language, QStringLiteral("python"));
         QCOMPARE(target->fileExtension, QStringLiteral("py"));
         if (!target->available())
-            m_absent = target->absenceReason() + QStringLiteral(" (packaging/setup-python-env.sh tpu makes the environment at ") + m_python + QLatin1Char(')');
+            m_absent = target->absenceReason()
+                + QStringLiteral(" (packaging/setup-python-env.sh tpu makes the environment at ") + m_python
+                + QLatin1Char(')');
         // Every shipped problem loads, with a Pallas start.
         const QStringList names = repository.problemNames(QStringLiteral("tpu"));
-        QCOMPARE(names, (QStringList{QStringLiteral("layernorm"), QStringLiteral("matmul"), QStringLiteral("softmax"), QStringLiteral("vector_add")}));
+        QCOMPARE(names,
+                 (QStringList{QStringLiteral("layernorm"), QStringLiteral("matmul"), QStringLiteral("softmax"),
+                              QStringLiteral("vector_add")}));
         for (const QString &name : names) {
             const auto problem = repository.problem(QStringLiteral("tpu"), name, &error);
             QVERIFY2(problem, qPrintable(error));
@@ -170,16 +177,18 @@ private Q_SLOTS:
     {
         QProcessEnvironment env = environment();
         env.insert(QStringLiteral("AUTOCOMP_TPU_PYTHON"), QStringLiteral("/usr/bin/python3"));
-        if (QProcess::execute(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import jax")}) == 0)
+        if (QProcess::execute(QStringLiteral("/usr/bin/python3"), {QStringLiteral("-c"), QStringLiteral("import jax")})
+            == 0)
             QSKIP("/usr/bin/python3 has jax here: no Python without jax to show the absent target with");
         const Outcome targets = cli({QStringLiteral("targets")}, env);
         const QString listing = QString::fromUtf8(targets.out);
-        QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)tpu  absent .*\\n    absent: .*/usr/bin/python3 cannot import jax with Pallas .*setup-python-env.sh tpu"))
+        QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)tpu  absent .*\\n    absent: .*/usr/bin/python3 cannot "
+                                                   "import jax with Pallas .*setup-python-env.sh tpu"))
                      .match(listing)
                      .hasMatch(),
                  qPrintable(listing));
-        const Outcome eval = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("tpu"), QStringLiteral("--problem"),
-                                  QStringLiteral("softmax"), QStringLiteral("--start")},
+        const Outcome eval = cli({QStringLiteral("eval"), QStringLiteral("--target"), QStringLiteral("tpu"),
+                                  QStringLiteral("--problem"), QStringLiteral("softmax"), QStringLiteral("--start")},
                                  env);
         QCOMPARE(eval.exitCode, 1);
         QVERIFY2(eval.err.contains("target 'tpu' is absent on this machine"), describe(eval).constData());
@@ -194,7 +203,9 @@ private Q_SLOTS:
         const QString listing = QString::fromUtf8(targets.out);
         if (QRegularExpression(QStringLiteral("(^|\\n)tpu  available")).match(listing).hasMatch())
             QSKIP("JAX sees a TPU on this machine: the target times kernels here");
-        QVERIFY2(QRegularExpression(QStringLiteral("(^|\\n)tpu  compile only .*\\n    no hardware: no TPU: JAX [0-9.]+ sees only cpu devices"))
+        QVERIFY2(QRegularExpression(
+                     QStringLiteral(
+                         "(^|\\n)tpu  compile only .*\\n    no hardware: no TPU: JAX [0-9.]+ sees only cpu devices"))
                      .match(listing)
                      .hasMatch(),
                  qPrintable(listing));
@@ -204,7 +215,8 @@ private Q_SLOTS:
     {
         if (!m_absent.isEmpty())
             QSKIP(qPrintable(m_absent));
-        const QStringList problems{QStringLiteral("vector_add"), QStringLiteral("matmul"), QStringLiteral("softmax"), QStringLiteral("layernorm")};
+        const QStringList problems{QStringLiteral("vector_add"), QStringLiteral("matmul"), QStringLiteral("softmax"),
+                                   QStringLiteral("layernorm")};
         QList<QPair<QString, QString>> jobs;
         for (const QString &p : problems)
             jobs << qMakePair(p, QString());
@@ -214,11 +226,17 @@ private Q_SLOTS:
             // Checked in the interpreter, then the timed steps left out: no_hardware, not a failure.
             QVERIFY2(status(o) == QLatin1String("no_hardware"), describe(o).constData());
             QCOMPARE(o.json.value(QStringLiteral("correct")).toBool(true), false);
-            QVERIFY2(log(o).contains(QStringLiteral("correct on 6 input sets (rtol=0.001, atol=0.001) on Pallas' TPU interpreter")), describe(o).constData());
+            QVERIFY2(log(o).contains(
+                         QStringLiteral("correct on 6 input sets (rtol=0.001, atol=0.001) on Pallas' TPU interpreter")),
+                     describe(o).constData());
             QVERIFY2(log(o).contains(QStringLiteral("no TPU")), describe(o).constData());
             QVERIFY(o.json.value(QStringLiteral("metrics")).toObject().isEmpty()); // no latency without a TPU
             QCOMPARE(stepNames(o), (QStringList{QStringLiteral("static"), QStringLiteral("check")}));
-            QVERIFY2(o.json.value(QStringLiteral("feedback")).toArray().first().toString().startsWith(QStringLiteral("correct at ")),
+            QVERIFY2(o.json.value(QStringLiteral("feedback"))
+                         .toArray()
+                         .first()
+                         .toString()
+                         .startsWith(QStringLiteral("correct at ")),
                      describe(o).constData());
         }
     }
@@ -234,13 +252,19 @@ private Q_SLOTS:
                                            {softmax, data(QStringLiteral("softmax_static_rejects.py"))},
                                            {softmax, data(QStringLiteral("softmax_fallback.py"))},
                                            {softmax, data(QStringLiteral("softmax_rows.py"))}});
-        const Outcome &tiled = o.at(0), &wrong = o.at(1), &syntax = o.at(2), &rejects = o.at(3), &fallback = o.at(4), &rows = o.at(5);
+        const Outcome &tiled = o.at(0), &wrong = o.at(1), &syntax = o.at(2), &rejects = o.at(3), &fallback = o.at(4),
+                      &rows = o.at(5);
 
-        QVERIFY2(status(tiled) == QLatin1String("no_hardware") && log(tiled).contains(QStringLiteral("correct on 6 input sets")), describe(tiled).constData());
-        QVERIFY2(status(rows) == QLatin1String("no_hardware") && log(rows).contains(QStringLiteral("correct on 6 input sets")), describe(rows).constData());
+        QVERIFY2(status(tiled) == QLatin1String("no_hardware")
+                     && log(tiled).contains(QStringLiteral("correct on 6 input sets")),
+                 describe(tiled).constData());
+        QVERIFY2(status(rows) == QLatin1String("no_hardware")
+                     && log(rows).contains(QStringLiteral("correct on 6 input sets")),
+                 describe(rows).constData());
 
         QVERIFY2(wrong.exitCode == 3 && status(wrong) == QLatin1String("incorrect"), describe(wrong).constData());
-        QVERIFY2(QRegularExpression(QStringLiteral("wrong result at rows=8,cols=128 \\(input set 1\\): output 0: [0-9]+ of 1024 elements differ beyond rtol=0.001, atol=0.001"))
+        QVERIFY2(QRegularExpression(QStringLiteral("wrong result at rows=8,cols=128 \\(input set 1\\): output 0: "
+                                                   "[0-9]+ of 1024 elements differ beyond rtol=0.001, atol=0.001"))
                      .match(log(wrong))
                      .hasMatch(),
                  describe(wrong).constData());
@@ -250,14 +274,18 @@ private Q_SLOTS:
         QCOMPARE(stepNames(syntax), QStringList{QStringLiteral("static")});
 
         QVERIFY2(status(rejects) == QLatin1String("rejected"), describe(rejects).constData());
-        QVERIFY2(log(rejects).contains(QStringLiteral("line 2: import os is not allowed")), describe(rejects).constData());
-        QVERIFY2(log(rejects).contains(QStringLiteral("line 15: try/except is not allowed")), describe(rejects).constData());
-        QVERIFY2(log(rejects).contains(QStringLiteral("line 16: do not pass interpret=")), describe(rejects).constData());
+        QVERIFY2(log(rejects).contains(QStringLiteral("line 2: import os is not allowed")),
+                 describe(rejects).constData());
+        QVERIFY2(log(rejects).contains(QStringLiteral("line 15: try/except is not allowed")),
+                 describe(rejects).constData());
+        QVERIFY2(log(rejects).contains(QStringLiteral("line 16: do not pass interpret=")),
+                 describe(rejects).constData());
         QCOMPARE(stepNames(rejects), QStringList{QStringLiteral("static")}); // refused before anything ran
 
         QVERIFY2(status(fallback) == QLatin1String("rejected"), describe(fallback).constData());
         QVERIFY2(log(fallback).contains(QStringLiteral("work outside the kernels: solution runs"))
-                     && log(fallback).contains(QStringLiteral("exp")) && log(fallback).contains(QStringLiteral("reduce_max")),
+                     && log(fallback).contains(QStringLiteral("exp"))
+                     && log(fallback).contains(QStringLiteral("reduce_max")),
                  describe(fallback).constData());
     }
 
@@ -270,7 +298,8 @@ private Q_SLOTS:
         auto process = startEval(QStringLiteral("softmax"), data(QStringLiteral("softmax_hang.py")), env);
         const Outcome o = finish(*process);
         QVERIFY2(status(o) == QLatin1String("timeout"), describe(o).constData());
-        QVERIFY2(log(o).contains(QStringLiteral("the candidate did not answer within 20 s (request 'check')")), describe(o).constData());
+        QVERIFY2(log(o).contains(QStringLiteral("the candidate did not answer within 20 s (request 'check')")),
+                 describe(o).constData());
     }
 
     // NumPy's file API is refused before anything runs (the static check's denied names); that the candidate's
@@ -284,11 +313,13 @@ private Q_SLOTS:
         QVERIFY(QFileInfo::exists(reference));
         // Next to the reference: a folder the candidate's process does not see (its /tmp is private too).
         const QString outside = m_shipped + QStringLiteral("/sols/tpu/softmax/escaped.bin");
-        const QByteArray body = "import jax\nimport numpy as np\nfrom jax.experimental import pallas as pl\n\n\n"
-                                "def copy_kernel(x_ref, o_ref):\n    o_ref[...] = x_ref[...]\n\n\n"
-                                "def solution(x):\n    ACTION\n"
-                                "    return pl.pallas_call(copy_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n";
-        const QString reader = m_dir.filePath(QStringLiteral("reader.py")), writer = m_dir.filePath(QStringLiteral("writer.py"));
+        const QByteArray body =
+            "import jax\nimport numpy as np\nfrom jax.experimental import pallas as pl\n\n\n"
+            "def copy_kernel(x_ref, o_ref):\n    o_ref[...] = x_ref[...]\n\n\n"
+            "def solution(x):\n    ACTION\n"
+            "    return pl.pallas_call(copy_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)\n";
+        const QString reader = m_dir.filePath(QStringLiteral("reader.py")),
+                      writer = m_dir.filePath(QStringLiteral("writer.py"));
         const QByteArray read = QByteArray("np.fromfile('") + reference.toUtf8() + QByteArray("', dtype=np.uint8)");
         const QByteArray write = QByteArray("np.zeros(4).tofile('") + outside.toUtf8() + QByteArray("')");
         QVERIFY(writeFile(reader, QByteArray(body).replace("ACTION", read)));
@@ -298,7 +329,8 @@ private Q_SLOTS:
             QVERIFY2(status(attempt) == QLatin1String("rejected"), describe(attempt).constData());
             QCOMPARE(stepNames(attempt), QStringList{QStringLiteral("static")});
         }
-        QVERIFY2(log(o.at(0)).contains(QStringLiteral("numpy.fromfile is not on this target's allow-list")), describe(o.at(0)).constData());
+        QVERIFY2(log(o.at(0)).contains(QStringLiteral("numpy.fromfile is not on this target's allow-list")),
+                 describe(o.at(0)).constData());
         QVERIFY2(log(o.at(1)).contains(QStringLiteral(".tofile is not allowed")), describe(o.at(1)).constData());
         const bool escaped = QFileInfo::exists(outside);
         QFile::remove(outside);
@@ -313,22 +345,30 @@ private Q_SLOTS:
         QTest::addColumn<QString>("expected"); // the parsed JSON, or the error
 
         QTest::newRow("bench step's report")
-            << QByteArray("# 3 trials after 3 warm-ups at M=512,N=512,K=512 on TPU v5 lite\nTrial 1: 0.4123 ms\nTrial 2: 0.4098 ms\n"
+            << QByteArray("# 3 trials after 3 warm-ups at M=512,N=512,K=512 on TPU v5 lite\nTrial 1: 0.4123 ms\nTrial "
+                          "2: 0.4098 ms\n"
                           "Trial 3: 0.4101 ms\nLatency: 0.4101 ms\n")
-            << 0 << QStringLiteral(R"({"latency_ms": 0.4101, "trials_ms": [0.4123, 0.4098, 0.4101], "utilization_pct": null})");
+            << 0
+            << QStringLiteral(
+                   R"({"latency_ms": 0.4101, "trials_ms": [0.4123, 0.4098, 0.4101], "utilization_pct": null})");
         QTest::newRow("Autocomp's lines, with utilization")
             << QByteArray("compiling...\nLatency: 1.25 ms\nUtilization: 37.5%\n") << 0
             << QStringLiteral(R"({"latency_ms": 1.25, "trials_ms": [], "utilization_pct": 37.5})");
         QTest::newRow("microseconds") << QByteArray("Latency: 250 us\n") << 0
-                                      << QStringLiteral(R"({"latency_ms": 0.25, "trials_ms": [], "utilization_pct": null})");
+                                      << QStringLiteral(
+                                             R"({"latency_ms": 0.25, "trials_ms": [], "utilization_pct": null})");
         QTest::newRow("even number of trials")
             << QByteArray("Trial 1: 1 ms\nTrial 2: 3 ms\nLatency: 2 ms\n") << 0
             << QStringLiteral(R"({"latency_ms": 2.0, "trials_ms": [1.0, 3.0], "utilization_pct": null})");
-        QTest::newRow("no latency") << QByteArray("Trial 1: 0.5 ms\n") << 1 << QStringLiteral("no 'Latency: X ms' line");
+        QTest::newRow("no latency") << QByteArray("Trial 1: 0.5 ms\n") << 1
+                                    << QStringLiteral("no 'Latency: X ms' line");
         QTest::newRow("not a number") << QByteArray("Trial 1: 0.5 ms\nLatency: fast ms\n") << 1
-                                      << QStringLiteral("line 2: not a '<key>: <number> <unit>' line: 'Latency: fast ms'");
-        QTest::newRow("no unit") << QByteArray("Latency: 0.5\n") << 1 << QStringLiteral("line 1: not a '<key>: <number> <unit>' line");
-        QTest::newRow("two latencies") << QByteArray("Latency: 0.5 ms\nLatency: 0.4 ms\n") << 1 << QStringLiteral("line 2: a second Latency line");
+                                      << QStringLiteral(
+                                             "line 2: not a '<key>: <number> <unit>' line: 'Latency: fast ms'");
+        QTest::newRow("no unit") << QByteArray("Latency: 0.5\n") << 1
+                                 << QStringLiteral("line 1: not a '<key>: <number> <unit>' line");
+        QTest::newRow("two latencies") << QByteArray("Latency: 0.5 ms\nLatency: 0.4 ms\n") << 1
+                                       << QStringLiteral("line 2: a second Latency line");
         QTest::newRow("latency is not the median")
             << QByteArray("Trial 1: 1 ms\nTrial 2: 2 ms\nTrial 3: 9 ms\nLatency: 1 ms\n") << 1
             << QStringLiteral("Latency 1 ms is not the median of the 3 trials (2 ms)");
@@ -347,7 +387,8 @@ private Q_SLOTS:
         const QString file = m_dir.filePath(QStringLiteral("timing.txt"));
         QVERIFY(writeFile(file, report));
         QProcess process;
-        process.start(python, {m_shipped + QStringLiteral("/backends/tpu/tools/tpu_output.py"), QStringLiteral("parse"), file});
+        process.start(python,
+                      {m_shipped + QStringLiteral("/backends/tpu/tools/tpu_output.py"), QStringLiteral("parse"), file});
         QVERIFY(process.waitForFinished(60000));
         const QString out = QString::fromUtf8(process.readAllStandardOutput()).trimmed();
         const QString err = QString::fromUtf8(process.readAllStandardError()).trimmed();
@@ -373,8 +414,9 @@ private Q_SLOTS:
         QProcess process;
         process.setProcessEnvironment(env);
         QSignalSpy finished(&process, &QProcess::finished);
-        process.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("run"), data(QStringLiteral("tpu_e2e.yaml")), QStringLiteral("--store"), storePath,
-                                                              QStringLiteral("--json")});
+        process.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                      {QStringLiteral("run"), data(QStringLiteral("tpu_e2e.yaml")), QStringLiteral("--store"),
+                       storePath, QStringLiteral("--json")});
         QVERIFY(process.waitForStarted(10000));
         QVERIFY(finished.wait(900000)); // this thread's event loop serves the LLM server meanwhile
         const QByteArray out = process.readAllStandardOutput(), err = process.readAllStandardError();
@@ -409,7 +451,9 @@ private Q_SLOTS:
         // The fix prompt carries the judge's verdict; the plan prompt the agent's Pallas material.
         bool fixPrompt = false, agentMaterial = false;
         for (const LlmCall &call : store->llmCalls(runId)) {
-            fixPrompt = fixPrompt || (call.prompt.contains(QStringLiteral("Fixed code:")) && call.prompt.contains(QStringLiteral("elements differ beyond rtol=0.001")));
+            fixPrompt = fixPrompt
+                || (call.prompt.contains(QStringLiteral("Fixed code:"))
+                    && call.prompt.contains(QStringLiteral("elements differ beyond rtol=0.001")));
             agentMaterial = agentMaterial || call.prompt.contains(QStringLiteral("BlockSpec"));
         }
         QVERIFY(fixPrompt);

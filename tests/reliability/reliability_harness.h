@@ -42,15 +42,18 @@ inline QByteArray deterministicScript(CodeAnswers code = CodeAnswers::Normal, in
     const QString delay = delayMs > 0 ? QStringLiteral("        delay_ms: %1\n").arg(delayMs) : QString();
     const QString hang = (code == CodeAnswers::Hang ? QStringLiteral("        fault: never_end\n") : QString()) + delay;
     s += QStringLiteral("  - name: fix\n    match: 'Fixed code:\\s*$'\n    cycle: true\n    responses:\n"
-                        "      - content: \"```cpp\\n// fake: status=ok latency_ms=93 compile_ms=5 bench_ms=10;\\nvoid kernel() { /* fixed */ }\\n```\"\n")
+                        "      - content: \"```cpp\\n// fake: status=ok latency_ms=93 compile_ms=5 bench_ms=10;\\nvoid "
+                        "kernel() { /* fixed */ }\\n```\"\n")
         + hang;
     for (int level : std::as_const(levels)) {
         for (int item = 1; item <= 3; ++item) {
             const int next = level - step[item - 1];
             const QString status = (item == 2 && level == 95) ? QStringLiteral("compile_error") : QStringLiteral("ok");
-            s += QStringLiteral("  - name: code-%1-%2\n    match: 'latency_ms=%1\\b[\\s\\S]*Chosen optimization: %2\\.[\\s\\S]*Optimized code:\\s*$'\n"
+            s += QStringLiteral("  - name: code-%1-%2\n    match: 'latency_ms=%1\\b[\\s\\S]*Chosen optimization: "
+                                "%2\\.[\\s\\S]*Optimized code:\\s*$'\n"
                                 "    cycle: true\n    responses:\n"
-                                "      - content: \"```cpp\\n// fake: status=%3 latency_ms=%4 compile_ms=5 bench_ms=10;\\nvoid kernel() { /* %4 */ }\\n```\"\n")
+                                "      - content: \"```cpp\\n// fake: status=%3 latency_ms=%4 compile_ms=5 "
+                                "bench_ms=10;\\nvoid kernel() { /* %4 */ }\\n```\"\n")
                      .arg(level)
                      .arg(item)
                      .arg(status)
@@ -58,11 +61,13 @@ inline QByteArray deterministicScript(CodeAnswers code = CodeAnswers::Normal, in
                 + hang;
         }
     }
-    const QString padding = planPadding > 0 ? QStringLiteral("\\n") + QString(planPadding, QLatin1Char('p')) : QString();
+    const QString padding = planPadding > 0 ? QStringLiteral("\\n") + QString(planPadding, QLatin1Char('p'))
+                                            : QString();
     const char *names[] = {"alpha: tile the loops", "beta: vectorize", "gamma: unroll"};
     for (int item = 1; item <= 3; ++item)
-        s += QStringLiteral("  - name: plan-%1\n    match: '\\n%1\\. [\\s\\S]*Plan:\\s*$'\n    cycle: true\n    responses:\n"
-                            "      - content: \"Chosen optimization: %1. %2\\nApply it.%3\"\n")
+        s += QStringLiteral(
+                 "  - name: plan-%1\n    match: '\\n%1\\. [\\s\\S]*Plan:\\s*$'\n    cycle: true\n    responses:\n"
+                 "      - content: \"Chosen optimization: %1. %2\\nApply it.%3\"\n")
                  .arg(item)
                  .arg(QLatin1String(names[item - 1]), padding)
             + delay;
@@ -76,7 +81,8 @@ inline QByteArray deterministicScript(CodeAnswers code = CodeAnswers::Normal, in
 inline QByteArray runConfig(int iterations = 3, const QByteArray &extra = {})
 {
     return "target: fake\nproblem: kernel\nagent: fake\nmodels: {plan: [\"vllm::m1\", \"vllm::m2\"]}\n"
-           "search: {iterations: " + QByteArray::number(iterations)
+           "search: {iterations: "
+        + QByteArray::number(iterations)
         + ", beam_width: 2, plans_per_parent: 2, code_per_plan: 2, menu_dropout: 0.5, fix_attempts: 1, seed: 7}\n"
           "evaluation: {parallel_compiles: 2}\n"
         + extra;
@@ -88,7 +94,8 @@ inline bool writeFile(const QString &path, const QByteArray &data)
     return file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
 }
 
-struct CliResult {
+struct CliResult
+{
     bool finished = false; // ended by itself (not killed by us)
     int exitCode = -1;
     QString out;
@@ -98,8 +105,9 @@ struct CliResult {
 
 // Runs the CLI with the fake target and the server; `poll` is called every 20 ms while it runs (it may signal
 // or kill the process; return true once it did, to stop polling).
-inline CliResult runCli(const QStringList &args, const FakeLlmServer &server, const std::function<bool(QProcess &)> &poll = {},
-                        const QProcessEnvironment &extraEnv = {}, const QStringList &wrapper = {})
+inline CliResult runCli(const QStringList &args, const FakeLlmServer &server,
+                        const std::function<bool(QProcess &)> &poll = {}, const QProcessEnvironment &extraEnv = {},
+                        const QStringList &wrapper = {})
 {
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -147,8 +155,9 @@ public:
         QDir().mkpath(dir);
         m_dir = dir;
         QProcess p;
-        p.start(QStringLiteral("mount"), {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=") + size,
-                                          QStringLiteral("tmpfs"), dir});
+        p.start(QStringLiteral("mount"),
+                {QStringLiteral("-t"), QStringLiteral("tmpfs"), QStringLiteral("-o"), QStringLiteral("size=") + size,
+                 QStringLiteral("tmpfs"), dir});
         p.waitForFinished();
         m_mounted = p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
         m_error = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();
@@ -201,7 +210,9 @@ inline QString storedRunProblems(RunStore &store, qint64 runId)
             problems << QStringLiteral("candidate %1's parent %2 is not stored").arg(c.id).arg(c.parentId);
         for (const char *bad : {"cancelled", "FOREIGN KEY", "store error", "not finished", "disk full"})
             if (c.error.contains(QLatin1String(bad)))
-                problems << QStringLiteral("candidate %1 failed for a reason not its own: %2").arg(c.id).arg(c.error.left(200));
+                problems << QStringLiteral("candidate %1 failed for a reason not its own: %2")
+                                .arg(c.id)
+                                .arg(c.error.left(200));
     }
     return problems.join(QLatin1Char('\n'));
 }
@@ -253,9 +264,6 @@ inline QString integrity(const QString &path)
     return result;
 }
 
-inline int countOf(const QString &text, const QString &needle)
-{
-    return int(text.count(needle));
-}
+inline int countOf(const QString &text, const QString &needle) { return int(text.count(needle)); }
 
 } // namespace autocomp::test

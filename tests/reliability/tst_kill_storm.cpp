@@ -31,7 +31,8 @@ private Q_SLOTS:
         QVERIFY(reference.listen());
         QVERIFY2(reference.loadScriptText(script, dir.path(), &error), qPrintable(error));
         const QString referenceStore = dir.filePath(QStringLiteral("reference.sqlite"));
-        const CliResult ref = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), referenceStore}, reference);
+        const CliResult ref = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), referenceStore},
+                                     reference);
         QVERIFY2(ref.exitCode == 0, qPrintable(describe(ref)));
         auto refStore = RunStore::open(referenceStore, &error);
         QVERIFY(refStore);
@@ -56,8 +57,9 @@ private Q_SLOTS:
                 QVERIFY2(store, qPrintable(error));
                 stored = store->run(1).has_value();
             }
-            const QStringList args = !stored ? QStringList{QStringLiteral("run"), config, QStringLiteral("--store"), storePath}
-                                             : QStringList{QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath};
+            const QStringList args = !stored
+                ? QStringList{QStringLiteral("run"), config, QStringLiteral("--store"), storePath}
+                : QStringList{QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath};
             ++sessions;
             if (kills >= wanted) {
                 const CliResult last = runCli(args, server);
@@ -91,7 +93,8 @@ private Q_SLOTS:
                 ++kills;
             }
         }
-        qInfo() << "kills:" << kills << "sessions:" << sessions << "requests:" << server.requestCount() << "reference:" << reference.requestCount();
+        qInfo() << "kills:" << kills << "sessions:" << sessions << "requests:" << server.requestCount()
+                << "reference:" << reference.requestCount();
         QVERIFY(done);
         QVERIFY2(kills == wanted, qPrintable(QStringLiteral("the run ended after %1 kills").arg(kills)));
 

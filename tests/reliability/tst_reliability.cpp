@@ -72,7 +72,8 @@ private Q_SLOTS:
         FakeLlmServer server;
         QVERIFY(startServer(server, deterministicScript()));
         m_referenceStore = path(QStringLiteral("reference.sqlite"));
-        const CliResult r = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), m_referenceStore}, server);
+        const CliResult r = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), m_referenceStore},
+                                   server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QString error;
         auto store = RunStore::open(m_referenceStore, &error);
@@ -104,7 +105,8 @@ private Q_SLOTS:
         FakeLlmServer reference;
         QVERIFY(startServer(reference, script));
         const QString referenceStore = path(QStringLiteral("padded-reference.sqlite"));
-        const CliResult ref = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), referenceStore}, reference);
+        const CliResult ref = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), referenceStore},
+                                     reference);
         QVERIFY2(ref.exitCode == 0, qPrintable(describe(ref)));
 
         FakeLlmServer server;
@@ -113,16 +115,20 @@ private Q_SLOTS:
         const CliResult full = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), storePath}, server);
         QVERIFY2(full.exitCode == 4, qPrintable(describe(full)));
         QVERIFY2(full.err.contains(QLatin1String("disk full: ")), qPrintable(describe(full)));
-        QVERIFY2(full.out.contains(QLatin1String("paused")) && full.out.contains(QLatin1String("disk full")), qPrintable(describe(full)));
+        QVERIFY2(full.out.contains(QLatin1String("paused")) && full.out.contains(QLatin1String("disk full")),
+                 qPrintable(describe(full)));
         QVERIFY2(!full.err.contains(QLatin1String("FOREIGN KEY")), qPrintable(describe(full)));
         QVERIFY2(!full.out.contains(QLatin1String("finished")), qPrintable(describe(full)));
 
-        const CliResult list = runCli({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--store"), storePath}, server);
+        const CliResult list = runCli(
+            {QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--store"), storePath}, server);
         QVERIFY2(list.exitCode == 0, qPrintable(describe(list)));
-        QVERIFY2(!list.out.contains(QLatin1String("finished")) && !list.out.contains(QLatin1String("running")), qPrintable(describe(list)));
+        QVERIFY2(!list.out.contains(QLatin1String("finished")) && !list.out.contains(QLatin1String("running")),
+                 qPrintable(describe(list)));
 
         QVERIFY2(tmpfs.remount(QStringLiteral("size=64m")), qPrintable(tmpfs.error()));
-        const CliResult resumed = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
+        const CliResult resumed = runCli(
+            {QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
         QVERIFY2(resumed.exitCode == 0, qPrintable(describe(resumed)));
 
         QString error;
@@ -160,17 +166,19 @@ private Q_SLOTS:
         QVERIFY(startServer(server, deterministicScript(CodeAnswers::Hang)));
         const QString storePath = path(QStringLiteral("stop-%1.sqlite").arg(how));
         CliResult stopCommand;
-        const CliResult run = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), storePath}, server, [&](QProcess &p) {
-            if (codeRequestsSeen(server) < 4)
-                return false;
-            if (how == QLatin1String("term"))
-                ::kill(pid_t(p.processId()), SIGTERM);
-            else if (how == QLatin1String("int"))
-                ::kill(pid_t(p.processId()), SIGINT);
-            else
-                stopCommand = runCli({QStringLiteral("stop"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
-            return true;
-        });
+        const CliResult run = runCli(
+            {QStringLiteral("run"), m_config, QStringLiteral("--store"), storePath}, server, [&](QProcess &p) {
+                if (codeRequestsSeen(server) < 4)
+                    return false;
+                if (how == QLatin1String("term"))
+                    ::kill(pid_t(p.processId()), SIGTERM);
+                else if (how == QLatin1String("int"))
+                    ::kill(pid_t(p.processId()), SIGINT);
+                else
+                    stopCommand = runCli(
+                        {QStringLiteral("stop"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
+                return true;
+            });
         QVERIFY2(run.exitCode == 4, qPrintable(describe(run)));
         QVERIFY2(run.out.contains(QLatin1String("stopped")), qPrintable(describe(run)));
         if (how == QLatin1String("stop")) {
@@ -186,13 +194,16 @@ private Q_SLOTS:
             QVERIFY2(problems.isEmpty(), qPrintable(problems));
             QVERIFY(store->unconfirmedCalls(1).size() >= 4);
         }
-        const CliResult show = runCli({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
+        const CliResult show = runCli(
+            {QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--store"), storePath},
+            server);
         QVERIFY2(show.out.contains(QLatin1String("unconfirmed: ")), qPrintable(describe(show)));
 
         // Answers come now; the resumed run redoes what was cut off and ends as the uninterrupted one.
         QString error;
         QVERIFY(server.loadScriptText(deterministicScript(), m_dir.path(), &error));
-        const CliResult resumed = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
+        const CliResult resumed = runCli(
+            {QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), storePath}, server);
         QVERIFY2(resumed.exitCode == 0, qPrintable(describe(resumed)));
         checkSameAsReference(storePath, 1, server);
     }
@@ -214,27 +225,32 @@ private Q_SLOTS:
         });
         QVERIFY(!killed.finished);
         CliResult r = runCli(list, server);
-        QVERIFY2(r.out.contains(QLatin1String("interrupted")) && !r.out.contains(QLatin1String("running")), qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QLatin1String("interrupted")) && !r.out.contains(QLatin1String("running")),
+                 qPrintable(describe(r)));
         // The code requests it had sent were billed perhaps, answered never: shown apart, with an estimate.
         r = runCli(QStringList{QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1")} + store, server);
-        QVERIFY2(r.out.contains(QLatin1String("interrupted")) && r.out.contains(QLatin1String("unconfirmed: ")), qPrintable(describe(r)));
-        QVERIFY2(r.out.contains(QStringLiteral("last driven by (gone) pid %1").arg(killed.pid)), qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QLatin1String("interrupted")) && r.out.contains(QLatin1String("unconfirmed: ")),
+                 qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QStringLiteral("last driven by (gone) pid %1").arg(killed.pid)),
+                 qPrintable(describe(r)));
 
         // Resume A drives the run (its requests hang, so it keeps running); resume B is refused, naming A.
         const int before = server.requestCount();
         CliResult second;
         CliResult listWhileDriven;
-        const CliResult first = runCli(QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store, server, [&](QProcess &p) {
-            if (server.requestCount() == before)
-                return false;
-            listWhileDriven = runCli(list, server);
-            second = runCli(QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store, server);
-            ::kill(pid_t(p.processId()), SIGKILL);
-            return true;
-        });
+        const CliResult first = runCli(
+            QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store, server, [&](QProcess &p) {
+                if (server.requestCount() == before)
+                    return false;
+                listWhileDriven = runCli(list, server);
+                second = runCli(QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store, server);
+                ::kill(pid_t(p.processId()), SIGKILL);
+                return true;
+            });
         QVERIFY(!first.finished);
         QVERIFY2(second.exitCode == 1, qPrintable(describe(second)));
-        QVERIFY2(second.err.contains(QStringLiteral("already being driven by pid %1 on ").arg(first.pid)), qPrintable(describe(second)));
+        QVERIFY2(second.err.contains(QStringLiteral("already being driven by pid %1 on ").arg(first.pid)),
+                 qPrintable(describe(second)));
         QVERIFY2(listWhileDriven.out.contains(QLatin1String("running")), qPrintable(describe(listWhileDriven)));
         r = runCli(list, server);
         QVERIFY2(r.out.contains(QLatin1String("interrupted")), qPrintable(describe(r)));
@@ -248,7 +264,8 @@ private Q_SLOTS:
             QProcess a, b;
             for (QProcess *p : {&a, &b}) {
                 p->setProcessEnvironment(env);
-                p->start(qEnvironmentVariable("AUTOCOMP_CLI"), QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store);
+                p->start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                         QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store);
             }
             QVERIFY(a.waitForStarted() && b.waitForStarted());
             QSignalSpy aDone(&a, &QProcess::finished);
@@ -258,7 +275,8 @@ private Q_SLOTS:
             QProcess &refused = aDone.isEmpty() ? b : a;
             QProcess &driver = aDone.isEmpty() ? a : b;
             const QString err = QString::fromUtf8(refused.readAllStandardError());
-            QVERIFY2(refused.exitCode() == 1 && err.contains(QStringLiteral("already being driven by pid %1 on ").arg(driver.processId())),
+            QVERIFY2(refused.exitCode() == 1
+                         && err.contains(QStringLiteral("already being driven by pid %1 on ").arg(driver.processId())),
                      qPrintable(err));
             QCOMPARE(driver.state(), QProcess::Running);
             ::kill(pid_t(driver.processId()), SIGKILL);
@@ -290,15 +308,18 @@ private Q_SLOTS:
         env.insert(QStringLiteral("OPENAI_BASE_URL"), server.baseUrl().toString() + QStringLiteral("/v1"));
         env.insert(QStringLiteral("OPENAI_API_KEY"), QStringLiteral("test-key"));
         const QString storePath = path(QStringLiteral("paid.sqlite"));
-        const CliResult killed = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server, [&](QProcess &p) {
-            if (codeRequestsSeen(server) < 2)
-                return false;
-            ::kill(pid_t(p.processId()), SIGKILL);
-            return true;
-        }, env);
+        const CliResult killed = runCli(
+            {QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server,
+            [&](QProcess &p) {
+                if (codeRequestsSeen(server) < 2)
+                    return false;
+                ::kill(pid_t(p.processId()), SIGKILL);
+                return true;
+            },
+            env);
         QVERIFY(!killed.finished);
-        const CliResult show = runCli({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--json"),
-                                       QStringLiteral("--store"), storePath},
+        const CliResult show = runCli({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"),
+                                       QStringLiteral("--json"), QStringLiteral("--store"), storePath},
                                       server);
         QVERIFY2(show.exitCode == 0, qPrintable(describe(show)));
         const QJsonObject o = QJsonDocument::fromJson(show.out.toUtf8()).object();
@@ -307,7 +328,8 @@ private Q_SLOTS:
         QVERIFY(calls.size() >= 2);
         double sum = 0;
         for (const QJsonValue &v : calls) {
-            QVERIFY2(v.toObject().value(QStringLiteral("estimated_usd")).toDouble() > 0, qPrintable(QString::fromUtf8(QJsonDocument(v.toObject()).toJson())));
+            QVERIFY2(v.toObject().value(QStringLiteral("estimated_usd")).toDouble() > 0,
+                     qPrintable(QString::fromUtf8(QJsonDocument(v.toObject()).toJson())));
             QCOMPARE(v.toObject().value(QStringLiteral("model")).toString(), QStringLiteral("openai::gpt-5.2"));
             sum += v.toObject().value(QStringLiteral("estimated_usd")).toDouble();
         }
@@ -340,10 +362,12 @@ private Q_SLOTS:
         const int limit = 65536;
         QByteArray script = "rules:\n  - name: plan\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n";
         if (fault == QLatin1String("endless")) {
-            script += "      - {content: \"Chosen optimization: 1. alpha: tile the loops\\nApply it. \", fault: endless}\n";
+            script +=
+                "      - {content: \"Chosen optimization: 1. alpha: tile the loops\\nApply it. \", fault: endless}\n";
         } else {
             // 2 MB past the answer limit, or 200 KB: under the answer limit, over the prompt limit.
-            const QByteArray plan = "Chosen optimization: 1. alpha: tile the loops\n" + QByteArray(fault == QLatin1String("huge") ? 2000000 : 200000, 'p');
+            const QByteArray plan = "Chosen optimization: 1. alpha: tile the loops\n"
+                + QByteArray(fault == QLatin1String("huge") ? 2000000 : 200000, 'p');
             QVERIFY(writeFile(path(QStringLiteral("plan-%1.txt").arg(fault)), plan));
             script += "      - {content_file: plan-" + fault.toUtf8() + ".txt}\n";
         }
@@ -352,14 +376,16 @@ private Q_SLOTS:
         FakeLlmServer server;
         QVERIFY(startServer(server, script));
         const QString config = path(QStringLiteral("limits-%1.yaml").arg(fault));
-        const QByteArray llm = fault == QLatin1String("prompt") ? "llm: {max_prompt_bytes: " + QByteArray::number(limit) + "}\n"
-                                                                 : "llm: {max_answer_bytes: " + QByteArray::number(limit) + "}\n";
+        const QByteArray llm = fault == QLatin1String("prompt")
+            ? "llm: {max_prompt_bytes: " + QByteArray::number(limit) + "}\n"
+            : "llm: {max_answer_bytes: " + QByteArray::number(limit) + "}\n";
         QVERIFY(writeFile(config, runConfig(1, llm)));
         const QString storePath = path(QStringLiteral("limits-%1.sqlite").arg(fault));
         const CliResult r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), storePath}, server);
         // Every call failed (or was refused): the run failed, exit 3, and says why.
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
-        const QString reason = fault == QLatin1String("prompt") ? QStringLiteral("llm.max_prompt_bytes") : QStringLiteral("llm.max_answer_bytes");
+        const QString reason = fault == QLatin1String("prompt") ? QStringLiteral("llm.max_prompt_bytes")
+                                                                : QStringLiteral("llm.max_answer_bytes");
         QVERIFY2(r.out.contains(reason), qPrintable(describe(r)));
 
         QString error;
@@ -367,7 +393,8 @@ private Q_SLOTS:
         QVERIFY2(store, qPrintable(error));
         int limited = 0;
         for (const LlmCall &call : store->llmCalls(1)) {
-            // Past the answer limit nothing of the answer is kept; under it (the prompt row) the paid plan is kept whole.
+            // Past the answer limit nothing of the answer is kept; under it (the prompt row) the paid plan is kept
+            // whole.
             if (fault != QLatin1String("prompt"))
                 QVERIFY2(call.response.size() <= limit, qPrintable(call.error));
             limited += call.status == QLatin1String("error") && call.error.contains(reason);
@@ -387,8 +414,9 @@ private Q_SLOTS:
         FakeLlmServer server;
         QVERIFY(startServer(server, deterministicScript()));
         const QString archive = path(QStringLiteral("reference.jsonl"));
-        CliResult r = runCli({QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"), QStringLiteral("jsonl"),
-                              QStringLiteral("--out"), archive, QStringLiteral("--store"), m_referenceStore},
+        CliResult r = runCli({QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"),
+                              QStringLiteral("jsonl"), QStringLiteral("--out"), archive, QStringLiteral("--store"),
+                              m_referenceStore},
                              server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QFile file(archive);
@@ -405,14 +433,16 @@ private Q_SLOTS:
             auto s = RunStore::open(target, &error);
             return s ? int(s->runs().size()) : -1;
         };
-        struct Broken {
+        struct Broken
+        {
             QString name;
             QByteArray data;
             QString where;
         };
         const int corruptLine = int(lines.size() / 2);
         QList<QByteArray> corruptLines = lines;
-        corruptLines[corruptLine - 1] = corruptLines.at(corruptLine - 1).left(corruptLines.at(corruptLine - 1).size() / 2);
+        corruptLines[corruptLine - 1] =
+            corruptLines.at(corruptLine - 1).left(corruptLines.at(corruptLine - 1).size() / 2);
         // An evaluation step goes missing (nothing else refers to one): only the end record's counts tell.
         QList<QByteArray> missingLine = lines;
         const qsizetype missingStep = [&] {
@@ -423,7 +453,8 @@ private Q_SLOTS:
         }();
         missingLine.removeAt(missingStep);
         const QList<Broken> broken{
-            {QStringLiteral("first3"), lines.mid(0, 3).join('\n') + '\n', QStringLiteral(":3: the file ends without its end record")},
+            {QStringLiteral("first3"), lines.mid(0, 3).join('\n') + '\n',
+             QStringLiteral(":3: the file ends without its end record")},
             {QStringLiteral("corrupt"), corruptLines.join('\n'), QStringLiteral(":%1: invalid JSON").arg(corruptLine)},
             {QStringLiteral("missing"), missingLine.join('\n'), QStringLiteral("the end record counts")},
         };
@@ -435,7 +466,8 @@ private Q_SLOTS:
             QVERIFY(writeFile(brokenPath, b.data));
             r = runCli(QStringList{QStringLiteral("import"), brokenPath} + store, server);
             QVERIFY2(r.exitCode == 1, qPrintable(describe(r)));
-            QVERIFY2(r.err.contains(b.where) && r.err.contains(QLatin1String("nothing was imported")), qPrintable(b.name + describe(r)));
+            QVERIFY2(r.err.contains(b.where) && r.err.contains(QLatin1String("nothing was imported")),
+                     qPrintable(b.name + describe(r)));
             QCOMPARE(runCount(), 1);
         }
 
@@ -504,8 +536,9 @@ private Q_SLOTS:
     void exitCodes()
     {
         FakeLlmServer server;
-        QVERIFY(startServer(server, "rules:\n  - name: refuse\n    match: '.'\n    cycle: true\n    responses:\n"
-                                    "      - {status: 400, error_message: \"model not found\"}\n"));
+        QVERIFY(startServer(server,
+                            "rules:\n  - name: refuse\n    match: '.'\n    cycle: true\n    responses:\n"
+                            "      - {status: 400, error_message: \"model not found\"}\n"));
         CliResult r = runCli({QStringLiteral("run")}, server);
         QCOMPARE(r.exitCode, 2);
         r = runCli({QStringLiteral("resume"), QStringLiteral("one")}, server);
@@ -515,17 +548,23 @@ private Q_SLOTS:
 
         const QString config = path(QStringLiteral("one-iteration.yaml"));
         QVERIFY(writeFile(config, runConfig(1)));
-        r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("all-failed.sqlite"))}, server);
+        r = runCli(
+            {QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("all-failed.sqlite"))},
+            server);
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
         QVERIFY2(r.out.contains(QLatin1String("failed (every LLM call failed")), qPrintable(describe(r)));
 
         // A starting code that does not pass: a copy of the fake data whose start code fails to compile.
         const QString data = path(QStringLiteral("bad-start-data"));
-        QVERIFY(QProcess::execute(QStringLiteral("cp"), {QStringLiteral("-r"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"), data}) == 0);
-        QVERIFY(writeFile(data + QStringLiteral("/sols/fake/kernel/start.cpp"), "// fake: status=compile_error\nvoid kernel() {}\n"));
+        QVERIFY(QProcess::execute(QStringLiteral("cp"),
+                                  {QStringLiteral("-r"), qEnvironmentVariable("AUTOCOMP_FAKE_DATA"), data})
+                == 0);
+        QVERIFY(writeFile(data + QStringLiteral("/sols/fake/kernel/start.cpp"),
+                          "// fake: status=compile_error\nvoid kernel() {}\n"));
         QProcessEnvironment env;
         env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), data);
-        r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("bad-start.sqlite"))}, server, {}, env);
+        r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("bad-start.sqlite"))},
+                   server, {}, env);
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
         QVERIFY2(r.out.contains(QLatin1String("starting code")), qPrintable(describe(r)));
     }
@@ -554,25 +593,34 @@ private Q_SLOTS:
         if (!setpriv.isEmpty()) {
             QTemporaryDir shared(QDir::tempPath() + QStringLiteral("/autocomp-perm-XXXXXX"));
             QVERIFY(shared.isValid());
-            QVERIFY(QFile::setPermissions(shared.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
-                                                             | QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther
-                                                             | QFileDevice::ExeOther));
+            QVERIFY(QFile::setPermissions(shared.path(),
+                                          QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner
+                                              | QFileDevice::ReadGroup | QFileDevice::ExeGroup | QFileDevice::ReadOther
+                                              | QFileDevice::ExeOther));
             const QString readable = shared.filePath(QStringLiteral("runs.sqlite"));
             QVERIFY(QFile::copy(m_referenceStore, readable));
-            QVERIFY(QFile::setPermissions(readable, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
-            const QStringList nobody{setpriv, QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"), QStringLiteral("--clear-groups")};
-            CliResult r = runCli({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--store"), readable}, server, {}, {}, nobody);
-            QVERIFY2(r.exitCode == 0 && r.err.contains(QLatin1String("opened read-only")) && r.err.contains(QLatin1String("permissions"))
-                         && r.out.contains(QLatin1String("finished")),
+            QVERIFY(QFile::setPermissions(readable,
+                                          QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadGroup
+                                              | QFileDevice::ReadOther));
+            const QStringList nobody{setpriv, QStringLiteral("--reuid=65534"), QStringLiteral("--regid=65534"),
+                                     QStringLiteral("--clear-groups")};
+            CliResult r = runCli({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--store"), readable},
+                                 server, {}, {}, nobody);
+            QVERIFY2(r.exitCode == 0 && r.err.contains(QLatin1String("opened read-only"))
+                         && r.err.contains(QLatin1String("permissions")) && r.out.contains(QLatin1String("finished")),
                      qPrintable(describe(r)));
-            r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), readable}, server, {}, {}, nobody);
+            r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), readable}, server, {},
+                       {}, nobody);
             QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied")), qPrintable(describe(r)));
             const QString config = shared.filePath(QStringLiteral("run.yaml"));
             QVERIFY(QFile::copy(m_config, config));
-            QVERIFY(QFile::setPermissions(config, QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
-            r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), shared.filePath(QStringLiteral("new/runs.sqlite"))}, server, {}, {},
-                       nobody);
-            QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied: cannot create the folder")), qPrintable(describe(r)));
+            QVERIFY(QFile::setPermissions(config,
+                                          QFileDevice::ReadOwner | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+            r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"),
+                        shared.filePath(QStringLiteral("new/runs.sqlite"))},
+                       server, {}, {}, nobody);
+            QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied: cannot create the folder")),
+                     qPrintable(describe(r)));
         }
         Tmpfs tmpfs;
         const QString mountPoint = path(QStringLiteral("ro"));
@@ -583,16 +631,22 @@ private Q_SLOTS:
         QVERIFY2(tmpfs.remount(QStringLiteral("ro")), qPrintable(tmpfs.error()));
         const QStringList store{QStringLiteral("--store"), storePath};
         CliResult r = runCli(QStringList{QStringLiteral("runs"), QStringLiteral("list")} + store, server);
-        QVERIFY2(r.exitCode == 0 && r.err.contains(QLatin1String("opened read-only")) && r.out.contains(QLatin1String("finished")),
+        QVERIFY2(r.exitCode == 0 && r.err.contains(QLatin1String("opened read-only"))
+                     && r.out.contains(QLatin1String("finished")),
                  qPrintable(describe(r)));
         QCOMPARE(countOf(r.err, QStringLiteral("opened read-only")), 1);
         r = runCli(QStringList{QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1")} + store, server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
-        r = runCli(QStringList{QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--out"), path(QStringLiteral("ro.jsonl"))} + store, server);
+        r = runCli(QStringList{QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--out"),
+                               path(QStringLiteral("ro.jsonl"))}
+                       + store,
+                   server);
         QVERIFY2(r.exitCode == 0 && QFileInfo(path(QStringLiteral("ro.jsonl"))).size() > 0, qPrintable(describe(r)));
         r = runCli(QStringList{QStringLiteral("resume"), QStringLiteral("1")} + store, server);
         QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied")), qPrintable(describe(r)));
-        r = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"), mountPoint + QStringLiteral("/new/runs.sqlite")}, server);
+        r = runCli({QStringLiteral("run"), m_config, QStringLiteral("--store"),
+                    mountPoint + QStringLiteral("/new/runs.sqlite")},
+                   server);
         QVERIFY2(r.exitCode == 1 && r.err.contains(QLatin1String("permission denied")), qPrintable(describe(r)));
         QCOMPARE(countOf(r.err, QStringLiteral("permission denied")), 1);
     }
@@ -602,10 +656,14 @@ private Q_SLOTS:
     {
         QTest::addColumn<QByteArray>("yaml");
         QTest::addColumn<QString>("message");
-        QTest::newRow("negative calls") << runConfig(1, "budget: {max_llm_calls: -1}\n") << QStringLiteral(":7: 'budget.max_llm_calls' must not be negative");
-        QTest::newRow("negative hours") << runConfig(1, "budget:\n  max_hours: -2\n") << QStringLiteral(":8: 'budget.max_hours' must not be negative");
-        QTest::newRow("no target") << QByteArray("problem: kernel\nmodels: {plan: [\"vllm::m1\"]}\n") << QStringLiteral(":1: missing required key 'target'");
-        QTest::newRow("no problem") << QByteArray("target: fake\nmodels: {plan: [\"vllm::m1\"]}\n") << QStringLiteral(":1: missing required key 'problem'");
+        QTest::newRow("negative calls") << runConfig(1, "budget: {max_llm_calls: -1}\n")
+                                        << QStringLiteral(":7: 'budget.max_llm_calls' must not be negative");
+        QTest::newRow("negative hours") << runConfig(1, "budget:\n  max_hours: -2\n")
+                                        << QStringLiteral(":8: 'budget.max_hours' must not be negative");
+        QTest::newRow("no target") << QByteArray("problem: kernel\nmodels: {plan: [\"vllm::m1\"]}\n")
+                                   << QStringLiteral(":1: missing required key 'target'");
+        QTest::newRow("no problem") << QByteArray("target: fake\nmodels: {plan: [\"vllm::m1\"]}\n")
+                                    << QStringLiteral(":1: missing required key 'problem'");
     }
 
     void configErrors()
@@ -616,7 +674,9 @@ private Q_SLOTS:
         QVERIFY(startServer(server, deterministicScript()));
         const QString config = path(QStringLiteral("bad.yaml"));
         QVERIFY(writeFile(config, yaml));
-        const CliResult r = runCli({QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("config-errors.sqlite"))}, server);
+        const CliResult r = runCli(
+            {QStringLiteral("run"), config, QStringLiteral("--store"), path(QStringLiteral("config-errors.sqlite"))},
+            server);
         QVERIFY2(r.exitCode == 1, qPrintable(describe(r)));
         QVERIFY2(r.err.contains(config + message), qPrintable(describe(r)));
         QCOMPARE(countOf(r.err, message), 1);
@@ -645,7 +705,8 @@ private Q_SLOTS:
         r = runCli({QStringLiteral("run"), across, QStringLiteral("--store"), storePath}, server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QCOMPARE(server.requestCount(), 2 * first);
-        QVERIFY2(r.out.contains(QLatin1String("answers reused across runs (llm.reuse_answers: across_runs)")), qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QLatin1String("answers reused across runs (llm.reuse_answers: across_runs)")),
+                 qPrintable(describe(r)));
     }
 };
 

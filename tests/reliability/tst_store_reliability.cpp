@@ -131,7 +131,8 @@ private Q_SLOTS:
         QVERIFY(!store->heartbeat(runId));
 
         // A live pid whose heartbeat stopped long ago is not the owner (its pid was reused after a kill).
-        QVERIFY(writeLease(path, runId, other.processId(), QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().addSecs(-600)));
+        QVERIFY(writeLease(path, runId, other.processId(), QSysInfo::machineHostName(),
+                           QDateTime::currentDateTimeUtc().addSecs(-600)));
         QVERIFY(!store->lease(runId)->alive);
         // On another host only the heartbeat tells.
         QVERIFY(writeLease(path, runId, 1, u"elsewhere.example"_s));
@@ -191,7 +192,8 @@ private Q_SLOTS:
         const QString holder = u"pid %1 on %2"_s.arg(other.processId()).arg(QSysInfo::machineHostName());
         run.state = RunState::Paused;
         QVERIFY(!store->updateRun(run));
-        QVERIFY2(store->lastError().contains(u"no longer holds the run's lease: "_s + holder), qPrintable(store->lastError()));
+        QVERIFY2(store->lastError().contains(u"no longer holds the run's lease: "_s + holder),
+                 qPrintable(store->lastError()));
         QCOMPARE(store->lostLease(run.id)->pid, other.processId());
         Candidate late = rootOf(run.id);
         late.origin = CandidateOrigin::Human;

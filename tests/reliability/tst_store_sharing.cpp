@@ -38,7 +38,8 @@ int waitFor(QProcess &process, int timeoutMs)
     clock.start();
     while (process.state() != QProcess::NotRunning && clock.elapsed() < timeoutMs)
         QTest::qWait(20);
-    return process.state() == QProcess::NotRunning && process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1;
+    return process.state() == QProcess::NotRunning && process.exitStatus() == QProcess::NormalExit ? process.exitCode()
+                                                                                                   : -1;
 }
 
 // All the process wrote so far (kept on the process: a check's message is built whether the check fails or not).
@@ -87,7 +88,9 @@ bool storeWritable(const QString &path)
 
 QString codeAnswer(int latency)
 {
-    return QStringLiteral("\"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=5 bench_ms=10;\\nvoid kernel() { /* %1 */ }\\n```\"").arg(latency);
+    return QStringLiteral("\"```cpp\\n// fake: status=ok latency_ms=%1 compile_ms=5 bench_ms=10;\\nvoid kernel() { /* "
+                          "%1 */ }\\n```\"")
+        .arg(latency);
 }
 
 // Candidates that are the same piece of work twice: same parent, origin, iteration, plan slot and sample.
@@ -96,9 +99,16 @@ QString doubledCandidates(RunStore &store, qint64 runId)
     QStringList problems;
     QSet<QString> seen;
     for (const Candidate &c : store.candidates(runId)) {
-        const QString key = QStringLiteral("%1/%2/%3/%4/%5").arg(c.parentId).arg(toString(c.origin)).arg(c.iteration).arg(c.planSlot).arg(c.sample);
+        const QString key = QStringLiteral("%1/%2/%3/%4/%5")
+                                .arg(c.parentId)
+                                .arg(toString(c.origin))
+                                .arg(c.iteration)
+                                .arg(c.planSlot)
+                                .arg(c.sample);
         if (seen.contains(key))
-            problems << QStringLiteral("candidate %1 doubles another (parent/origin/iteration/slot/sample %2)").arg(c.id).arg(key);
+            problems << QStringLiteral("candidate %1 doubles another (parent/origin/iteration/slot/sample %2)")
+                            .arg(c.id)
+                            .arg(key);
         seen.insert(key);
     }
     return problems.join(QLatin1Char('\n'));
@@ -141,11 +151,13 @@ private Q_SLOTS:
         QVERIFY(startServer(server, deterministicScript(), m_dir.path()));
         QVERIFY(writeFile(path(QStringLiteral("small.yaml")), smallConfig(1, 1)));
         m_seedStore = path(QStringLiteral("seed.sqlite"));
-        CliResult r = runCli({QStringLiteral("run"), path(QStringLiteral("small.yaml")), QStringLiteral("--store"), m_seedStore}, server);
+        CliResult r = runCli(
+            {QStringLiteral("run"), path(QStringLiteral("small.yaml")), QStringLiteral("--store"), m_seedStore},
+            server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         m_archive = path(QStringLiteral("small.jsonl"));
-        r = runCli({QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"), QStringLiteral("jsonl"), QStringLiteral("--out"),
-                    m_archive, QStringLiteral("--store"), m_seedStore},
+        r = runCli({QStringLiteral("export"), QStringLiteral("1"), QStringLiteral("--format"), QStringLiteral("jsonl"),
+                    QStringLiteral("--out"), m_archive, QStringLiteral("--store"), m_seedStore},
                    server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QString error;
@@ -163,17 +175,20 @@ private Q_SLOTS:
     {
         // Two plans are answered, then plans hang (the successor's second iteration: it keeps driving); four code
         // answers (two for each driver) come 4 s late, so the first driver is stopped with them on their way.
-        QByteArray script = "rules:\n"
-                            "  - name: plan\n    match: 'Plan:\\s*$'\n    responses:\n"
-                            "      - content: \"Chosen optimization: 1. alpha: tile the loops\\nApply it.\"\n"
-                            "      - content: \"Chosen optimization: 2. beta: vectorize\\nApply it.\"\n"
-                            "  - name: plan-later\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
-                            "      - {content: \"Chosen optimization: 3. gamma: unroll\\nApply it.\", fault: never_end}\n"
-                            "  - name: code\n    match: 'Optimized code:\\s*$'\n    responses:\n";
+        QByteArray script =
+            "rules:\n"
+            "  - name: plan\n    match: 'Plan:\\s*$'\n    responses:\n"
+            "      - content: \"Chosen optimization: 1. alpha: tile the loops\\nApply it.\"\n"
+            "      - content: \"Chosen optimization: 2. beta: vectorize\\nApply it.\"\n"
+            "  - name: plan-later\n    match: 'Plan:\\s*$'\n    cycle: true\n    responses:\n"
+            "      - {content: \"Chosen optimization: 3. gamma: unroll\\nApply it.\", fault: never_end}\n"
+            "  - name: code\n    match: 'Optimized code:\\s*$'\n    responses:\n";
         for (int latency : {90, 85, 80, 75})
-            script += "      - {content: " + codeAnswer(latency).toUtf8() + ", delay_ms: " + QByteArray::number(s_codeDelayMs) + "}\n";
+            script += "      - {content: " + codeAnswer(latency).toUtf8()
+                + ", delay_ms: " + QByteArray::number(s_codeDelayMs) + "}\n";
         script += "  - name: code-later\n    match: 'Optimized code:\\s*$'\n    cycle: true\n    responses:\n"
-                  "      - {content: " + codeAnswer(70).toUtf8() + ", fault: never_end}\n";
+                  "      - {content: "
+            + codeAnswer(70).toUtf8() + ", fault: never_end}\n";
         FakeLlmServer server;
         QVERIFY(startServer(server, script, m_dir.path()));
         const QString config = path(QStringLiteral("two-iterations.yaml"));
@@ -191,7 +206,8 @@ private Q_SLOTS:
         startCli(first, QStringList{QStringLiteral("run"), config} + store, server);
         QVERIFY(first.waitForStarted());
         auto cleanup = qScopeGuard([&] { end(first); });
-        QTRY_VERIFY_WITH_TIMEOUT(rulesSeen(server, QStringLiteral("code")) == 2 || first.state() == QProcess::NotRunning, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rulesSeen(server, QStringLiteral("code")) == 2 || first.state() == QProcess::NotRunning, 60000);
         QVERIFY2(first.state() == QProcess::Running, qPrintable(output(first)));
         const pid_t firstPid = pid_t(first.processId());
         QVERIFY(firstPid > 0);
@@ -220,7 +236,8 @@ private Q_SLOTS:
         QVERIFY(second.waitForStarted());
         auto cleanupSecond = qScopeGuard([&] { end(second); });
         // It drives the run into its second iteration, where its plan requests hang.
-        QTRY_VERIFY_WITH_TIMEOUT(rulesSeen(server, QStringLiteral("plan-later")) >= 1 || second.state() == QProcess::NotRunning, 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            rulesSeen(server, QStringLiteral("plan-later")) >= 1 || second.state() == QProcess::NotRunning, 60000);
         QVERIFY2(second.state() == QProcess::Running, qPrintable(output(second)));
         QCOMPARE(rulesSeen(server, QStringLiteral("code")), 4);
         const QList<Candidate> beforeContinue = reader->candidates(1);
@@ -229,7 +246,8 @@ private Q_SLOTS:
         const int firstExit = waitFor(first, 60000);
         const QString firstOutput = output(first);
         QVERIFY2(firstExit == 4, qPrintable(firstOutput));
-        QVERIFY2(firstOutput.contains(QStringLiteral("run 1 is driven by pid %1 on ").arg(second.processId())), qPrintable(firstOutput));
+        QVERIFY2(firstOutput.contains(QStringLiteral("run 1 is driven by pid %1 on ").arg(second.processId())),
+                 qPrintable(firstOutput));
 
         // The store is the successor's: running, its lease, nothing of the first driver's late answers.
         const RunInfo run = *reader->run(1);
@@ -271,17 +289,19 @@ private Q_SLOTS:
                 auto process = std::make_unique<QProcess>();
                 startCli(*process,
                          import ? QStringList{QStringLiteral("import"), m_archive, QStringLiteral("--store"), storePath}
-                                : QStringList{QStringLiteral("run"), path(QStringLiteral("small.yaml")), QStringLiteral("--store"), storePath},
+                                : QStringList{QStringLiteral("run"), path(QStringLiteral("small.yaml")),
+                                              QStringLiteral("--store"), storePath},
                          server);
                 processes.push_back(std::move(process));
             }
             for (auto &process : processes) {
                 const int exit = waitFor(*process, 120000);
-                QVERIFY2(exit == 0, qPrintable(QStringLiteral("round %1, %2: exit %3\n%4")
-                                                   .arg(round)
-                                                   .arg(process->arguments().join(QLatin1Char(' ')))
-                                                   .arg(exit)
-                                                   .arg(output(*process))));
+                QVERIFY2(exit == 0,
+                         qPrintable(QStringLiteral("round %1, %2: exit %3\n%4")
+                                        .arg(round)
+                                        .arg(process->arguments().join(QLatin1Char(' ')))
+                                        .arg(exit)
+                                        .arg(output(*process))));
             }
             QString error;
             auto store = RunStore::open(storePath, &error);
@@ -321,11 +341,16 @@ private Q_SLOTS:
         FakeLlmServer server;
         QVERIFY(startServer(server, deterministicScript(), m_dir.path()));
         const int before = server.requestCount();
-        CliResult r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), m_seedStore}, server);
+        CliResult r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), m_seedStore},
+                             server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
-        QVERIFY2(r.out.startsWith(QLatin1String("run 1 already finished (finished: completed 1 iterations)")), qPrintable(describe(r)));
-        QVERIFY2(r.out.contains(QLatin1String("LLM calls")) && !r.out.contains(QLatin1String("run 0")), qPrintable(describe(r)));
-        r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), m_seedStore, QStringLiteral("--json")}, server);
+        QVERIFY2(r.out.startsWith(QLatin1String("run 1 already finished (finished: completed 1 iterations)")),
+                 qPrintable(describe(r)));
+        QVERIFY2(r.out.contains(QLatin1String("LLM calls")) && !r.out.contains(QLatin1String("run 0")),
+                 qPrintable(describe(r)));
+        r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), m_seedStore,
+                    QStringLiteral("--json")},
+                   server);
         QVERIFY2(r.exitCode == 0, qPrintable(describe(r)));
         QJsonObject o = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(o.value(QStringLiteral("run_id")).toInteger(), 1);
@@ -339,13 +364,17 @@ private Q_SLOTS:
                             "      - {status: 400, error_message: \"model not found\"}\n",
                             m_dir.path()));
         const QString failedStore = path(QStringLiteral("failed.sqlite"));
-        r = runCli({QStringLiteral("run"), path(QStringLiteral("small.yaml")), QStringLiteral("--store"), failedStore}, refusing);
+        r = runCli({QStringLiteral("run"), path(QStringLiteral("small.yaml")), QStringLiteral("--store"), failedStore},
+                   refusing);
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
         r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), failedStore}, refusing);
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
-        QVERIFY2(r.out.startsWith(QLatin1String("run 1 already finished (failed: every LLM call failed")), qPrintable(describe(r)));
+        QVERIFY2(r.out.startsWith(QLatin1String("run 1 already finished (failed: every LLM call failed")),
+                 qPrintable(describe(r)));
         QVERIFY2(!r.out.contains(QLatin1String("run 0")), qPrintable(describe(r)));
-        r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), failedStore, QStringLiteral("--json")}, refusing);
+        r = runCli({QStringLiteral("resume"), QStringLiteral("1"), QStringLiteral("--store"), failedStore,
+                    QStringLiteral("--json")},
+                   refusing);
         QVERIFY2(r.exitCode == 3, qPrintable(describe(r)));
         o = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(o.value(QStringLiteral("run_id")).toInteger(), 1);

@@ -7,17 +7,17 @@ namespace autocomp::test {
 
 namespace {
 
-QString contentText(const QJsonValue& content)
+QString contentText(const QJsonValue &content)
 {
     if (content.isString())
         return content.toString();
     QStringList texts;
-    for (const QJsonValue& block : content.toArray())
+    for (const QJsonValue &block : content.toArray())
         texts.append(block.toObject().value(QLatin1String("text")).toString());
     return texts.join(u'\n');
 }
 
-QJsonObject usageObject(const DialectReply& reply, int outputTokens)
+QJsonObject usageObject(const DialectReply &reply, int outputTokens)
 {
     // input_tokens counts only what was not read from the cache.
     return QJsonObject{{QStringLiteral("input_tokens"), reply.promptTokens - reply.cachedTokens},
@@ -43,22 +43,20 @@ QString errorType(int status)
 
 } // namespace
 
-QString AnthropicMessagesDialect::name() const
-{
-    return QStringLiteral("anthropic-messages");
-}
+QString AnthropicMessagesDialect::name() const { return QStringLiteral("anthropic-messages"); }
 
-LlmDialect::Endpoint AnthropicMessagesDialect::route(const FakeHttpRequest& request) const
+LlmDialect::Endpoint AnthropicMessagesDialect::route(const FakeHttpRequest &request) const
 {
     if (request.method == "POST" && request.path == QLatin1String("/v1/messages"))
         return Endpoint::Generate;
-    if (request.method == "GET" && request.path == QLatin1String("/v1/models") && !request.header("anthropic-version").isEmpty())
+    if (request.method == "GET" && request.path == QLatin1String("/v1/models")
+        && !request.header("anthropic-version").isEmpty())
         return Endpoint::ListModels;
     return Endpoint::None;
 }
 
-bool AnthropicMessagesDialect::parseRequest(const FakeHttpRequest& request, const QJsonObject& body,
-                                            DialectRequest* out, QString* error) const
+bool AnthropicMessagesDialect::parseRequest(const FakeHttpRequest &request, const QJsonObject &body,
+                                            DialectRequest *out, QString *error) const
 {
     if (request.header("anthropic-version").isEmpty()) {
         *error = QStringLiteral("anthropic-version: header is required");
@@ -94,7 +92,7 @@ bool AnthropicMessagesDialect::parseRequest(const FakeHttpRequest& request, cons
     const QString system = contentText(body.value(QLatin1String("system")));
     if (!system.isEmpty())
         texts.append(system);
-    for (const QJsonValue& message : messages) {
+    for (const QJsonValue &message : messages) {
         const QJsonObject object = message.toObject();
         const QString text = contentText(object.value(QLatin1String("content")));
         texts.append(text);
@@ -106,90 +104,104 @@ bool AnthropicMessagesDialect::parseRequest(const FakeHttpRequest& request, cons
     return true;
 }
 
-QByteArray AnthropicMessagesDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
+QByteArray AnthropicMessagesDialect::completionBody(const DialectRequest &, const DialectReply &reply) const
 {
     QJsonArray content;
     if (!reply.reasoning.isEmpty())
         content.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("thinking")},
                                    {QStringLiteral("thinking"), reply.reasoning},
                                    {QStringLiteral("signature"), QStringLiteral("ZmFrZQ==")}});
-    content.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("text")}, {QStringLiteral("text"), reply.content}});
-    const QJsonObject body{{QStringLiteral("id"), reply.id},
-                           {QStringLiteral("type"), QStringLiteral("message")},
-                           {QStringLiteral("role"), QStringLiteral("assistant")},
-                           {QStringLiteral("model"), reply.model},
-                           {QStringLiteral("content"), content},
-                           {QStringLiteral("stop_reason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
-                           {QStringLiteral("stop_sequence"), QJsonValue::Null},
-                           {QStringLiteral("usage"), usageObject(reply, reply.completionTokens)}};
+    content.append(
+        QJsonObject{{QStringLiteral("type"), QStringLiteral("text")}, {QStringLiteral("text"), reply.content}});
+    const QJsonObject body{
+        {QStringLiteral("id"), reply.id},
+        {QStringLiteral("type"), QStringLiteral("message")},
+        {QStringLiteral("role"), QStringLiteral("assistant")},
+        {QStringLiteral("model"), reply.model},
+        {QStringLiteral("content"), content},
+        {QStringLiteral("stop_reason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
+        {QStringLiteral("stop_sequence"), QJsonValue::Null},
+        {QStringLiteral("usage"), usageObject(reply, reply.completionTokens)}};
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-QList<QByteArray> AnthropicMessagesDialect::streamEvents(const DialectRequest&, const DialectReply& reply) const
+QList<QByteArray> AnthropicMessagesDialect::streamEvents(const DialectRequest &, const DialectReply &reply) const
 {
     QList<QByteArray> events;
-    const auto add = [&](const QByteArray& type, QJsonObject data) {
+    const auto add = [&](const QByteArray &type, QJsonObject data) {
         data.insert(QStringLiteral("type"), QString::fromLatin1(type));
         events.append(sseEvent(type, data));
     };
-    add("message_start", {{QStringLiteral("message"),
-                           QJsonObject{{QStringLiteral("id"), reply.id},
-                                       {QStringLiteral("type"), QStringLiteral("message")},
-                                       {QStringLiteral("role"), QStringLiteral("assistant")},
-                                       {QStringLiteral("model"), reply.model},
-                                       {QStringLiteral("content"), QJsonArray{}},
-                                       {QStringLiteral("stop_reason"), QJsonValue::Null},
-                                       {QStringLiteral("usage"), usageObject(reply, 1)}}}});
+    add("message_start",
+        {{QStringLiteral("message"),
+          QJsonObject{{QStringLiteral("id"), reply.id},
+                      {QStringLiteral("type"), QStringLiteral("message")},
+                      {QStringLiteral("role"), QStringLiteral("assistant")},
+                      {QStringLiteral("model"), reply.model},
+                      {QStringLiteral("content"), QJsonArray{}},
+                      {QStringLiteral("stop_reason"), QJsonValue::Null},
+                      {QStringLiteral("usage"), usageObject(reply, 1)}}}});
     int index = 0;
-    const auto block = [&](const QString& type, const QString& field, const QString& deltaType, const QString& text) {
-        add("content_block_start", {{QStringLiteral("index"), index},
-                                    {QStringLiteral("content_block"), QJsonObject{{QStringLiteral("type"), type}, {field, QString()}}}});
+    const auto block = [&](const QString &type, const QString &field, const QString &deltaType, const QString &text) {
+        add("content_block_start",
+            {{QStringLiteral("index"), index},
+             {QStringLiteral("content_block"), QJsonObject{{QStringLiteral("type"), type}, {field, QString()}}}});
         bool first = true;
-        for (const QString& piece : splitForStreaming(text)) {
-            add("content_block_delta", {{QStringLiteral("index"), index},
-                                        {QStringLiteral("delta"), QJsonObject{{QStringLiteral("type"), deltaType}, {field, piece}}}});
+        for (const QString &piece : splitForStreaming(text)) {
+            add("content_block_delta",
+                {{QStringLiteral("index"), index},
+                 {QStringLiteral("delta"), QJsonObject{{QStringLiteral("type"), deltaType}, {field, piece}}}});
             if (first) {
                 add("ping", {});
                 first = false;
             }
         }
         if (type == QLatin1String("thinking"))
-            add("content_block_delta", {{QStringLiteral("index"), index},
-                                        {QStringLiteral("delta"), QJsonObject{{QStringLiteral("type"), QStringLiteral("signature_delta")},
-                                                                              {QStringLiteral("signature"), QStringLiteral("ZmFrZQ==")}}}});
+            add("content_block_delta",
+                {{QStringLiteral("index"), index},
+                 {QStringLiteral("delta"),
+                  QJsonObject{{QStringLiteral("type"), QStringLiteral("signature_delta")},
+                              {QStringLiteral("signature"), QStringLiteral("ZmFrZQ==")}}}});
         add("content_block_stop", {{QStringLiteral("index"), index}});
         ++index;
     };
     if (!reply.reasoning.isEmpty())
-        block(QStringLiteral("thinking"), QStringLiteral("thinking"), QStringLiteral("thinking_delta"), reply.reasoning);
+        block(QStringLiteral("thinking"), QStringLiteral("thinking"), QStringLiteral("thinking_delta"),
+              reply.reasoning);
     block(QStringLiteral("text"), QStringLiteral("text"), QStringLiteral("text_delta"), reply.content);
-    add("message_delta", {{QStringLiteral("delta"), QJsonObject{{QStringLiteral("stop_reason"), reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
-                                                                {QStringLiteral("stop_sequence"), QJsonValue::Null}}},
-                          {QStringLiteral("usage"), QJsonObject{{QStringLiteral("output_tokens"), reply.completionTokens}}}});
+    add("message_delta",
+        {{QStringLiteral("delta"),
+          QJsonObject{{QStringLiteral("stop_reason"),
+                       reply.cutAtLimit ? QStringLiteral("max_tokens") : QStringLiteral("end_turn")},
+                      {QStringLiteral("stop_sequence"), QJsonValue::Null}}},
+         {QStringLiteral("usage"), QJsonObject{{QStringLiteral("output_tokens"), reply.completionTokens}}}});
     add("message_stop", {});
     return events;
 }
 
-QByteArray AnthropicMessagesDialect::errorBody(int status, const QString& message) const
+QByteArray AnthropicMessagesDialect::errorBody(int status, const QString &message) const
 {
     return QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                                     {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), errorType(status)},
-                                                                           {QStringLiteral("message"), message}}},
+                                     {QStringLiteral("error"),
+                                      QJsonObject{{QStringLiteral("type"), errorType(status)},
+                                                  {QStringLiteral("message"), message}}},
                                      {QStringLiteral("request_id"), QStringLiteral("req_fake")}})
         .toJson(QJsonDocument::Compact);
 }
 
-QByteArray AnthropicMessagesDialect::streamErrorEvent(const QString& message) const
+QByteArray AnthropicMessagesDialect::streamErrorEvent(const QString &message) const
 {
-    return sseEvent("error", QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                                         {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), QStringLiteral("overloaded_error")},
-                                                                               {QStringLiteral("message"), message}}}});
+    return sseEvent("error",
+                    QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                                {QStringLiteral("error"),
+                                 QJsonObject{{QStringLiteral("type"), QStringLiteral("overloaded_error")},
+                                             {QStringLiteral("message"), message}}}});
 }
 
-QByteArray AnthropicMessagesDialect::modelListBody(const QStringList& models) const
+QByteArray AnthropicMessagesDialect::modelListBody(const QStringList &models) const
 {
     QJsonArray data;
-    for (const QString& model : models)
+    for (const QString &model : models)
         data.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("model")},
                                 {QStringLiteral("id"), model},
                                 {QStringLiteral("display_name"), model},

@@ -4,14 +4,12 @@
 
 namespace autocomp::test {
 
-QString CliOutcome::status() const
-{
-    return json.value(QStringLiteral("status")).toString();
-}
+QString CliOutcome::status() const { return json.value(QStringLiteral("status")).toString(); }
 
 QByteArray CliOutcome::describe(qsizetype outBytes, qsizetype errBytes) const
 {
-    return "exit " + QByteArray::number(exitCode) + "\nstdout:\n" + out.left(outBytes) + "\nstderr:\n" + err.right(errBytes);
+    return "exit " + QByteArray::number(exitCode) + "\nstdout:\n" + out.left(outBytes) + "\nstderr:\n"
+        + err.right(errBytes);
 }
 
 CliOutcome finishCli(QProcess &process, int timeoutMs)
@@ -28,7 +26,8 @@ CliOutcome finishCli(QProcess &process, int timeoutMs)
     return o;
 }
 
-QList<CliOutcome> runTwoAtATime(qsizetype count, const std::function<std::unique_ptr<QProcess>(qsizetype)> &start, int timeoutMs)
+QList<CliOutcome> runTwoAtATime(qsizetype count, const std::function<std::unique_ptr<QProcess>(qsizetype)> &start,
+                                int timeoutMs)
 {
     QList<CliOutcome> outcomes;
     for (qsizetype i = 0; i < count; i += 2) {

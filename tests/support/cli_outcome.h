@@ -11,7 +11,8 @@
 
 namespace autocomp::test {
 
-struct CliOutcome {
+struct CliOutcome
+{
     int exitCode = -1; // -1: crashed or killed
     QByteArray out;
     QByteArray err;
@@ -26,6 +27,7 @@ struct CliOutcome {
 CliOutcome finishCli(QProcess &process, int timeoutMs = 900000);
 
 // Starts count processes two at a time, in order, each with start(i), and returns their outcomes in order.
-QList<CliOutcome> runTwoAtATime(qsizetype count, const std::function<std::unique_ptr<QProcess>(qsizetype)> &start, int timeoutMs = 900000);
+QList<CliOutcome> runTwoAtATime(qsizetype count, const std::function<std::unique_ptr<QProcess>(qsizetype)> &start,
+                                int timeoutMs = 900000);
 
 } // namespace autocomp::test

@@ -20,7 +20,8 @@ namespace {
 std::map<std::string, std::string> directives(const std::string &path)
 {
     std::ifstream in(path);
-    std::map<std::string, std::string> out{{"status", "ok"}, {"latency_ms", "1"}, {"compile_ms", "0"}, {"bench_ms", "0"}};
+    std::map<std::string, std::string> out{
+        {"status", "ok"}, {"latency_ms", "1"}, {"compile_ms", "0"}, {"bench_ms", "0"}};
     std::string line;
     while (std::getline(in, line)) {
         const auto comment = line.find("//");
@@ -79,11 +80,13 @@ int main(int argc, char **argv)
     std::ofstream out(std::string(argv[3]) + "/result.json");
     out << "{\"status\": \"" << status << "\", \"correct\": " << (correct ? "true" : "false") << ", \"metrics\": {";
     if (correct && d["latency_ms"] != "none")
-        out << "\"latency_ms\": {\"median\": " << d["latency_ms"] << ", \"mean\": " << d["latency_ms"] << ", \"min\": " << d["latency_ms"]
-            << ", \"p99\": " << d["latency_ms"] << ", \"stddev\": 0, \"n\": 10}";
+        out << "\"latency_ms\": {\"median\": " << d["latency_ms"] << ", \"mean\": " << d["latency_ms"]
+            << ", \"min\": " << d["latency_ms"] << ", \"p99\": " << d["latency_ms"] << ", \"stddev\": 0, \"n\": 10}";
     if (correct && d.count("paired_ratio") && argc >= 5 && std::ifstream(argv[4]).good())
         out << ", \"paired_ratio\": {\"value\": " << d["paired_ratio"]
-            << (d.count("ci_low") && d.count("ci_high") ? ", \"ci_low\": " + d["ci_low"] + ", \"ci_high\": " + d["ci_high"] : std::string())
+            << (d.count("ci_low") && d.count("ci_high")
+                    ? ", \"ci_low\": " + d["ci_low"] + ", \"ci_high\": " + d["ci_high"]
+                    : std::string())
             << "}";
     out << "}, \"feedback\": [" << (feedback.empty() ? "" : "\"" + feedback + "\"") << "], \"flags\": [], \"log\": \""
         << (correct ? "" : "scripted failure: " + status) << "\"}\n";

@@ -15,9 +15,7 @@ constexpr qsizetype MaxHeaderBytes = 64 * 1024;
 constexpr qsizetype MaxBodyBytes = 256 * 1024 * 1024;
 } // namespace
 
-FakeHttpConnection::FakeHttpConnection(QTcpSocket* socket, QObject* parent)
-    : QObject(parent)
-    , m_socket(socket)
+FakeHttpConnection::FakeHttpConnection(QTcpSocket *socket, QObject *parent) : QObject(parent), m_socket(socket)
 {
     socket->setParent(this);
     // No Nagle: the head and the body are separate writes, and a client's delayed ACK would hold the body.
@@ -153,45 +151,39 @@ void FakeHttpConnection::processBuffer()
     Q_EMIT requestArrived(request);
 }
 
-void FakeHttpConnection::writeHead(int status, const HttpHeaders& headers)
+void FakeHttpConnection::writeHead(int status, const HttpHeaders &headers)
 {
     QByteArray head = "HTTP/1.1 " + QByteArray::number(status) + ' ' + reasonPhrase(status) + "\r\n";
-    for (const auto& [name, value] : headers)
+    for (const auto &[name, value] : headers)
         head += name + ": " + value + "\r\n";
     head += m_closeAfterResponse ? "Connection: close\r\n" : "Connection: keep-alive\r\n";
     head += "\r\n";
     writeRaw(head);
 }
 
-void FakeHttpConnection::writeRaw(const QByteArray& bytes)
+void FakeHttpConnection::writeRaw(const QByteArray &bytes)
 {
     if (m_socket && !m_closed)
         m_socket->write(bytes);
 }
 
-qint64 FakeHttpConnection::unsentBytes() const
-{
-    return m_socket && !m_closed ? m_socket->bytesToWrite() : 0;
-}
+qint64 FakeHttpConnection::unsentBytes() const { return m_socket && !m_closed ? m_socket->bytesToWrite() : 0; }
 
-void FakeHttpConnection::writeChunk(const QByteArray& bytes)
+void FakeHttpConnection::writeChunk(const QByteArray &bytes)
 {
     QByteArray framed;
     appendChunk(&framed, bytes);
     writeRaw(framed);
 }
 
-void FakeHttpConnection::appendChunk(QByteArray* out, const QByteArray& bytes)
+void FakeHttpConnection::appendChunk(QByteArray *out, const QByteArray &bytes)
 {
     if (bytes.isEmpty())
         return; // an empty chunk would end the body
     *out += QByteArray::number(bytes.size(), 16) + "\r\n" + bytes + "\r\n";
 }
 
-void FakeHttpConnection::endChunked()
-{
-    writeRaw("0\r\n\r\n");
-}
+void FakeHttpConnection::endChunked() { writeRaw("0\r\n\r\n"); }
 
 void FakeHttpConnection::finishResponse()
 {
@@ -233,7 +225,7 @@ void FakeHttpConnection::close()
     deleteLater();
 }
 
-void FakeHttpConnection::failAndClose(int status, const QByteArray& message)
+void FakeHttpConnection::failAndClose(int status, const QByteArray &message)
 {
     m_closeAfterResponse = true;
     m_busy = true;

@@ -15,18 +15,18 @@ class FakeHttpConnection : public QObject
 {
     Q_OBJECT
 public:
-    explicit FakeHttpConnection(QTcpSocket* socket, QObject* parent = nullptr);
+    explicit FakeHttpConnection(QTcpSocket *socket, QObject *parent = nullptr);
     ~FakeHttpConnection() override;
 
     bool isBusy() const { return m_busy; }
 
     // Response writing, used by the server while a request is being answered.
-    void writeHead(int status, const HttpHeaders& headers);
-    void writeRaw(const QByteArray& bytes);
+    void writeHead(int status, const HttpHeaders &headers);
+    void writeRaw(const QByteArray &bytes);
     // Bytes written but not yet handed to the kernel.
     qint64 unsentBytes() const;
-    void writeChunk(const QByteArray& bytes); // Transfer-Encoding: chunked framing
-    static void appendChunk(QByteArray* out, const QByteArray& bytes); // the same framing, into a buffer
+    void writeChunk(const QByteArray &bytes); // Transfer-Encoding: chunked framing
+    static void appendChunk(QByteArray *out, const QByteArray &bytes); // the same framing, into a buffer
     void endChunked();
     // The response is complete: serve the next buffered request, or close when the client asked for it.
     void finishResponse();
@@ -40,13 +40,13 @@ public:
     void setCloseAfterResponse(bool close) { m_closeAfterResponse = close; }
 
 Q_SIGNALS:
-    void requestArrived(const autocomp::test::FakeHttpRequest& request);
+    void requestArrived(const autocomp::test::FakeHttpRequest &request);
     void closed();
 
 private:
     void onReadyRead();
     void processBuffer();
-    void failAndClose(int status, const QByteArray& message);
+    void failAndClose(int status, const QByteArray &message);
 
     QPointer<QTcpSocket> m_socket;
     QByteArray m_buffer;

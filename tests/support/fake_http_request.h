@@ -11,9 +11,9 @@ namespace autocomp::test {
 using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 
 // Case-insensitive header lookup; empty when absent.
-inline QByteArray headerValue(const HttpHeaders& headers, QByteArrayView name)
+inline QByteArray headerValue(const HttpHeaders &headers, QByteArrayView name)
 {
-    for (const auto& [key, value] : headers) {
+    for (const auto &[key, value] : headers) {
         if (QByteArrayView(key).compare(name, Qt::CaseInsensitive) == 0)
             return value;
     }
@@ -21,9 +21,10 @@ inline QByteArray headerValue(const HttpHeaders& headers, QByteArrayView name)
 }
 
 // One parsed HTTP/1.1 request as it arrived on the wire.
-struct FakeHttpRequest {
+struct FakeHttpRequest
+{
     QByteArray method;
-    QString path;  // without the query string
+    QString path; // without the query string
     QString query; // after '?', empty when absent
     QByteArray version;
     HttpHeaders headers; // in arrival order, names as sent

@@ -13,16 +13,14 @@ namespace autocomp::test {
 namespace {
 
 // Thrown for script content errors; YAML::Exception covers syntax and type conversion errors.
-struct ScriptError {
+struct ScriptError
+{
     QString message;
 };
 
-QString qs(const std::string& s)
-{
-    return QString::fromStdString(s);
-}
+QString qs(const std::string &s) { return QString::fromStdString(s); }
 
-QString where(const YAML::Node& node)
+QString where(const YAML::Node &node)
 {
     const YAML::Mark mark = node.Mark();
     if (mark.is_null())
@@ -30,7 +28,7 @@ QString where(const YAML::Node& node)
     return QStringLiteral(" (line %1)").arg(mark.line + 1);
 }
 
-void checkKeys(const YAML::Node& map, const std::set<std::string>& allowed, const QString& context)
+void checkKeys(const YAML::Node &map, const std::set<std::string> &allowed, const QString &context)
 {
     if (!map.IsMap())
         throw ScriptError{context + QStringLiteral(": expected a mapping") + where(map)};
@@ -41,7 +39,7 @@ void checkKeys(const YAML::Node& map, const std::set<std::string>& allowed, cons
     }
 }
 
-int nonNegative(const YAML::Node& node, const QString& context)
+int nonNegative(const YAML::Node &node, const QString &context)
 {
     const int value = node.as<int>();
     if (value < 0)
@@ -49,19 +47,18 @@ int nonNegative(const YAML::Node& node, const QString& context)
     return value;
 }
 
-FakeFault parseFault(const YAML::Node& node, const QString& context)
+FakeFault parseFault(const YAML::Node &node, const QString &context)
 {
     const QString name = qs(node.as<std::string>());
-    for (FakeFault fault : {FakeFault::None, FakeFault::ResetMidStream, FakeFault::MalformedJson,
-                            FakeFault::ErrorEvent, FakeFault::NeverEnd, FakeFault::Drip, FakeFault::CloseBeforeAnswer,
-                            FakeFault::Endless}) {
+    for (FakeFault fault : {FakeFault::None, FakeFault::ResetMidStream, FakeFault::MalformedJson, FakeFault::ErrorEvent,
+                            FakeFault::NeverEnd, FakeFault::Drip, FakeFault::CloseBeforeAnswer, FakeFault::Endless}) {
         if (fakeFaultName(fault) == name)
             return fault;
     }
     throw ScriptError{context + QStringLiteral(": unknown fault '") + name + u'\'' + where(node)};
 }
 
-QRegularExpression parseRegex(const YAML::Node& node, const QString& context)
+QRegularExpression parseRegex(const YAML::Node &node, const QString &context)
 {
     QRegularExpression re(qs(node.as<std::string>()));
     if (!re.isValid())
@@ -69,11 +66,11 @@ QRegularExpression parseRegex(const YAML::Node& node, const QString& context)
     return re;
 }
 
-ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, const QString& context)
+ScriptedResponse parseResponse(const YAML::Node &node, const QString &baseDir, const QString &context)
 {
     checkKeys(node,
-              {"content", "content_file", "reasoning", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message", "headers",
-               "fault", "gzip", "cut_at_limit"},
+              {"content", "content_file", "reasoning", "usage", "delay_ms", "chunk_delay_ms", "status", "error_message",
+               "headers", "fault", "gzip", "cut_at_limit"},
               context);
     ScriptedResponse response;
     if (node["content"] && node["content_file"])
@@ -92,15 +89,15 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
         checkKeys(usage, {"prompt_tokens", "completion_tokens", "reasoning_tokens", "cached_tokens"},
                   context + QStringLiteral(" usage"));
         if (usage["reasoning_tokens"])
-            response.reasoningTokens =
-                nonNegative(usage["reasoning_tokens"], context + QStringLiteral(" reasoning_tokens"));
+            response.reasoningTokens = nonNegative(usage["reasoning_tokens"],
+                                                   context + QStringLiteral(" reasoning_tokens"));
         if (usage["cached_tokens"])
             response.cachedTokens = nonNegative(usage["cached_tokens"], context + QStringLiteral(" cached_tokens"));
         if (usage["prompt_tokens"])
             response.promptTokens = nonNegative(usage["prompt_tokens"], context + QStringLiteral(" prompt_tokens"));
         if (usage["completion_tokens"])
-            response.completionTokens =
-                nonNegative(usage["completion_tokens"], context + QStringLiteral(" completion_tokens"));
+            response.completionTokens = nonNegative(usage["completion_tokens"],
+                                                    context + QStringLiteral(" completion_tokens"));
     }
     if (node["reasoning"])
         response.reasoning = qs(node["reasoning"].as<std::string>());
@@ -133,7 +130,7 @@ ScriptedResponse parseResponse(const YAML::Node& node, const QString& baseDir, c
     return response;
 }
 
-ScriptRule parseRule(const YAML::Node& node, int index, const QString& baseDir)
+ScriptRule parseRule(const YAML::Node &node, int index, const QString &baseDir)
 {
     QString context = QStringLiteral("rule %1").arg(index + 1);
     checkKeys(node, {"name", "match", "model", "cycle", "responses"}, context);
@@ -176,7 +173,7 @@ QString fakeFaultName(FakeFault fault)
     return {};
 }
 
-std::optional<FakeLlmScript> FakeLlmScript::parse(const QByteArray& yaml, const QString& baseDir, QString* error)
+std::optional<FakeLlmScript> FakeLlmScript::parse(const QByteArray &yaml, const QString &baseDir, QString *error)
 {
     FakeLlmScript script;
     try {
@@ -190,14 +187,14 @@ std::optional<FakeLlmScript> FakeLlmScript::parse(const QByteArray& yaml, const 
         if (const YAML::Node models = root["models"]) {
             if (!models.IsSequence())
                 throw ScriptError{QStringLiteral("script: 'models' must be a list") + where(models)};
-            for (const YAML::Node& model : models)
+            for (const YAML::Node &model : models)
                 script.m_models.append(qs(model.as<std::string>()));
         }
-    } catch (const ScriptError& e) {
+    } catch (const ScriptError &e) {
         if (error)
             *error = e.message;
         return std::nullopt;
-    } catch (const YAML::Exception& e) {
+    } catch (const YAML::Exception &e) {
         if (error)
             *error = QStringLiteral("script: ") + qs(e.what());
         return std::nullopt;
@@ -207,10 +204,10 @@ std::optional<FakeLlmScript> FakeLlmScript::parse(const QByteArray& yaml, const 
     return script;
 }
 
-std::optional<FakeLlmScript::Selection> FakeLlmScript::take(const QString& lastUserMessage, const QString& model)
+std::optional<FakeLlmScript::Selection> FakeLlmScript::take(const QString &lastUserMessage, const QString &model)
 {
     for (int i = 0; i < m_rules.size(); ++i) {
-        ScriptRule& rule = m_rules[i];
+        ScriptRule &rule = m_rules[i];
         if (!rule.cycle && rule.served >= rule.responses.size())
             continue;
         if (rule.hasMatch && !rule.match.match(lastUserMessage).hasMatch())

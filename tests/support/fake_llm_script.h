@@ -23,7 +23,8 @@ enum class FakeFault { None, ResetMidStream, MalformedJson, ErrorEvent, NeverEnd
 
 QString fakeFaultName(FakeFault fault);
 
-struct ScriptedResponse {
+struct ScriptedResponse
+{
     QString content;
     QString reasoning; // sent in the format's reasoning/thinking field
     int promptTokens = -1; // -1: estimated from the prompt (chars / 4)
@@ -40,7 +41,8 @@ struct ScriptedResponse {
     bool cutAtLimit = false; // `cut_at_limit: true`: the answer stops at the output-token limit, as the format says it
 };
 
-struct ScriptRule {
+struct ScriptRule
+{
     QString name;
     QRegularExpression match; // searched in the last user message; invalid pattern never stored
     QRegularExpression model;
@@ -62,18 +64,19 @@ struct ScriptRule {
 class FakeLlmScript
 {
 public:
-    static std::optional<FakeLlmScript> parse(const QByteArray& yaml, const QString& baseDir, QString* error);
+    static std::optional<FakeLlmScript> parse(const QByteArray &yaml, const QString &baseDir, QString *error);
 
-    struct Selection {
+    struct Selection
+    {
         int rule = -1;
         int response = -1;
     };
     // The first rule that matches and is not exhausted; advances that rule. nullopt when nothing matches.
-    std::optional<Selection> take(const QString& lastUserMessage, const QString& model);
+    std::optional<Selection> take(const QString &lastUserMessage, const QString &model);
 
-    const ScriptRule& rule(int index) const { return m_rules.at(index); }
-    const QList<ScriptRule>& rules() const { return m_rules; }
-    const QStringList& models() const { return m_models; }
+    const ScriptRule &rule(int index) const { return m_rules.at(index); }
+    const QList<ScriptRule> &rules() const { return m_rules; }
+    const QStringList &models() const { return m_models; }
 
 private:
     QList<ScriptRule> m_rules;

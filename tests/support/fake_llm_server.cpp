@@ -25,13 +25,10 @@ namespace {
 
 const QString NoMatchMessage = QStringLiteral("fake-llm-server: no scripted response matches the request");
 
-int estimateTokens(const QString& text)
-{
-    return int((text.size() + 3) / 4);
-}
+int estimateTokens(const QString &text) { return int((text.size() + 3) / 4); }
 
 // Truncates the JSON of one SSE `data:` event so a client's JSON parser must reject it.
-QByteArray corruptSseEvent(const QByteArray& event)
+QByteArray corruptSseEvent(const QByteArray &event)
 {
     const qsizetype dataStart = event.indexOf("data: ");
     if (dataStart < 0)
@@ -40,12 +37,13 @@ QByteArray corruptSseEvent(const QByteArray& event)
     return event.left(dataStart + 6) + json.left(std::max<qsizetype>(1, json.size() / 2)) + "\n\n";
 }
 
-QString errorEventMessage(const ScriptedResponse& response)
+QString errorEventMessage(const ScriptedResponse &response)
 {
-    return response.errorMessage.isEmpty() ? QStringLiteral("fake-llm-server: scripted error event") : response.errorMessage;
+    return response.errorMessage.isEmpty() ? QStringLiteral("fake-llm-server: scripted error event")
+                                           : response.errorMessage;
 }
 
-bool isSecretHeader(const QByteArray& name)
+bool isSecretHeader(const QByteArray &name)
 {
     const QByteArray lower = name.toLower();
     return lower == "authorization" || lower == "x-api-key" || lower == "x-goog-api-key" || lower == "api-key";
@@ -56,15 +54,15 @@ bool isSecretHeader(const QByteArray& name)
 namespace {
 
 // RFC 1952 gzip of bytes, through zlib.
-QByteArray gzipped(const QByteArray& bytes)
+QByteArray gzipped(const QByteArray &bytes)
 {
     z_stream zs{};
     if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
         qFatal("fake-llm-server: deflateInit2 failed");
     QByteArray out(int(deflateBound(&zs, uLong(bytes.size()))), Qt::Uninitialized);
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.constData()));
+    zs.next_in = reinterpret_cast<Bytef *>(const_cast<char *>(bytes.constData()));
     zs.avail_in = uInt(bytes.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
+    zs.next_out = reinterpret_cast<Bytef *>(out.data());
     zs.avail_out = uInt(out.size());
     if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
         qFatal("fake-llm-server: deflate failed");
@@ -75,7 +73,8 @@ QByteArray gzipped(const QByteArray& bytes)
 
 } // namespace
 
-struct FakeLlmServer::ResponsePlan {
+struct FakeLlmServer::ResponsePlan
+{
     int status = 200;
     QByteArray contentType = "application/json";
     HttpHeaders headers; // beyond Content-Type and the framing headers
@@ -89,8 +88,7 @@ struct FakeLlmServer::ResponsePlan {
     QByteArray endless; // after the parts, this part again and again until the client goes away
 };
 
-FakeLlmServer::FakeLlmServer(QObject* parent)
-    : QObject(parent)
+FakeLlmServer::FakeLlmServer(QObject *parent) : QObject(parent)
 {
     m_dialects.push_back(std::make_unique<OpenAiChatDialect>());
     m_dialects.push_back(std::make_unique<OpenAiResponsesDialect>());
@@ -102,7 +100,7 @@ FakeLlmServer::FakeLlmServer(QObject* parent)
 
 FakeLlmServer::~FakeLlmServer() = default;
 
-bool FakeLlmServer::listen(quint16 port, const QHostAddress& address)
+bool FakeLlmServer::listen(quint16 port, const QHostAddress &address)
 {
     // With the default listen backlog of 50, part of a burst of connections waits for a SYN retransmit.
     m_server.setListenBacklogSize(1024);
@@ -110,10 +108,7 @@ bool FakeLlmServer::listen(quint16 port, const QHostAddress& address)
     return m_server.listen(address, port);
 }
 
-quint16 FakeLlmServer::port() const
-{
-    return m_server.serverPort();
-}
+quint16 FakeLlmServer::port() const { return m_server.serverPort(); }
 
 QUrl FakeLlmServer::baseUrl() const
 {
@@ -124,12 +119,9 @@ QUrl FakeLlmServer::baseUrl() const
     return url;
 }
 
-QString FakeLlmServer::errorString() const
-{
-    return m_server.errorString();
-}
+QString FakeLlmServer::errorString() const { return m_server.errorString(); }
 
-bool FakeLlmServer::loadScript(const QString& path, QString* error)
+bool FakeLlmServer::loadScript(const QString &path, QString *error)
 {
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
@@ -146,7 +138,7 @@ bool FakeLlmServer::loadScript(const QString& path, QString* error)
     return true;
 }
 
-bool FakeLlmServer::loadScriptText(const QByteArray& yaml, const QString& baseDir, QString* error)
+bool FakeLlmServer::loadScriptText(const QByteArray &yaml, const QString &baseDir, QString *error)
 {
     std::optional<FakeLlmScript> script = FakeLlmScript::parse(yaml, baseDir, error);
     if (!script)
@@ -155,7 +147,7 @@ bool FakeLlmServer::loadScriptText(const QByteArray& yaml, const QString& baseDi
     return true;
 }
 
-bool FakeLlmServer::setTimingFile(const QString& path)
+bool FakeLlmServer::setTimingFile(const QString &path)
 {
     if (m_timing.isOpen())
         m_timing.close();
@@ -172,7 +164,7 @@ qint64 monotonicNs()
 }
 } // namespace
 
-bool FakeLlmServer::setLogFile(const QString& path)
+bool FakeLlmServer::setLogFile(const QString &path)
 {
     if (m_log.isOpen())
         m_log.close();
@@ -186,16 +178,16 @@ bool FakeLlmServer::setLogFile(const QString& path)
 
 void FakeLlmServer::onNewConnection()
 {
-    while (QTcpSocket* socket = m_server.nextPendingConnection()) {
+    while (QTcpSocket *socket = m_server.nextPendingConnection()) {
         ++m_connectionsAccepted;
-        auto* connection = new FakeHttpConnection(socket, this);
+        auto *connection = new FakeHttpConnection(socket, this);
         connect(connection, &FakeHttpConnection::requestArrived, this,
-                [this, connection](const FakeHttpRequest& request) { onRequest(connection, request); });
+                [this, connection](const FakeHttpRequest &request) { onRequest(connection, request); });
         connect(connection, &FakeHttpConnection::closed, this, [this, connection] { responseDone(connection); });
     }
 }
 
-void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequest& request)
+void FakeLlmServer::onRequest(FakeHttpConnection *connection, const FakeHttpRequest &request)
 {
     RecordedRequest record;
     record.method = request.method;
@@ -208,9 +200,9 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
     record.receivedNs = request.firstByteNs > 0 ? request.firstByteNs : monotonicNs();
     record.json = QJsonDocument::fromJson(request.body).object();
 
-    const LlmDialect* dialect = nullptr;
+    const LlmDialect *dialect = nullptr;
     LlmDialect::Endpoint endpoint = LlmDialect::Endpoint::None;
-    for (const auto& candidate : m_dialects) {
+    for (const auto &candidate : m_dialects) {
         endpoint = candidate->route(request);
         if (endpoint != LlmDialect::Endpoint::None) {
             dialect = candidate.get();
@@ -219,7 +211,7 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
     }
 
     ResponsePlan plan;
-    const auto errorPlan = [&](const LlmDialect& format, int status, const QString& message) {
+    const auto errorPlan = [&](const LlmDialect &format, int status, const QString &message) {
         plan = ResponsePlan{};
         plan.status = status;
         plan.parts = {format.errorBody(status, message)};
@@ -263,24 +255,24 @@ void FakeLlmServer::onRequest(FakeHttpConnection* connection, const FakeHttpRequ
     play(connection, std::make_shared<const ResponsePlan>(std::move(plan)));
 }
 
-FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialect, const DialectRequest& request,
-                                                        RecordedRequest* record)
+FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect &dialect, const DialectRequest &request,
+                                                        RecordedRequest *record)
 {
     ResponsePlan plan;
-    const std::optional<FakeLlmScript::Selection> selection =
-        m_script ? m_script->take(request.lastUserMessage, request.model) : std::nullopt;
+    const std::optional<FakeLlmScript::Selection> selection = m_script
+        ? m_script->take(request.lastUserMessage, request.model)
+        : std::nullopt;
     if (!selection) {
-        const QString message =
-            m_script ? NoMatchMessage : NoMatchMessage + QStringLiteral(" (no script loaded)");
-        qCWarning(lcFakeLlm).noquote() << message << "- model" << request.model << "- last user message:"
-                                       << request.lastUserMessage.left(200);
+        const QString message = m_script ? NoMatchMessage : NoMatchMessage + QStringLiteral(" (no script loaded)");
+        qCWarning(lcFakeLlm).noquote() << message << "- model" << request.model
+                                       << "- last user message:" << request.lastUserMessage.left(200);
         plan.status = 500;
         plan.parts = {dialect.errorBody(500, message)};
         return plan;
     }
 
-    const ScriptRule& rule = m_script->rule(selection->rule);
-    const ScriptedResponse& response = rule.responses.at(selection->response);
+    const ScriptRule &rule = m_script->rule(selection->rule);
+    const ScriptedResponse &response = rule.responses.at(selection->response);
     record->ruleName = rule.name;
     record->responseIndex = selection->response;
     plan.delayMs = response.delayMs;
@@ -299,9 +291,8 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
     reply.reasoning = response.reasoning;
     reply.reasoningTokens = std::max(0, response.reasoningTokens);
     reply.promptTokens = response.promptTokens >= 0 ? response.promptTokens : estimateTokens(request.prompt);
-    reply.completionTokens =
-        response.completionTokens >= 0 ? response.completionTokens
-                                       : estimateTokens(response.content) + reply.reasoningTokens;
+    reply.completionTokens = response.completionTokens >= 0 ? response.completionTokens
+                                                            : estimateTokens(response.content) + reply.reasoningTokens;
     reply.cachedTokens = std::min(std::max(0, response.cachedTokens), reply.promptTokens);
     reply.created = QDateTime::currentSecsSinceEpoch();
     reply.cutAtLimit = response.cutAtLimit;
@@ -370,12 +361,12 @@ FakeLlmServer::ResponsePlan FakeLlmServer::planGenerate(const LlmDialect& dialec
     return plan;
 }
 
-void FakeLlmServer::drip(ResponsePlan* plan, int chunkDelayMs)
+void FakeLlmServer::drip(ResponsePlan *plan, int chunkDelayMs)
 {
     // Every part in small pieces with a pause between them, so events and JSON arrive cut at odd places.
     constexpr qsizetype PiecesPerPart = 3;
     QList<QByteArray> pieces;
-    for (const QByteArray& part : std::as_const(plan->parts)) {
+    for (const QByteArray &part : std::as_const(plan->parts)) {
         const qsizetype size = std::max<qsizetype>(1, (part.size() + PiecesPerPart - 1) / PiecesPerPart);
         for (qsizetype pos = 0; pos < part.size(); pos += size)
             pieces.append(part.mid(pos, size));
@@ -384,7 +375,7 @@ void FakeLlmServer::drip(ResponsePlan* plan, int chunkDelayMs)
     plan->partDelayMs = chunkDelayMs > 0 ? chunkDelayMs : 20;
 }
 
-void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan)
+void FakeLlmServer::play(FakeHttpConnection *connection, std::shared_ptr<const ResponsePlan> plan)
 {
     // Precise timers: a coarse one may fire 5% late, which a client benchmark would count as its own overhead.
     QTimer::singleShot(plan->delayMs, Qt::PreciseTimer, connection, [this, connection, plan] {
@@ -397,13 +388,13 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
         headers += plan->headers;
         if (m_closeAfterAnswer == CloseAfterAnswer::Delimited) {
             // No framing at all: the answer ends where the connection closes.
-            headers.removeIf([](const auto& h) { return h.first.compare("Content-Length", Qt::CaseInsensitive) == 0; });
+            headers.removeIf([](const auto &h) { return h.first.compare("Content-Length", Qt::CaseInsensitive) == 0; });
             connection->setCloseAfterResponse(true);
         } else if (plan->chunked) {
             headers.emplaceBack("Transfer-Encoding", "chunked");
         } else if (plan->abortAfterParts < 0 && !plan->hang && plan->endless.isEmpty()) {
             qsizetype length = 0;
-            for (const QByteArray& part : plan->parts)
+            for (const QByteArray &part : plan->parts)
                 length += part.size();
             headers.emplaceBack("Content-Length", QByteArray::number(length));
         }
@@ -412,7 +403,7 @@ void FakeLlmServer::play(FakeHttpConnection* connection, std::shared_ptr<const R
     });
 }
 
-void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan, int next)
+void FakeLlmServer::writeParts(FakeHttpConnection *connection, std::shared_ptr<const ResponsePlan> plan, int next)
 {
     // Parts due at the same moment go out in one write, each still its own chunk, as a server's
     // buffered writer would send them.
@@ -447,7 +438,8 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
         connection->writeRaw(out);
         out.clear();
         if (connection->unsentBytes() > (64 << 10)) {
-            QTimer::singleShot(1, connection, [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
+            QTimer::singleShot(1, connection,
+                               [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
             return;
         }
         while (out.size() < (64 << 10)) {
@@ -457,7 +449,8 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
                 out += plan->endless;
         }
         connection->writeRaw(out);
-        QTimer::singleShot(plan->partDelayMs, connection, [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
+        QTimer::singleShot(plan->partDelayMs, connection,
+                           [this, connection, plan] { writeParts(connection, plan, int(plan->parts.size())); });
         return;
     }
     if (plan->chunked && m_closeAfterAnswer != CloseAfterAnswer::Delimited)
@@ -466,9 +459,9 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
     if (m_closeAfterAnswer == CloseAfterAnswer::Framed)
         connection->setCloseAfterResponse(true); // keep-alive was announced; closed all the same
     if (m_timing.isOpen() && m_requestOf.contains(connection)) {
-        const RecordedRequest& record = m_requests.at(m_requestOf.value(connection));
+        const RecordedRequest &record = m_requests.at(m_requestOf.value(connection));
         QByteArray tag;
-        for (const auto& [name, value] : record.headers)
+        for (const auto &[name, value] : record.headers)
             if (name.compare("X-Autocomp-Request", Qt::CaseInsensitive) == 0)
                 tag = value;
         m_timing.write((tag.isEmpty() ? QByteArray("-") : tag) + ' ' + QByteArray::number(record.receivedNs) + ' '
@@ -478,7 +471,7 @@ void FakeLlmServer::writeParts(FakeHttpConnection* connection, std::shared_ptr<c
     connection->finishResponse();
 }
 
-void FakeLlmServer::responseDone(FakeHttpConnection* connection)
+void FakeLlmServer::responseDone(FakeHttpConnection *connection)
 {
     m_inFlight.remove(connection);
     m_requestOf.remove(connection);
@@ -488,14 +481,13 @@ void FakeLlmServer::appendToLog(int index)
 {
     if (!m_log.isOpen())
         return;
-    const RecordedRequest& record = m_requests.at(index);
+    const RecordedRequest &record = m_requests.at(index);
     QJsonObject headers;
-    for (const auto& [name, value] : record.headers) {
+    for (const auto &[name, value] : record.headers) {
         // Secrets are logged as a hash prefix: tests can still check which key was sent.
-        const QString logged = isSecretHeader(name)
-            ? QStringLiteral("sha256:")
+        const QString logged = isSecretHeader(name) ? QStringLiteral("sha256:")
                 + QString::fromLatin1(QCryptographicHash::hash(value, QCryptographicHash::Sha256).toHex().left(16))
-            : QString::fromUtf8(value);
+                                                    : QString::fromUtf8(value);
         headers.insert(QString::fromLatin1(name.toLower()), logged);
     }
     const QJsonObject line{

@@ -28,25 +28,25 @@ class FakeLlmServer : public QObject
 {
     Q_OBJECT
 public:
-    explicit FakeLlmServer(QObject* parent = nullptr);
+    explicit FakeLlmServer(QObject *parent = nullptr);
     ~FakeLlmServer() override;
 
     // Listens on 127.0.0.1 (or another address, such as ::1); port 0 picks a free port.
-    bool listen(quint16 port = 0, const QHostAddress& address = QHostAddress(QHostAddress::LocalHost));
+    bool listen(quint16 port = 0, const QHostAddress &address = QHostAddress(QHostAddress::LocalHost));
     quint16 port() const;
     QUrl baseUrl() const; // http://127.0.0.1:PORT, or http://[::1]:PORT
     QString errorString() const;
 
     // Replace the script (and reset every rule's progress). On failure the previous script stays.
-    bool loadScript(const QString& path, QString* error = nullptr);
-    bool loadScriptText(const QByteArray& yaml, const QString& baseDir, QString* error = nullptr);
+    bool loadScript(const QString &path, QString *error = nullptr);
+    bool loadScriptText(const QByteArray &yaml, const QString &baseDir, QString *error = nullptr);
 
     // Appends one JSON object per request to `path` (created if missing). False when it cannot be opened.
-    bool setLogFile(const QString& path);
+    bool setLogFile(const QString &path);
     // Appends a line per answered request: its X-Autocomp-Request header, then CLOCK_MONOTONIC nanoseconds
     // when the request had been read and when the last byte of the answer was handed to the socket. With
     // the client's own clock readings a benchmark can tell the server's time from the client's.
-    bool setTimingFile(const QString& path);
+    bool setTimingFile(const QString &path);
 
     // A healthy peer that ends every answer by closing the connection, as HTTP/1.x allows:
     //  Delimited: the body has no Content-Length and no chunked framing ("Connection: close"); its end is the close.
@@ -68,12 +68,12 @@ private:
     struct ResponsePlan;
 
     void onNewConnection();
-    void onRequest(FakeHttpConnection* connection, const FakeHttpRequest& request);
-    ResponsePlan planGenerate(const LlmDialect& dialect, const DialectRequest& request, RecordedRequest* record);
-    static void drip(ResponsePlan* plan, int chunkDelayMs);
-    void play(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan);
-    void writeParts(FakeHttpConnection* connection, std::shared_ptr<const ResponsePlan> plan, int next);
-    void responseDone(FakeHttpConnection* connection);
+    void onRequest(FakeHttpConnection *connection, const FakeHttpRequest &request);
+    ResponsePlan planGenerate(const LlmDialect &dialect, const DialectRequest &request, RecordedRequest *record);
+    static void drip(ResponsePlan *plan, int chunkDelayMs);
+    void play(FakeHttpConnection *connection, std::shared_ptr<const ResponsePlan> plan);
+    void writeParts(FakeHttpConnection *connection, std::shared_ptr<const ResponsePlan> plan, int next);
+    void responseDone(FakeHttpConnection *connection);
     void appendToLog(int index);
 
     QTcpServer m_server;
@@ -82,8 +82,8 @@ private:
     QList<RecordedRequest> m_requests;
     QFile m_log;
     QFile m_timing;
-    QHash<FakeHttpConnection*, int> m_requestOf; // the request each connection is answering
-    QSet<FakeHttpConnection*> m_inFlight;
+    QHash<FakeHttpConnection *, int> m_requestOf; // the request each connection is answering
+    QSet<FakeHttpConnection *> m_inFlight;
     int m_peakInFlight = 0;
     CloseAfterAnswer m_closeAfterAnswer = CloseAfterAnswer::Off;
     int m_connectionsAccepted = 0;

@@ -9,7 +9,7 @@
 
 using autocomp::test::FakeLlmServer;
 
-int main(int argc, char** argv)
+int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     QCoreApplication::setApplicationName(QStringLiteral("fake-llm-server"));
@@ -18,21 +18,24 @@ int main(int argc, char** argv)
     parser.setApplicationDescription(QStringLiteral("Local LLM test server answering from a YAML script."));
     parser.addHelpOption();
     const QCommandLineOption scriptOption(QStringLiteral("script"), QStringLiteral("Response script (YAML)."),
-                                         QStringLiteral("file"));
+                                          QStringLiteral("file"));
     const QCommandLineOption portOption(QStringLiteral("port"),
-        QStringLiteral("Port to listen on (default: any free)."), QStringLiteral("port"), QStringLiteral("0"));
+                                        QStringLiteral("Port to listen on (default: any free)."),
+                                        QStringLiteral("port"), QStringLiteral("0"));
     const QCommandLineOption logOption(QStringLiteral("log"),
                                        QStringLiteral("Append one JSON line per received request to this file."),
                                        QStringLiteral("file"));
-    const QCommandLineOption timingOption(QStringLiteral("timing"),
-                                          QStringLiteral("Append a line per answered request: its X-Autocomp-Request header and "
-                                                         "the monotonic ns when it was read and when its answer was written."),
-                                          QStringLiteral("file"));
-    const QCommandLineOption closeOption(QStringLiteral("close-after-answer"),
-                                         QStringLiteral("End every answer by closing the connection: 'delimited' (no length, no "
-                                                        "chunking: the close ends the body) or 'framed' (framed, keep-alive "
-                                                        "announced, closed all the same)."),
-                                         QStringLiteral("mode"));
+    const QCommandLineOption timingOption(
+        QStringLiteral("timing"),
+        QStringLiteral("Append a line per answered request: its X-Autocomp-Request header and "
+                       "the monotonic ns when it was read and when its answer was written."),
+        QStringLiteral("file"));
+    const QCommandLineOption closeOption(
+        QStringLiteral("close-after-answer"),
+        QStringLiteral("End every answer by closing the connection: 'delimited' (no length, no "
+                       "chunking: the close ends the body) or 'framed' (framed, keep-alive "
+                       "announced, closed all the same)."),
+        QStringLiteral("mode"));
     parser.addOptions({scriptOption, portOption, logOption, timingOption, closeOption});
     parser.process(app);
 
@@ -55,7 +58,8 @@ int main(int argc, char** argv)
         else if (mode == QLatin1String("framed"))
             server.setCloseAfterAnswer(FakeLlmServer::CloseAfterAnswer::Framed);
         else {
-            std::fprintf(stderr, "fake-llm-server: --close-after-answer: '%s' is not delimited or framed\n", qPrintable(mode));
+            std::fprintf(stderr, "fake-llm-server: --close-after-answer: '%s' is not delimited or framed\n",
+                         qPrintable(mode));
             return 2;
         }
     }
@@ -73,8 +77,7 @@ int main(int argc, char** argv)
         return 1;
     }
     if (!server.listen(quint16(port))) {
-        std::fprintf(stderr, "fake-llm-server: cannot listen on port %u: %s\n", port,
-                     qPrintable(server.errorString()));
+        std::fprintf(stderr, "fake-llm-server: cannot listen on port %u: %s\n", port, qPrintable(server.errorString()));
         return 1;
     }
     // Tests wait for this line to learn the port, so it comes first and is flushed at once.

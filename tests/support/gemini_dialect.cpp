@@ -9,22 +9,22 @@ namespace autocomp::test {
 
 namespace {
 
-const QRegularExpression& generatePath()
+const QRegularExpression &generatePath()
 {
     // /v1beta/models/M:generateContent, or Vertex AI's /v1/projects/P/locations/L/publishers/google/models/M:...
     static const QRegularExpression s_path(QStringLiteral("/models/([^/:]+):(generateContent|streamGenerateContent)$"));
     return s_path;
 }
 
-QString partsText(const QJsonValue& content)
+QString partsText(const QJsonValue &content)
 {
     QStringList texts;
-    for (const QJsonValue& part : content.toObject().value(QLatin1String("parts")).toArray())
+    for (const QJsonValue &part : content.toObject().value(QLatin1String("parts")).toArray())
         texts.append(part.toObject().value(QLatin1String("text")).toString());
     return texts.join(u'\n');
 }
 
-QJsonObject usageObject(const DialectReply& reply)
+QJsonObject usageObject(const DialectReply &reply)
 {
     const int candidates = reply.completionTokens - reply.reasoningTokens;
     QJsonObject usage{{QStringLiteral("promptTokenCount"), reply.promptTokens},
@@ -37,11 +37,12 @@ QJsonObject usageObject(const DialectReply& reply)
     return usage;
 }
 
-QJsonObject chunk(const DialectReply& reply, const QJsonArray& parts, const QString& finishReason, bool withUsage)
+QJsonObject chunk(const DialectReply &reply, const QJsonArray &parts, const QString &finishReason, bool withUsage)
 {
-    QJsonObject candidate{{QStringLiteral("content"), QJsonObject{{QStringLiteral("role"), QStringLiteral("model")},
-                                                                  {QStringLiteral("parts"), parts}}},
-                          {QStringLiteral("index"), 0}};
+    QJsonObject candidate{
+        {QStringLiteral("content"),
+         QJsonObject{{QStringLiteral("role"), QStringLiteral("model")}, {QStringLiteral("parts"), parts}}},
+        {QStringLiteral("index"), 0}};
     if (!finishReason.isEmpty())
         candidate.insert(QStringLiteral("finishReason"), finishReason);
     QJsonObject object{{QStringLiteral("candidates"), QJsonArray{candidate}},
@@ -52,7 +53,7 @@ QJsonObject chunk(const DialectReply& reply, const QJsonArray& parts, const QStr
     return object;
 }
 
-QJsonObject textPart(const QString& text, bool thought = false)
+QJsonObject textPart(const QString &text, bool thought = false)
 {
     QJsonObject part{{QStringLiteral("text"), text}};
     if (thought)
@@ -74,21 +75,19 @@ QString statusName(int status)
     }
 }
 
-QJsonObject errorObject(int status, const QString& message)
+QJsonObject errorObject(int status, const QString &message)
 {
-    return QJsonObject{{QStringLiteral("error"), QJsonObject{{QStringLiteral("code"), status},
-                                                             {QStringLiteral("message"), message},
-                                                             {QStringLiteral("status"), statusName(status)}}}};
+    return QJsonObject{{QStringLiteral("error"),
+                        QJsonObject{{QStringLiteral("code"), status},
+                                    {QStringLiteral("message"), message},
+                                    {QStringLiteral("status"), statusName(status)}}}};
 }
 
 } // namespace
 
-QString GeminiDialect::name() const
-{
-    return QStringLiteral("gemini");
-}
+QString GeminiDialect::name() const { return QStringLiteral("gemini"); }
 
-LlmDialect::Endpoint GeminiDialect::route(const FakeHttpRequest& request) const
+LlmDialect::Endpoint GeminiDialect::route(const FakeHttpRequest &request) const
 {
     if (request.method == "POST" && generatePath().match(request.path).hasMatch())
         return Endpoint::Generate;
@@ -97,8 +96,8 @@ LlmDialect::Endpoint GeminiDialect::route(const FakeHttpRequest& request) const
     return Endpoint::None;
 }
 
-bool GeminiDialect::parseRequest(const FakeHttpRequest& request, const QJsonObject& body, DialectRequest* out,
-                                 QString* error) const
+bool GeminiDialect::parseRequest(const FakeHttpRequest &request, const QJsonObject &body, DialectRequest *out,
+                                 QString *error) const
 {
     const QRegularExpressionMatch match = generatePath().match(request.path);
     out->model = QUrl::fromPercentEncoding(match.captured(1).toUtf8());
@@ -113,11 +112,16 @@ bool GeminiDialect::parseRequest(const FakeHttpRequest& request, const QJsonObje
         return false;
     }
     for (auto it = body.begin(); it != body.end(); ++it) {
-        static const QStringList s_known{QStringLiteral("contents"), QStringLiteral("systemInstruction"),
-                                         QStringLiteral("generationConfig"), QStringLiteral("safetySettings"),
-                                         QStringLiteral("tools"), QStringLiteral("toolConfig"), QStringLiteral("cachedContent")};
+        static const QStringList s_known{QStringLiteral("contents"),
+                                         QStringLiteral("systemInstruction"),
+                                         QStringLiteral("generationConfig"),
+                                         QStringLiteral("safetySettings"),
+                                         QStringLiteral("tools"),
+                                         QStringLiteral("toolConfig"),
+                                         QStringLiteral("cachedContent")};
         if (!s_known.contains(it.key())) {
-            *error = QStringLiteral("Invalid JSON payload received. Unknown name \"%1\": Cannot find field.").arg(it.key());
+            *error =
+                QStringLiteral("Invalid JSON payload received. Unknown name \"%1\": Cannot find field.").arg(it.key());
             return false;
         }
     }
@@ -125,7 +129,7 @@ bool GeminiDialect::parseRequest(const FakeHttpRequest& request, const QJsonObje
     const QString system = partsText(body.value(QLatin1String("systemInstruction")));
     if (!system.isEmpty())
         texts.append(system);
-    for (const QJsonValue& content : contents) {
+    for (const QJsonValue &content : contents) {
         const QString text = partsText(content);
         texts.append(text);
         if (content.toObject().value(QLatin1String("role")).toString() != QLatin1String("model"))
@@ -135,16 +139,18 @@ bool GeminiDialect::parseRequest(const FakeHttpRequest& request, const QJsonObje
     return true;
 }
 
-QByteArray GeminiDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
+QByteArray GeminiDialect::completionBody(const DialectRequest &, const DialectReply &reply) const
 {
     QJsonArray parts;
     if (!reply.reasoning.isEmpty())
         parts.append(textPart(reply.reasoning, true));
     parts.append(textPart(reply.content));
-    return QJsonDocument(chunk(reply, parts, reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP"), true)).toJson(QJsonDocument::Compact);
+    return QJsonDocument(
+               chunk(reply, parts, reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP"), true))
+        .toJson(QJsonDocument::Compact);
 }
 
-QList<QByteArray> GeminiDialect::streamEvents(const DialectRequest&, const DialectReply& reply) const
+QList<QByteArray> GeminiDialect::streamEvents(const DialectRequest &, const DialectReply &reply) const
 {
     QList<QByteArray> events;
     if (!reply.reasoning.isEmpty())
@@ -152,25 +158,29 @@ QList<QByteArray> GeminiDialect::streamEvents(const DialectRequest&, const Diale
     const QStringList pieces = splitForStreaming(reply.content);
     for (qsizetype i = 0; i < pieces.size(); ++i) {
         const bool last = i + 1 == pieces.size();
-        events.append(sseEvent({}, chunk(reply, QJsonArray{textPart(pieces.at(i))}, last ? (reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP")) : QString(), last)));
+        events.append(sseEvent(
+            {},
+            chunk(reply, QJsonArray{textPart(pieces.at(i))},
+                  last ? (reply.cutAtLimit ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP")) : QString(),
+                  last)));
     }
     return events;
 }
 
-QByteArray GeminiDialect::errorBody(int status, const QString& message) const
+QByteArray GeminiDialect::errorBody(int status, const QString &message) const
 {
     return QJsonDocument(errorObject(status, message)).toJson(QJsonDocument::Compact);
 }
 
-QByteArray GeminiDialect::streamErrorEvent(const QString& message) const
+QByteArray GeminiDialect::streamErrorEvent(const QString &message) const
 {
     return sseEvent({}, errorObject(500, message));
 }
 
-QByteArray GeminiDialect::modelListBody(const QStringList& models) const
+QByteArray GeminiDialect::modelListBody(const QStringList &models) const
 {
     QJsonArray list;
-    for (const QString& model : models)
+    for (const QString &model : models)
         list.append(QJsonObject{{QStringLiteral("name"), QString(QStringLiteral("models/") + model)},
                                 {QStringLiteral("displayName"), model},
                                 {QStringLiteral("supportedGenerationMethods"),

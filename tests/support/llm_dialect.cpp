@@ -6,7 +6,7 @@ namespace autocomp::test {
 
 LlmDialect::~LlmDialect() = default;
 
-QByteArray LlmDialect::sseEvent(const QByteArray& name, const QJsonObject& data)
+QByteArray LlmDialect::sseEvent(const QByteArray &name, const QJsonObject &data)
 {
     QByteArray event;
     if (!name.isEmpty())
@@ -14,7 +14,7 @@ QByteArray LlmDialect::sseEvent(const QByteArray& name, const QJsonObject& data)
     return event + "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
 }
 
-QStringList LlmDialect::splitForStreaming(const QString& content)
+QStringList LlmDialect::splitForStreaming(const QString &content)
 {
     // At most 32 pieces keeps long scripted answers quick to stream while still exercising reassembly.
     constexpr qsizetype MaxPieces = 32;

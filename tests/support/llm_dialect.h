@@ -10,7 +10,8 @@
 namespace autocomp::test {
 
 // What the server needs from a request, independent of the provider's wire format.
-struct DialectRequest {
+struct DialectRequest
+{
     QString model;
     QString prompt; // text of all messages (system included), joined by newlines
     QString lastUserMessage;
@@ -19,7 +20,8 @@ struct DialectRequest {
 };
 
 // The answer to render in the provider's format.
-struct DialectReply {
+struct DialectReply
+{
     QString id;
     QString model;
     QString content;
@@ -43,24 +45,24 @@ public:
     virtual ~LlmDialect();
 
     virtual QString name() const = 0;
-    virtual Endpoint route(const FakeHttpRequest& request) const = 0;
+    virtual Endpoint route(const FakeHttpRequest &request) const = 0;
     // Fills `out` from the request body; false with `error` set for a request the real API would reject.
-    virtual bool parseRequest(const FakeHttpRequest& request, const QJsonObject& body, DialectRequest* out,
-                              QString* error) const = 0;
+    virtual bool parseRequest(const FakeHttpRequest &request, const QJsonObject &body, DialectRequest *out,
+                              QString *error) const = 0;
 
-    virtual QByteArray completionBody(const DialectRequest& request, const DialectReply& reply) const = 0;
+    virtual QByteArray completionBody(const DialectRequest &request, const DialectReply &reply) const = 0;
     // The stream as framed events (each one complete, e.g. "data: {...}\n\n"), in order.
-    virtual QList<QByteArray> streamEvents(const DialectRequest& request, const DialectReply& reply) const = 0;
+    virtual QList<QByteArray> streamEvents(const DialectRequest &request, const DialectReply &reply) const = 0;
     virtual QByteArray streamContentType() const { return QByteArrayLiteral("text/event-stream"); }
-    virtual QByteArray errorBody(int status, const QString& message) const = 0;
+    virtual QByteArray errorBody(int status, const QString &message) const = 0;
     // An error reported inside a stream after HTTP 200, framed as the provider frames it.
-    virtual QByteArray streamErrorEvent(const QString& message) const = 0;
-    virtual QByteArray modelListBody(const QStringList& models) const = 0;
+    virtual QByteArray streamErrorEvent(const QString &message) const = 0;
+    virtual QByteArray modelListBody(const QStringList &models) const = 0;
 
     // One server-sent event: "event: NAME\n" (when NAME is not empty) and "data: JSON\n\n".
-    static QByteArray sseEvent(const QByteArray& name, const QJsonObject& data);
+    static QByteArray sseEvent(const QByteArray &name, const QJsonObject &data);
     // Splits streamed text into several pieces (never inside a surrogate pair), as providers send tokens.
-    static QStringList splitForStreaming(const QString& content);
+    static QStringList splitForStreaming(const QString &content);
 };
 
 } // namespace autocomp::test

@@ -1,6 +1,6 @@
 #include "menu_invariants.h"
 
-#include "store/menu_insights.h"
+#include "insights/menu_insights.h"
 #include "store/run_store.h"
 
 namespace autocomp::test {
@@ -12,11 +12,13 @@ QStringList menuInsightViolations(RunStore &store)
     for (const RunInfo &run : store.runs())
         runs << run.id;
     for (qint64 runId : std::as_const(runs)) {
-        for (auto grouping : {MenuInsights::Grouping::Strategy, MenuInsights::Grouping::PlanModel, MenuInsights::Grouping::CodeModel}) {
+        for (auto grouping :
+             {MenuInsights::Grouping::Strategy, MenuInsights::Grouping::PlanModel, MenuInsights::Grouping::CodeModel}) {
             for (const StrategyRecord &r : MenuInsights::compute(store, {runId}, grouping)) {
                 auto check = [&](bool holds, const char *rule) {
                     if (!holds)
-                        out << QStringLiteral("run %1, '%2' (%3): %4 (offered %5, chosen %6, candidates %7, compiled %8, correct %9, "
+                        out << QStringLiteral("run %1, '%2' (%3): %4 (offered %5, chosen %6, candidates %7, compiled "
+                                              "%8, correct %9, "
                                               "duplicates %10, entered beam %11)")
                                    .arg(runId)
                                    .arg(r.strategy, r.model, QLatin1String(rule))

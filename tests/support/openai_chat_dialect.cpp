@@ -8,43 +8,41 @@ namespace autocomp::test {
 
 namespace {
 
-QString messageText(const QJsonValue& content)
+QString messageText(const QJsonValue &content)
 {
     if (content.isString())
         return content.toString();
     // Content parts: [{"type": "text", "text": "..."}, {"type": "image_url", ...}]
     QStringList texts;
     const QJsonArray parts = content.toArray();
-    for (const QJsonValue& part : parts) {
+    for (const QJsonValue &part : parts) {
         if (part.toObject().value(QLatin1String("type")).toString() == QLatin1String("text"))
             texts.append(part.toObject().value(QLatin1String("text")).toString());
     }
     return texts.join(u'\n');
 }
 
-QJsonObject usageObject(const DialectReply& reply)
+QJsonObject usageObject(const DialectReply &reply)
 {
-    return QJsonObject{{QStringLiteral("prompt_tokens"), reply.promptTokens},
-                       {QStringLiteral("completion_tokens"), reply.completionTokens},
-                       {QStringLiteral("total_tokens"), reply.promptTokens + reply.completionTokens},
-                       {QStringLiteral("prompt_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), reply.cachedTokens}}},
-                       {QStringLiteral("completion_tokens_details"),
-                        QJsonObject{{QStringLiteral("reasoning_tokens"), reply.reasoningTokens}}}};
+    return QJsonObject{
+        {QStringLiteral("prompt_tokens"), reply.promptTokens},
+        {QStringLiteral("completion_tokens"), reply.completionTokens},
+        {QStringLiteral("total_tokens"), reply.promptTokens + reply.completionTokens},
+        {QStringLiteral("prompt_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), reply.cachedTokens}}},
+        {QStringLiteral("completion_tokens_details"),
+         QJsonObject{{QStringLiteral("reasoning_tokens"), reply.reasoningTokens}}}};
 }
 
-QByteArray sseData(const QJsonObject& object)
+QByteArray sseData(const QJsonObject &object)
 {
     return "data: " + QJsonDocument(object).toJson(QJsonDocument::Compact) + "\n\n";
 }
 
 } // namespace
 
-QString OpenAiChatDialect::name() const
-{
-    return QStringLiteral("openai-chat");
-}
+QString OpenAiChatDialect::name() const { return QStringLiteral("openai-chat"); }
 
-LlmDialect::Endpoint OpenAiChatDialect::route(const FakeHttpRequest& request) const
+LlmDialect::Endpoint OpenAiChatDialect::route(const FakeHttpRequest &request) const
 {
     // Anthropic also serves /v1/models; its clients identify themselves with anthropic-version.
     if (!request.header("anthropic-version").isEmpty())
@@ -59,8 +57,8 @@ LlmDialect::Endpoint OpenAiChatDialect::route(const FakeHttpRequest& request) co
     return Endpoint::None;
 }
 
-bool OpenAiChatDialect::parseRequest(const FakeHttpRequest&, const QJsonObject& body, DialectRequest* out,
-                                     QString* error) const
+bool OpenAiChatDialect::parseRequest(const FakeHttpRequest &, const QJsonObject &body, DialectRequest *out,
+                                     QString *error) const
 {
     const QJsonValue model = body.value(QLatin1String("model"));
     if (!model.isString() || model.toString().isEmpty()) {
@@ -74,7 +72,7 @@ bool OpenAiChatDialect::parseRequest(const FakeHttpRequest&, const QJsonObject& 
     }
     out->model = model.toString();
     QStringList texts;
-    for (const QJsonValue& message : messages) {
+    for (const QJsonValue &message : messages) {
         const QJsonObject object = message.toObject();
         const QString text = messageText(object.value(QLatin1String("content")));
         texts.append(text);
@@ -88,17 +86,18 @@ bool OpenAiChatDialect::parseRequest(const FakeHttpRequest&, const QJsonObject& 
     return true;
 }
 
-QByteArray OpenAiChatDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
+QByteArray OpenAiChatDialect::completionBody(const DialectRequest &, const DialectReply &reply) const
 {
     QJsonObject message{{QStringLiteral("role"), QStringLiteral("assistant")},
                         {QStringLiteral("content"), reply.content},
                         {QStringLiteral("refusal"), QJsonValue::Null}};
     if (!reply.reasoning.isEmpty())
         message.insert(QStringLiteral("reasoning_content"), reply.reasoning); // as vLLM and DeepSeek send it
-    const QJsonObject choice{{QStringLiteral("index"), 0},
-                             {QStringLiteral("message"), message},
-                             {QStringLiteral("logprobs"), QJsonValue::Null},
-                             {QStringLiteral("finish_reason"), reply.cutAtLimit ? QStringLiteral("length") : QStringLiteral("stop")}};
+    const QJsonObject choice{
+        {QStringLiteral("index"), 0},
+        {QStringLiteral("message"), message},
+        {QStringLiteral("logprobs"), QJsonValue::Null},
+        {QStringLiteral("finish_reason"), reply.cutAtLimit ? QStringLiteral("length") : QStringLiteral("stop")}};
     const QJsonObject body{{QStringLiteral("id"), reply.id},
                            {QStringLiteral("object"), QStringLiteral("chat.completion")},
                            {QStringLiteral("created"), reply.created},
@@ -108,9 +107,9 @@ QByteArray OpenAiChatDialect::completionBody(const DialectRequest&, const Dialec
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest& request, const DialectReply& reply) const
+QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest &request, const DialectReply &reply) const
 {
-    const auto chunk = [&](const QJsonObject& delta, const QJsonValue& finishReason) {
+    const auto chunk = [&](const QJsonObject &delta, const QJsonValue &finishReason) {
         QJsonObject object{{QStringLiteral("id"), reply.id},
                            {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},
                            {QStringLiteral("created"), reply.created},
@@ -126,13 +125,13 @@ QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest& request,
     };
 
     QList<QByteArray> events;
-    events.append(chunk(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
-                                    {QStringLiteral("content"), QString()}},
-                        QJsonValue::Null));
+    events.append(chunk(
+        QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), QString()}},
+        QJsonValue::Null));
     if (!reply.reasoning.isEmpty())
         events.append(chunk(QJsonObject{{QStringLiteral("reasoning_content"), reply.reasoning}}, QJsonValue::Null));
     const QStringList pieces = splitForStreaming(reply.content);
-    for (const QString& piece : pieces)
+    for (const QString &piece : pieces)
         events.append(chunk(QJsonObject{{QStringLiteral("content"), piece}}, QJsonValue::Null));
     events.append(chunk(QJsonObject{}, reply.cutAtLimit ? QStringLiteral("length") : QStringLiteral("stop")));
     if (request.includeUsage) {
@@ -147,7 +146,7 @@ QList<QByteArray> OpenAiChatDialect::streamEvents(const DialectRequest& request,
     return events;
 }
 
-QByteArray OpenAiChatDialect::errorBody(int status, const QString& message) const
+QByteArray OpenAiChatDialect::errorBody(int status, const QString &message) const
 {
     QString type = QStringLiteral("server_error");
     QJsonValue code = QJsonValue::Null;
@@ -167,7 +166,7 @@ QByteArray OpenAiChatDialect::errorBody(int status, const QString& message) cons
     return QJsonDocument(QJsonObject{{QStringLiteral("error"), error}}).toJson(QJsonDocument::Compact);
 }
 
-QByteArray OpenAiChatDialect::streamErrorEvent(const QString& message) const
+QByteArray OpenAiChatDialect::streamErrorEvent(const QString &message) const
 {
     return sseData(QJsonObject{{QStringLiteral("error"),
                                 QJsonObject{{QStringLiteral("message"), message},
@@ -176,15 +175,16 @@ QByteArray OpenAiChatDialect::streamErrorEvent(const QString& message) const
                                             {QStringLiteral("code"), QJsonValue::Null}}}});
 }
 
-QByteArray OpenAiChatDialect::modelListBody(const QStringList& models) const
+QByteArray OpenAiChatDialect::modelListBody(const QStringList &models) const
 {
     QJsonArray data;
-    for (const QString& model : models)
-        data.append(QJsonObject { { QStringLiteral("id"), model },
-            { QStringLiteral("object"), QStringLiteral("model") }, { QStringLiteral("created"), 1700000000 },
-            { QStringLiteral("owned_by"), QStringLiteral("fake-llm-server") } });
+    for (const QString &model : models)
+        data.append(QJsonObject{{QStringLiteral("id"), model},
+                                {QStringLiteral("object"), QStringLiteral("model")},
+                                {QStringLiteral("created"), 1700000000},
+                                {QStringLiteral("owned_by"), QStringLiteral("fake-llm-server")}});
     return QJsonDocument(
-        QJsonObject { { QStringLiteral("object"), QStringLiteral("list") }, { QStringLiteral("data"), data } })
+               QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
         .toJson(QJsonDocument::Compact);
 }
 

@@ -9,27 +9,28 @@ namespace autocomp::test {
 
 namespace {
 
-QString contentText(const QJsonValue& content)
+QString contentText(const QJsonValue &content)
 {
     if (content.isString())
         return content.toString();
     QStringList texts;
-    for (const QJsonValue& part : content.toArray())
+    for (const QJsonValue &part : content.toArray())
         texts.append(part.toObject().value(QLatin1String("text")).toString());
     return texts.join(u'\n');
 }
 
-QJsonObject usageObject(const DialectReply& reply)
+QJsonObject usageObject(const DialectReply &reply)
 {
     return QJsonObject{
         {QStringLiteral("input_tokens"), reply.promptTokens},
         {QStringLiteral("input_tokens_details"), QJsonObject{{QStringLiteral("cached_tokens"), reply.cachedTokens}}},
         {QStringLiteral("output_tokens"), reply.completionTokens},
-        {QStringLiteral("output_tokens_details"), QJsonObject{{QStringLiteral("reasoning_tokens"), reply.reasoningTokens}}},
+        {QStringLiteral("output_tokens_details"),
+         QJsonObject{{QStringLiteral("reasoning_tokens"), reply.reasoningTokens}}},
         {QStringLiteral("total_tokens"), reply.promptTokens + reply.completionTokens}};
 }
 
-QJsonObject responseObject(const DialectReply& reply, const QString& status, bool withOutput)
+QJsonObject responseObject(const DialectReply &reply, const QString &status, bool withOutput)
 {
     QJsonArray output;
     if (withOutput) {
@@ -39,14 +40,14 @@ QJsonObject responseObject(const DialectReply& reply, const QString& status, boo
                                       {QStringLiteral("summary"),
                                        QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("summary_text")},
                                                               {QStringLiteral("text"), reply.reasoning}}}}});
-        output.append(QJsonObject{
-            {QStringLiteral("type"), QStringLiteral("message")},
-            {QStringLiteral("id"), QStringLiteral("msg_fake")},
-            {QStringLiteral("status"), QStringLiteral("completed")},
-            {QStringLiteral("role"), QStringLiteral("assistant")},
-            {QStringLiteral("content"), QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("output_text")},
-                                                               {QStringLiteral("text"), reply.content},
-                                                               {QStringLiteral("annotations"), QJsonArray{}}}}}});
+        output.append(QJsonObject{{QStringLiteral("type"), QStringLiteral("message")},
+                                  {QStringLiteral("id"), QStringLiteral("msg_fake")},
+                                  {QStringLiteral("status"), QStringLiteral("completed")},
+                                  {QStringLiteral("role"), QStringLiteral("assistant")},
+                                  {QStringLiteral("content"),
+                                   QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("output_text")},
+                                                          {QStringLiteral("text"), reply.content},
+                                                          {QStringLiteral("annotations"), QJsonArray{}}}}}});
     }
     QJsonObject response{{QStringLiteral("id"), reply.id},
                          {QStringLiteral("object"), QStringLiteral("response")},
@@ -57,7 +58,8 @@ QJsonObject responseObject(const DialectReply& reply, const QString& status, boo
                          {QStringLiteral("error"), QJsonValue::Null},
                          {QStringLiteral("incomplete_details"), QJsonValue::Null}};
     if (status == QLatin1String("incomplete"))
-        response.insert(QStringLiteral("incomplete_details"), QJsonObject{{QStringLiteral("reason"), QStringLiteral("max_output_tokens")}});
+        response.insert(QStringLiteral("incomplete_details"),
+                        QJsonObject{{QStringLiteral("reason"), QStringLiteral("max_output_tokens")}});
     if (status != QLatin1String("in_progress"))
         response.insert(QStringLiteral("usage"), usageObject(reply));
     return response;
@@ -65,12 +67,9 @@ QJsonObject responseObject(const DialectReply& reply, const QString& status, boo
 
 } // namespace
 
-QString OpenAiResponsesDialect::name() const
-{
-    return QStringLiteral("openai-responses");
-}
+QString OpenAiResponsesDialect::name() const { return QStringLiteral("openai-responses"); }
 
-LlmDialect::Endpoint OpenAiResponsesDialect::route(const FakeHttpRequest& request) const
+LlmDialect::Endpoint OpenAiResponsesDialect::route(const FakeHttpRequest &request) const
 {
     if (request.method == "POST"
         && (request.path == QLatin1String("/v1/responses") || request.path == QLatin1String("/responses")))
@@ -78,8 +77,8 @@ LlmDialect::Endpoint OpenAiResponsesDialect::route(const FakeHttpRequest& reques
     return Endpoint::None;
 }
 
-bool OpenAiResponsesDialect::parseRequest(const FakeHttpRequest&, const QJsonObject& body, DialectRequest* out,
-                                          QString* error) const
+bool OpenAiResponsesDialect::parseRequest(const FakeHttpRequest &, const QJsonObject &body, DialectRequest *out,
+                                          QString *error) const
 {
     const QJsonValue model = body.value(QLatin1String("model"));
     if (!model.isString() || model.toString().isEmpty()) {
@@ -95,7 +94,7 @@ bool OpenAiResponsesDialect::parseRequest(const FakeHttpRequest&, const QJsonObj
         texts.append(input.toString());
         out->lastUserMessage = input.toString();
     } else if (input.isArray() && !input.toArray().isEmpty()) {
-        for (const QJsonValue& item : input.toArray()) {
+        for (const QJsonValue &item : input.toArray()) {
             const QJsonObject object = item.toObject();
             const QString text = contentText(object.value(QLatin1String("content")));
             texts.append(text);
@@ -112,63 +111,73 @@ bool OpenAiResponsesDialect::parseRequest(const FakeHttpRequest&, const QJsonObj
     return true;
 }
 
-QByteArray OpenAiResponsesDialect::completionBody(const DialectRequest&, const DialectReply& reply) const
+QByteArray OpenAiResponsesDialect::completionBody(const DialectRequest &, const DialectReply &reply) const
 {
-    return QJsonDocument(responseObject(reply, reply.cutAtLimit ? QStringLiteral("incomplete") : QStringLiteral("completed"), true))
+    return QJsonDocument(responseObject(reply,
+                                        reply.cutAtLimit ? QStringLiteral("incomplete") : QStringLiteral("completed"),
+                                        true))
         .toJson(QJsonDocument::Compact);
 }
 
-QList<QByteArray> OpenAiResponsesDialect::streamEvents(const DialectRequest&, const DialectReply& reply) const
+QList<QByteArray> OpenAiResponsesDialect::streamEvents(const DialectRequest &, const DialectReply &reply) const
 {
     int sequence = 0;
     QList<QByteArray> events;
-    const auto add = [&](const QByteArray& type, QJsonObject data) {
+    const auto add = [&](const QByteArray &type, QJsonObject data) {
         data.insert(QStringLiteral("type"), QString::fromLatin1(type));
         data.insert(QStringLiteral("sequence_number"), sequence++);
         events.append(sseEvent(type, data));
     };
-    add("response.created", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("in_progress"), false)}});
-    add("response.in_progress", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("in_progress"), false)}});
+    add("response.created",
+        {{QStringLiteral("response"), responseObject(reply, QStringLiteral("in_progress"), false)}});
+    add("response.in_progress",
+        {{QStringLiteral("response"), responseObject(reply, QStringLiteral("in_progress"), false)}});
     int outputIndex = 0;
     if (!reply.reasoning.isEmpty()) {
-        for (const QString& piece : splitForStreaming(reply.reasoning))
-            add("response.reasoning_summary_text.delta", {{QStringLiteral("item_id"), QStringLiteral("rs_fake")},
-                                                          {QStringLiteral("output_index"), outputIndex},
-                                                          {QStringLiteral("summary_index"), 0},
-                                                          {QStringLiteral("delta"), piece}});
+        for (const QString &piece : splitForStreaming(reply.reasoning))
+            add("response.reasoning_summary_text.delta",
+                {{QStringLiteral("item_id"), QStringLiteral("rs_fake")},
+                 {QStringLiteral("output_index"), outputIndex},
+                 {QStringLiteral("summary_index"), 0},
+                 {QStringLiteral("delta"), piece}});
         ++outputIndex;
     }
-    for (const QString& piece : splitForStreaming(reply.content))
-        add("response.output_text.delta", {{QStringLiteral("item_id"), QStringLiteral("msg_fake")},
-                                           {QStringLiteral("output_index"), outputIndex},
-                                           {QStringLiteral("content_index"), 0},
-                                           {QStringLiteral("delta"), piece}});
-    add("response.output_text.done", {{QStringLiteral("item_id"), QStringLiteral("msg_fake")},
-                                      {QStringLiteral("output_index"), outputIndex},
-                                      {QStringLiteral("content_index"), 0},
-                                      {QStringLiteral("text"), reply.content}});
+    for (const QString &piece : splitForStreaming(reply.content))
+        add("response.output_text.delta",
+            {{QStringLiteral("item_id"), QStringLiteral("msg_fake")},
+             {QStringLiteral("output_index"), outputIndex},
+             {QStringLiteral("content_index"), 0},
+             {QStringLiteral("delta"), piece}});
+    add("response.output_text.done",
+        {{QStringLiteral("item_id"), QStringLiteral("msg_fake")},
+         {QStringLiteral("output_index"), outputIndex},
+         {QStringLiteral("content_index"), 0},
+         {QStringLiteral("text"), reply.content}});
     if (reply.cutAtLimit)
-        add("response.incomplete", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("incomplete"), true)}});
+        add("response.incomplete",
+            {{QStringLiteral("response"), responseObject(reply, QStringLiteral("incomplete"), true)}});
     else
-        add("response.completed", {{QStringLiteral("response"), responseObject(reply, QStringLiteral("completed"), true)}});
+        add("response.completed",
+            {{QStringLiteral("response"), responseObject(reply, QStringLiteral("completed"), true)}});
     return events;
 }
 
-QByteArray OpenAiResponsesDialect::errorBody(int status, const QString& message) const
+QByteArray OpenAiResponsesDialect::errorBody(int status, const QString &message) const
 {
     return OpenAiChatDialect().errorBody(status, message);
 }
 
-QByteArray OpenAiResponsesDialect::streamErrorEvent(const QString& message) const
+QByteArray OpenAiResponsesDialect::streamErrorEvent(const QString &message) const
 {
-    return sseEvent("error", QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                                         {QStringLiteral("code"), QStringLiteral("server_error")},
-                                         {QStringLiteral("message"), message},
-                                         {QStringLiteral("param"), QJsonValue::Null},
-                                         {QStringLiteral("sequence_number"), 99}});
+    return sseEvent("error",
+                    QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                                {QStringLiteral("code"), QStringLiteral("server_error")},
+                                {QStringLiteral("message"), message},
+                                {QStringLiteral("param"), QJsonValue::Null},
+                                {QStringLiteral("sequence_number"), 99}});
 }
 
-QByteArray OpenAiResponsesDialect::modelListBody(const QStringList& models) const
+QByteArray OpenAiResponsesDialect::modelListBody(const QStringList &models) const
 {
     return OpenAiChatDialect().modelListBody(models);
 }

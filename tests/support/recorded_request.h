@@ -9,7 +9,8 @@
 namespace autocomp::test {
 
 // One request the fake LLM server received, with what it decided to answer.
-struct RecordedRequest {
+struct RecordedRequest
+{
     QByteArray method;
     QString path;
     QString query;

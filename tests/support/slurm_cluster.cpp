@@ -45,11 +45,13 @@ QString SlurmCluster::absenceReason()
 {
     for (const char *path : {"/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd"})
         if (!QFile::exists(QLatin1String(path)))
-            return QStringLiteral("%1 is not installed (Debian's munge, slurmctld, slurmd, slurm-client): packaging/install-deps.sh --test installs them")
+            return QStringLiteral("%1 is not installed (Debian's munge, slurmctld, slurmd, slurm-client): "
+                                  "packaging/install-deps.sh --test installs them")
                 .arg(QLatin1String(path));
     for (const char *tool : {"sbatch", "squeue", "scancel", "scontrol", "sinfo"})
         if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty())
-            return QStringLiteral("%1 is not installed (slurm-client): packaging/install-deps.sh --test installs it").arg(QLatin1String(tool));
+            return QStringLiteral("%1 is not installed (slurm-client): packaging/install-deps.sh --test installs it")
+                .arg(QLatin1String(tool));
     return {};
 }
 
@@ -62,7 +64,8 @@ bool SlurmCluster::start(QString *why)
     const QString d = m_dir.path();
     for (const char *sub : {"munge", "state", "spool", "log"})
         QDir(d).mkpath(QLatin1String(sub));
-    QFile::setPermissions(d + QStringLiteral("/munge"), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ExeGroup | QFile::ExeOther);
+    QFile::setPermissions(d + QStringLiteral("/munge"),
+                          QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ExeGroup | QFile::ExeOther);
     QFile key(d + QStringLiteral("/munge/munge.key"));
     key.open(QIODevice::WriteOnly);
     for (int i = 0; i < 256; ++i) {
@@ -75,8 +78,10 @@ bool SlurmCluster::start(QString *why)
     m_munged = std::make_unique<QProcess>();
     m_munged->setProcessChannelMode(QProcess::ForwardedErrorChannel);
     m_munged->start(QStringLiteral("/usr/sbin/munged"),
-                    {QStringLiteral("-F"), QStringLiteral("-f"), QStringLiteral("--socket=") + socket, QStringLiteral("--key-file=") + key.fileName(),
-                     QStringLiteral("--pid-file=") + d + QStringLiteral("/munge/pid"), QStringLiteral("--log-file=") + d + QStringLiteral("/munge/log"),
+                    {QStringLiteral("-F"), QStringLiteral("-f"), QStringLiteral("--socket=") + socket,
+                     QStringLiteral("--key-file=") + key.fileName(),
+                     QStringLiteral("--pid-file=") + d + QStringLiteral("/munge/pid"),
+                     QStringLiteral("--log-file=") + d + QStringLiteral("/munge/log"),
                      QStringLiteral("--seed-file=") + d + QStringLiteral("/munge/seed")});
     QElapsedTimer clock;
     clock.start();
@@ -89,24 +94,28 @@ bool SlurmCluster::start(QString *why)
     const QString host = QSysInfo::machineHostName().section(QLatin1Char('.'), 0, 0);
     QFile conf(d + QStringLiteral("/slurm.conf"));
     conf.open(QIODevice::WriteOnly);
-    conf.write(QStringLiteral("ClusterName=autocomptest\nSlurmctldHost=%1(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
-                              "SlurmctldPort=%2\nSlurmdPort=%3\nAuthType=auth/munge\nAuthInfo=socket=%4\nCredType=cred/munge\n"
-                              "StateSaveLocation=%5/state\nSlurmdSpoolDir=%5/spool\nSlurmctldPidFile=%5/slurmctld.pid\nSlurmdPidFile=%5/slurmd.pid\n"
-                              "SlurmctldLogFile=%5/log/slurmctld.log\nSlurmdLogFile=%5/log/slurmd.log\n"
-                              "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSchedulerType=sched/backfill\n"
-                              "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nJobCompType=jobcomp/filetxt\nJobCompLoc=%5/jobcomp.log\n"
-                              "ReturnToService=2\nMpiDefault=none\nKillWait=5\nMinJobAge=600\n"
-                              "NodeName=%1 NodeAddr=127.0.0.1 CPUs=%6 State=UNKNOWN\n"
-                              "PartitionName=debug Nodes=%1 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n")
-                   .arg(host)
-                   .arg(freePort())
-                   .arg(freePort())
-                   .arg(socket, d)
-                   .arg(QThread::idealThreadCount())
-                   .toUtf8());
+    conf.write(
+        QStringLiteral("ClusterName=autocomptest\nSlurmctldHost=%1(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
+                       "SlurmctldPort=%2\nSlurmdPort=%3\nAuthType=auth/munge\nAuthInfo=socket=%4\nCredType=cred/munge\n"
+                       "StateSaveLocation=%5/state\nSlurmdSpoolDir=%5/spool\nSlurmctldPidFile=%5/"
+                       "slurmctld.pid\nSlurmdPidFile=%5/slurmd.pid\n"
+                       "SlurmctldLogFile=%5/log/slurmctld.log\nSlurmdLogFile=%5/log/slurmd.log\n"
+                       "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nSchedulerType=sched/backfill\n"
+                       "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\nJobCompType=jobcomp/"
+                       "filetxt\nJobCompLoc=%5/jobcomp.log\n"
+                       "ReturnToService=2\nMpiDefault=none\nKillWait=5\nMinJobAge=600\n"
+                       "NodeName=%1 NodeAddr=127.0.0.1 CPUs=%6 State=UNKNOWN\n"
+                       "PartitionName=debug Nodes=%1 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n")
+            .arg(host)
+            .arg(freePort())
+            .arg(freePort())
+            .arg(socket, d)
+            .arg(QThread::idealThreadCount())
+            .toUtf8());
     conf.close();
     qputenv("SLURM_CONF", conf.fileName().toLocal8Bit());
-    for (auto [process, program] : {std::pair{&m_slurmctld, "/usr/sbin/slurmctld"}, std::pair{&m_slurmd, "/usr/sbin/slurmd"}}) {
+    for (auto [process, program] :
+         {std::pair{&m_slurmctld, "/usr/sbin/slurmctld"}, std::pair{&m_slurmd, "/usr/sbin/slurmd"}}) {
         *process = std::make_unique<QProcess>();
         (*process)->setProcessChannelMode(QProcess::ForwardedErrorChannel);
         (*process)->start(QLatin1String(program), {QStringLiteral("-D")});

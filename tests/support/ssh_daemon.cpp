@@ -17,7 +17,8 @@ bool run(const QString &program, const QStringList &args, QString *why)
     QProcess p;
     p.start(program, args);
     if (!p.waitForFinished(30000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0) {
-        *why = QStringLiteral("%1 %2 failed: %3").arg(program, args.join(QLatin1Char(' ')), QString::fromUtf8(p.readAllStandardError()));
+        *why = QStringLiteral("%1 %2 failed: %3")
+                   .arg(program, args.join(QLatin1Char(' ')), QString::fromUtf8(p.readAllStandardError()));
         return false;
     }
     return true;
@@ -54,10 +55,13 @@ SshDaemon::~SshDaemon()
 QString SshDaemon::absenceReason()
 {
     if (!QFile::exists(QStringLiteral("/usr/sbin/sshd")))
-        return QStringLiteral("openssh-server is not installed (/usr/sbin/sshd): packaging/install-deps.sh --test installs it");
+        return QStringLiteral(
+            "openssh-server is not installed (/usr/sbin/sshd): packaging/install-deps.sh --test installs it");
     for (const char *tool : {"ssh", "ssh-keygen"})
         if (QStandardPaths::findExecutable(QLatin1String(tool)).isEmpty())
-            return QStringLiteral("the OpenSSH client (%1) is not installed: packaging/install-deps.sh --test installs it").arg(QLatin1String(tool));
+            return QStringLiteral(
+                       "the OpenSSH client (%1) is not installed: packaging/install-deps.sh --test installs it")
+                .arg(QLatin1String(tool));
     return {};
 }
 
@@ -72,12 +76,18 @@ bool SshDaemon::start(QString *why)
         return false;
     }
     const QString d = m_dir.path();
-    if (!run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
-                                            QStringLiteral("-f"), d + QStringLiteral("/host_key")}, why)
-        || !run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
-                                               QStringLiteral("-f"), d + QStringLiteral("/client_key")}, why)
-        || !run(QStringLiteral("ssh-keygen"), {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
-                                               QStringLiteral("-f"), d + QStringLiteral("/other_key")}, why))
+    if (!run(QStringLiteral("ssh-keygen"),
+             {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+              QStringLiteral("-f"), d + QStringLiteral("/host_key")},
+             why)
+        || !run(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                 QStringLiteral("-f"), d + QStringLiteral("/client_key")},
+                why)
+        || !run(QStringLiteral("ssh-keygen"),
+                {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"), QStringLiteral("-N"), QString(),
+                 QStringLiteral("-f"), d + QStringLiteral("/other_key")},
+                why))
         return false;
     QFile::copy(d + QStringLiteral("/client_key.pub"), d + QStringLiteral("/authorized_keys"));
     m_port = freePort();
@@ -95,17 +105,20 @@ bool SshDaemon::start(QString *why)
     QDir().mkpath(QStringLiteral("/run/sshd"));
     QFile config(d + QStringLiteral("/sshd_config"));
     config.open(QIODevice::WriteOnly);
-    config.write(QStringLiteral("Port %1\nListenAddress 127.0.0.1\nHostKey %2/host_key\nPidFile %2/sshd.pid\n"
-                                "AuthorizedKeysFile %2/authorized_keys\nPubkeyAuthentication yes\nPasswordAuthentication no\n"
-                                "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
-                                "MaxSessions 64\nMaxStartups 64\nLogLevel ERROR\n")
-                     .arg(m_port)
-                     .arg(d)
-                     .toUtf8());
+    config.write(
+        QStringLiteral("Port %1\nListenAddress 127.0.0.1\nHostKey %2/host_key\nPidFile %2/sshd.pid\n"
+                       "AuthorizedKeysFile %2/authorized_keys\nPubkeyAuthentication yes\nPasswordAuthentication no\n"
+                       "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n"
+                       "MaxSessions 64\nMaxStartups 64\nLogLevel ERROR\n")
+            .arg(m_port)
+            .arg(d)
+            .toUtf8());
     config.close();
     m_sshd = std::make_unique<QProcess>();
     m_sshd->setProcessChannelMode(QProcess::ForwardedErrorChannel);
-    m_sshd->start(QStringLiteral("/usr/sbin/sshd"), {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), d + QStringLiteral("/sshd_config")});
+    m_sshd->start(
+        QStringLiteral("/usr/sbin/sshd"),
+        {QStringLiteral("-D"), QStringLiteral("-e"), QStringLiteral("-f"), d + QStringLiteral("/sshd_config")});
     if (!m_sshd->waitForStarted()) {
         *why = QStringLiteral("sshd did not start: %1").arg(m_sshd->errorString());
         return false;
@@ -129,7 +142,8 @@ bool SshDaemon::start(QString *why)
 
 QString SshDaemon::evaluationYaml(const QString &remoteCommand, const QString &remoteWorkdir, int slots) const
 {
-    return QStringLiteral("{executor: ssh, hosts: [{host: 127.0.0.1, port: %1, slots: %2}], ssh: {known_hosts: \"%3\", identity: \"%4\"}, "
+    return QStringLiteral("{executor: ssh, hosts: [{host: 127.0.0.1, port: %1, slots: %2}], ssh: {known_hosts: \"%3\", "
+                          "identity: \"%4\"}, "
                           "remote: {command: \"%5\", workdir: \"%6\"}}")
         .arg(m_port)
         .arg(slots)

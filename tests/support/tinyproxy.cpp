@@ -37,10 +37,12 @@ bool TinyProxy::start(QString *why)
         *why = conf.errorString();
         return false;
     }
-    conf.write(QStringLiteral("Port %1\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\nAllow 127.0.0.0/8\nLogLevel Info\nLogFile \"%2\"\nPidFile \"%3\"\n")
-                   .arg(m_port)
-                   .arg(m_dir.filePath(QStringLiteral("tinyproxy.log")), m_dir.filePath(QStringLiteral("tinyproxy.pid")))
-                   .toUtf8());
+    conf.write(
+        QStringLiteral("Port %1\nListen 127.0.0.1\nTimeout 60\nMaxClients 64\nAllow 127.0.0.0/8\nLogLevel "
+                       "Info\nLogFile \"%2\"\nPidFile \"%3\"\n")
+            .arg(m_port)
+            .arg(m_dir.filePath(QStringLiteral("tinyproxy.log")), m_dir.filePath(QStringLiteral("tinyproxy.pid")))
+            .toUtf8());
     conf.close();
     m_process.setProcessChannelMode(QProcess::MergedChannels);
     m_process.start(program, {QStringLiteral("-d"), QStringLiteral("-c"), conf.fileName()});
@@ -59,14 +61,8 @@ bool TinyProxy::start(QString *why)
     return false;
 }
 
-QString TinyProxy::url() const
-{
-    return QStringLiteral("http://127.0.0.1:%1").arg(m_port);
-}
+QString TinyProxy::url() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_port); }
 
-QString TinyProxy::output()
-{
-    return QString::fromUtf8(m_process.readAll());
-}
+QString TinyProxy::output() { return QString::fromUtf8(m_process.readAll()); }
 
 } // namespace autocomp::test

@@ -1,8 +1,8 @@
 // Autocomp-style output directories: our runs written in Autocomp's layout (ucb-bar/autocomp,
 // autocomp/search/search.py + agents/llm_agent.py), read back, and Autocomp's own directories read in.
 #include "menu_invariants.h"
-#include "store/autocomp_dir.h"
-#include "store/run_archive.h"
+#include "exchange/autocomp_dir.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 
 #include <QDir>
@@ -26,10 +26,7 @@ QString fileText(const QString &path)
     return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
 }
 
-QJsonObject fileJson(const QString &path)
-{
-    return QJsonDocument::fromJson(fileText(path).toUtf8()).object();
-}
+QJsonObject fileJson(const QString &path) { return QJsonDocument::fromJson(fileText(path).toUtf8()).object(); }
 
 void writeFile(const QString &path, const QString &text)
 {
@@ -57,8 +54,8 @@ class TestAutocompDir : public QObject
         return store;
     }
 
-    qint64 addCall(RunStore &store, qint64 runId, qint64 candidateId, const QString &phase, const QString &model, const QString &prompt,
-                   const QString &response)
+    qint64 addCall(RunStore &store, qint64 runId, qint64 candidateId, const QString &phase, const QString &model,
+                   const QString &prompt, const QString &response)
     {
         LlmCall call;
         call.runId = runId;
@@ -77,7 +74,8 @@ class TestAutocompDir : public QObject
     }
 
     // Root, iteration 1 with two plans of two samples each, iteration 2 from the beam {c11, root}.
-    struct Built {
+    struct Built
+    {
         qint64 runId = 0;
         qint64 root = 0, c11 = 0, c12 = 0, c13 = 0, c14 = 0, fix13 = 0, c21 = 0, c22 = 0;
     };
@@ -97,8 +95,8 @@ class TestAutocompDir : public QObject
         run.iteration = 2;
         b.runId = store.createRun(run);
 
-        auto add = [&](qint64 parent, int iteration, const QString &plan, const QString &code, CandidateStatus status, double score,
-                       qint64 planCall, int slot, int sample) {
+        auto add = [&](qint64 parent, int iteration, const QString &plan, const QString &code, CandidateStatus status,
+                       double score, qint64 planCall, int slot, int sample) {
             Candidate c;
             c.runId = b.runId;
             c.parentId = parent;
@@ -123,23 +121,31 @@ class TestAutocompDir : public QObject
                 c.error = u"error: expected ';'"_s;
             const qint64 id = store.addCandidate(c);
             if (!code.isEmpty() && parent)
-                addCall(store, b.runId, id, c.origin == CandidateOrigin::Fix ? u"fix"_s : u"code"_s, u"gpt-5.2"_s, u"implement: "_s + plan,
-                        u"```cpp\n"_s + code + u"\n```"_s);
+                addCall(store, b.runId, id, c.origin == CandidateOrigin::Fix ? u"fix"_s : u"code"_s, u"gpt-5.2"_s,
+                        u"implement: "_s + plan, u"```cpp\n"_s + code + u"\n```"_s);
             return id;
         };
         const QString rootCode = u"#include <cstdio>\nvoid gemm() { printf(\"it's\\n\"); }\n"_s;
         b.root = add(0, 0, QString(), rootCode, CandidateStatus::Correct, 10.0, 0, -1, 0);
-        const qint64 p0 = addCall(store, b.runId, 0, u"plan"_s, u"gpt-5.2"_s, u"plan prompt 0"_s, u"<think>x</think>Tile the loops."_s);
+        const qint64 p0 = addCall(store, b.runId, 0, u"plan"_s, u"gpt-5.2"_s, u"plan prompt 0"_s,
+                                  u"<think>x</think>Tile the loops."_s);
         const qint64 p1 = addCall(store, b.runId, 0, u"plan"_s, u"gpt-5.2"_s, u"plan prompt 1"_s, u"Unroll 'by 4'."_s);
-        b.c11 = add(b.root, 1, u"Tile the loops."_s, u"void gemm() { /* tiled */ }"_s, CandidateStatus::Correct, 6.0, p0, 0, 0);
-        b.c12 = add(b.root, 1, u"Tile the loops."_s, u"void gemm() { /* tiled 2 */ }"_s, CandidateStatus::Incorrect, NAN, p0, 0, 1);
-        b.c13 = add(b.root, 1, u"Unroll 'by 4'."_s, u"void gemm() { x = 'a\\\\n'; }"_s, CandidateStatus::CompileError, NAN, p1, 1, 0);
-        b.c14 = add(b.root, 1, u"Unroll 'by 4'."_s, u"void gemm() { /* unrolled */ }"_s, CandidateStatus::Correct, 8.0, p1, 1, 1);
-        b.fix13 = add(b.root, 1, u"Unroll 'by 4'."_s, u"// repaired\nvoid gemm() { }"_s, CandidateStatus::Correct, 9.5, p1, 1, 0);
+        b.c11 = add(b.root, 1, u"Tile the loops."_s, u"void gemm() { /* tiled */ }"_s, CandidateStatus::Correct, 6.0,
+                    p0, 0, 0);
+        b.c12 = add(b.root, 1, u"Tile the loops."_s, u"void gemm() { /* tiled 2 */ }"_s, CandidateStatus::Incorrect,
+                    NAN, p0, 0, 1);
+        b.c13 = add(b.root, 1, u"Unroll 'by 4'."_s, u"void gemm() { x = 'a\\\\n'; }"_s, CandidateStatus::CompileError,
+                    NAN, p1, 1, 0);
+        b.c14 = add(b.root, 1, u"Unroll 'by 4'."_s, u"void gemm() { /* unrolled */ }"_s, CandidateStatus::Correct, 8.0,
+                    p1, 1, 1);
+        b.fix13 = add(b.root, 1, u"Unroll 'by 4'."_s, u"// repaired\nvoid gemm() { }"_s, CandidateStatus::Correct, 9.5,
+                      p1, 1, 0);
         const qint64 q0 = addCall(store, b.runId, 0, u"plan"_s, u"gpt-5.2"_s, u"plan prompt 2"_s, u"Vectorize."_s);
         const qint64 q1 = addCall(store, b.runId, 0, u"plan"_s, u"gpt-5.2"_s, u"plan prompt 3"_s, u"Prefetch."_s);
-        b.c21 = add(b.c11, 2, u"Vectorize."_s, u"void gemm() { /* tiled+simd */ }"_s, CandidateStatus::Correct, 3.0, q0, 0, 0);
-        b.c22 = add(b.root, 2, u"Prefetch."_s, u"void gemm() { /* prefetch */ }"_s, CandidateStatus::Correct, 9.0, q1, 1, 0);
+        b.c21 = add(b.c11, 2, u"Vectorize."_s, u"void gemm() { /* tiled+simd */ }"_s, CandidateStatus::Correct, 3.0, q0,
+                    0, 0);
+        b.c22 = add(b.root, 2, u"Prefetch."_s, u"void gemm() { /* prefetch */ }"_s, CandidateStatus::Correct, 9.0, q1,
+                    1, 0);
         store.setBeam(b.runId, {b.c21, b.c11});
         auto info = *store.run(b.runId);
         info.bestCandidateId = b.c21;
@@ -176,7 +182,8 @@ private Q_SLOTS:
 
         // Plans: plan_parentP_MODEL_S with the prompt and, when it differs, the full response.
         QCOMPARE(fileText(d.filePath(u"generated-plans-iter-1/plan_parent0_gpt-5.2_0.txt"_s)), u"Tile the loops."_s);
-        QCOMPARE(fileText(d.filePath(u"generated-plans-iter-1/plan_parent0_gpt-5.2_0_full.txt"_s)), u"<think>x</think>Tile the loops."_s);
+        QCOMPARE(fileText(d.filePath(u"generated-plans-iter-1/plan_parent0_gpt-5.2_0_full.txt"_s)),
+                 u"<think>x</think>Tile the loops."_s);
         QCOMPARE(fileText(d.filePath(u"generated-plans-iter-1/prompt_parent0_gpt-5.2_0.txt"_s)), u"plan prompt 0"_s);
         QCOMPARE(fileText(d.filePath(u"generated-plans-iter-1/plan_parent0_gpt-5.2_1.txt"_s)), u"Unroll 'by 4'."_s);
         QVERIFY(!QFile::exists(d.filePath(u"generated-plans-iter-1/plan_parent0_gpt-5.2_1_full.txt"_s)));
@@ -185,12 +192,17 @@ private Q_SLOTS:
         QCOMPARE(fileText(d.filePath(u"generated-plans-iter-2/plan_parent1_gpt-5.2_0.txt"_s)), u"Prefetch."_s);
 
         // Code: impl_P_Q_MODEL_S (+ _full, Autocomp's resume cache) and prompt_P_Q_MODEL.
-        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_0_gpt-5.2_0.txt"_s)), u"void gemm() { /* tiled */ }"_s);
-        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_0_gpt-5.2_1.txt"_s)), u"void gemm() { /* tiled 2 */ }"_s);
-        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_1_gpt-5.2_1.txt"_s)), u"void gemm() { /* unrolled */ }"_s);
+        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_0_gpt-5.2_0.txt"_s)),
+                 u"void gemm() { /* tiled */ }"_s);
+        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_0_gpt-5.2_1.txt"_s)),
+                 u"void gemm() { /* tiled 2 */ }"_s);
+        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/impl_0_1_gpt-5.2_1.txt"_s)),
+                 u"void gemm() { /* unrolled */ }"_s);
         QVERIFY(fileText(d.filePath(u"generated-code-iter-1/impl_0_1_gpt-5.2_1_full.txt"_s)).startsWith(u"```cpp\n"_s));
-        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/prompt_0_1_gpt-5.2.txt"_s)), u"implement: Unroll 'by 4'."_s);
-        QCOMPARE(fileText(d.filePath(u"generated-code-iter-2/impl_1_1_gpt-5.2_0.txt"_s)), u"void gemm() { /* prefetch */ }"_s);
+        QCOMPARE(fileText(d.filePath(u"generated-code-iter-1/prompt_0_1_gpt-5.2.txt"_s)),
+                 u"implement: Unroll 'by 4'."_s);
+        QCOMPARE(fileText(d.filePath(u"generated-code-iter-2/impl_1_1_gpt-5.2_0.txt"_s)),
+                 u"void gemm() { /* prefetch */ }"_s);
 
         // Results: code_I_result.txt in implementation order (Q, then S).
         const QJsonObject r0 = fileJson(d.filePath(u"eval-results-iter-1/code_0_result.txt"_s));
@@ -205,15 +217,21 @@ private Q_SLOTS:
         QCOMPARE(fileJson(d.filePath(u"eval-results-iter-0/code_0_result.txt"_s)).value(u"latency"_s).toDouble(), 10.0);
 
         // The repair of c13: K counts failed implementations that left output, and c12 left none, so c13 is K = 0.
-        QCOMPARE(fileText(d.filePath(u"reimplemented-code-iter-1/reimplement_failed_0_gpt-5.2_0.txt"_s)), u"// repaired\nvoid gemm() { }"_s);
+        QCOMPARE(fileText(d.filePath(u"reimplemented-code-iter-1/reimplement_failed_0_gpt-5.2_0.txt"_s)),
+                 u"// repaired\nvoid gemm() { }"_s);
         QVERIFY(QFile::exists(d.filePath(u"reimplemented-code-iter-1/reimplement_prompt_failed_0_gpt-5.2.txt"_s)));
-        QCOMPARE(fileJson(d.filePath(u"eval-reimplemented-results-iter-1/code_0_result.txt"_s)).value(u"latency"_s).toDouble(), 9.5);
+        QCOMPARE(fileJson(d.filePath(u"eval-reimplemented-results-iter-1/code_0_result.txt"_s))
+                     .value(u"latency"_s)
+                     .toDouble(),
+                 9.5);
 
         // Metrics and the best.
         const QJsonObject m1 = fileJson(d.filePath(u"metrics-iter-1.json"_s));
         QCOMPARE(m1.value(u"iteration"_s).toInt(), 1);
         QVERIFY(m1.contains(u"plan_duration_s"_s) && m1.contains(u"code_duration_s"_s) && m1.contains(u"evaluation"_s));
-        QCOMPARE(m1.value(u"plan_generation"_s).toObject().value(u"gpt-5.2"_s).toObject().value(u"input_tokens"_s).toInt(), 200);
+        QCOMPARE(
+            m1.value(u"plan_generation"_s).toObject().value(u"gpt-5.2"_s).toObject().value(u"input_tokens"_s).toInt(),
+            200);
         const QJsonObject rm = fileJson(d.filePath(u"run_metrics.json"_s));
         QCOMPARE(rm.value(u"iterations"_s).toArray().size(), 2);
         QCOMPARE(rm.value(u"total_input_tokens"_s).toInt(), 4 * 100 + 7 * 100);
@@ -261,7 +279,8 @@ private Q_SLOTS:
             origById.insert(c.id, c);
         // Same candidates by code, with the same parent (by code), plan, status and score.
         for (const Candidate &o : original) {
-            const auto it = std::find_if(imported.begin(), imported.end(), [&](const Candidate &c) { return c.code == o.code; });
+            const auto it = std::find_if(imported.begin(), imported.end(),
+                                         [&](const Candidate &c) { return c.code == o.code; });
             QVERIFY2(it != imported.end(), qPrintable(o.code));
             QCOMPARE(it->iteration, o.iteration);
             QCOMPARE(it->plan, o.plan);
@@ -289,7 +308,8 @@ private Q_SLOTS:
         }
         QCOMPARE(byId.value(run.bestCandidateId).code, u"void gemm() { /* tiled+simd */ }"_s);
         QCOMPARE(fresh->llmCalls(id).size(), 4 + 7);
-        const auto c13 = std::find_if(imported.begin(), imported.end(), [](const Candidate &c) { return c.status == CandidateStatus::CompileError; });
+        const auto c13 = std::find_if(imported.begin(), imported.end(),
+                                      [](const Candidate &c) { return c.status == CandidateStatus::CompileError; });
         QCOMPARE(c13->error, u"error: expected ';'"_s);
         QCOMPARE(c13->code, u"void gemm() { x = 'a\\\\n'; }"_s);
     }
@@ -299,8 +319,9 @@ private Q_SLOTS:
     void importsRealAutocompLayout()
     {
         const QString dir = m_tmp.filePath(u"output/trn_trn-tutorial_1_beam_iters2_trn1.2xlarge_gpt-5.2_p2_c1_b2"_s);
-        const QString root = u"CodeCandidate(parent=None,\nplan=None,\ncode='''def kernel():\n    return \\'a\\'\n''',\nscore=100.0,\n"
-                             u"translation_score=None,\nhw_feedback=[],\nplan_gen_model='None',\ncode_gen_model='None',\nstdout=None,\nstderr=None)"_s;
+        const QString root =
+            u"CodeCandidate(parent=None,\nplan=None,\ncode='''def kernel():\n    return \\'a\\'\n''',\nscore=100.0,\n"
+            u"translation_score=None,\nhw_feedback=[],\nplan_gen_model='None',\ncode_gen_model='None',\nstdout=None,\nstderr=None)"_s;
         writeFile(dir + u"/candidates-iter-0/candidate_0.txt"_s, root);
         writeFile(dir + u"/eval-results-iter-0/code_0_result.txt"_s, u"{\"correct\": true, \"latency\": 100.0}"_s);
         writeFile(dir + u"/generated-plans-iter-1/prompt_parent0_gpt-5.2_0.txt"_s, u"Optimize this."_s);
@@ -309,19 +330,25 @@ private Q_SLOTS:
         writeFile(dir + u"/generated-plans-iter-1/plan_parent0_gpt-5.2_1.txt"_s, u"Plan B"_s);
         writeFile(dir + u"/generated-code-iter-1/prompt_0_0_gpt-5.2.txt"_s, u"Implement A"_s);
         writeFile(dir + u"/generated-code-iter-1/impl_0_0_gpt-5.2_0.txt"_s, u"def kernel():\n    return 1\n"_s);
-        writeFile(dir + u"/generated-code-iter-1/impl_0_0_gpt-5.2_0_full.txt"_s, u"```python\ndef kernel():\n    return 1\n```"_s);
+        writeFile(dir + u"/generated-code-iter-1/impl_0_0_gpt-5.2_0_full.txt"_s,
+                  u"```python\ndef kernel():\n    return 1\n```"_s);
         writeFile(dir + u"/generated-code-iter-1/prompt_0_1_gpt-5.2.txt"_s, u"Implement B"_s);
         writeFile(dir + u"/generated-code-iter-1/impl_0_1_gpt-5.2_0.txt"_s, u"def kernel():\n    return 2\n"_s);
-        writeFile(dir + u"/eval-results-iter-1/code_0_result.txt"_s, u"{\n    \"correct\": true,\n    \"latency\": 40.5\n}"_s);
-        writeFile(dir + u"/eval-results-iter-1/code_1_result.txt"_s,
-                  u"{\"correct\": false, \"latency\": null, \"stdout\": \"\", \"stderr\": \"AssertionError: mismatch\"}"_s);
+        writeFile(dir + u"/eval-results-iter-1/code_0_result.txt"_s,
+                  u"{\n    \"correct\": true,\n    \"latency\": 40.5\n}"_s);
+        writeFile(
+            dir + u"/eval-results-iter-1/code_1_result.txt"_s,
+            u"{\"correct\": false, \"latency\": null, \"stdout\": \"\", \"stderr\": \"AssertionError: mismatch\"}"_s);
         const QString a = u"CodeCandidate(parent="_s + root
-                          + u",\nplan='''Plan A''',\ncode='''def kernel():\n    return 1\n''',\nscore=40.5,\ntranslation_score=None,\n"
-                            u"hw_feedback=[],\nplan_gen_model='gpt-5.2',\ncode_gen_model='gpt-5.2',\nstdout=None,\nstderr=None)"_s;
+            + u",\nplan='''Plan A''',\ncode='''def kernel():\n    return "
+              u"1\n''',\nscore=40.5,\ntranslation_score=None,\n"
+              u"hw_feedback=[],\nplan_gen_model='gpt-5.2',\ncode_gen_model='gpt-5.2',\nstdout=None,\nstderr=None)"_s;
         writeFile(dir + u"/candidates-iter-1/candidate_0.txt"_s, a);
         writeFile(dir + u"/candidates-iter-1/candidate_1.txt"_s, root);
         writeFile(dir + u"/metrics-iter-1.json"_s, u"{\"iteration\": 1, \"iteration_total_s\": 3.5}"_s);
-        writeFile(dir + u"/run_metrics.json"_s, u"{\"run_total_s\": 3.5, \"iterations\": [], \"total_input_tokens\": 1234, \"total_output_tokens\": 56}"_s);
+        writeFile(
+            dir + u"/run_metrics.json"_s,
+            u"{\"run_total_s\": 3.5, \"iterations\": [], \"total_input_tokens\": 1234, \"total_output_tokens\": 56}"_s);
         writeFile(dir + u"/best_candidate_so_far.py"_s, u"def kernel():\n    return 1\n"_s);
         QVERIFY(isAutocompDir(dir));
 
@@ -378,7 +405,8 @@ private Q_SLOTS:
         auto store = openStore();
         QVERIFY(store);
         QString error;
-        const qint64 id = importRunJsonl(*store, qEnvironmentVariable("AUTOCOMP_DATA_DIR") + u"/resources/example_run.jsonl"_s, &error);
+        const qint64 id = importRunJsonl(
+            *store, qEnvironmentVariable("AUTOCOMP_DATA_DIR") + u"/resources/example_run.jsonl"_s, &error);
         QVERIFY2(id, qPrintable(error));
         const QStringList violations = test::menuInsightViolations(*store);
         QVERIFY2(violations.isEmpty(), qPrintable(violations.join(u'\n')));

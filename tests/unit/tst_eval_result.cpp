@@ -5,8 +5,8 @@
 #include "eval/evaluator.h"
 #include "eval/remote_executor.h"
 #include "model/eval_result.h"
-#include "model/repository.h"
-#include "store/run_archive.h"
+#include "catalog/repository.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 
 #include <QFile>
@@ -37,7 +37,8 @@ QByteArray judgeJson(const QString &status)
                   {QStringLiteral("flags"), QJsonArray{QStringLiteral("flag of %1").arg(status)}},
                   {QStringLiteral("log"), QStringLiteral("log of %1").arg(status)}};
     if (ok)
-        o.insert(QStringLiteral("metrics"), QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 2.5}}}});
+        o.insert(QStringLiteral("metrics"),
+                 QJsonObject{{QStringLiteral("latency_ms"), QJsonObject{{QStringLiteral("median"), 2.5}}}});
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
@@ -53,17 +54,22 @@ class TestEvalResult : public QObject
     // `verdict` has its hardware; `verdict-nohw` has none, so its timed step is left out (no_hardware).
     void writeTargets()
     {
-        const QByteArray judge = R"(  - {name: judge, role: judge, run: [sh, -c, "cat {candidate} > {judgedir}/result.json"], timeout_s: 30, fail_status: error}
+        const QByteArray judge =
+            R"(  - {name: judge, role: judge, run: [sh, -c, "cat {candidate} > {judgedir}/result.json"], timeout_s: 30, fail_status: error}
 )";
         QVERIFY(writeFile(m_data.filePath(QStringLiteral("backends/verdict/backend.yaml")),
                           "name: verdict\nextension: json\nmetric: latency_ms\nsteps:\n" + judge));
-        QVERIFY(writeFile(m_data.filePath(QStringLiteral("backends/verdict-nohw/backend.yaml")),
-                          "name: verdict-nohw\nextension: json\nmetric: latency_ms\nhardware_check: [sh, -c, \"echo no such card; exit 1\"]\n"
-                          "steps:\n" + judge
-                              + "  - {name: bench, role: judge, needs_hardware: true, run: [sh, -c, \"exit 0\"], timeout_s: 30}\n"));
+        QVERIFY(writeFile(
+            m_data.filePath(QStringLiteral("backends/verdict-nohw/backend.yaml")),
+            "name: verdict-nohw\nextension: json\nmetric: latency_ms\nhardware_check: [sh, -c, \"echo no such card; "
+            "exit 1\"]\n"
+            "steps:\n"
+                + judge
+                + "  - {name: bench, role: judge, needs_hardware: true, run: [sh, -c, \"exit 0\"], timeout_s: 30}\n"));
         for (const char *target : {"verdict", "verdict-nohw"}) {
             const QString dir = m_data.filePath(QStringLiteral("sols/%1/p").arg(QLatin1String(target)));
-            QVERIFY(writeFile(dir + QStringLiteral("/problem.yaml"), "name: p\nstart: start.json\nreference: start.json\nshapes: [{N: 1}]\n"));
+            QVERIFY(writeFile(dir + QStringLiteral("/problem.yaml"),
+                              "name: p\nstart: start.json\nreference: start.json\nshapes: [{N: 1}]\n"));
             QVERIFY(writeFile(dir + QStringLiteral("/start.json"), judgeJson(QStringLiteral("ok"))));
         }
     }
@@ -101,9 +107,10 @@ class TestEvalResult : public QObject
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), m_data.path());
         cli.setProcessEnvironment(env);
-        cli.start(qEnvironmentVariable("AUTOCOMP_CLI"), {QStringLiteral("eval"), QStringLiteral("--target"), targetName, QStringLiteral("--problem"),
-                                                         QStringLiteral("p"), QStringLiteral("--code"), file, QStringLiteral("--no-baseline"),
-                                                         QStringLiteral("--json")});
+        cli.start(qEnvironmentVariable("AUTOCOMP_CLI"),
+                  {QStringLiteral("eval"), QStringLiteral("--target"), targetName, QStringLiteral("--problem"),
+                   QStringLiteral("p"), QStringLiteral("--code"), file, QStringLiteral("--no-baseline"),
+                   QStringLiteral("--json")});
         if (!cli.waitForFinished(60000))
             return {};
         const QByteArray out = cli.readAllStandardOutput();
@@ -122,9 +129,11 @@ private Q_SLOTS:
 
     void oneListOfStatuses()
     {
-        QCOMPARE(EvalResult::judgeStatuses(), (QStringList{QStringLiteral("ok"), QStringLiteral("compile_error"), QStringLiteral("incorrect"),
-                                                            QStringLiteral("timeout"), QStringLiteral("crash"), QStringLiteral("rejected")}));
-        QCOMPARE(EvalResult::statuses(), EvalResult::judgeStatuses() << QStringLiteral("error") << QStringLiteral("no_hardware"));
+        QCOMPARE(EvalResult::judgeStatuses(),
+                 (QStringList{QStringLiteral("ok"), QStringLiteral("compile_error"), QStringLiteral("incorrect"),
+                              QStringLiteral("timeout"), QStringLiteral("crash"), QStringLiteral("rejected")}));
+        QCOMPARE(EvalResult::statuses(),
+                 EvalResult::judgeStatuses() << QStringLiteral("error") << QStringLiteral("no_hardware"));
     }
 
     // toJson then fromJson gives back every field, for every status; a judge may not claim the
@@ -159,7 +168,8 @@ private Q_SLOTS:
         in.steps << step;
 
         QString error;
-        const auto out = EvalResult::fromJson(in.toJson(), EvalResult::Source::Evaluation, QStringLiteral("latency_ms"), &error);
+        const auto out = EvalResult::fromJson(in.toJson(), EvalResult::Source::Evaluation, QStringLiteral("latency_ms"),
+                                              &error);
         QVERIFY2(out, qPrintable(error));
         QCOMPARE(out->status, in.status);
         QCOMPARE(out->correct, in.correct);
@@ -192,7 +202,8 @@ private Q_SLOTS:
         QTest::newRow("unknown") << QByteArray(R"({"status":"great","correct":true})");
         QTest::newRow("correct not a boolean") << QByteArray(R"({"status":"ok","correct":"yes"})");
         QTest::newRow("metrics not an object") << QByteArray(R"({"status":"incorrect","correct":false,"metrics":[1]})");
-        QTest::newRow("correct without the metric") << QByteArray(R"({"status":"ok","correct":true,"metrics":{"gflops":3}})");
+        QTest::newRow("correct without the metric")
+            << QByteArray(R"({"status":"ok","correct":true,"metrics":{"gflops":3}})");
     }
 
     void notAVerdict()
@@ -217,11 +228,15 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("candidate");
         QTest::addColumn<QString>("status");
         for (const QString &status : EvalResult::judgeStatuses())
-            QTest::newRow(qPrintable(QStringLiteral("judge says %1").arg(status))) << QStringLiteral("verdict") << judgeJson(status) << status;
+            QTest::newRow(qPrintable(QStringLiteral("judge says %1").arg(status)))
+                << QStringLiteral("verdict") << judgeJson(status) << status;
         // The evaluator's own verdicts: a judge cannot claim them, and a target without its hardware ends so.
-        QTest::newRow("error: a judge claims no_hardware") << QStringLiteral("verdict") << judgeJson(QStringLiteral("no_hardware")) << QStringLiteral("error");
-        QTest::newRow("error: not JSON") << QStringLiteral("verdict") << QByteArray("{\"status\":") << QStringLiteral("error");
-        QTest::newRow("no_hardware") << QStringLiteral("verdict-nohw") << judgeJson(QStringLiteral("incorrect")) << QStringLiteral("no_hardware");
+        QTest::newRow("error: a judge claims no_hardware")
+            << QStringLiteral("verdict") << judgeJson(QStringLiteral("no_hardware")) << QStringLiteral("error");
+        QTest::newRow("error: not JSON") << QStringLiteral("verdict") << QByteArray("{\"status\":")
+                                         << QStringLiteral("error");
+        QTest::newRow("no_hardware") << QStringLiteral("verdict-nohw") << judgeJson(QStringLiteral("incorrect"))
+                                     << QStringLiteral("no_hardware");
     }
 
     void everyPath()
@@ -245,7 +260,8 @@ private Q_SLOTS:
         QCOMPARE(printed.value(QStringLiteral("status")).toString(), status);
         QCOMPARE(printed.value(QStringLiteral("log")).toString(), local.log);
         QString error;
-        const auto parsed = EvalResult::fromJson(printed, EvalResult::Source::Evaluation, QStringLiteral("latency_ms"), &error);
+        const auto parsed = EvalResult::fromJson(printed, EvalResult::Source::Evaluation, QStringLiteral("latency_ms"),
+                                                 &error);
         QVERIFY2(parsed, qPrintable(error));
         QCOMPARE(parsed->status, status);
         QCOMPARE(parsed->correct, correct);

@@ -26,8 +26,8 @@ namespace {
 
 constexpr int Timeout = 10000;
 
-QByteArray chatBody(const QString& userMessage, const QString& model = u"gpt-test"_s, bool stream = false,
-                    bool includeUsage = false, const QString& systemMessage = {})
+QByteArray chatBody(const QString &userMessage, const QString &model = u"gpt-test"_s, bool stream = false,
+                    bool includeUsage = false, const QString &systemMessage = {})
 {
     QJsonArray messages;
     if (!systemMessage.isEmpty())
@@ -41,8 +41,8 @@ QByteArray chatBody(const QString& userMessage, const QString& model = u"gpt-tes
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-QNetworkReply* post(QNetworkAccessManager& nam, const FakeLlmServer& server, const QByteArray& body,
-                    const QString& path = u"/v1/chat/completions"_s)
+QNetworkReply *post(QNetworkAccessManager &nam, const FakeLlmServer &server, const QByteArray &body,
+                    const QString &path = u"/v1/chat/completions"_s)
 {
     QUrl url = server.baseUrl();
     url.setPath(path);
@@ -52,43 +52,38 @@ QNetworkReply* post(QNetworkAccessManager& nam, const FakeLlmServer& server, con
     return nam.post(request, body);
 }
 
-int statusOf(const QNetworkReply* reply)
+int statusOf(const QNetworkReply *reply) { return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(); }
+
+QString contentOf(const QByteArray &body)
 {
-    return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    return QJsonDocument::fromJson(body).object()[u"choices"_s][0][u"message"_s][u"content"_s].toString();
 }
 
-QString contentOf(const QByteArray& body)
-{
-    return QJsonDocument::fromJson(body)
-        .object()[u"choices"_s][0][u"message"_s][u"content"_s]
-        .toString();
-}
-
-QString errorMessageOf(const QByteArray& body)
+QString errorMessageOf(const QByteArray &body)
 {
     return QJsonDocument::fromJson(body).object()[u"error"_s][u"message"_s].toString();
 }
 
 // The payloads of the `data:` events of an SSE body, in order.
-QList<QByteArray> sseData(const QByteArray& body)
+QList<QByteArray> sseData(const QByteArray &body)
 {
     QList<QByteArray> data;
     const QList<QByteArray> events = body.split('\n');
-    for (const QByteArray& line : events) {
+    for (const QByteArray &line : events) {
         if (line.startsWith("data: "))
             data.append(line.mid(6));
     }
     return data;
 }
 
-QByteArray readAllFile(const QString& path)
+QByteArray readAllFile(const QString &path)
 {
     QFile file(path);
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
 // Length of the first complete HTTP response (Content-Length framed) in `buffer`; 0 while incomplete.
-qsizetype completeResponseLength(const QByteArray& buffer)
+qsizetype completeResponseLength(const QByteArray &buffer)
 {
     const qsizetype headEnd = buffer.indexOf("\r\n\r\n");
     if (headEnd < 0)
@@ -98,13 +93,13 @@ qsizetype completeResponseLength(const QByteArray& buffer)
     if (lengthPos < 0)
         return 0;
     const qsizetype lineEnd = head.indexOf("\r\n", lengthPos);
-    const qsizetype length
-        = head.mid(lengthPos + 15, lineEnd < 0 ? -1 : lineEnd - lengthPos - 15).trimmed().toLongLong();
+    const qsizetype length =
+        head.mid(lengthPos + 15, lineEnd < 0 ? -1 : lineEnd - lengthPos - 15).trimmed().toLongLong();
     return buffer.size() >= headEnd + 4 + length ? headEnd + 4 + length : 0;
 }
 
 // Removes the first complete response from `buffer`, returning its head and body.
-std::pair<QByteArray, QByteArray> takeResponse(QByteArray* buffer)
+std::pair<QByteArray, QByteArray> takeResponse(QByteArray *buffer)
 {
     const qsizetype length = completeResponseLength(*buffer);
     const qsizetype headEnd = buffer->indexOf("\r\n\r\n");
@@ -121,7 +116,7 @@ class TestFakeLlmServer : public QObject
 
 private:
     // Starts `server` with `yaml`; reports why it could not.
-    static bool start(FakeLlmServer& server, const QByteArray& yaml, const QString& baseDir = {})
+    static bool start(FakeLlmServer &server, const QByteArray &yaml, const QString &baseDir = {})
     {
         QString error;
         if (!server.loadScriptText(yaml, baseDir, &error)) {
@@ -147,19 +142,22 @@ rules:
     responses:
       - content: "def kernel(): pass"
         usage: {prompt_tokens: 1200, completion_tokens: 300}
-)") << u"/v1/chat/completions"_s << u"Write a kernel"_s << u"def kernel(): pass"_s << 1200 << 300;
+)") << u"/v1/chat/completions"_s << u"Write a kernel"_s
+                                        << u"def kernel(): pass"_s << 1200 << 300;
         // Estimated: ceil(chars / 4) of the prompt (14 chars) and of the content (20 chars).
         QTest::newRow("estimated usage") << QByteArray(R"(
 rules:
   - responses:
       - content: "12345678901234567890"
-)") << u"/v1/chat/completions"_s << u"Write a kernel"_s << u"12345678901234567890"_s << 4 << 5;
+)") << u"/v1/chat/completions"_s << u"Write a kernel"_s
+                                         << u"12345678901234567890"_s << 4 << 5;
         QTest::newRow("base url ending in /v1") << QByteArray(R"(
 rules:
   - responses:
       - content: "ok"
         usage: {prompt_tokens: 7}
-)") << u"/chat/completions"_s << u"hello"_s << u"ok"_s << 7 << 1;
+)") << u"/chat/completions"_s << u"hello"_s << u"ok"_s
+                                                << 7 << 1;
     }
 
     void nonStreaming()
@@ -275,10 +273,10 @@ rules:
                                      << u"CODE"_s;
         QTest::newRow("first matching rule wins")
             << QString() << u"Make a plan. Optimized code:"_s << u"gpt-4o"_s << u"code"_s << u"CODE"_s;
-        QTest::newRow("model regex selects") << QString() << u"Make a plan"_s << u"gpt-4o"_s << u"plan-gpt"_s
-                                             << u"GPT PLAN"_s;
-        QTest::newRow("model regex skips") << QString() << u"Make a plan"_s << u"claude-sonnet"_s << u"plan-any"_s
-                                           << u"ANY PLAN"_s;
+        QTest::newRow("model regex selects")
+            << QString() << u"Make a plan"_s << u"gpt-4o"_s << u"plan-gpt"_s << u"GPT PLAN"_s;
+        QTest::newRow("model regex skips")
+            << QString() << u"Make a plan"_s << u"claude-sonnet"_s << u"plan-any"_s << u"ANY PLAN"_s;
         QTest::newRow("anchored regex needs the end")
             << QString() << u"Optimized code: below"_s << u"gpt-4o"_s << u"fallback"_s << u"FALLBACK"_s;
         QTest::newRow("only the last user message is matched")
@@ -338,7 +336,7 @@ rules:
     responses: [{content: a}, {content: b}]
 )")));
         QNetworkAccessManager nam;
-        const auto ask = [&](const QString& message) {
+        const auto ask = [&](const QString &message) {
             std::unique_ptr<QNetworkReply> reply(post(nam, server, chatBody(message)));
             QSignalSpy finished(reply.get(), &QNetworkReply::finished);
             finished.wait(Timeout);
@@ -397,8 +395,8 @@ rules:
     {
         QTest::addColumn<QByteArray>("script");
         QTest::addColumn<QString>("errorPart");
-        QTest::newRow("missing content_file") << QByteArray("rules:\n  - responses: [{content_file: nope.md}]\n")
-                                              << u"nope.md"_s;
+        QTest::newRow("missing content_file")
+            << QByteArray("rules:\n  - responses: [{content_file: nope.md}]\n") << u"nope.md"_s;
         QTest::newRow("typo in a key") << QByteArray("rules:\n  - name: r\n    responses: [{contnet: x}]\n")
                                        << u"unknown key 'contnet'"_s;
         QTest::newRow("bad regex") << QByteArray("rules:\n  - match: '(['\n    responses: [{content: x}]\n")
@@ -518,7 +516,7 @@ rules:
         if (stream) {
             int broken = 0;
             const QList<QByteArray> data = sseData(body);
-            for (const QByteArray& event : data) {
+            for (const QByteArray &event : data) {
                 QJsonParseError error{};
                 QJsonDocument::fromJson(event, &error);
                 if (event != "[DONE]" && error.error != QJsonParseError::NoError)
@@ -536,7 +534,9 @@ rules:
     void dripDeliversTheWholeStreamInPieces()
     {
         FakeLlmServer server;
-        QVERIFY(start(server, QByteArray("rules:\n  - responses: [{content: \"slowly but surely\", fault: drip, chunk_delay_ms: 5}]\n")));
+        QVERIFY(start(
+            server,
+            QByteArray("rules:\n  - responses: [{content: \"slowly but surely\", fault: drip, chunk_delay_ms: 5}]\n")));
         QNetworkAccessManager nam;
         std::unique_ptr<QNetworkReply> reply(post(nam, server, chatBody(u"x"_s, u"gpt-test"_s, true)));
         int reads = 0;
@@ -551,7 +551,7 @@ rules:
         const QList<QByteArray> data = sseData(received);
         QCOMPARE(data.constLast(), QByteArray("[DONE]"));
         QString text;
-        for (const QByteArray& event : data) {
+        for (const QByteArray &event : data) {
             const QJsonArray choices = QJsonDocument::fromJson(event).object()[u"choices"_s].toArray();
             text += choices.at(0).toObject()[u"delta"_s].toObject()[u"content"_s].toString();
         }
@@ -583,7 +583,7 @@ rules:
         QVERIFY(!slow->isFinished());
         QTRY_VERIFY_WITH_TIMEOUT(slow->isFinished(), Timeout);
 
-        for (const QString& message : {u"second prompt"_s, u"third prompt"_s}) {
+        for (const QString &message : {u"second prompt"_s, u"third prompt"_s}) {
             std::unique_ptr<QNetworkReply> reply(post(nam, server, chatBody(message)));
             QTRY_VERIFY_WITH_TIMEOUT(reply->isFinished(), Timeout);
         }
@@ -620,9 +620,8 @@ rules:
             replies.emplace_back(post(*managers.back(), server, chatBody(u"ping %1"_s.arg(i))));
         }
         QTRY_VERIFY_WITH_TIMEOUT(
-            std::all_of(replies.begin(), replies.end(), [](const auto& reply) { return reply->isFinished(); }),
-            30000);
-        for (const auto& reply : replies) {
+            std::all_of(replies.begin(), replies.end(), [](const auto &reply) { return reply->isFinished(); }), 30000);
+        for (const auto &reply : replies) {
             QCOMPARE(reply->error(), QNetworkReply::NoError);
             QCOMPARE(contentOf(reply->readAll()), u"pong"_s);
         }
@@ -656,7 +655,7 @@ rules:
         socket.connectToHost(QHostAddress::LocalHost, server.port());
         QTRY_COMPARE_WITH_TIMEOUT(socket.state(), QAbstractSocket::ConnectedState, Timeout);
 
-        const auto request = [](const QByteArray& body) -> QByteArray {
+        const auto request = [](const QByteArray &body) -> QByteArray {
             return "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                    "Content-Length: "
                 + QByteArray::number(body.size()) + "\r\n\r\n" + body;

@@ -26,7 +26,8 @@ using namespace autocomp;
 namespace {
 
 // A problem as the kit's templates see one: keys, make_inputs, outputs.
-struct ToyProblem {
+struct ToyProblem
+{
     std::vector<std::string> keys{"n", "k"};
     Buffers make_inputs(const Shape &s, Rng &rng) const
     {
@@ -48,14 +49,16 @@ private Q_SLOTS:
     {
         const kit::Tolerance tol = kit::parse_tolerance("rtol=0,atol=0.5");
         const Buffer ref{1.0f, 2.0f, 3.0f, 4.0f, 5.0f};
-        const float got[] = {1.2f, kit::poison_value(), std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), 9.0f};
+        const float got[] = {1.2f, kit::poison_value(), std::numeric_limits<float>::quiet_NaN(),
+                             std::numeric_limits<float>::infinity(), 9.0f};
         const kit::Comparison c = kit::compare(got, ref, tol, {5});
         QCOMPARE(c.checked, std::size_t(5));
         QCOMPARE(c.bad, std::size_t(4));
         QCOMPARE(c.unwritten, std::size_t(1));
         QCOMPARE(c.computed_nan, std::size_t(1));
         QCOMPARE(c.infinite, std::size_t(1));
-        const QString text = QString::fromStdString(kit::describe_failure("toy", parse_shape("n=5"), "input set 0", 0, c, tol, {5}));
+        const QString text = QString::fromStdString(
+            kit::describe_failure("toy", parse_shape("n=5"), "input set 0", 0, c, tol, {5}));
         QVERIFY2(text.contains(QLatin1String("4 of 5 elements")), qPrintable(text));
         QVERIFY2(text.contains(QLatin1String("1 elements were never written")), qPrintable(text));
         QVERIFY2(text.contains(QLatin1String("at [1]: got (never written)")), qPrintable(text));
@@ -64,7 +67,8 @@ private Q_SLOTS:
         const float off[] = {1.2f, 2.0f, 3.0f, 4.0f, 9.0f};
         const kit::Comparison one = kit::compare(off, ref, tol, {5});
         QCOMPARE(one.bad, std::size_t(1));
-        const QString oneText = QString::fromStdString(kit::describe_failure("toy", parse_shape("n=5"), "input set 1", 0, one, tol, {5}));
+        const QString oneText = QString::fromStdString(
+            kit::describe_failure("toy", parse_shape("n=5"), "input set 1", 0, one, tol, {5}));
         QVERIFY2(oneText.contains(QLatin1String("worst element [4]: got 9, expected 5")), qPrintable(oneText));
         // Another target's poison pattern: the same NaN is then one the kernel computed.
         const kit::Comparison other = kit::compare(got, ref, tol, {5}, 0xFFFFFFFFu);
@@ -78,12 +82,15 @@ private Q_SLOTS:
 
     void resultIsValidJsonWhateverTheText()
     {
-        const std::string invalidUtf8 = std::string("bad \xff\xfe byte, control \x01, quote \" and ") + "\xc3\xa9" + " (e acute), \xe2\x80\x94 dash";
-        const std::string text = kit::result_json("incorrect", false, {{"latency_ms", kit::json_number(1.5)}, {"nan", kit::json_number(std::nan(""))}},
-                                                  {"feedback " + invalidUtf8}, {"flag"}, "log\n" + invalidUtf8);
+        const std::string invalidUtf8 = std::string("bad \xff\xfe byte, control \x01, quote \" and ") + "\xc3\xa9"
+            + " (e acute), \xe2\x80\x94 dash";
+        const std::string text = kit::result_json(
+            "incorrect", false, {{"latency_ms", kit::json_number(1.5)}, {"nan", kit::json_number(std::nan(""))}},
+            {"feedback " + invalidUtf8}, {"flag"}, "log\n" + invalidUtf8);
         QJsonParseError error;
         const QJsonObject o = QJsonDocument::fromJson(QByteArray::fromStdString(text), &error).object();
-        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString() + QStringLiteral(": ") + QString::fromStdString(text)));
+        QVERIFY2(error.error == QJsonParseError::NoError,
+                 qPrintable(error.errorString() + QStringLiteral(": ") + QString::fromStdString(text)));
         QCOMPARE(o.value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
         QCOMPARE(o.value(QStringLiteral("correct")).toBool(true), false);
         QCOMPARE(o.value(QStringLiteral("metrics")).toObject().value(QStringLiteral("latency_ms")).toDouble(), 1.5);
@@ -112,7 +119,10 @@ private Q_SLOTS:
         QVERIFY(QFile::link(path, link));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, kit::read_untrusted(link.toStdString()));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, kit::read_untrusted(dir.path().toStdString()));
-        QCOMPARE(kit::quote_untrusted("a\x01" "b", 10), std::string("a?b"));
+        QCOMPARE(kit::quote_untrusted("a\x01"
+                                      "b",
+                                      10),
+                 std::string("a?b"));
         QCOMPARE(kit::quote_untrusted("abcdef", 3), std::string("abc [...]"));
     }
 
@@ -125,7 +135,8 @@ private Q_SLOTS:
         QCOMPARE(s.p99, 4.0);
         QCOMPARE(s.mean, 2.5);
         QVERIFY(std::fabs(s.stddev - std::sqrt(5.0 / 3.0)) < 1e-12);
-        // 25 ratios 0.76 ... 1.24: median 1.0, the interval at ranks floor(12.5 - 4.9) - 1 = 6 and ceil(12.5 + 4.9) = 18.
+        // 25 ratios 0.76 ... 1.24: median 1.0, the interval at ranks floor(12.5 - 4.9) - 1 = 6 and ceil(12.5 + 4.9)
+        // = 18.
         std::vector<double> r;
         for (int i = 0; i < 25; ++i)
             r.push_back(0.76 + 0.02 * i);
@@ -178,13 +189,15 @@ private Q_SLOTS:
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
         const std::string result = dir.filePath(QStringLiteral("result.json")).toStdString();
-        struct Wrong : kit::CandidateFailure {
+        struct Wrong : kit::CandidateFailure
+        {
             using kit::CandidateFailure::CandidateFailure;
             kit::Verdict verdict() const override { return {"rejected", {"a flag"}, what()}; }
         };
-        const kit::ModeTable modes{{"pass", [](const kit::Args &) { return 0; }},
-                                   {"wrong", [](const kit::Args &) -> int { throw Wrong("WRONG: the reason"); }},
-                                   {"fault", [](const kit::Args &a) -> int { return a.need("absent").empty() ? 0 : 1; }}};
+        const kit::ModeTable modes{
+            {"pass", [](const kit::Args &) { return 0; }},
+            {"wrong", [](const kit::Args &) -> int { throw Wrong("WRONG: the reason"); }},
+            {"fault", [](const kit::Args &a) -> int { return a.need("absent").empty() ? 0 : 1; }}};
         const auto run = [&](std::vector<std::string> words) {
             std::vector<char *> argv;
             for (auto &w : words)
@@ -200,10 +213,10 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("status")).toString(), QStringLiteral("rejected"));
         QCOMPARE(o.value(QStringLiteral("log")).toString(), QStringLiteral("WRONG: the reason"));
         QCOMPARE(o.value(QStringLiteral("flags")).toArray().first().toString(), QStringLiteral("a flag"));
-        QCOMPARE(run({"judge", "fault", "--result", result}), 2);       // a missing option: the harness's fault
+        QCOMPARE(run({"judge", "fault", "--result", result}), 2); // a missing option: the harness's fault
         QCOMPARE(run({"judge", "no-such-mode"}), 2);
-        QCOMPARE(run({"judge", "pass", "--result"}), 2);                // options come in pairs
-        QCOMPARE(run({"judge", "pass", "result", "x"}), 2);             // and start with --
+        QCOMPARE(run({"judge", "pass", "--result"}), 2); // options come in pairs
+        QCOMPARE(run({"judge", "pass", "result", "x"}), 2); // and start with --
     }
 
     void randomShapesAreAcceptedAndReproducible()

@@ -155,7 +155,8 @@ void TestLlmClient::text_data()
 void TestLlmClient::text()
 {
     QFETCH(bool, stream);
-    const QString content = u"Chosen optimization: 1. Tile\n\n```cpp\nint main() { return 0; }\n```\nUnicode: \u00b5s \u2192 fast"_s;
+    const QString content =
+        u"Chosen optimization: 1. Tile\n\n```cpp\nint main() { return 0; }\n```\nUnicode: \u00b5s \u2192 fast"_s;
     QVERIFY(loadScript("rules:\n  - responses:\n      - content: |\n"
                        + QByteArray("          " + content.toUtf8()).replace("\n", "\n          ")
                        + "\n        usage: {prompt_tokens: 321, completion_tokens: 45}\n"));
@@ -193,8 +194,9 @@ void TestLlmClient::reasoningIsStripped_data()
 void TestLlmClient::reasoningIsStripped()
 {
     QFETCH(bool, stream);
-    QVERIFY(loadScript("rules:\n  - responses:\n      - content: \"<think>\\nThe loop is memory bound.\\n</think>\\n\\nChosen "
-                       "optimization: 2. Register blocking\"\n"));
+    QVERIFY(loadScript(
+        "rules:\n  - responses:\n      - content: \"<think>\\nThe loop is memory bound.\\n</think>\\n\\nChosen "
+        "optimization: 2. Register blocking\"\n"));
     LlmReply *reply = m_client->send(request(u"p"_s, stream));
     QVERIFY(waitFor(reply));
     const LlmResponse &r = reply->response();
@@ -207,7 +209,8 @@ void TestLlmClient::reasoningIsStripped()
 void TestLlmClient::sendsKeyAndParameters()
 {
     QVERIFY(loadScript("rules:\n  - responses: [{content: ok}]\n"));
-    m_client->setApiKeyLookup([](const QString &provider) { return provider == u"vllm"_s ? u"sk-test-123"_s : QString(); });
+    m_client->setApiKeyLookup(
+        [](const QString &provider) { return provider == u"vllm"_s ? u"sk-test-123"_s : QString(); });
     LlmRequest r = request(u"p"_s);
     r.temperature = 0.25;
     r.maxTokens = 777;
@@ -223,9 +226,10 @@ void TestLlmClient::sendsKeyAndParameters()
 
 void TestLlmClient::retriesAfter429()
 {
-    QVERIFY(loadScript("rules:\n  - responses:\n"
-                       "      - {status: 429, error_message: \"Rate limit reached for requests\", headers: {retry-after: \"0\"}}\n"
-                       "      - {content: \"after the limit\"}\n"));
+    QVERIFY(loadScript(
+        "rules:\n  - responses:\n"
+        "      - {status: 429, error_message: \"Rate limit reached for requests\", headers: {retry-after: \"0\"}}\n"
+        "      - {content: \"after the limit\"}\n"));
     LlmReply *reply = m_client->send(request(u"p"_s));
     QVERIFY(waitFor(reply));
     const LlmResponse &r = reply->response();
@@ -261,8 +265,9 @@ void TestLlmClient::serverErrorRetriedThenFails()
 
 void TestLlmClient::badRequestNotRetried()
 {
-    QVERIFY(loadScript("rules:\n  - cycle: true\n    responses:\n"
-                       "      - {status: 400, error_message: \"This model's maximum context length is 8192 tokens\"}\n"));
+    QVERIFY(
+        loadScript("rules:\n  - cycle: true\n    responses:\n"
+                   "      - {status: 400, error_message: \"This model's maximum context length is 8192 tokens\"}\n"));
     LlmReply *reply = m_client->send(request(u"p"_s));
     QVERIFY(waitFor(reply));
     const LlmResponse &r = reply->response();
@@ -349,7 +354,8 @@ void TestLlmClient::unreachableIsRetried()
     QVERIFY(!reply->response().ok);
     QCOMPARE(reply->response().retries, 2);
     QCOMPARE(reply->response().attempts.size(), 2);
-    QVERIFY2(reply->response().attempts.first().contains(u"nothing had reached the provider"_s), qPrintable(reply->response().attempts.first()));
+    QVERIFY2(reply->response().attempts.first().contains(u"nothing had reached the provider"_s),
+             qPrintable(reply->response().attempts.first()));
     QVERIFY2(reply->response().error.contains(u"refused"_s, Qt::CaseInsensitive), qPrintable(reply->response().error));
     reply->deleteLater();
 }
@@ -360,8 +366,10 @@ void TestLlmClient::oversizedAnswerIsCut_data()
     QTest::addColumn<QByteArray>("response");
     QTest::newRow("endless stream") << true << QByteArray("{content: \"grow grow grow grow\", fault: endless}");
     QTest::newRow("endless body") << false << QByteArray("{content: \"grow grow grow grow\", fault: endless}");
-    QTest::newRow("huge streamed answer") << true << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
-    QTest::newRow("huge body") << false << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
+    QTest::newRow("huge streamed answer")
+        << true << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
+    QTest::newRow("huge body") << false
+                               << QByteArray("{content: \"" + QByteArray("0123456789").repeated(30000) + "\"}");
 }
 
 void TestLlmClient::oversizedAnswerIsCut()
@@ -395,7 +403,8 @@ void TestLlmClient::runawayStreamLeavesOthersAlone()
     inServerThread.moveToThread(&serverThread);
     FakeLlmServer *server = nullptr;
     const auto stopServer = qScopeGuard([&] {
-        QMetaObject::invokeMethod(&inServerThread, [&] { delete server; }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            &inServerThread, [&] { delete server; }, Qt::BlockingQueuedConnection);
         serverThread.quit();
         serverThread.wait();
     });
@@ -407,12 +416,13 @@ void TestLlmClient::runawayStreamLeavesOthersAlone()
         [&] {
             server = new FakeLlmServer;
             listening = server->listen()
-                && server->loadScriptText("rules:\n"
-                                          "  - match: 'runaway'\n    cycle: true\n    responses:\n"
-                                          "      - {content: \"grow grow grow grow\", fault: endless}\n"
-                                          "  - match: 'steady'\n    cycle: true\n    responses:\n"
-                                          "      - {content: \"a steady answer in several pieces\", fault: drip, chunk_delay_ms: 40}\n",
-                                          QString(), &scriptError);
+                && server->loadScriptText(
+                    "rules:\n"
+                    "  - match: 'runaway'\n    cycle: true\n    responses:\n"
+                    "      - {content: \"grow grow grow grow\", fault: endless}\n"
+                    "  - match: 'steady'\n    cycle: true\n    responses:\n"
+                    "      - {content: \"a steady answer in several pieces\", fault: drip, chunk_delay_ms: 40}\n",
+                    QString(), &scriptError);
             base = server->baseUrl();
         },
         Qt::BlockingQueuedConnection);
@@ -428,7 +438,8 @@ void TestLlmClient::runawayStreamLeavesOthersAlone()
     };
     const auto requestsSeen = [&] {
         int n = 0;
-        QMetaObject::invokeMethod(server, [&] { n = server->requestCount(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            server, [&] { n = server->requestCount(); }, Qt::BlockingQueuedConnection);
         return n;
     };
     m_client->setMaxAnswerBytes(200000);
@@ -452,8 +463,10 @@ void TestLlmClient::redirectWithinTheOrigin()
 {
     const QByteArray location = "/v1/chat/completions?redirected=1";
     QVERIFY(loadScript("rules:\n  - responses:\n"
-                       "      - {status: 307, error_message: moved, headers: {location: \"" + location + "\"}}\n"
-                       "      - {content: \"after the redirect\"}\n"));
+                       "      - {status: 307, error_message: moved, headers: {location: \""
+                       + location
+                       + "\"}}\n"
+                         "      - {content: \"after the redirect\"}\n"));
     LlmReply *reply = m_client->send(request(u"p"_s));
     QVERIFY(waitFor(reply));
     QVERIFY2(reply->response().ok, qPrintable(reply->response().error));
@@ -466,7 +479,8 @@ void TestLlmClient::redirectWithinTheOrigin()
 
     // To another origin: not followed (the key was meant for this one).
     QVERIFY(loadScript("rules:\n  - responses:\n"
-                       "      - {status: 307, error_message: moved, headers: {location: \"http://203.0.113.9/v1/chat/completions\"}}\n"));
+                       "      - {status: 307, error_message: moved, headers: {location: "
+                       "\"http://203.0.113.9/v1/chat/completions\"}}\n"));
     reply = m_client->send(request(u"q"_s));
     QVERIFY(waitFor(reply));
     QVERIFY(!reply->response().ok);
@@ -483,7 +497,8 @@ void TestLlmClient::gzipAndUserAgent()
     QCOMPARE(reply->response().text, u"squeezed and unsqueezed"_s);
     QCOMPARE(m_server->requestCount(), 1);
     const RecordedRequest &recorded = m_server->requests().at(0);
-    QVERIFY2(recorded.header("user-agent").startsWith("autocomp-workbench/"), recorded.header("user-agent").constData());
+    QVERIFY2(recorded.header("user-agent").startsWith("autocomp-workbench/"),
+             recorded.header("user-agent").constData());
     QVERIFY2(recorded.header("accept-encoding").contains("gzip"), recorded.header("accept-encoding").constData());
     reply->deleteLater();
 }
@@ -537,8 +552,9 @@ void TestLlmClient::proxy()
         // that resolves to a loopback address stands in for a provider's host.
         host = QHostInfo::localHostName();
         const QList<QHostAddress> addresses = QHostInfo::fromName(host).addresses();
-        const auto loopback = std::find_if(addresses.begin(), addresses.end(),
-                                           [](const QHostAddress &a) { return a.isLoopback() && a.protocol() == QAbstractSocket::IPv4Protocol; });
+        const auto loopback = std::find_if(addresses.begin(), addresses.end(), [](const QHostAddress &a) {
+            return a.isLoopback() && a.protocol() == QAbstractSocket::IPv4Protocol;
+        });
         if (host.isEmpty() || host.startsWith(u"localhost"_s) || loopback == addresses.end())
             QSKIP(qPrintable(u"this machine's name (%1) does not resolve to an IPv4 loopback address"_s.arg(host)));
         address = *loopback;
@@ -546,7 +562,8 @@ void TestLlmClient::proxy()
     FakeLlmServer server;
     QVERIFY2(server.listen(0, address), qPrintable(server.errorString()));
     QString error;
-    QVERIFY(server.loadScriptText("rules:\n  - responses:\n      - {content: \"through the proxy\", chunk_delay_ms: 5}\n", QString(), &error));
+    QVERIFY(server.loadScriptText(
+        "rules:\n  - responses:\n      - {content: \"through the proxy\", chunk_delay_ms: 5}\n", QString(), &error));
 
     const QString proxyUrl = proxy.url();
     const QByteArray oldHttpProxy = qgetenv("http_proxy");
@@ -597,7 +614,8 @@ void TestLlmClient::perProviderConcurrencyLimit()
     int clientPeak = 0;
     QTRY_VERIFY_WITH_TIMEOUT(([&] {
                                  clientPeak = std::max(clientPeak, m_client->inFlight());
-                                 return std::all_of(replies.begin(), replies.end(), [](LlmReply *r) { return r->isFinished(); });
+                                 return std::all_of(replies.begin(), replies.end(),
+                                                    [](LlmReply *r) { return r->isFinished(); });
                              }()),
                              Timeout);
     for (LlmReply *reply : replies) {
@@ -632,7 +650,8 @@ void TestLlmClient::queuedRequestsTakeTurnsAcrossOwners()
     for (int i = 0; i < 2; ++i)
         send(u"run 2"_s, i);
     QCOMPARE(m_client->queued(), 6);
-    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(replies.begin(), replies.end(), [](LlmReply *r) { return r->isFinished(); }), Timeout);
+    QTRY_VERIFY_WITH_TIMEOUT(std::all_of(replies.begin(), replies.end(), [](LlmReply *r) { return r->isFinished(); }),
+                             Timeout);
     QStringList order;
     for (const test::RecordedRequest &r : m_server->requests())
         order << r.lastUserMessage;
@@ -765,8 +784,8 @@ void TestLlmClient::stripReasoning_data()
     QTest::newRow("thinking, multi-line") << u"<thinking>\na\nb\n</thinking>\n\nanswer"_s << u"answer"_s << u"a\nb"_s;
     QTest::newRow("two blocks") << u"<think>one</think>mid<reasoning>two</reasoning>end"_s << u"midend"_s
                                 << u"one\n\ntwo"_s;
-    QTest::newRow("unclosed block keeps the text") << u"<think>never closed answer"_s << u"<think>never closed answer"_s
-                                                   << QString();
+    QTest::newRow("unclosed block keeps the text")
+        << u"<think>never closed answer"_s << u"<think>never closed answer"_s << QString();
 }
 
 void TestLlmClient::stripReasoning()
@@ -788,35 +807,35 @@ void TestLlmClient::modelSpecParse_data()
     QTest::addColumn<QString>("baseUrl");
     QTest::addColumn<QString>("errorMentions");
 
-    QTest::newRow("openai") << u"openai::gpt-5.2"_s << true << u"openai"_s << u"gpt-5.2"_s << u"https://api.openai.com/v1"_s
-                            << QString();
+    QTest::newRow("openai") << u"openai::gpt-5.2"_s << true << u"openai"_s << u"gpt-5.2"_s
+                            << u"https://api.openai.com/v1"_s << QString();
     QTest::newRow("anthropic") << u"anthropic::claude-opus-4-5"_s << true << u"anthropic"_s << u"claude-opus-4-5"_s
                                << u"https://api.anthropic.com"_s << QString();
-    QTest::newRow("vllm default base") << u"vllm::qwen"_s << true << u"vllm"_s << u"qwen"_s << u"http://localhost:8000/v1"_s
-                                       << QString();
+    QTest::newRow("vllm default base") << u"vllm::qwen"_s << true << u"vllm"_s << u"qwen"_s
+                                       << u"http://localhost:8000/v1"_s << QString();
     QTest::newRow("vllm with URL") << u"vllm@http://h:1/v1::m"_s << true << u"vllm"_s << u"m"_s << u"http://h:1/v1"_s
                                    << QString();
-    QTest::newRow("openai-compatible with URL") << u"openai-compatible@http://10.0.0.2:8080/v1::llama-3"_s << true
-                                                << u"openai-compatible"_s << u"llama-3"_s << u"http://10.0.0.2:8080/v1"_s
-                                                << QString();
-    QTest::newRow("together with slash in model") << u"together::meta-llama/Llama-3.3-70B"_s << true << u"together"_s
-                                                  << u"meta-llama/Llama-3.3-70B"_s << u"https://api.together.xyz/v1"_s
-                                                  << QString();
+    QTest::newRow("openai-compatible with URL")
+        << u"openai-compatible@http://10.0.0.2:8080/v1::llama-3"_s << true << u"openai-compatible"_s << u"llama-3"_s
+        << u"http://10.0.0.2:8080/v1"_s << QString();
+    QTest::newRow("together with slash in model")
+        << u"together::meta-llama/Llama-3.3-70B"_s << true << u"together"_s << u"meta-llama/Llama-3.3-70B"_s
+        << u"https://api.together.xyz/v1"_s << QString();
     QTest::newRow("surrounding spaces") << u"  openai::gpt-4o  "_s << true << u"openai"_s << u"gpt-4o"_s
                                         << u"https://api.openai.com/v1"_s << QString();
-    QTest::newRow("bare gpt infers openai") << u"gpt-4o"_s << true << u"openai"_s << u"gpt-4o"_s
-                                            << u"https://api.openai.com/v1"_s << QString();
-    QTest::newRow("bare o3 infers openai") << u"o3-mini"_s << true << u"openai"_s << u"o3-mini"_s
-                                           << u"https://api.openai.com/v1"_s << QString();
-    QTest::newRow("bare claude infers anthropic") << u"claude-x"_s << true << u"anthropic"_s << u"claude-x"_s
-                                                  << u"https://api.anthropic.com"_s << QString();
+    QTest::newRow("bare gpt infers openai")
+        << u"gpt-4o"_s << true << u"openai"_s << u"gpt-4o"_s << u"https://api.openai.com/v1"_s << QString();
+    QTest::newRow("bare o3 infers openai")
+        << u"o3-mini"_s << true << u"openai"_s << u"o3-mini"_s << u"https://api.openai.com/v1"_s << QString();
+    QTest::newRow("bare claude infers anthropic")
+        << u"claude-x"_s << true << u"anthropic"_s << u"claude-x"_s << u"https://api.anthropic.com"_s << QString();
     QTest::newRow("bare gemini infers gcp") << u"gemini-2.5-pro"_s << true << u"gcp"_s << u"gemini-2.5-pro"_s
                                             << u"https://generativelanguage.googleapis.com/v1beta"_s << QString();
-    QTest::newRow("openai-compatible without URL") << u"openai-compatible::m"_s << false << QString() << QString()
-                                                   << QString() << u"base URL"_s;
+    QTest::newRow("openai-compatible without URL")
+        << u"openai-compatible::m"_s << false << QString() << QString() << QString() << u"base URL"_s;
     QTest::newRow("unknown provider") << u"madeup::m"_s << false << QString() << QString() << QString() << u"madeup"_s;
-    QTest::newRow("bare name of no known family") << u"my-local-model"_s << false << QString() << QString() << QString()
-                                                  << u"provider::model"_s;
+    QTest::newRow("bare name of no known family")
+        << u"my-local-model"_s << false << QString() << QString() << QString() << u"provider::model"_s;
     QTest::newRow("empty model") << u"openai::"_s << false << QString() << QString() << QString() << u"empty"_s;
     QTest::newRow("invalid URL") << u"vllm@not a url::m"_s << false << QString() << QString() << QString()
                                  << u"not a valid base URL"_s;
@@ -868,7 +887,8 @@ void TestLlmClient::backoffSeconds_data()
     QTest::addColumn<double>("high");
 
     QTest::newRow("retry-after-ms") << 0 << QByteArray("250") << QByteArray() << 0.5 << 0.25 << 0.25;
-    QTest::newRow("retry-after-ms wins over retry-after") << 3 << QByteArray("100") << QByteArray("7") << 0.5 << 0.1 << 0.1;
+    QTest::newRow("retry-after-ms wins over retry-after")
+        << 3 << QByteArray("100") << QByteArray("7") << 0.5 << 0.1 << 0.1;
     QTest::newRow("retry-after seconds") << 0 << QByteArray() << QByteArray("3") << 0.5 << 3.0 << 3.0;
     QTest::newRow("retry-after zero") << 2 << QByteArray() << QByteArray("0") << 0.5 << 0.0 << 0.0;
     QTest::newRow("retry-after beyond cap") << 0 << QByteArray() << QByteArray("500") << 0.0 << 0.0 << 120.0;

@@ -132,9 +132,9 @@ private:
 
 void TestLlmProviders::initTestCase()
 {
-    for (const char *name : {"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "AWS_REGION",
-                             "AWS_DEFAULT_REGION", "AWS_BEDROCK_BASE_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                             "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"})
+    for (const char *name : {"OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION",
+                             "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_BEDROCK_BASE_URL", "AWS_ACCESS_KEY_ID",
+                             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK"})
         qunsetenv(name);
 }
 
@@ -144,13 +144,15 @@ void TestLlmProviders::init()
     QVERIFY2(m_server->listen(), qPrintable(m_server->errorString()));
     m_client = std::make_unique<LlmClient>();
     m_awsKey = u"KEY-aws"_s;
-    m_client->setApiKeyLookup([this](const QString &provider) { return provider == u"aws" ? m_awsKey : u"KEY-"_s + provider; });
-    const auto prices = PriceTable::parse("as_of: 2026-01-01\nmodels:\n"
-                                          "  openai::gpt-4.1: {input: 2, output: 10, cached_input: 0.5}\n"
-                                          "  anthropic::claude-sonnet-4-5: {input: 2, output: 10, cached_input: 0.5}\n"
-                                          "  gcp::gemini-2.5-pro: {input: 2, output: 10, cached_input: 0.5}\n"
-                                          "  aws::us.anthropic.claude-sonnet-4-5: {input: 2, output: 10, cached_input: 0.5}\n",
-                                          nullptr);
+    m_client->setApiKeyLookup(
+        [this](const QString &provider) { return provider == u"aws" ? m_awsKey : u"KEY-"_s + provider; });
+    const auto prices = PriceTable::parse(
+        "as_of: 2026-01-01\nmodels:\n"
+        "  openai::gpt-4.1: {input: 2, output: 10, cached_input: 0.5}\n"
+        "  anthropic::claude-sonnet-4-5: {input: 2, output: 10, cached_input: 0.5}\n"
+        "  gcp::gemini-2.5-pro: {input: 2, output: 10, cached_input: 0.5}\n"
+        "  aws::us.anthropic.claude-sonnet-4-5: {input: 2, output: 10, cached_input: 0.5}\n",
+        nullptr);
     QVERIFY(prices);
     m_client->setPriceTable(std::make_shared<const PriceTable>(*prices));
 }
@@ -159,8 +161,8 @@ void TestLlmProviders::cleanup()
 {
     m_client.reset();
     m_server.reset();
-    for (const char *name : {"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                             "AWS_SESSION_TOKEN", "AWS_REGION"})
+    for (const char *name : {"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "AWS_ACCESS_KEY_ID",
+                             "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION"})
         qunsetenv(name);
 }
 
@@ -217,56 +219,83 @@ void TestLlmProviders::requestShape_data()
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("query");
     QTest::addColumn<QStringList>("headers"); // name=value
-    QTest::addColumn<QStringList>("body");    // dotted.path=json, or dotted.path=<absent>
+    QTest::addColumn<QStringList>("body"); // dotted.path=json, or dotted.path=<absent>
 
-    QTest::newRow("openai responses") << modelTemplate(u"responses"_s) << true << QString() << 0 << 8192 << u"/v1/responses"_s << QString()
+    QTest::newRow("openai responses") << modelTemplate(u"responses"_s) << true << QString() << 0 << 8192
+                                      << u"/v1/responses"_s << QString()
                                       << QStringList{u"authorization=Bearer KEY-openai"_s}
-                                      << QStringList{u"model=\"gpt-4.1\""_s, u"instructions=\"SYS\""_s, u"input.0.role=\"user\""_s,
-                                                     u"input.0.content=\"PROMPT\""_s, u"max_output_tokens=8192"_s, u"temperature=0.7"_s,
-                                                     u"stream=true"_s, u"reasoning=<absent>"_s, u"messages=<absent>"_s};
-    QTest::newRow("openai responses, reasoning model") << u"openai@{base}/v1::o3"_s << false << u"high"_s << 0 << 8192 << u"/v1/responses"_s
-                                                       << QString() << QStringList{u"authorization=Bearer KEY-openai"_s}
-                                                       << QStringList{u"reasoning.effort=\"high\""_s, u"temperature=<absent>"_s,
-                                                                      u"stream=<absent>"_s};
-    QTest::newRow("openai responses, gpt-5 default effort") << u"openai@{base}/v1::gpt-5.2"_s << true << QString() << 0 << 8192
-                                                            << u"/v1/responses"_s << QString() << QStringList{}
-                                                            << QStringList{u"reasoning.effort=\"medium\""_s, u"temperature=<absent>"_s};
-    QTest::newRow("openai chat") << modelTemplate(u"chat"_s) << true << QString() << 0 << 8192 << u"/v1/chat/completions"_s << QString()
+                                      << QStringList{u"model=\"gpt-4.1\""_s,
+                                                     u"instructions=\"SYS\""_s,
+                                                     u"input.0.role=\"user\""_s,
+                                                     u"input.0.content=\"PROMPT\""_s,
+                                                     u"max_output_tokens=8192"_s,
+                                                     u"temperature=0.7"_s,
+                                                     u"stream=true"_s,
+                                                     u"reasoning=<absent>"_s,
+                                                     u"messages=<absent>"_s};
+    QTest::newRow("openai responses, reasoning model")
+        << u"openai@{base}/v1::o3"_s << false << u"high"_s << 0 << 8192 << u"/v1/responses"_s << QString()
+        << QStringList{u"authorization=Bearer KEY-openai"_s}
+        << QStringList{u"reasoning.effort=\"high\""_s, u"temperature=<absent>"_s, u"stream=<absent>"_s};
+    QTest::newRow("openai responses, gpt-5 default effort")
+        << u"openai@{base}/v1::gpt-5.2"_s << true << QString() << 0 << 8192 << u"/v1/responses"_s << QString()
+        << QStringList{} << QStringList{u"reasoning.effort=\"medium\""_s, u"temperature=<absent>"_s};
+    QTest::newRow("openai chat") << modelTemplate(u"chat"_s) << true << QString() << 0 << 8192
+                                 << u"/v1/chat/completions"_s << QString()
                                  << QStringList{u"authorization=Bearer KEY-openai"_s}
-                                 << QStringList{u"model=\"gpt-4.1\""_s, u"messages.0.role=\"system\""_s, u"messages.0.content=\"SYS\""_s,
-                                                u"messages.1.content=\"PROMPT\""_s, u"max_completion_tokens=8192"_s, u"temperature=0.7"_s,
+                                 << QStringList{u"model=\"gpt-4.1\""_s,
+                                                u"messages.0.role=\"system\""_s,
+                                                u"messages.0.content=\"SYS\""_s,
+                                                u"messages.1.content=\"PROMPT\""_s,
+                                                u"max_completion_tokens=8192"_s,
+                                                u"temperature=0.7"_s,
                                                 u"stream_options.include_usage=true"_s};
-    QTest::newRow("openai chat, reasoning model") << u"openai@{base}/v1::o4-mini#chat"_s << true << QString() << 0 << 8192
-                                                  << u"/v1/chat/completions"_s << QString() << QStringList{}
-                                                  << QStringList{u"reasoning_effort=\"medium\""_s, u"temperature=<absent>"_s};
-    QTest::newRow("anthropic") << modelTemplate(u"anthropic"_s) << true << QString() << 0 << 8192 << u"/v1/messages"_s << QString()
-                               << QStringList{u"x-api-key=KEY-anthropic"_s, u"anthropic-version=2023-06-01"_s, u"authorization="_s}
-                               << QStringList{u"model=\"claude-sonnet-4-5\""_s, u"system=\"SYS\""_s, u"messages.0.role=\"user\""_s,
-                                              u"messages.0.content=\"PROMPT\""_s, u"max_tokens=8192"_s, u"temperature=0.7"_s,
-                                              u"stream=true"_s, u"thinking=<absent>"_s};
-    QTest::newRow("anthropic, thinking") << modelTemplate(u"anthropic"_s) << false << QString() << 4096 << 16000 << u"/v1/messages"_s
-                                         << QString() << QStringList{}
-                                         << QStringList{u"thinking={\"budget_tokens\":4096,\"type\":\"enabled\"}"_s, u"temperature=<absent>"_s,
-                                                        u"max_tokens=16000"_s, u"stream=<absent>"_s};
-    QTest::newRow("anthropic, streaming forced above 21k") << modelTemplate(u"anthropic"_s) << false << QString() << 0 << 32000
-                                                           << u"/v1/messages"_s << QString() << QStringList{}
-                                                           << QStringList{u"max_tokens=32000"_s, u"stream=true"_s};
+    QTest::newRow("openai chat, reasoning model")
+        << u"openai@{base}/v1::o4-mini#chat"_s << true << QString() << 0 << 8192 << u"/v1/chat/completions"_s
+        << QString() << QStringList{} << QStringList{u"reasoning_effort=\"medium\""_s, u"temperature=<absent>"_s};
+    QTest::newRow("anthropic") << modelTemplate(u"anthropic"_s) << true << QString() << 0 << 8192 << u"/v1/messages"_s
+                               << QString()
+                               << QStringList{u"x-api-key=KEY-anthropic"_s, u"anthropic-version=2023-06-01"_s,
+                                              u"authorization="_s}
+                               << QStringList{u"model=\"claude-sonnet-4-5\""_s,
+                                              u"system=\"SYS\""_s,
+                                              u"messages.0.role=\"user\""_s,
+                                              u"messages.0.content=\"PROMPT\""_s,
+                                              u"max_tokens=8192"_s,
+                                              u"temperature=0.7"_s,
+                                              u"stream=true"_s,
+                                              u"thinking=<absent>"_s};
+    QTest::newRow("anthropic, thinking") << modelTemplate(u"anthropic"_s) << false << QString() << 4096 << 16000
+                                         << u"/v1/messages"_s << QString() << QStringList{}
+                                         << QStringList{u"thinking={\"budget_tokens\":4096,\"type\":\"enabled\"}"_s,
+                                                        u"temperature=<absent>"_s, u"max_tokens=16000"_s,
+                                                        u"stream=<absent>"_s};
+    QTest::newRow("anthropic, streaming forced above 21k")
+        << modelTemplate(u"anthropic"_s) << false << QString() << 0 << 32000 << u"/v1/messages"_s << QString()
+        << QStringList{} << QStringList{u"max_tokens=32000"_s, u"stream=true"_s};
     QTest::newRow("gemini, streaming") << modelTemplate(u"gemini"_s) << true << QString() << 0 << 8192
                                        << u"/v1beta/models/gemini-2.5-pro:streamGenerateContent"_s << u"alt=sse"_s
                                        << QStringList{u"x-goog-api-key=KEY-gcp"_s, u"authorization="_s}
-                                       << QStringList{u"contents.0.role=\"user\""_s, u"contents.0.parts.0.text=\"PROMPT\""_s,
+                                       << QStringList{u"contents.0.role=\"user\""_s,
+                                                      u"contents.0.parts.0.text=\"PROMPT\""_s,
                                                       u"systemInstruction.parts.0.text=\"SYS\""_s,
-                                                      u"generationConfig.maxOutputTokens=8192"_s, u"generationConfig.temperature=0.7"_s,
+                                                      u"generationConfig.maxOutputTokens=8192"_s,
+                                                      u"generationConfig.temperature=0.7"_s,
                                                       u"model=<absent>"_s};
     QTest::newRow("gemini, thinking") << modelTemplate(u"gemini"_s) << false << QString() << 2048 << 8192
-                                      << u"/v1beta/models/gemini-2.5-pro:generateContent"_s << QString() << QStringList{}
+                                      << u"/v1beta/models/gemini-2.5-pro:generateContent"_s << QString()
+                                      << QStringList{}
                                       << QStringList{u"generationConfig.thinkingConfig.thinkingBudget=2048"_s,
                                                      u"generationConfig.thinkingConfig.includeThoughts=true"_s};
     QTest::newRow("bedrock") << modelTemplate(u"bedrock"_s) << true << QString() << 0 << 4000
                              << u"/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"_s << QString()
                              << QStringList{u"authorization=Bearer KEY-aws"_s}
-                             << QStringList{u"messages.0.role=\"user\""_s, u"messages.0.content.0.text=\"PROMPT\""_s, u"system.0.text=\"SYS\""_s,
-                                            u"inferenceConfig.maxTokens=4000"_s, u"inferenceConfig.temperature=0.7"_s, u"stream=<absent>"_s,
+                             << QStringList{u"messages.0.role=\"user\""_s,
+                                            u"messages.0.content.0.text=\"PROMPT\""_s,
+                                            u"system.0.text=\"SYS\""_s,
+                                            u"inferenceConfig.maxTokens=4000"_s,
+                                            u"inferenceConfig.temperature=0.7"_s,
+                                            u"stream=<absent>"_s,
                                             u"model=<absent>"_s};
 }
 
@@ -334,10 +363,13 @@ void TestLlmProviders::responseAndUsage()
     QFETCH(bool, stream);
     QFETCH(qint64, reasoningTokens);
     QFETCH(QString, stopReason);
-    const QString content = u"Chosen optimization: tile the loops.\n```cpp\nint f() { return 42; } // \u00b5s \u2192 fast\n```"_s;
-    QVERIFY(loadScript("rules:\n  - responses:\n      - content: " + QJsonDocument(QJsonArray{content}).toJson(QJsonDocument::Compact).mid(1).chopped(1)
-                       + "\n        reasoning: \"The loop is memory bound.\"\n"
-                         "        usage: {prompt_tokens: 1000, completion_tokens: 300, reasoning_tokens: 120, cached_tokens: 400}\n"));
+    const QString content =
+        u"Chosen optimization: tile the loops.\n```cpp\nint f() { return 42; } // \u00b5s \u2192 fast\n```"_s;
+    QVERIFY(loadScript(
+        "rules:\n  - responses:\n      - content: "
+        + QJsonDocument(QJsonArray{content}).toJson(QJsonDocument::Compact).mid(1).chopped(1)
+        + "\n        reasoning: \"The loop is memory bound.\"\n"
+          "        usage: {prompt_tokens: 1000, completion_tokens: 300, reasoning_tokens: 120, cached_tokens: 400}\n"));
     LlmReply *reply = sendAndWait(request(model, stream));
     const LlmResponse &r = reply->response();
     QVERIFY2(r.ok, qPrintable(r.error));
@@ -367,7 +399,8 @@ void TestLlmProviders::faults_data()
     QTest::addColumn<bool>("partial");
 
     const QByteArray answer = "content: \"The answer is forty-two, computed with care and some patience.\"";
-    struct Scenario {
+    struct Scenario
+    {
         const char *name;
         QByteArray responses;
         int maxRetries;
@@ -378,31 +411,76 @@ void TestLlmProviders::faults_data()
         bool partialWhenStreaming;
     };
     const QList<Scenario> scenarios{
-        {"429 with retry-after, then ok", "- {status: 429, error_message: \"Slow down\", headers: {retry-after: \"0\"}}\n- {" + answer + "}\n",
-         2, 0, true, 2, {}, false},
-        {"500, then ok", "- {status: 500, error_message: \"Internal\", headers: {retry-after-ms: \"10\"}}\n- {" + answer + "}\n", 2, 0, true, 2,
-         {}, false},
-        {"529 overloaded, then ok", "- {status: 529, error_message: \"Overloaded\", headers: {retry-after-ms: \"10\"}}\n- {" + answer + "}\n",
-         2, 0, true, 2, {}, false},
-        {"500 every time", "- {status: 500, error_message: \"Backend on fire\", headers: {retry-after-ms: \"10\"}}\n", 1, 0, false, 2,
-         u"Backend on fire"_s, false},
-        {"400 is not retried", "- {status: 400, error_message: \"Bad model name\"}\n", 3, 0, false, 1, u"Bad model name"_s, false},
-        {"error event, then ok", "- {" + answer + ", fault: error_event, error_message: \"Overloaded right now\"}\n- {" + answer + "}\n", 2, 0,
-         true, 2, {}, false},
-        {"error event every time", "- {" + answer + ", fault: error_event, error_message: \"Overloaded right now\"}\n", 1, 0, false, 2,
-         u"Overloaded right now"_s, true},
-        // A broken answer may have been billed: not sent again unless llm.resend_billed says so (negative retries below).
-        {"reset mid-stream, not resent", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", 2, 0, false, 1,
-         u"may have billed"_s, true},
-        {"reset mid-stream, resend_billed, then ok", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", -2, 0, true, 2, {},
+        {"429 with retry-after, then ok",
+         "- {status: 429, error_message: \"Slow down\", headers: {retry-after: \"0\"}}\n- {" + answer + "}\n",
+         2,
+         0,
+         true,
+         2,
+         {},
          false},
-        {"reset mid-stream every time, resend_billed", "- {" + answer + ", fault: reset_mid_stream}\n", -1, 0, false, 2, {}, true},
-        {"malformed JSON, not resent", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", 2, 0, false, 1, u"malformed"_s,
+        {"500, then ok",
+         "- {status: 500, error_message: \"Internal\", headers: {retry-after-ms: \"10\"}}\n- {" + answer + "}\n",
+         2,
+         0,
+         true,
+         2,
+         {},
+         false},
+        {"529 overloaded, then ok",
+         "- {status: 529, error_message: \"Overloaded\", headers: {retry-after-ms: \"10\"}}\n- {" + answer + "}\n",
+         2,
+         0,
+         true,
+         2,
+         {},
+         false},
+        {"500 every time", "- {status: 500, error_message: \"Backend on fire\", headers: {retry-after-ms: \"10\"}}\n",
+         1, 0, false, 2, u"Backend on fire"_s, false},
+        {"400 is not retried", "- {status: 400, error_message: \"Bad model name\"}\n", 3, 0, false, 1,
+         u"Bad model name"_s, false},
+        {"error event, then ok",
+         "- {" + answer + ", fault: error_event, error_message: \"Overloaded right now\"}\n- {" + answer + "}\n",
+         2,
+         0,
+         true,
+         2,
+         {},
+         false},
+        {"error event every time", "- {" + answer + ", fault: error_event, error_message: \"Overloaded right now\"}\n",
+         1, 0, false, 2, u"Overloaded right now"_s, true},
+        // A broken answer may have been billed: not sent again unless llm.resend_billed says so (negative retries
+        // below).
+        {"reset mid-stream, not resent", "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n", 2, 0,
+         false, 1, u"may have billed"_s, true},
+        {"reset mid-stream, resend_billed, then ok",
+         "- {" + answer + ", fault: reset_mid_stream}\n- {" + answer + "}\n",
+         -2,
+         0,
+         true,
+         2,
+         {},
+         false},
+        {"reset mid-stream every time, resend_billed",
+         "- {" + answer + ", fault: reset_mid_stream}\n",
+         -1,
+         0,
+         false,
+         2,
+         {},
          true},
-        {"malformed JSON, resend_billed, then ok", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", -2, 0, true, 2, {},
+        {"malformed JSON, not resent", "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n", 2, 0, false,
+         1, u"malformed"_s, true},
+        {"malformed JSON, resend_billed, then ok",
+         "- {" + answer + ", fault: malformed_json}\n- {" + answer + "}\n",
+         -2,
+         0,
+         true,
+         2,
+         {},
          false},
-        {"closed before the answer, not resent", "- {" + answer + ", fault: close_before_answer}\n- {" + answer + "}\n", 2, 0, false, 1,
-         u"may have billed"_s, false},
+        {"closed before the answer, not resent", "- {" + answer + ", fault: close_before_answer}\n- {" + answer + "}\n",
+         2, 0, false, 1, u"may have billed"_s, false},
         {"drip", "- {" + answer + ", fault: drip, chunk_delay_ms: 2}\n", 0, 0, true, 1, {}, false},
         {"never ends", "- {" + answer + ", fault: never_end}\n", 0, 400, false, 1, u"idle timeout"_s, true},
     };
@@ -412,8 +490,8 @@ void TestLlmProviders::faults_data()
                 continue;
             for (const Scenario &s : scenarios)
                 QTest::addRow("%s, %s: %s", qPrintable(format), stream ? "streaming" : "whole body", s.name)
-                    << modelTemplate(format) << stream << s.responses << s.maxRetries << s.idleMs << s.ok << s.requests << s.errorContains
-                    << (s.partialWhenStreaming && stream);
+                    << modelTemplate(format) << stream << s.responses << s.maxRetries << s.idleMs << s.ok << s.requests
+                    << s.errorContains << (s.partialWhenStreaming && stream);
         }
 }
 
@@ -427,8 +505,9 @@ void TestLlmProviders::closeAfterEveryAnswer_data()
         for (bool stream : {true, false}) {
             if (format == u"bedrock" && stream)
                 continue; // Bedrock's ConverseStream (binary event stream) is not spoken by the local server
-            for (const auto &[mode, modeName] : {std::pair{FakeLlmServer::CloseAfterAnswer::Delimited, "close-delimited"},
-                                                 std::pair{FakeLlmServer::CloseAfterAnswer::Framed, "framed, then closed"}})
+            for (const auto &[mode, modeName] :
+                 {std::pair{FakeLlmServer::CloseAfterAnswer::Delimited, "close-delimited"},
+                  std::pair{FakeLlmServer::CloseAfterAnswer::Framed, "framed, then closed"}})
                 for (bool viaProxy : {false, true}) {
                     // Framed and closed behind a proxy is a race no client can win: the proxy may take the next
                     // request whole before it sees the close, and such a request may have been billed (the
@@ -444,7 +523,8 @@ void TestLlmProviders::closeAfterEveryAnswer_data()
 
 // A healthy peer that ends every answer by closing the connection (valid HTTP/1.x): every answer that
 // arrived whole is kept, a 500 or an error event before one does not cost it, and the tokens are the sum
-// of what the server reported. Six requests, three at a time, so connections are opened, closed and reused under each other.
+// of what the server reported. Six requests, three at a time, so connections are opened, closed and reused under each
+// other.
 void TestLlmProviders::closeAfterEveryAnswer()
 {
     QFETCH(QString, model);
@@ -459,11 +539,14 @@ void TestLlmProviders::closeAfterEveryAnswer()
         QVERIFY2(m_client->setProxy(proxy.url(), &why), qPrintable(why));
     }
     m_server->setCloseAfterAnswer(FakeLlmServer::CloseAfterAnswer(mode));
-    const QByteArray answer = "{content: \"The answer is forty-two, computed with care.\", usage: {prompt_tokens: 100, completion_tokens: 7}}";
+    const QByteArray answer = "{content: \"The answer is forty-two, computed with care.\", usage: {prompt_tokens: 100, "
+                              "completion_tokens: 7}}";
     QVERIFY(loadScript("rules:\n  - cycle: true\n    responses:\n"
                        "      - {status: 500, error_message: \"Internal\", headers: {retry-after-ms: \"10\"}}\n"
-                       "      - " + answer + "\n      - " + answer + "\n"
-                       "      - {content: \"half\", fault: error_event, error_message: \"Overloaded right now\"}\n"));
+                       "      - "
+                       + answer + "\n      - " + answer
+                       + "\n"
+                         "      - {content: \"half\", fault: error_event, error_message: \"Overloaded right now\"}\n"));
     m_client->setMaxRetries(6); // two of every four answers are errors: a request may meet several in a row
     m_client->setMaxInFlightPerProvider(3);
     QList<LlmReply *> replies;
@@ -495,13 +578,17 @@ void TestLlmProviders::cutAtTheTokenLimit_data()
     QTest::addColumn<QString>("model");
     QTest::addColumn<bool>("stream");
     QTest::addColumn<QString>("stopReason");
-    const QMap<QString, QString> reasons{{u"responses"_s, u"max_output_tokens"_s}, {u"chat"_s, u"length"_s}, {u"anthropic"_s, u"max_tokens"_s},
-                                         {u"gemini"_s, u"MAX_TOKENS"_s}, {u"bedrock"_s, u"max_tokens"_s}};
+    const QMap<QString, QString> reasons{{u"responses"_s, u"max_output_tokens"_s},
+                                         {u"chat"_s, u"length"_s},
+                                         {u"anthropic"_s, u"max_tokens"_s},
+                                         {u"gemini"_s, u"MAX_TOKENS"_s},
+                                         {u"bedrock"_s, u"max_tokens"_s}};
     for (const QString &format : formats())
         for (bool stream : {true, false}) {
             if (format == u"bedrock" && stream)
                 continue;
-            QTest::addRow("%s, %s", qPrintable(format), stream ? "streaming" : "whole body") << modelTemplate(format) << stream << reasons.value(format);
+            QTest::addRow("%s, %s", qPrintable(format), stream ? "streaming" : "whole body")
+                << modelTemplate(format) << stream << reasons.value(format);
         }
 }
 
@@ -512,7 +599,8 @@ void TestLlmProviders::cutAtTheTokenLimit()
     QFETCH(QString, model);
     QFETCH(bool, stream);
     QFETCH(QString, stopReason);
-    QVERIFY(loadScript("rules:\n  - responses:\n      - {content: \"```cpp\\nvoid kernel() {\\n  for (int i = 0;\", cut_at_limit: true, "
+    QVERIFY(loadScript("rules:\n  - responses:\n      - {content: \"```cpp\\nvoid kernel() {\\n  for (int i = 0;\", "
+                       "cut_at_limit: true, "
                        "usage: {prompt_tokens: 10, completion_tokens: 8192}}\n"));
     LlmRequest r = request(model, stream);
     r.maxTokens = 8192;
@@ -560,7 +648,8 @@ void TestLlmProviders::faults()
         // What arrived before the stream broke is kept apart from the (empty) answer.
         QCOMPARE(!r.partial.isEmpty(), partial);
         if (partial)
-            QVERIFY2(u"The answer is forty-two, computed with care and some patience."_s.startsWith(r.partial), qPrintable(r.partial));
+            QVERIFY2(u"The answer is forty-two, computed with care and some patience."_s.startsWith(r.partial),
+                     qPrintable(r.partial));
     }
     QCOMPARE(m_client->inFlight(), 0);
 }
@@ -572,15 +661,19 @@ void TestLlmProviders::unsupportedParameterIsDropped_data()
     QTest::addColumn<QString>("parameter");
 
     QTest::newRow("openai responses") << modelTemplate(u"responses"_s)
-                                      << u"Unsupported parameter: 'temperature' is not supported with this model."_s << u"temperature"_s;
-    QTest::newRow("openai chat, unsupported value") << modelTemplate(u"chat"_s)
-                                                    << u"Unsupported value: 'temperature' does not support 0.7 with this model. Only the "
-                                                       "default (1) value is supported."_s
-                                                    << u"temperature"_s;
-    QTest::newRow("anthropic") << modelTemplate(u"anthropic"_s) << u"temperature: Extra inputs are not permitted"_s << u"temperature"_s;
-    QTest::newRow("gemini") << modelTemplate(u"gemini"_s)
-                            << u"Invalid JSON payload received. Unknown name \"temperature\" at 'generation_config': Cannot find field."_s
-                            << u"generationConfig.temperature"_s;
+                                      << u"Unsupported parameter: 'temperature' is not supported with this model."_s
+                                      << u"temperature"_s;
+    QTest::newRow("openai chat, unsupported value")
+        << modelTemplate(u"chat"_s)
+        << u"Unsupported value: 'temperature' does not support 0.7 with this model. Only the "
+           "default (1) value is supported."_s
+        << u"temperature"_s;
+    QTest::newRow("anthropic") << modelTemplate(u"anthropic"_s) << u"temperature: Extra inputs are not permitted"_s
+                               << u"temperature"_s;
+    QTest::newRow("gemini")
+        << modelTemplate(u"gemini"_s)
+        << u"Invalid JSON payload received. Unknown name \"temperature\" at 'generation_config': Cannot find field."_s
+        << u"generationConfig.temperature"_s;
     QTest::newRow("bedrock") << modelTemplate(u"bedrock"_s) << u"Unsupported parameter: 'inferenceConfig.temperature'"_s
                              << u"inferenceConfig.temperature"_s;
 }
@@ -590,7 +683,8 @@ void TestLlmProviders::unsupportedParameterIsDropped()
     QFETCH(QString, model);
     QFETCH(QString, message);
     QFETCH(QString, parameter);
-    QVERIFY(loadScript("rules:\n  - responses:\n      - {status: 400, error_message: " + QJsonDocument(QJsonArray{message}).toJson().trimmed().mid(1).chopped(1)
+    QVERIFY(loadScript("rules:\n  - responses:\n      - {status: 400, error_message: "
+                       + QJsonDocument(QJsonArray{message}).toJson().trimmed().mid(1).chopped(1)
                        + "}\n      - {content: first}\n      - {content: second}\n"));
     m_client->setMaxRetries(0); // the drop is not a retry: it must work even with none allowed
 
@@ -615,11 +709,14 @@ void TestLlmProviders::unsupportedParameterName_data()
 {
     QTest::addColumn<QString>("message");
     QTest::addColumn<QString>("parameter");
-    QTest::newRow("openai parameter") << u"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."_s
-                                      << u"max_tokens"_s;
-    QTest::newRow("openai nested") << u"Unsupported parameter: 'reasoning.effort' is not supported with this model."_s << u"reasoning.effort"_s;
+    QTest::newRow("openai parameter")
+        << u"Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."_s
+        << u"max_tokens"_s;
+    QTest::newRow("openai nested") << u"Unsupported parameter: 'reasoning.effort' is not supported with this model."_s
+                                   << u"reasoning.effort"_s;
     QTest::newRow("anthropic") << u"top_k: Extra inputs are not permitted"_s << u"top_k"_s;
-    QTest::newRow("gemini top level") << u"Invalid JSON payload received. Unknown name \"foo\": Cannot find field."_s << u"foo"_s;
+    QTest::newRow("gemini top level") << u"Invalid JSON payload received. Unknown name \"foo\": Cannot find field."_s
+                                      << u"foo"_s;
     QTest::newRow("unrelated") << u"Invalid model: gpt-7"_s << QString();
     QTest::newRow("rate limit") << u"Rate limit reached for requests"_s << QString();
 }
@@ -639,15 +736,17 @@ void TestLlmProviders::vertexUsesGcloudToken()
     {
         QFile script(gcloud);
         QVERIFY(script.open(QIODevice::WriteOnly));
-        script.write("#!/bin/sh\necho called >> '" + calls.toUtf8() + "'\n[ \"$1 $2\" = \"auth print-access-token\" ] || exit 3\n"
-                     "echo 'Updates are available for some Google Cloud CLI components.'\necho ya29.fake-token\n");
+        script.write("#!/bin/sh\necho called >> '" + calls.toUtf8()
+                     + "'\n[ \"$1 $2\" = \"auth print-access-token\" ] || exit 3\n"
+                       "echo 'Updates are available for some Google Cloud CLI components.'\necho ya29.fake-token\n");
     }
     QVERIFY(QFile::setPermissions(gcloud, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
     qputenv("GOOGLE_CLOUD_PROJECT", "my-project");
     m_client->setGcloudProgram(gcloud);
     QVERIFY(loadScript("rules:\n  - cycle: true\n    responses: [{content: from vertex}]\n"));
 
-    const QString model = u"gcp@{base}/v1/projects/my-project/locations/us-central1/publishers/google::gemini-2.5-pro"_s;
+    const QString model =
+        u"gcp@{base}/v1/projects/my-project/locations/us-central1/publishers/google::gemini-2.5-pro"_s;
     LlmReply *first = sendAndWait(request(model, false));
     QVERIFY2(first->response().ok, qPrintable(first->response().error));
     QCOMPARE(first->response().text, u"from vertex"_s);
@@ -656,11 +755,14 @@ void TestLlmProviders::vertexUsesGcloudToken()
 
     QCOMPARE(m_server->requestCount(), 2);
     const RecordedRequest sent = m_server->requests().first();
-    QCOMPARE(sent.path, u"/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent"_s);
+    QCOMPARE(
+        sent.path,
+        u"/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:generateContent"_s);
     QCOMPARE(sent.header("authorization"), QByteArray("Bearer ya29.fake-token"));
     QCOMPARE(sent.header("x-goog-api-key"), QByteArray());
-    QCOMPARE(m_server->requests().at(1).path,
-             u"/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent"_s);
+    QCOMPARE(
+        m_server->requests().at(1).path,
+        u"/v1/projects/my-project/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent"_s);
     // The token is cached: gcloud ran once for both requests.
     QFile log(calls);
     QVERIFY(log.open(QIODevice::ReadOnly));
@@ -686,13 +788,16 @@ void TestLlmProviders::vertexDefaultBaseUrl()
     QCOMPARE(ModelSpec::parse(u"gcp::gemini-2.5-pro"_s, &error)->baseUrl.toString(),
              u"https://generativelanguage.googleapis.com/v1beta"_s);
     qputenv("GOOGLE_CLOUD_PROJECT", "proj-1");
-    QCOMPARE(ModelSpec::parse(u"gcp::gemini-2.5-pro"_s, &error)->baseUrl.toString(),
-             u"https://us-central1-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-central1/publishers/google"_s);
+    QCOMPARE(
+        ModelSpec::parse(u"gcp::gemini-2.5-pro"_s, &error)->baseUrl.toString(),
+        u"https://us-central1-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-central1/publishers/google"_s);
     qputenv("GOOGLE_CLOUD_LOCATION", "europe-west4");
-    QCOMPARE(ModelSpec::parse(u"gcp::gemini-2.5-pro"_s, &error)->baseUrl.toString(),
-             u"https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-1/locations/europe-west4/publishers/google"_s);
+    QCOMPARE(
+        ModelSpec::parse(u"gcp::gemini-2.5-pro"_s, &error)->baseUrl.toString(),
+        u"https://europe-west4-aiplatform.googleapis.com/v1/projects/proj-1/locations/europe-west4/publishers/google"_s);
     qputenv("AWS_REGION", "eu-central-1");
-    QCOMPARE(ModelSpec::parse(u"aws::anthropic.claude-x"_s, &error)->baseUrl.toString(), u"https://bedrock-runtime.eu-central-1.amazonaws.com"_s);
+    QCOMPARE(ModelSpec::parse(u"aws::anthropic.claude-x"_s, &error)->baseUrl.toString(),
+             u"https://bedrock-runtime.eu-central-1.amazonaws.com"_s);
 }
 
 void TestLlmProviders::bedrockSigV4()
@@ -800,10 +905,11 @@ void TestLlmProviders::shippedPriceTable()
     QVERIFY2(table, qPrintable(error));
     QVERIFY(table->asOf().isValid());
     QVERIFY(table->size() >= 20);
-    for (const auto &[provider, model] : QList<std::pair<QString, QString>>{{u"openai"_s, u"gpt-5.2"_s},
-                                                                           {u"anthropic"_s, u"claude-opus-4-5-20251101"_s},
-                                                                           {u"gcp"_s, u"gemini-2.5-pro"_s},
-                                                                           {u"aws"_s, u"us.anthropic.claude-sonnet-4-5-20250929-v1:0"_s}})
+    for (const auto &[provider, model] :
+         QList<std::pair<QString, QString>>{{u"openai"_s, u"gpt-5.2"_s},
+                                            {u"anthropic"_s, u"claude-opus-4-5-20251101"_s},
+                                            {u"gcp"_s, u"gemini-2.5-pro"_s},
+                                            {u"aws"_s, u"us.anthropic.claude-sonnet-4-5-20250929-v1:0"_s}})
         QVERIFY2(table->price(provider, model), qPrintable(provider + u"::"_s + model));
     // Bad tables are rejected with a reason.
     QVERIFY(!PriceTable::parse("models: {}\n", &error));

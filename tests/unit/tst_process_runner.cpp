@@ -300,8 +300,10 @@ void TestProcessRunner::sandboxShowsNoHomeStoreOrEtc()
     limits.sandbox = true;
     limits.writableDir = m_dir->path();
     const QString home = QDir::homePath();
-    const StepResult result = run({u"sh"_s, u"-c"_s, u"cat /etc/passwd; ls %1; ls /; ls /usr/bin/c++ && echo compiler-visible; "
-                                                   "echo x > %2/w && echo workdir-writable"_s.arg(home, m_dir->path())}, limits);
+    const StepResult result = run({u"sh"_s, u"-c"_s,
+                                   u"cat /etc/passwd; ls %1; ls /; ls /usr/bin/c++ && echo compiler-visible; "
+                                   "echo x > %2/w && echo workdir-writable"_s.arg(home, m_dir->path())},
+                                  limits);
     QVERIFY2(!result.log.contains(u"root:x:0:0"_s), qPrintable(result.log));
     QVERIFY2(result.log.contains(u"compiler-visible"_s), qPrintable(result.log));
     QVERIFY2(result.log.contains(u"workdir-writable"_s), qPrintable(result.log));
@@ -317,9 +319,10 @@ void TestProcessRunner::judgedWorkersShareAChannel()
     QSignalSpy spy(&runner, &ProcessRunner::finished);
     // The worker writes into the channel, the judge waits for it and prints it, then checks the pid.
     const QStringList worker{u"sh"_s, u"-c"_s, u"printf hello-from-worker >&3; echo worker-out; sleep 30"_s};
-    const QStringList judge{u"sh"_s, u"-c"_s,
-                            u"for i in $(seq 100); do grep -q hello /proc/self/fd/3 && break; sleep 0.05; done; "
-                            "head -c 17 /proc/self/fd/3; echo; kill -0 {worker_pids} && echo worker-alive {channels}"_s};
+    const QStringList judge{
+        u"sh"_s, u"-c"_s,
+        u"for i in $(seq 100); do grep -q hello /proc/self/fd/3 && break; sleep 0.05; done; "
+        "head -c 17 /proc/self/fd/3; echo; kill -0 {worker_pids} && echo worker-alive {channels}"_s};
     runner.startJudged(u"judged"_s, judge, {worker}, m_dir->path(), limits, limits);
     QVERIFY(spy.wait(FinishTimeoutMs));
     const StepResult result = spy.first().first().value<StepResult>();
@@ -385,7 +388,8 @@ void TestProcessRunner::liveProcessesCgroupsAreLeftAlone()
     const qint64 dead = gone.processId();
     QVERIFY(gone.waitForFinished());
     QVERIFY(!QFileInfo::exists(u"/proc/%1"_s.arg(dead)));
-    const QStringList liveNames{u"autocomp-probe-%1-pids"_s.arg(live), u"autocomp-%1-3"_s.arg(live), u"autocomp-%1-c2"_s.arg(live)};
+    const QStringList liveNames{u"autocomp-probe-%1-pids"_s.arg(live), u"autocomp-%1-3"_s.arg(live),
+                                u"autocomp-%1-c2"_s.arg(live)};
     const QStringList deadNames{u"autocomp-probe-%1-pids"_s.arg(dead), u"autocomp-%1-5"_s.arg(dead)};
     QDir dir(parent);
     for (const QString &name : liveNames + deadNames)

@@ -3,7 +3,7 @@
 // shell arrive unchanged through a real sh; the remote answer is checked as strictly as result.json.
 #include "eval/remote_executor.h"
 #include "eval/tar_writer.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QProcess>
 #include <QTemporaryDir>
@@ -21,8 +21,9 @@ private Q_SLOTS:
         QTemporaryDir source;
         QTemporaryDir target;
         QVERIFY(source.isValid() && target.isValid());
-        const QString deep = QStringLiteral("a-directory-with-a-long-name-of-sixty-characters-0123456789ab/"
-                                            "another-directory-with-a-long-name-of-fifty-chars/file-name-that-is-long.cpp");
+        const QString deep = QStringLiteral(
+            "a-directory-with-a-long-name-of-sixty-characters-0123456789ab/"
+            "another-directory-with-a-long-name-of-fifty-chars/file-name-that-is-long.cpp");
         QVERIFY(QDir(source.path()).mkpath(QFileInfo(source.filePath(deep)).path()));
         const QMap<QString, QByteArray> files{{QStringLiteral("candidate.cpp"), "int main() { return 0; }\n"},
                                               {QStringLiteral("empty.txt"), QByteArray()},
@@ -34,14 +35,16 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly));
             f.write(it.value());
         }
-        QFile::setPermissions(source.filePath(QStringLiteral("candidate.cpp")), QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+        QFile::setPermissions(source.filePath(QStringLiteral("candidate.cpp")),
+                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
         QVERIFY(QDir(source.path()).mkpath(QStringLiteral("empty-dir")));
         TarWriter tar;
         QVERIFY2(tar.addDirectory(source.path(), QStringLiteral("work")), qPrintable(tar.error()));
         const QByteArray archive = tar.finish();
         QCOMPARE(archive.size() % 512, 0);
         QProcess untar;
-        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), target.path()});
+        untar.start(QStringLiteral("tar"),
+                    {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), target.path()});
         untar.write(archive);
         untar.closeWriteChannel();
         QVERIFY(untar.waitForFinished(30000));
@@ -83,7 +86,8 @@ private Q_SLOTS:
     {
         QFETCH(QString, word);
         QProcess sh;
-        sh.start(QStringLiteral("sh"), {QStringLiteral("-c"), QStringLiteral("printf %s ") + RemoteExecutor::shellQuote(word)});
+        sh.start(QStringLiteral("sh"),
+                 {QStringLiteral("-c"), QStringLiteral("printf %s ") + RemoteExecutor::shellQuote(word)});
         QVERIFY(sh.waitForFinished(10000));
         QCOMPARE(QString::fromUtf8(sh.readAllStandardOutput()), word);
     }
@@ -93,15 +97,22 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("json");
         QTest::addColumn<QString>("status"); // empty: refused (a remote failure)
         QTest::addColumn<bool>("correct");
-        QTest::newRow("correct") << QByteArray(R"({"status":"ok","correct":true,"metrics":{"latency_ms":{"median":1.5}},"steps":[{"name":"bench","exit_code":0,"log":"x"}]})")
+        QTest::newRow("correct") << QByteArray(
+            R"({"status":"ok","correct":true,"metrics":{"latency_ms":{"median":1.5}},"steps":[{"name":"bench","exit_code":0,"log":"x"}]})")
                                  << QStringLiteral("ok") << true;
-        QTest::newRow("incorrect") << QByteArray(R"({"status":"incorrect","correct":false,"log":"wrong at M=3"})") << QStringLiteral("incorrect") << false;
-        QTest::newRow("ok but says not correct") << QByteArray(R"({"status":"ok","correct":false,"metrics":{}})") << QStringLiteral("ok") << false;
-        QTest::newRow("an error of the far side's evaluator") << QByteArray(R"({"status":"error","correct":false})") << QStringLiteral("error") << false;
-        QTest::newRow("correct without the metric") << QByteArray(R"({"status":"ok","correct":true,"metrics":{"gflops":3}})") << QString() << false;
-        QTest::newRow("cancelled over there") << QByteArray(R"({"status":"cancelled","correct":false})") << QString() << false;
+        QTest::newRow("incorrect") << QByteArray(R"({"status":"incorrect","correct":false,"log":"wrong at M=3"})")
+                                   << QStringLiteral("incorrect") << false;
+        QTest::newRow("ok but says not correct")
+            << QByteArray(R"({"status":"ok","correct":false,"metrics":{}})") << QStringLiteral("ok") << false;
+        QTest::newRow("an error of the far side's evaluator")
+            << QByteArray(R"({"status":"error","correct":false})") << QStringLiteral("error") << false;
+        QTest::newRow("correct without the metric")
+            << QByteArray(R"({"status":"ok","correct":true,"metrics":{"gflops":3}})") << QString() << false;
+        QTest::newRow("cancelled over there")
+            << QByteArray(R"({"status":"cancelled","correct":false})") << QString() << false;
         QTest::newRow("unknown status") << QByteArray(R"({"status":"great","correct":true})") << QString() << false;
-        QTest::newRow("correct not a boolean") << QByteArray(R"({"status":"ok","correct":"yes"})") << QString() << false;
+        QTest::newRow("correct not a boolean")
+            << QByteArray(R"({"status":"ok","correct":"yes"})") << QString() << false;
     }
 
     void remoteAnswersAreChecked()
@@ -110,7 +121,8 @@ private Q_SLOTS:
         QFETCH(QString, status);
         QFETCH(bool, correct);
         QString error;
-        const EvalResult r = RemoteExecutor::resultFromJson(QJsonDocument::fromJson(json).object(), QStringLiteral("latency_ms"), &error);
+        const EvalResult r = RemoteExecutor::resultFromJson(QJsonDocument::fromJson(json).object(),
+                                                            QStringLiteral("latency_ms"), &error);
         QCOMPARE(error.isEmpty(), !status.isEmpty());
         QCOMPARE(r.status, status);
         QCOMPARE(r.correct, correct);
@@ -146,7 +158,8 @@ private Q_SLOTS:
         QCOMPARE(hash.size(), 16);
         QTemporaryDir dir;
         QProcess untar;
-        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), dir.path()});
+        untar.start(QStringLiteral("tar"),
+                    {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), dir.path()});
         untar.write(archive);
         untar.closeWriteChannel();
         QVERIFY(untar.waitForFinished(30000));
@@ -169,9 +182,11 @@ private Q_SLOTS:
         QTest::addColumn<QString>("target");
         QTest::addColumn<QString>("problem");
         QTest::addColumn<QString>("from");
-        QTest::newRow("cpu, reference and context outside") << QStringLiteral("cpu") << QStringLiteral("transpose_ext") << QStringLiteral("cpu/transpose");
-        QTest::newRow("kernelbench, imported (grouped name)") << QStringLiteral("kernelbench") << QStringLiteral("level1/9_Imported")
-                                                               << QStringLiteral("kernelbench/level1/1_NewGELU");
+        QTest::newRow("cpu, reference and context outside")
+            << QStringLiteral("cpu") << QStringLiteral("transpose_ext") << QStringLiteral("cpu/transpose");
+        QTest::newRow("kernelbench, imported (grouped name)")
+            << QStringLiteral("kernelbench") << QStringLiteral("level1/9_Imported")
+            << QStringLiteral("kernelbench/level1/1_NewGELU");
     }
 
     void dataArchiveCarriesFilesOutsideTheProblem()
@@ -191,7 +206,8 @@ private Q_SLOTS:
         QFile yaml(source->dir + QStringLiteral("/problem.yaml"));
         QVERIFY(yaml.open(QIODevice::ReadOnly));
         QByteArray text = yaml.readAll();
-        for (const auto &[key, file] : {std::pair{"reference", source->referenceFile}, std::pair{"context", source->contextFile}}) {
+        for (const auto &[key, file] :
+             {std::pair{"reference", source->referenceFile}, std::pair{"context", source->contextFile}}) {
             if (file.isEmpty())
                 continue;
             const QString outside = user.filePath(QFileInfo(file).fileName());
@@ -203,7 +219,8 @@ private Q_SLOTS:
         QVERIFY(QFile::copy(source->startFile, dir + QLatin1Char('/') + QFileInfo(source->startFile).fileName()));
         QFile copy(dir + QStringLiteral("/problem.yaml"));
         QVERIFY(copy.open(QIODevice::WriteOnly));
-        copy.write(text.replace(QByteArray("name: " + from.section(QLatin1Char('/'), -1).toUtf8()), QByteArray("name: " + problem.section(QLatin1Char('/'), -1).toUtf8())));
+        copy.write(text.replace(QByteArray("name: " + from.section(QLatin1Char('/'), -1).toUtf8()),
+                                QByteArray("name: " + problem.section(QLatin1Char('/'), -1).toUtf8())));
         copy.close();
 
         Repository local({data.path()});
@@ -220,7 +237,8 @@ private Q_SLOTS:
         QVERIFY(user.remove());
         QTemporaryDir remoteDir;
         QProcess untar;
-        untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), remoteDir.path()});
+        untar.start(QStringLiteral("tar"),
+                    {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), remoteDir.path()});
         untar.write(archive);
         untar.closeWriteChannel();
         QVERIFY(untar.waitForFinished(30000));
@@ -229,7 +247,8 @@ private Q_SLOTS:
         const auto p = remote.problem(target, problem, &error);
         QVERIFY2(p, qPrintable(error));
         QCOMPARE(p->name, problem);
-        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/")), qPrintable(p->referenceFile));
+        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/")),
+                 qPrintable(p->referenceFile));
         QFile shippedReference(p->referenceFile);
         QVERIFY(shippedReference.open(QIODevice::ReadOnly));
         QFile original(source->referenceFile);
@@ -258,7 +277,8 @@ private Q_SLOTS:
         const QString problems = user.filePath(QStringLiteral("reference-kernels/problems"));
         QVERIFY(write(problems + QStringLiteral("/eval.py"), "# the problem set's eval.py\n"));
         QVERIFY(write(problems + QStringLiteral("/utils.py"), "# helpers\n"));
-        QVERIFY(write(problems + QStringLiteral("/echo/task.yml"), "files:\n  - {name: eval.py, source: ../eval.py}\n"));
+        QVERIFY(
+            write(problems + QStringLiteral("/echo/task.yml"), "files:\n  - {name: eval.py, source: ../eval.py}\n"));
         QVERIFY(write(problems + QStringLiteral("/echo/reference.py"), "def ref_kernel(data):\n    return data\n"));
         QVERIFY(write(problems + QStringLiteral("/echo/task.py"), "# types\n"));
         QVERIFY(write(problems + QStringLiteral("/other/reference.py"), "# another task of the set\n"));
@@ -266,10 +286,11 @@ private Q_SLOTS:
         QVERIFY(write(problems + QStringLiteral("/echo/__pycache__/reference.cpython-311.pyc"), "bytecode"));
         const QString dir = data.filePath(QStringLiteral("sols/gpumode/echo"));
         QVERIFY(write(dir + QStringLiteral("/submission.py"), "def custom_kernel(data):\n    return data\n"));
-        QVERIFY(write(dir + QStringLiteral("/problem.yaml"), QStringLiteral("name: echo\ndescription: identity\nreference: %1/echo/reference.py\n"
-                                                                        "start: submission.py\nshapes: [{cases: 1}]\n")
-                                                             .arg(problems)
-                                                             .toUtf8()));
+        QVERIFY(write(dir + QStringLiteral("/problem.yaml"),
+                      QStringLiteral("name: echo\ndescription: identity\nreference: %1/echo/reference.py\n"
+                                     "start: submission.py\nshapes: [{cases: 1}]\n")
+                          .arg(problems)
+                          .toUtf8()));
         Repository shipped;
         Repository local({data.path()});
         QString error;
@@ -295,21 +316,26 @@ private Q_SLOTS:
         QFile big(problems + QStringLiteral("/big/weights.bin"));
         QVERIFY(big.resize(qint64(65) << 20)); // sparse
         QVERIFY(QDir().mkpath(data.filePath(QStringLiteral("sols/gpumode/echo2"))));
-        QVERIFY(QFile::copy(dir + QStringLiteral("/submission.py"), data.filePath(QStringLiteral("sols/gpumode/echo2/submission.py"))));
+        QVERIFY(QFile::copy(dir + QStringLiteral("/submission.py"),
+                            data.filePath(QStringLiteral("sols/gpumode/echo2/submission.py"))));
         QFile yaml(dir + QStringLiteral("/problem.yaml"));
         QVERIFY(yaml.open(QIODevice::ReadOnly));
-        QVERIFY(write(data.filePath(QStringLiteral("sols/gpumode/echo2/problem.yaml")), yaml.readAll().replace("name: echo\n", "name: echo2\n")));
+        QVERIFY(write(data.filePath(QStringLiteral("sols/gpumode/echo2/problem.yaml")),
+                      yaml.readAll().replace("name: echo\n", "name: echo2\n")));
         const auto second = local.problem(QStringLiteral("gpumode"), QStringLiteral("echo2"), &error);
         QVERIFY2(second, qPrintable(error));
         task.problem = *second;
         task.target.referenceTree = 2;
         QVERIFY(RemoteExecutor::dataArchive(task, &hash, &error).isEmpty());
-        QVERIFY2(error.contains(QStringLiteral("64 MiB")) && error.contains(problems) && error.contains(QStringLiteral("reference_tree")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("64 MiB")) && error.contains(problems)
+                     && error.contains(QStringLiteral("reference_tree")),
+                 qPrintable(error));
         QVERIFY(user.remove()); // the far side has none of the user's files
 
         auto unpack = [](const QByteArray &bytes, const QString &into) {
             QProcess untar;
-            untar.start(QStringLiteral("tar"), {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), into});
+            untar.start(QStringLiteral("tar"),
+                        {QStringLiteral("-xf"), QStringLiteral("-"), QStringLiteral("-C"), into});
             untar.write(bytes);
             untar.closeWriteChannel();
             return untar.waitForFinished(30000) && untar.exitCode() == 0;
@@ -319,18 +345,21 @@ private Q_SLOTS:
         Repository remote({remoteDir.path()});
         const auto p = remote.problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
         QVERIFY2(p, qPrintable(error));
-        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/gpumode/echo/_external/")), qPrintable(p->referenceFile));
+        QVERIFY2(p->referenceFile.startsWith(remoteDir.path() + QStringLiteral("/sols/gpumode/echo/_external/")),
+                 qPrintable(p->referenceFile));
         const QDir task_(QFileInfo(p->referenceFile).absolutePath());
         QVERIFY(task_.exists(QStringLiteral("task.yml")) && task_.exists(QStringLiteral("task.py")));
         const QDir set(QDir::cleanPath(p->referenceFile + QStringLiteral("/../.."))); // the worker's --task-root
-        QVERIFY(set.exists(QStringLiteral("eval.py")) && set.exists(QStringLiteral("utils.py")) && set.exists(QStringLiteral("other/reference.py")));
+        QVERIFY(set.exists(QStringLiteral("eval.py")) && set.exists(QStringLiteral("utils.py"))
+                && set.exists(QStringLiteral("other/reference.py")));
         QVERIFY(!set.exists(QStringLiteral(".git")));
         QVERIFY(!task_.exists(QStringLiteral("__pycache__")));
         QCOMPARE(p->startCode(), loaded->startCode());
 
         QTemporaryDir fileOnlyDir;
         QVERIFY(unpack(fileOnly, fileOnlyDir.path()));
-        const auto alone = Repository({fileOnlyDir.path()}).problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
+        const auto alone =
+            Repository({fileOnlyDir.path()}).problem(QStringLiteral("gpumode"), QStringLiteral("echo"), &error);
         QVERIFY2(alone, qPrintable(error));
         QVERIFY(QFileInfo::exists(alone->referenceFile));
         QVERIFY(!QFileInfo::exists(QFileInfo(alone->referenceFile).absolutePath() + QStringLiteral("/task.yml")));

@@ -1,6 +1,6 @@
 // Repository: loading the shipped targets, problems and agents, and the errors a user gets when one is broken.
 #include "eval/evaluator.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 
 #include <QDir>
 #include <QFile>
@@ -14,10 +14,7 @@ using autocomp::Repository;
 
 namespace {
 
-QString dataDir()
-{
-    return qEnvironmentVariable("AUTOCOMP_DATA_DIR");
-}
+QString dataDir() { return qEnvironmentVariable("AUTOCOMP_DATA_DIR"); }
 
 bool writeFile(const QString &path, const QByteArray &content)
 {
@@ -53,19 +50,24 @@ private Q_SLOTS:
                 if (step.judge()) {
                     // A program built into the cache, or an interpreter (a target setting such as {python}) running
                     // a script copied into the cache.
-                    const bool interpreted = QRegularExpression(u"^(\\{[a-z_]+\\}|python3|sh)$"_s).match(step.run.first()).hasMatch()
-                                             && !step.run.first().startsWith(u"{cache_dir"_s) && step.run.size() > 1;
+                    const bool interpreted =
+                        QRegularExpression(u"^(\\{[a-z_]+\\}|python3|sh)$"_s).match(step.run.first()).hasMatch()
+                        && !step.run.first().startsWith(u"{cache_dir"_s) && step.run.size() > 1;
                     // The interpreter's own flags (-I: isolated, -S: no site) come before the script.
                     qsizetype script = 1;
-                    while (interpreted && script + 1 < step.run.size() && QRegularExpression(u"^-[A-Za-z]+$"_s).match(step.run.at(script)).hasMatch())
+                    while (interpreted && script + 1 < step.run.size()
+                           && QRegularExpression(u"^-[A-Za-z]+$"_s).match(step.run.at(script)).hasMatch())
                         ++script;
                     const QString program = interpreted ? step.run.at(script) : step.run.first();
-                    QVERIFY2(program.startsWith(u"{cache_dir}/"_s), qPrintable(where + u": a judge runs from the cache"_s));
+                    QVERIFY2(program.startsWith(u"{cache_dir}/"_s),
+                             qPrintable(where + u": a judge runs from the cache"_s));
                     for (qsizetype i = 0; i + 1 < step.run.size(); ++i)
                         if (outputs.contains(step.run.at(i)))
-                            QVERIFY2(step.run.at(i + 1).startsWith(u"{judgedir}/"_s), qPrintable(where + u" writes " + step.run.at(i + 1)));
+                            QVERIFY2(step.run.at(i + 1).startsWith(u"{judgedir}/"_s),
+                                     qPrintable(where + u" writes " + step.run.at(i + 1)));
                     for (const QStringList *worker : {&step.worker, &step.baselineWorker})
-                        QVERIFY2(!worker->join(u' ').contains(u"{seed}"_s) && !worker->join(u' ').contains(u"{judgedir}"_s),
+                        QVERIFY2(!worker->join(u' ').contains(u"{seed}"_s)
+                                     && !worker->join(u' ').contains(u"{judgedir}"_s),
                                  qPrintable(where + u": a worker sees the seed or the judge's directory"_s));
                 } else {
                     QVERIFY2(!all.contains(u"{judgedir}"_s) && !all.contains(u"{seed}"_s),
@@ -129,7 +131,8 @@ void TestRepository::loadsCpuTarget()
     const qsizetype link = names.indexOf(u"link"_s);
     const qsizetype check = names.indexOf(u"check"_s);
     const qsizetype bench = names.indexOf(u"bench"_s);
-    QVERIFY2(compile >= 0 && gate > compile && link > gate && check > link && bench > check, qPrintable(names.join(u", "_s)));
+    QVERIFY2(compile >= 0 && gate > compile && link > gate && check > link && bench > check,
+             qPrintable(names.join(u", "_s)));
     QCOMPARE(names.last(), u"report"_s);
     const auto &compileStep = target->steps.at(compile);
     QCOMPARE(compileStep.failStatus, u"compile_error"_s);
@@ -224,15 +227,18 @@ void TestRepository::brokenBackendNamesFileAndLine_data()
     const QByteArray head = "name: broken\nlanguage: cpp\n";
     const QByteArray step = "steps:\n  - {name: compile, run: [c++, \"{candidate}\"]}\n";
     QTest::newRow("unknown key") << QByteArray(head + "metrik: latency_ms\n" + step) << 3 << u"metrik"_s;
-    QTest::newRow("unknown step key") << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    timeout: 5\n")
+    QTest::newRow("unknown step key") << QByteArray(head
+                                                    + "steps:\n  - name: compile\n    run: [c++]\n    timeout: 5\n")
                                       << 6 << u"timeout"_s;
     QTest::newRow("timeout not a number")
         << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    timeout_s: soon\n") << 6 << u"soon"_s;
     QTest::newRow("step without run") << QByteArray(head + "steps:\n  - name: compile\n    timeout_s: 5\n") << 4
                                       << u"compile"_s;
-    QTest::newRow("unknown step option")
-        << QByteArray(head + "steps:\n  - name: compile\n    run: [c++]\n    option: turbo\n") << 6 << u"turbo"_s;
-    QTest::newRow("YAML syntax error") << QByteArray(head + "steps: [\n  {name: compile, run: [c++]\n") << 5 << u"syntax"_s;
+    QTest::newRow("unknown step option") << QByteArray(
+        head + "steps:\n  - name: compile\n    run: [c++]\n    option: turbo\n")
+                                         << 6 << u"turbo"_s;
+    QTest::newRow("YAML syntax error") << QByteArray(head + "steps: [\n  {name: compile, run: [c++]\n") << 5
+                                       << u"syntax"_s;
 }
 
 void TestRepository::brokenBackendNamesFileAndLine()
@@ -280,15 +286,16 @@ void TestRepository::problemErrors_data()
     const QByteArray files = "start: s.cpp\nreference: r.cpp\n";
     QTest::newRow("no shapes") << QByteArray(files) << 1 << u"shapes"_s;
     QTest::newRow("shape not a number") << QByteArray(files + "shapes: [{N: big}]\n") << 3 << u"big"_s;
-    QTest::newRow("bench_shape out of range") << QByteArray(files + "shapes: [{N: 8}]\nbench_shape: 3\n") << 4
-                                              << u"bench_shape"_s;
-    QTest::newRow("unknown tolerance key") << QByteArray(files + "shapes: [{N: 8}]\ntolerance: {rtoll: 1}\n") << 4
-                                           << u"rtoll"_s;
+    QTest::newRow("bench_shape out of range")
+        << QByteArray(files + "shapes: [{N: 8}]\nbench_shape: 3\n") << 4 << u"bench_shape"_s;
+    QTest::newRow("unknown tolerance key")
+        << QByteArray(files + "shapes: [{N: 8}]\ntolerance: {rtoll: 1}\n") << 4 << u"rtoll"_s;
     QTest::newRow("missing reference") << QByteArray("start: s.cpp\nshapes: [{N: 8}]\n") << 1 << u"reference"_s;
     QTest::newRow("libraries without allow_libraries")
         << QByteArray(files + "shapes: [{N: 8}]\nlibraries: [openblas]\n") << 4 << u"allow_libraries: true"_s;
     QTest::newRow("library name that is an option")
-        << QByteArray(files + "shapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, -Wl]\n") << 5 << u"'-Wl'"_s;
+        << QByteArray(files + "shapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, -Wl]\n") << 5
+        << u"'-Wl'"_s;
 }
 
 void TestRepository::problemErrors()
@@ -316,8 +323,9 @@ void TestRepository::librariesBecomeLinkArguments()
     const QString problemDir = dir.filePath(u"sols/cpu/p"_s);
     QVERIFY(writeFile(problemDir + u"/s.cpp"_s, "// start\n"));
     QVERIFY(writeFile(problemDir + u"/r.cpp"_s, "// reference\n"));
-    QVERIFY(writeFile(problemDir + u"/problem.yaml"_s,
-                      "start: s.cpp\nreference: r.cpp\nshapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, m]\n"));
+    QVERIFY(writeFile(
+        problemDir + u"/problem.yaml"_s,
+        "start: s.cpp\nreference: r.cpp\nshapes: [{N: 8}]\nallow_libraries: true\nlibraries: [openblas, m]\n"));
     QString error;
     auto problem = Repository::loadProblem(problemDir, u"cpu"_s, &error);
     QVERIFY2(problem, qPrintable(error));

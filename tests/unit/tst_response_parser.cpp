@@ -52,17 +52,20 @@ void TestResponseParser::extractCode_data()
         << u"int better;\n"_s;
     QTest::newRow("tagged block preferred over later untagged")
         << u"```cpp\nint code;\n```\nOutput:\n```\n$ ./a.out\n1.2 ms\n```\n"_s << u"cpp"_s << true << u"int code;\n"_s;
-    QTest::newRow("alias c++ for cpp") << u"```c++\nint x;\n```\n```text\nnotes\n```"_s << u"cpp"_s << true << u"int x;\n"_s;
+    QTest::newRow("alias c++ for cpp") << u"```c++\nint x;\n```\n```text\nnotes\n```"_s << u"cpp"_s << true
+                                       << u"int x;\n"_s;
     QTest::newRow("tagged python block over bash block")
         << u"```python\nimport nki\n```\n```bash\nrun.sh\n```"_s << u"python"_s << true << u"import nki\n"_s;
     QTest::newRow("untagged fallback") << u"Code:\n```\nvoid f() {}\n```\n"_s << u"cpp"_s << true << u"void f() {}\n"_s;
     QTest::newRow("unterminated last block ignored")
-        << u"```cpp\nint complete;\n```\nAnd now:\n```cpp\nint cut_off_mid_"_s << u"cpp"_s << true << u"int complete;\n"_s;
+        << u"```cpp\nint complete;\n```\nAnd now:\n```cpp\nint cut_off_mid_"_s << u"cpp"_s << true
+        << u"int complete;\n"_s;
     QTest::newRow("only an unterminated block") << u"```cpp\nint cut_off;\n"_s << u"cpp"_s << false << QString();
     QTest::newRow("no block at all") << u"I would tile the loops by 64."_s << u"cpp"_s << false << QString();
-    QTest::newRow("indented fences") << u"  ```cpp\n  int indented;\n  ```\n"_s << u"cpp"_s << true << u"  int indented;\n"_s;
-    QTest::newRow("blank lines inside are kept") << u"```cpp\nint a;\n\nint b;\n```"_s << u"cpp"_s << true
-                                                 << u"int a;\n\nint b;\n"_s;
+    QTest::newRow("indented fences") << u"  ```cpp\n  int indented;\n  ```\n"_s << u"cpp"_s << true
+                                     << u"  int indented;\n"_s;
+    QTest::newRow("blank lines inside are kept")
+        << u"```cpp\nint a;\n\nint b;\n```"_s << u"cpp"_s << true << u"int a;\n\nint b;\n"_s;
     QTest::newRow("tilde fence") << u"~~~cpp\nint t;\n~~~\n"_s << u"cpp"_s << true << u"int t;\n"_s;
 }
 
@@ -86,10 +89,11 @@ void TestResponseParser::parseMenuChoice_data()
     QTest::addColumn<bool>("isNew");
     QTest::addColumn<QString>("text");
 
-    QTest::newRow("number and text") << u"Chosen optimization: 3. Vectorize the innermost loop\nPlan: ..."_s << 3 << false
-                                     << Menu.at(2);
+    QTest::newRow("number and text") << u"Chosen optimization: 3. Vectorize the innermost loop\nPlan: ..."_s << 3
+                                     << false << Menu.at(2);
     QTest::newRow("number only") << u"Chosen optimization: 2\n\nWe block 4x8."_s << 2 << false << Menu.at(1);
-    QTest::newRow("lower case, british spelling") << u"chosen optimisation: 4) interchange"_s << 4 << false << Menu.at(3);
+    QTest::newRow("lower case, british spelling")
+        << u"chosen optimisation: 4) interchange"_s << 4 << false << Menu.at(3);
     QTest::newRow("bold markdown") << u"**Chosen optimization: 1. Tile the loops for the cache hierarchy**\n..."_s << 1
                                    << false << Menu.at(0);
     QTest::newRow("bold number") << u"Chosen optimization: **3**. Vectorize\n"_s << 3 << false << Menu.at(2);
@@ -121,7 +125,8 @@ void TestResponseParser::parseMenuChoice()
 
 namespace {
 
-struct PromptFixture {
+struct PromptFixture
+{
     Agent agent;
     Problem problem;
     Target target;
@@ -189,9 +194,9 @@ void TestResponseParser::planPromptShowsWhatThePlannerNeeds()
     QVERIFY(prompt.contains(f.problem.signature));
     QVERIFY(prompt.contains(f.problem.context));
     QVERIFY(prompt.contains(f.agent.architecture));
-    QVERIFY(prompt.contains(u"Choose one optimization."_s));    // planning rules
-    QVERIFY(!prompt.contains(u"Return the whole file."_s));     // coding rules are not for the planner
-    QVERIFY(prompt.contains(u"Chosen optimization:"_s));        // the answer format the parser reads
+    QVERIFY(prompt.contains(u"Choose one optimization."_s)); // planning rules
+    QVERIFY(!prompt.contains(u"Return the whole file."_s)); // coding rules are not for the planner
+    QVERIFY(prompt.contains(u"Chosen optimization:"_s)); // the answer format the parser reads
     QVERIFY(!prompt.contains(u"propose a new optimization"_s)); // not invited this time
 
     PlanPromptInput invited = f.input();
@@ -235,7 +240,7 @@ void TestResponseParser::codeAndFixPrompts()
     const QString fix = PromptBuilder::fixPrompt(f.agent, f.problem, f.target, u"broken("_s, plan, log);
     QVERIFY(fix.contains(u"broken("_s));
     QVERIFY(fix.contains(plan));
-    QVERIFY(fix.contains(u"x.cpp:0: error"_s));   // the first error
+    QVERIFY(fix.contains(u"x.cpp:0: error"_s)); // the first error
     QVERIFY(fix.contains(u"x.cpp:199: error"_s)); // and the last
     QVERIFY(!fix.contains(u"x.cpp:100: error"_s)); // the middle is trimmed
 }
@@ -247,16 +252,18 @@ void TestResponseParser::describeMetrics_data()
     QTest::addColumn<QString>("expected");
 
     QTest::newRow("distribution")
-        << QJsonObject{{u"latency_ms"_s, QJsonObject{{u"median"_s, 1.23}, {u"mean"_s, 1.25}, {u"min"_s, 1.2}, {u"p99"_s, 1.4}, {u"n"_s, 57}}}}
+        << QJsonObject{{u"latency_ms"_s,
+                        QJsonObject{
+                            {u"median"_s, 1.23}, {u"mean"_s, 1.25}, {u"min"_s, 1.2}, {u"p99"_s, 1.4}, {u"n"_s, 57}}}}
         << u"latency_ms"_s << u"latency_ms: median 1.23 ms (mean 1.25, min 1.2, p99 1.4, n=57)"_s;
-    QTest::newRow("primary first, then others")
-        << QJsonObject{{u"gflops"_s, 88.1}, {u"latency_ms"_s, 2.5}} << u"latency_ms"_s
-        << u"latency_ms: 2.5 ms; gflops: 88.1 GFLOP/s"_s;
-    QTest::newRow("microseconds") << QJsonObject{{u"latency_us"_s, 740.0}} << u"latency_us"_s << u"latency_us: 740 us"_s;
+    QTest::newRow("primary first, then others") << QJsonObject{{u"gflops"_s, 88.1}, {u"latency_ms"_s, 2.5}}
+                                                << u"latency_ms"_s << u"latency_ms: 2.5 ms; gflops: 88.1 GFLOP/s"_s;
+    QTest::newRow("microseconds") << QJsonObject{{u"latency_us"_s, 740.0}} << u"latency_us"_s
+                                  << u"latency_us: 740 us"_s;
     QTest::newRow("cycles") << QJsonObject{{u"cycles"_s, 123456.0}} << u"cycles"_s << u"cycles: 123456 cycles"_s;
     QTest::newRow("unitless metric") << QJsonObject{{u"score"_s, 0.5}} << u"score"_s << u"score: 0.5"_s;
-    QTest::newRow("non-numeric values skipped")
-        << QJsonObject{{u"latency_ms"_s, 3.0}, {u"note"_s, u"warm cache"_s}} << u"latency_ms"_s << u"latency_ms: 3 ms"_s;
+    QTest::newRow("non-numeric values skipped") << QJsonObject{{u"latency_ms"_s, 3.0}, {u"note"_s, u"warm cache"_s}}
+                                                << u"latency_ms"_s << u"latency_ms: 3 ms"_s;
     QTest::newRow("empty") << QJsonObject{} << u"latency_ms"_s << QString();
 }
 

@@ -124,7 +124,8 @@ void TestRunConfig::defaultsMatchDesign()
 void TestRunConfig::minimalYamlGetsDefaults()
 {
     QStringList errors;
-    const auto c = RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::qwen\"]}\n", FileName, &errors);
+    const auto c = RunConfig::fromYaml("target: cpu\nproblem: gemm\nmodels: {plan: [\"vllm::qwen\"]}\n", FileName,
+                                       &errors);
     QVERIFY2(c, qPrintable(errors.join(u'\n')));
     QVERIFY(errors.isEmpty());
     QCOMPARE(c->target, u"cpu"_s);
@@ -196,7 +197,8 @@ void TestRunConfig::roundTrip_data()
 
     RunConfig ssh = minimalConfig();
     ssh.evaluation.executor = u"ssh"_s;
-    ssh.evaluation.hosts = {autocomp::RemoteHost{u"trn1.example.org"_s, u"ubuntu"_s, 2222, 2}, autocomp::RemoteHost{u"10.0.0.7"_s, {}, 22, 1}};
+    ssh.evaluation.hosts = {autocomp::RemoteHost{u"trn1.example.org"_s, u"ubuntu"_s, 2222, 2},
+                            autocomp::RemoteHost{u"10.0.0.7"_s, {}, 22, 1}};
     ssh.evaluation.sshKnownHosts = u"/home/me/.ssh/known_hosts"_s;
     ssh.evaluation.sshIdentity = u"/home/me/.ssh/id_ed25519"_s;
     ssh.evaluation.sshConnectTimeoutS = 5;
@@ -261,40 +263,60 @@ void TestRunConfig::errorsNameFileAndLine_data()
     QTest::newRow("unknown top-level key") << QByteArray(head + "colour: red\n") << 4 << u"colour"_s;
     QTest::newRow("unknown nested key (typo)")
         << QByteArray(head + "search:\n  iterations: 3\n  beam_widht: 2\n") << 6 << u"search.beam_widht"_s;
-    QTest::newRow("unknown key in budget") << QByteArray(head + "budget:\n  max_dollars: 3\n") << 5 << u"budget.max_dollars"_s;
+    QTest::newRow("unknown key in budget")
+        << QByteArray(head + "budget:\n  max_dollars: 3\n") << 5 << u"budget.max_dollars"_s;
     QTest::newRow("wrong type: iterations") << QByteArray(head + "search:\n  iterations: \"many\"\n") << 5 << u"many"_s;
-    QTest::newRow("wrong type: edit_mode") << QByteArray(head + "search:\n  edit_mode: sometimes\n") << 5 << u"edit_mode"_s;
+    QTest::newRow("wrong type: edit_mode")
+        << QByteArray(head + "search:\n  edit_mode: sometimes\n") << 5 << u"edit_mode"_s;
     QTest::newRow("wrong type: beam_width list")
         << QByteArray(head + "search:\n  beam_width: [1, 2]\n") << 5 << u"search.beam_width"_s;
     QTest::newRow("YAML syntax error") << QByteArray(head + "search: {iterations: 3\nbudget: {}\n") << 5 << u"syntax"_s;
     QTest::newRow("missing problem") << QByteArray("target: cpu\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1
                                      << u"problem"_s;
     // A configuration without a target is an error, not a silent cpu run.
-    QTest::newRow("missing target") << QByteArray("problem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1 << u"'target'"_s;
-    QTest::newRow("negative max_llm_calls") << QByteArray(head + "budget: {max_llm_calls: -1}\n") << 4 << u"budget.max_llm_calls"_s;
-    QTest::newRow("negative max_hours") << QByteArray(head + "budget:\n  max_hours: -1\n") << 5 << u"budget.max_hours"_s;
-    QTest::newRow("unknown answer reuse") << QByteArray(head + "llm: {reuse_answers: always}\n") << 4 << u"llm.reuse_answers"_s;
-    QTest::newRow("tiny answer limit") << QByteArray(head + "llm:\n  max_answer_bytes: 10\n") << 5 << u"llm.max_answer_bytes"_s;
+    QTest::newRow("missing target") << QByteArray("problem: gemm\nmodels: {plan: [\"openai::gpt-5.2\"]}\n") << 1
+                                    << u"'target'"_s;
+    QTest::newRow("negative max_llm_calls")
+        << QByteArray(head + "budget: {max_llm_calls: -1}\n") << 4 << u"budget.max_llm_calls"_s;
+    QTest::newRow("negative max_hours") << QByteArray(head + "budget:\n  max_hours: -1\n") << 5
+                                        << u"budget.max_hours"_s;
+    QTest::newRow("unknown answer reuse")
+        << QByteArray(head + "llm: {reuse_answers: always}\n") << 4 << u"llm.reuse_answers"_s;
+    QTest::newRow("tiny answer limit") << QByteArray(head + "llm:\n  max_answer_bytes: 10\n") << 5
+                                       << u"llm.max_answer_bytes"_s;
     QTest::newRow("dropout above 1") << QByteArray(head + "search:\n  iterations: 3\n  menu_dropout: 1.5\n") << 6
                                      << u"menu_dropout"_s;
     QTest::newRow("dropout negative") << QByteArray(head + "search: {menu_dropout: -0.1}\n") << 4 << u"menu_dropout"_s;
     QTest::newRow("sandbox invalid") << QByteArray(head + "evaluation:\n  sandbox: maybe\n") << 5 << u"maybe"_s;
-    QTest::newRow("executor invalid") << QByteArray(head + "evaluation:\n  executor: kubernetes\n") << 5 << u"kubernetes"_s;
-    QTest::newRow("ssh without hosts") << QByteArray(head + "evaluation:\n  executor: ssh\n") << 5 << u"evaluation.hosts"_s;
-    QTest::newRow("host not user@host:port") << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [\"me@@box\"]\n") << 6 << u"me@@box"_s;
+    QTest::newRow("executor invalid") << QByteArray(head + "evaluation:\n  executor: kubernetes\n") << 5
+                                      << u"kubernetes"_s;
+    QTest::newRow("ssh without hosts") << QByteArray(head + "evaluation:\n  executor: ssh\n") << 5
+                                       << u"evaluation.hosts"_s;
+    QTest::newRow("host not user@host:port")
+        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [\"me@@box\"]\n") << 6 << u"me@@box"_s;
     QTest::newRow("host port out of range")
-        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts:\n    - {host: box, port: 70000}\n") << 7 << u"hosts[].port"_s;
-    QTest::newRow("placement invalid") << QByteArray(head + "evaluation:\n  executor: slurm\n  placement: {cpu: sideways}\n") << 6 << u"sideways"_s;
+        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts:\n    - {host: box, port: 70000}\n") << 7
+        << u"hosts[].port"_s;
+    QTest::newRow("placement invalid") << QByteArray(head
+                                                     + "evaluation:\n  executor: slurm\n  placement: {cpu: sideways}\n")
+                                       << 6 << u"sideways"_s;
     QTest::newRow("relative remote workdir")
-        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [box]\n  remote: {workdir: tmp}\n") << 7 << u"remote.workdir"_s;
-    QTest::newRow("gres with a space") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {gres: \"gpu 1\"}\n") << 6 << u"slurm.gres"_s;
-    QTest::newRow("slurm batch of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 0}\n") << 6 << u"'evaluation.slurm.batch'"_s;
-    QTest::newRow("slurm cpus of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm:\n    cpus: 0\n") << 7 << u"'evaluation.slurm.cpus'"_s;
+        << QByteArray(head + "evaluation:\n  executor: ssh\n  hosts: [box]\n  remote: {workdir: tmp}\n") << 7
+        << u"remote.workdir"_s;
+    QTest::newRow("gres with a space") << QByteArray(head
+                                                     + "evaluation:\n  executor: slurm\n  slurm: {gres: \"gpu 1\"}\n")
+                                       << 6 << u"slurm.gres"_s;
+    QTest::newRow("slurm batch of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 0}\n")
+                                         << 6 << u"'evaluation.slurm.batch'"_s;
+    QTest::newRow("slurm cpus of none") << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm:\n    cpus: 0\n")
+                                        << 7 << u"'evaluation.slurm.cpus'"_s;
     QTest::newRow("slurm batch wait negative")
-        << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 4, batch_wait_ms: -1}\n") << 6 << u"batch_wait_ms"_s;
-    QTest::newRow("unknown ssh key") << QByteArray(head + "evaluation:\n  ssh: {password: hunter2}\n") << 5 << u"password"_s;
-    QTest::newRow("bench isolation invalid") << QByteArray(head + "evaluation:\n  bench_slots: 1\n  bench_isolation: loose\n") << 6
-                                             << u"bench_isolation"_s;
+        << QByteArray(head + "evaluation:\n  executor: slurm\n  slurm: {batch: 4, batch_wait_ms: -1}\n") << 6
+        << u"batch_wait_ms"_s;
+    QTest::newRow("unknown ssh key") << QByteArray(head + "evaluation:\n  ssh: {password: hunter2}\n") << 5
+                                     << u"password"_s;
+    QTest::newRow("bench isolation invalid")
+        << QByteArray(head + "evaluation:\n  bench_slots: 1\n  bench_isolation: loose\n") << 6 << u"bench_isolation"_s;
 }
 
 void TestRunConfig::errorsNameFileAndLine()
@@ -313,8 +335,10 @@ void TestRunConfig::errorsNameFileAndLine()
         if (error.startsWith(expectedPrefix) && !error.at(expectedPrefix.size()).isDigit() && error.contains(mentions))
             found = true;
     }
-    QVERIFY2(found, qPrintable(u"expected an error starting with '%1' and mentioning '%2', got:\n"_s.arg(expectedPrefix, mentions)
-                               + errors.join(u'\n')));
+    QVERIFY2(
+        found,
+        qPrintable(u"expected an error starting with '%1' and mentioning '%2', got:\n"_s.arg(expectedPrefix, mentions)
+                   + errors.join(u'\n')));
 }
 
 void TestRunConfig::validConfigHasNoErrors()

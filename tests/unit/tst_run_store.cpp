@@ -1,6 +1,6 @@
 // RunStore and the JSONL archive: everything a run paid for is kept, read back unchanged, and never
 // written over a file that is not ours.
-#include "store/run_archive.h"
+#include "exchange/run_archive.h"
 #include "store/run_store.h"
 
 #include <QCryptographicHash>
@@ -190,8 +190,8 @@ private Q_SLOTS:
 private:
     std::unique_ptr<RunStore> openStore(const QString &name);
     // A store at `path` holding one run, one candidate (`code`, `feedback`) and one LLM call (`hash`), closed again.
-    void seedStore(const QString &path, const QString &code, const QStringList &feedback, const QString &hash, qint64 *runId,
-                   qint64 *candidateId);
+    void seedStore(const QString &path, const QString &code, const QStringList &feedback, const QString &hash,
+                   qint64 *runId, qint64 *candidateId);
 
     std::unique_ptr<QTemporaryDir> m_dir;
 };
@@ -437,7 +437,8 @@ void TestRunStore::usageByModelSumsPaidCalls()
     run.problem = u"gemm"_s;
     const qint64 runId = store->createRun(run);
     QVERIFY(runId);
-    auto call = [&](const QString &provider, const QString &model, const QString &status, qint64 in, qint64 out, double usd) {
+    auto call = [&](const QString &provider, const QString &model, const QString &status, qint64 in, qint64 out,
+                    double usd) {
         LlmCall c;
         c.runId = runId;
         c.phase = u"code"_s;
@@ -673,8 +674,10 @@ void TestRunStore::upgradesSchema5KeepingData()
         QVERIFY(raw.exec(u"DROP TABLE run_requests"_s));
         QVERIFY(raw.exec(u"ALTER TABLE runs DROP COLUMN lease_inbox"_s));
         QVERIFY(raw.exec(u"UPDATE schema_version SET version = 5"_s));
-        QVERIFY(raw.exec(u"UPDATE runs SET lease_pid = %1, lease_host = '%2', lease_heartbeat = '%3'"_s.arg(QCoreApplication::applicationPid())
-                             .arg(QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs))));
+        QVERIFY(raw.exec(
+            u"UPDATE runs SET lease_pid = %1, lease_host = '%2', lease_heartbeat = '%3'"_s
+                .arg(QCoreApplication::applicationPid())
+                .arg(QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs))));
     }
     QString error;
     auto store = RunStore::open(path, &error);
@@ -743,7 +746,8 @@ void TestRunStore::runRequestsAreSettledOnce()
     // Left pending by a driver that is gone: the next driver refuses it when it takes the lease.
     {
         RawDb raw(store->path());
-        QVERIFY(raw.exec(u"UPDATE runs SET lease_pid = 999999, lease_host = 'elsewhere', lease_heartbeat = '2000-01-01T00:00:00.000Z'"_s));
+        QVERIFY(raw.exec(
+            u"UPDATE runs SET lease_pid = 999999, lease_host = 'elsewhere', lease_heartbeat = '2000-01-01T00:00:00.000Z'"_s));
     }
     QVERIFY(store->acquireLease(runId, nullptr));
     const RunRequest refused = *store->runRequest(codeId);
@@ -873,7 +877,8 @@ void TestRunStore::importBadLineLeavesNothing_data()
     QTest::addColumn<QByteArray>("replacement");
     QTest::addColumn<QString>("mentions");
 
-    QTest::newRow("truncated JSON after the calls") << 6 << QByteArray("{\"type\": \"llm_call\", \"id\": ") << u"JSON"_s;
+    QTest::newRow("truncated JSON after the calls")
+        << 6 << QByteArray("{\"type\": \"llm_call\", \"id\": ") << u"JSON"_s;
     QTest::newRow("garbage after candidates") << 3 << QByteArray("this is not json") << u"JSON"_s;
     QTest::newRow("unknown line type") << 4 << QByteArray("{\"type\": \"mystery\"}") << u"mystery"_s;
 }

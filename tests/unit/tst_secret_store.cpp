@@ -85,7 +85,8 @@ private Q_SLOTS:
     {
         QString error;
         QVERIFY2(SecretStore::writeBlocking(QStringLiteral("openai"), m_key, &error), qPrintable(error));
-        QVERIFY2(SecretStore::writeBlocking(QStringLiteral("vllm"), QStringLiteral("vllm-key-abcdef"), &error), qPrintable(error));
+        QVERIFY2(SecretStore::writeBlocking(QStringLiteral("vllm"), QStringLiteral("vllm-key-abcdef"), &error),
+                 qPrintable(error));
         QHash<QString, KeyStatus> listed;
         for (const QString &provider : SecretStore::providers())
             listed.insert(provider, SecretStore::resolveBlocking(provider).status);
@@ -108,7 +109,8 @@ private Q_SLOTS:
         SecretStore::Result r = SecretStore::resolveBlocking(QStringLiteral("anthropic"));
         QCOMPARE_STATUS(r.status, KeyStatus::FromEnvironment);
         QCOMPARE(r.key, QStringLiteral("env-key-zyxwvut"));
-        auto lookup = SecretStore::lookup({{QStringLiteral("anthropic"), m_key}, {QStringLiteral("openai"), QStringLiteral("kc-openai-123456")}});
+        auto lookup = SecretStore::lookup(
+            {{QStringLiteral("anthropic"), m_key}, {QStringLiteral("openai"), QStringLiteral("kc-openai-123456")}});
         QCOMPARE(lookup(QStringLiteral("anthropic")), QStringLiteral("env-key-zyxwvut"));
         QCOMPARE(lookup(QStringLiteral("openai")), QStringLiteral("kc-openai-123456"));
         QCOMPARE(lookup(QStringLiteral("together")), QString());
@@ -126,7 +128,8 @@ private Q_SLOTS:
         QString variable;
         QVERIFY(SecretStore::hasEnvironmentCredentials(QStringLiteral("aws"), &variable));
         QCOMPARE(variable, QStringLiteral("AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"));
-        QVERIFY(!SecretStore::redact(QStringLiteral("secret wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")).contains(QStringLiteral("EXAMPLEKEY")));
+        QVERIFY(!SecretStore::redact(QStringLiteral("secret wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"))
+                     .contains(QStringLiteral("EXAMPLEKEY")));
         qunsetenv("AWS_ACCESS_KEY_ID");
         qunsetenv("AWS_SECRET_ACCESS_KEY");
     }
@@ -173,10 +176,12 @@ private Q_SLOTS:
         list.setProcessEnvironment(env);
         list.start(cli, {QStringLiteral("keys"), QStringLiteral("list")});
         QVERIFY(list.waitForFinished(30000));
-        const QStringList errLines = QString::fromUtf8(list.readAllStandardError()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+        const QStringList errLines =
+            QString::fromUtf8(list.readAllStandardError()).split(QLatin1Char('\n'), Qt::SkipEmptyParts);
         const QString out = QString::fromUtf8(list.readAllStandardOutput());
         QCOMPARE(errLines.size(), 1);
-        QVERIFY2(errLines.first().contains(QLatin1String("OPENAI_API_KEY")) && errLines.first().contains(QLatin1String("environment")),
+        QVERIFY2(errLines.first().contains(QLatin1String("OPENAI_API_KEY"))
+                     && errLines.first().contains(QLatin1String("environment")),
                  qPrintable(errLines.first()));
         QCOMPARE(out.count(QLatin1Char('\n')), SecretStore::providers().size());
         QVERIFY2(out.contains(QLatin1String("keychain unavailable")), qPrintable(out));
@@ -200,10 +205,12 @@ private Q_SLOTS:
         SecretStore::rememberSecret(QStringLiteral("sk-remembered-987654"));
         QCOMPARE(SecretStore::redact(QStringLiteral("401: bad key sk-remembered-987654 for user")),
                  QStringLiteral("401: bad key [redacted] for user"));
-        QCOMPARE(SecretStore::redact(QStringLiteral("token=abcdefgh!"), {QStringLiteral("abcdefgh")}), QStringLiteral("token=[redacted]!"));
+        QCOMPARE(SecretStore::redact(QStringLiteral("token=abcdefgh!"), {QStringLiteral("abcdefgh")}),
+                 QStringLiteral("token=[redacted]!"));
         // Keys read from the keychain are remembered too.
         QString error;
-        QVERIFY(SecretStore::writeBlocking(QStringLiteral("openrouter"), QStringLiteral("or-key-from-keychain-42"), &error));
+        QVERIFY(SecretStore::writeBlocking(QStringLiteral("openrouter"), QStringLiteral("or-key-from-keychain-42"),
+                                           &error));
         SecretStore::Result r = SecretStore::readStoredBlocking(QStringLiteral("openrouter"));
         QCOMPARE_STATUS(r.status, KeyStatus::Stored);
         QVERIFY(!SecretStore::redact(QStringLiteral("x or-key-from-keychain-42 y")).contains(QStringLiteral("or-key")));

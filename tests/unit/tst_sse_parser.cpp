@@ -61,16 +61,19 @@ void TestSseParser::parse_data()
         << EventList{{"content_block_delta", "{\"d\":\"hi\"}"}, {"message_stop", "{}"}};
     QTest::newRow("event without data") << QByteArray("event: ping\n\n") << EventList{{"ping", {}}};
     QTest::newRow("no space after colon") << QByteArray("data:tight\n\n") << EventList{{{}, "tight"}};
-    QTest::newRow("only one leading space removed") << QByteArray("data:  two spaces\n\n") << EventList{{{}, " two spaces"}};
-    QTest::newRow("colon inside the value") << QByteArray("data: {\"k\": \"a:b\"}\n\n") << EventList{{{}, "{\"k\": \"a:b\"}"}};
+    QTest::newRow("only one leading space removed")
+        << QByteArray("data:  two spaces\n\n") << EventList{{{}, " two spaces"}};
+    QTest::newRow("colon inside the value")
+        << QByteArray("data: {\"k\": \"a:b\"}\n\n") << EventList{{{}, "{\"k\": \"a:b\"}"}};
     QTest::newRow("unknown fields ignored") << QByteArray("id: 7\nretry: 100\ndata: z\n\n") << EventList{{{}, "z"}};
     QTest::newRow("event name does not leak into the next event")
         << QByteArray("event: error\ndata: bad\n\ndata: fine\n\n") << EventList{{"error", "bad"}, {{}, "fine"}};
-    QTest::newRow("incomplete last event not emitted") << QByteArray("data: done\n\ndata: partial") << EventList{{{}, "done"}};
+    QTest::newRow("incomplete last event not emitted")
+        << QByteArray("data: done\n\ndata: partial") << EventList{{{}, "done"}};
     QTest::newRow("data but no blank line yet") << QByteArray("data: waiting\n") << EventList{};
     QTest::newRow("DONE sentinel") << QByteArray("data: [DONE]\n\n") << EventList{{{}, "[DONE]"}};
-    QTest::newRow("UTF-8 split inside a character")
-        << QByteArray("data: \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80\n\n") << EventList{{{}, "\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80"}};
+    QTest::newRow("UTF-8 split inside a character") << QByteArray("data: \xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80\n\n")
+                                                    << EventList{{{}, "\xc2\xb5s \xe2\x86\x92 \xf0\x9f\x9a\x80"}};
 }
 
 void TestSseParser::parse()
@@ -106,7 +109,8 @@ void TestSseParser::openAiStreamByteByByte()
     QByteArray stream;
     QList<QByteArray> payloads;
     for (int i = 0; i < 50; ++i) {
-        const QByteArray payload = "{\"choices\":[{\"delta\":{\"content\":\"token " + QByteArray::number(i) + "\\n\"}}]}";
+        const QByteArray payload = "{\"choices\":[{\"delta\":{\"content\":\"token " + QByteArray::number(i)
+            + "\\n\"}}]}";
         payloads << payload;
         stream += "data: " + payload + "\r\n\r\n";
         if (i % 10 == 0)

@@ -5,7 +5,7 @@
 #include "agents/prompt_builder.h"
 #include "eval/evaluator.h"
 #include "model/metric_units.h"
-#include "model/repository.h"
+#include "catalog/repository.h"
 #include "search/run_setup.h"
 
 #include <QDir>
@@ -33,13 +33,15 @@ bool writeFile(const QString &path, const QByteArray &content)
 // A data directory with one target `t` (backend.yaml as given), one problem and one agent.
 bool writeDataDir(const QString &dir, const QByteArray &backendYaml)
 {
-    return writeFile(dir + u"/backends/t/backend.yaml"_s, backendYaml) &&
-           writeFile(dir + u"/sols/t/p/problem.yaml"_s,
-                     "name: p\nstart: p_start.cpp\nreference: p_ref.cpp\nshapes: [{rows: 3, cols: 7, K: 2}, {rows: 5, cols: 1, K: 9}]\n"
-                     "bench_shape: 1\n") &&
-           writeFile(dir + u"/sols/t/p/p_start.cpp"_s, "void p() {}\n") && writeFile(dir + u"/sols/t/p/p_ref.cpp"_s, "void p() {}\n") &&
-           writeFile(dir + u"/agents/t/agent_config.yaml"_s, "name: t\ntarget: t\n") &&
-           writeFile(dir + u"/agents/t/optimization_menu.yaml"_s, "optimizations:\n  - strategy: \"unroll\"\n");
+    return writeFile(dir + u"/backends/t/backend.yaml"_s, backendYaml)
+        && writeFile(dir + u"/sols/t/p/problem.yaml"_s,
+                     "name: p\nstart: p_start.cpp\nreference: p_ref.cpp\nshapes: [{rows: 3, cols: 7, K: 2}, {rows: 5, "
+                     "cols: 1, K: 9}]\n"
+                     "bench_shape: 1\n")
+        && writeFile(dir + u"/sols/t/p/p_start.cpp"_s, "void p() {}\n")
+        && writeFile(dir + u"/sols/t/p/p_ref.cpp"_s, "void p() {}\n")
+        && writeFile(dir + u"/agents/t/agent_config.yaml"_s, "name: t\ntarget: t\n")
+        && writeFile(dir + u"/agents/t/optimization_menu.yaml"_s, "optimizations:\n  - strategy: \"unroll\"\n");
 }
 
 const QByteArray s_steps = "steps:\n  - {name: run, run: [echo, \"{vlen}\", \"{bench_shape}\"]}\n";
@@ -54,7 +56,8 @@ private Q_SLOTS:
     void absentTargetNamesWhatItLacksAndRefusesToRun()
     {
         QTemporaryDir dir;
-        QVERIFY(writeDataDir(dir.path(), "requires: \"a simulator\"\navailable_if: [sh, autocomp-no-such-simulator-42]\n" + s_steps));
+        QVERIFY(writeDataDir(
+            dir.path(), "requires: \"a simulator\"\navailable_if: [sh, autocomp-no-such-simulator-42]\n" + s_steps));
         const Repository repo({dir.path()});
         QString error;
         const auto target = repo.target(u"t"_s, &error);
@@ -71,7 +74,8 @@ private Q_SLOTS:
         config.planModels = {u"vllm::m"_s};
         QStringList errors;
         QVERIFY(!prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors));
-        QVERIFY2(errors.join(u'\n').contains(u"absent on this machine"_s) && errors.join(u'\n').contains(u"autocomp-no-such-simulator-42"_s),
+        QVERIFY2(errors.join(u'\n').contains(u"absent on this machine"_s)
+                     && errors.join(u'\n').contains(u"autocomp-no-such-simulator-42"_s),
                  qPrintable(errors.join(u'\n')));
 
         // A single program is accepted too, and a present one makes the target available.
@@ -87,8 +91,10 @@ private Q_SLOTS:
     void settingsExpandEverywhereAndTheEnvironmentOverrides()
     {
         QTemporaryDir dir;
-        QVERIFY(writeDataDir(dir.path(), "metric: instructions\nunit: instructions\nsettings: {vlen: 256}\n"
-                                         "measurement: \"Counted under an emulator with VLEN={vlen} bits.\"\n" + s_steps));
+        QVERIFY(writeDataDir(dir.path(),
+                             "metric: instructions\nunit: instructions\nsettings: {vlen: 256}\n"
+                             "measurement: \"Counted under an emulator with VLEN={vlen} bits.\"\n"
+                                 + s_steps));
         const Repository repo({dir.path()});
         QString error;
         auto target = repo.target(u"t"_s, &error);
@@ -114,7 +120,9 @@ private Q_SLOTS:
         qputenv("AUTOCOMP_T_VLEN", "256; rm -rf x");
         QVERIFY(!repo.target(u"t"_s, &error));
         qunsetenv("AUTOCOMP_T_VLEN");
-        QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(u"settings.vlen"_s) && error.contains(u"AUTOCOMP_T_VLEN"_s), qPrintable(error));
+        QVERIFY2(error.contains(u"backend.yaml"_s) && error.contains(u"settings.vlen"_s)
+                     && error.contains(u"AUTOCOMP_T_VLEN"_s),
+                 qPrintable(error));
     }
 
     void badSettingsNameTheFileAndKey_data()
@@ -125,7 +133,8 @@ private Q_SLOTS:
         QTest::newRow("shadows a placeholder") << QByteArray("settings: {workdir: x}\n") << u"settings: 'workdir'"_s;
         QTest::newRow("upper case") << QByteArray("settings: {VLEN: 256}\n") << u"settings: 'VLEN'"_s;
         QTest::newRow("not a plain word") << QByteArray("settings: {vlen: \"a b\"}\n") << u"settings.vlen"_s;
-        QTest::newRow("available_if with arguments") << QByteArray("available_if: \"qemu-riscv64 --version\"\n") << u"available_if"_s;
+        QTest::newRow("available_if with arguments")
+            << QByteArray("available_if: \"qemu-riscv64 --version\"\n") << u"available_if"_s;
     }
 
     void badSettingsNameTheFileAndKey()
@@ -144,8 +153,10 @@ private Q_SLOTS:
     void acceleratorStepsAreMarked()
     {
         QTemporaryDir dir;
-        QVERIFY(writeDataDir(dir.path(), "steps:\n  - {name: build, run: [echo]}\n  - {name: check, run: [echo], accelerator: true}\n"
-                                         "  - {name: time, run: [echo], gpu: true}\n"));
+        QVERIFY(
+            writeDataDir(dir.path(),
+                         "steps:\n  - {name: build, run: [echo]}\n  - {name: check, run: [echo], accelerator: true}\n"
+                         "  - {name: time, run: [echo], gpu: true}\n"));
         QString error;
         const auto target = Repository({dir.path()}).target(u"t"_s, &error);
         QVERIFY2(target, qPrintable(error));
@@ -198,14 +209,19 @@ private Q_SLOTS:
     void availableCheckMakesATargetAbsentWithItsReason()
     {
         QTemporaryDir dir;
-        QVERIFY(writeDataDir(dir.path(), "available_check: [sh, -c, \"echo probing; echo 'no widget accelerator on this host'; exit 1\"]\n" + s_steps));
+        QVERIFY(writeDataDir(
+            dir.path(),
+            "available_check: [sh, -c, \"echo probing; echo 'no widget accelerator on this host'; exit 1\"]\n"
+                + s_steps));
         const Repository repo({dir.path()});
         QString error;
         const auto target = repo.target(u"t"_s, &error);
         QVERIFY2(target, qPrintable(error));
         QVERIFY(!target->available());
-        QVERIFY2(target->absenceReason().endsWith(u"absent on this machine: no widget accelerator on this host"_s), qPrintable(target->absenceReason()));
-        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "available_check: [sh, -c, \"exit 0\"]\n" + s_steps));
+        QVERIFY2(target->absenceReason().endsWith(u"absent on this machine: no widget accelerator on this host"_s),
+                 qPrintable(target->absenceReason()));
+        QVERIFY(
+            writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "available_check: [sh, -c, \"exit 0\"]\n" + s_steps));
         const auto present = repo.target(u"t"_s, &error);
         QVERIFY2(present && present->available(), qPrintable(error));
         // A check that is not an argument list is an error naming the key.
@@ -221,14 +237,18 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         // The cache is the user's (Evaluator::cacheDir): code this process alone evaluates.
-        const QString one = u"kernel one "_s + QUuid::createUuid().toString(), two = u"kernel two "_s + QUuid::createUuid().toString();
+        const QString one = u"kernel one "_s + QUuid::createUuid().toString(),
+                      two = u"kernel two "_s + QUuid::createUuid().toString();
         const QByteArray steps =
             "steps:\n"
-            "  - {name: build, run: [sh, -c, \"mkdir -p {workdir}/out && echo built-$$ > {workdir}/out/stamp\"], fail_status: compile_error,\n"
+            "  - {name: build, run: [sh, -c, \"mkdir -p {workdir}/out && echo built-$$ > {workdir}/out/stamp\"], "
+            "fail_status: compile_error,\n"
             "     reuse: {key: \"{candidate_hash}\", output: \"{workdir}/out\"}}\n"
-            "  - {name: report, role: judge, run: [sh, -c, \"test -s {workdir}/out/stamp && echo '{\\\"status\\\": \\\"ok\\\", "
+            "  - {name: report, role: judge, run: [sh, -c, \"test -s {workdir}/out/stamp && echo '{\\\"status\\\": "
+            "\\\"ok\\\", "
             "\\\"correct\\\": false, \\\"feedback\\\": [\\\"registers: 40\\\"]}' > {judgedir}/result.json\"]}\n"
-            "  - {name: run, role: judge, needs_hardware: true, run: [sh, -c, \"echo '{\\\"status\\\": \\\"ok\\\", \\\"correct\\\": true, "
+            "  - {name: run, role: judge, needs_hardware: true, run: [sh, -c, \"echo '{\\\"status\\\": \\\"ok\\\", "
+            "\\\"correct\\\": true, "
             "\\\"metrics\\\": {\\\"latency_ms\\\": 2}}' > {judgedir}/result.json\"]}\n";
         QVERIFY(writeDataDir(dir.path(), "hardware_check: [sh, -c, \"echo 'no widget card'; exit 1\"]\n" + steps));
         const Repository repo({dir.path()});
@@ -247,7 +267,8 @@ private Q_SLOTS:
         config.planModels = {u"vllm::m"_s};
         QStringList errors;
         QVERIFY(!prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors));
-        QVERIFY2(errors.join(u'\n').contains(u"no hardware"_s) && errors.join(u'\n').contains(u"compile_only"_s), qPrintable(errors.join(u'\n')));
+        QVERIFY2(errors.join(u'\n').contains(u"no hardware"_s) && errors.join(u'\n').contains(u"compile_only"_s),
+                 qPrintable(errors.join(u'\n')));
         config.evaluation.compileOnly = true;
         errors.clear();
         QVERIFY2(prepareRun(config, {}, repo, dir.filePath(u"s.sqlite"_s), &errors), qPrintable(errors.join(u'\n')));
@@ -277,7 +298,8 @@ private Q_SLOTS:
         QVERIFY(!other.steps.at(0).log.contains(u"reused"_s));
 
         // With the hardware present, the run step decides; compile_only still leaves it out.
-        QVERIFY(writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "hardware_check: [sh, -c, \"exit 0\"]\n" + steps));
+        QVERIFY(
+            writeFile(dir.path() + u"/backends/t/backend.yaml"_s, "hardware_check: [sh, -c, \"exit 0\"]\n" + steps));
         const auto withHardware = repo.target(u"t"_s, &error);
         QVERIFY2(withHardware, qPrintable(error));
         EvalJob *job = evaluator.evaluate(*withHardware, *problem, one, QString());
@@ -305,10 +327,13 @@ private Q_SLOTS:
         const QString doc = QString::fromUtf8(file.readAll());
         auto documentedInTable = [&](const QString &key) {
             // A table row that starts with the key in backquotes.
-            return QRegularExpression(u"\\n\\| `"_s + QRegularExpression::escape(key) + u"` \\|"_s).match(doc).hasMatch();
+            return QRegularExpression(u"\\n\\| `"_s + QRegularExpression::escape(key) + u"` \\|"_s)
+                .match(doc)
+                .hasMatch();
         };
         QStringList missing;
-        for (const QStringList &keys : {Repository::backendKeys(), Repository::stepKeys(), Repository::setupStepKeys(), Repository::problemKeys()})
+        for (const QStringList &keys : {Repository::backendKeys(), Repository::stepKeys(), Repository::setupStepKeys(),
+                                        Repository::problemKeys()})
             for (const QString &key : keys)
                 if (!documentedInTable(key))
                     missing << key;
@@ -318,7 +343,8 @@ private Q_SLOTS:
         missing.removeDuplicates();
         QVERIFY2(missing.isEmpty(), qPrintable(u"undocumented in backends/README.md: "_s + missing.join(u", "_s)));
         QVERIFY(doc.contains(u"AUTOCOMP_DATA_DIR"_s));
-        for (const char *section : {"## Placeholders", "### What a failing step means", "### Kinds of step", "## result.json", "## A worked example"})
+        for (const char *section : {"## Placeholders", "### What a failing step means", "### Kinds of step",
+                                    "## result.json", "## A worked example"})
             QVERIFY2(doc.contains(QLatin1String(section)), section);
     }
 
@@ -334,8 +360,8 @@ private Q_SLOTS:
         problem.dir = u"/p"_s;
         problem.shapes = {QVariantMap{{u"n"_s, 1}}};
         problem.shapeKeys = {u"n"_s};
-        const QStringList perEvaluation{u"candidate"_s, u"workdir"_s, u"judgedir"_s, u"baseline"_s, u"seed"_s, u"channels"_s, u"worker_pids"_s,
-                                        u"candidate_hash"_s};
+        const QStringList perEvaluation{u"candidate"_s, u"workdir"_s,  u"judgedir"_s,    u"baseline"_s,
+                                        u"seed"_s,      u"channels"_s, u"worker_pids"_s, u"candidate_hash"_s};
         for (const QString &name : Evaluator::placeholderNames()) {
             if (perEvaluation.contains(name) || name == u"libraries"_s)
                 continue;
