@@ -1,5 +1,7 @@
 #include "cli_keys.h"
 
+#include "cli_common.h"
+
 #include "secrets/secret_store.h"
 
 #include <QFile>
@@ -8,22 +10,9 @@
 #include <cstdio>
 
 using namespace autocomp;
+using namespace autocomp::cli;
 
 namespace {
-
-enum { ExitOk = 0, ExitError = 1, ExitUsage = 2 };
-
-QTextStream &out()
-{
-    static QTextStream s(stdout);
-    return s;
-}
-
-QTextStream &err()
-{
-    static QTextStream s(stderr);
-    return s;
-}
 
 int usage()
 {
@@ -128,7 +117,7 @@ int cmdKeys(const QStringList &positional)
     if (action == QLatin1String("list") && positional.size() == 2)
         return listKeys();
     if ((action == QLatin1String("set") || action == QLatin1String("delete")) && positional.size() == 3) {
-        const QString provider = positional.at(2);
+        const QString &provider = positional.at(2);
         if (!knownProvider(provider))
             return ExitUsage;
         return action == QLatin1String("set") ? setKey(provider) : deleteKey(provider);

@@ -49,6 +49,101 @@ QString readFile(const QString &path)
     return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
 }
 
+// One evaluation to run: the code of a row's file.
+struct Job
+{
+    Problem problem;
+    int row;
+    QString code;
+};
+
+// The rows of one problem: its start code, then each file of its checks/ folder.
+void addProblemRows(const Target &target, const QString &name, const Problem &problem, const QString &noHardware,
+                    QList<Row> *rows, QList<Job> *jobs)
+{
+    const QDir dir(problem.dir);
+    *rows << Row{name,
+                 dir.relativeFilePath(problem.startFile),
+                 problem.startFile,
+                 noHardware.isEmpty() ? QStringLiteral("ok") : QStringLiteral("no_hardware"),
+                 {},
+                 0,
+                 false,
+                 false,
+                 {}};
+    *jobs << Job{problem, int(rows->size() - 1), problem.startCode()};
+    const QFileInfoList checks = QDir(dir.filePath(QStringLiteral("checks"))).entryInfoList(QDir::Files, QDir::Name);
+    for (const QFileInfo &check : checks) {
+        const QString file = QStringLiteral("checks/") + check.fileName();
+        QString expected;
+        if (check.fileName().startsWith(QLatin1String("wrong_")))
+            expected = QStringLiteral("incorrect");
+        else if (check.fileName().startsWith(QLatin1String("broken_")))
+            expected = QStringLiteral("compile_error");
+        if (expected.isEmpty() || check.suffix() != target.fileExtension) {
+            *rows << Row{name,
+                         file,
+                         check.absoluteFilePath(),
+                         QStringLiteral("wrong_*/broken_*.") + target.fileExtension,
+                         QStringLiteral("not run"),
+                         0,
+                         false,
+                         false,
+                         QStringLiteral("a check's name is wrong_<what>.%1 (must be incorrect) or broken_<what>.%1 "
+                                        "(must be compile_error)")
+                             .arg(target.fileExtension)};
+            continue;
+        }
+        *rows << Row{name, file, check.absoluteFilePath(), expected, {}, 0, false, false, {}};
+        *jobs << Job{problem, int(rows->size() - 1), readFile(check.absoluteFilePath())};
+    }
+}
+
+// The table of every row, then each failure with the first lines of its log; the number of failures.
+int printTable(const QList<Row> &rows, QTextStream &out)
+{
+    const QStringList header{QStringLiteral("problem"), QStringLiteral("file"), QStringLiteral("expected"),
+                             QStringLiteral("got"),     QStringLiteral("time"), QStringLiteral("result")};
+    QList<QStringList> cells;
+    for (const Row &r : std::as_const(rows))
+        cells << QStringList{r.problem,
+                             r.file,
+                             r.expected,
+                             r.got,
+                             r.ms > 0 ? QStringLiteral("%1 s").arg(r.ms / 1000.0, 0, 'f', 1) : QStringLiteral("-"),
+                             r.skipped  ? QStringLiteral("skip")
+                                 : r.ok ? QStringLiteral("ok")
+                                        : QStringLiteral("FAIL")};
+    QList<qsizetype> widths;
+    for (qsizetype c = 0; c < header.size(); ++c) {
+        qsizetype w = header.at(c).size();
+        for (const QStringList &line : std::as_const(cells))
+            w = qMax(w, line.at(c).size());
+        widths << w;
+    }
+    const auto printLine = [&](const QStringList &line) {
+        QString text;
+        for (qsizetype c = 0; c < line.size(); ++c)
+            text += line.at(c).leftJustified(widths.at(c) + 2);
+        out << text.trimmed() << '\n';
+    };
+    out << '\n';
+    printLine(header);
+    for (const QStringList &line : std::as_const(cells))
+        printLine(line);
+    int failures = 0;
+    for (const Row &r : std::as_const(rows)) {
+        if (r.ok)
+            continue;
+        ++failures;
+        out << "\nFAIL " << r.problem << ' ' << (r.path.isEmpty() ? r.file : r.path) << ": expected " << r.expected
+            << ", got " << r.got << '\n';
+        if (!r.details.isEmpty())
+            out << "    " << QString(r.details).replace(QLatin1Char('\n'), QLatin1String("\n    ")) << '\n';
+    }
+    return failures;
+}
+
 } // namespace
 
 int targetsCheck(const QString &targetName, const QStringList &problems, const QString &sandbox, QTextStream &out,
@@ -77,12 +172,6 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
         << Qt::endl;
 
     QList<Row> rows;
-    struct Job
-    {
-        Problem problem;
-        int row;
-        QString code;
-    };
     QList<Job> jobs;
     QStringList names = repository.problemNames(targetName);
     for (const QString &wanted : problems)
@@ -109,43 +198,7 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
                         why};
             continue;
         }
-        const QDir dir(problem->dir);
-        rows << Row{name,
-                    dir.relativeFilePath(problem->startFile),
-                    problem->startFile,
-                    noHardware.isEmpty() ? QStringLiteral("ok") : QStringLiteral("no_hardware"),
-                    {},
-                    0,
-                    false,
-                    false,
-                    {}};
-        jobs << Job{*problem, int(rows.size() - 1), problem->startCode()};
-        const QFileInfoList checks =
-            QDir(dir.filePath(QStringLiteral("checks"))).entryInfoList(QDir::Files, QDir::Name);
-        for (const QFileInfo &check : checks) {
-            const QString file = QStringLiteral("checks/") + check.fileName();
-            QString expected;
-            if (check.fileName().startsWith(QLatin1String("wrong_")))
-                expected = QStringLiteral("incorrect");
-            else if (check.fileName().startsWith(QLatin1String("broken_")))
-                expected = QStringLiteral("compile_error");
-            if (expected.isEmpty() || check.suffix() != target->fileExtension) {
-                rows << Row{name,
-                            file,
-                            check.absoluteFilePath(),
-                            QStringLiteral("wrong_*/broken_*.") + target->fileExtension,
-                            QStringLiteral("not run"),
-                            0,
-                            false,
-                            false,
-                            QStringLiteral("a check's name is wrong_<what>.%1 (must be incorrect) or broken_<what>.%1 "
-                                           "(must be compile_error)")
-                                .arg(target->fileExtension)};
-                continue;
-            }
-            rows << Row{name, file, check.absoluteFilePath(), expected, {}, 0, false, false, {}};
-            jobs << Job{*problem, int(rows.size() - 1), readFile(check.absoluteFilePath())};
-        }
+        addProblemRows(*target, name, *problem, noHardware, &rows, &jobs);
     }
 
     EvaluationConfig config;
@@ -188,46 +241,7 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
         QCoreApplication::exec();
     }
 
-    // The table.
-    const QStringList header{QStringLiteral("problem"), QStringLiteral("file"), QStringLiteral("expected"),
-                             QStringLiteral("got"),     QStringLiteral("time"), QStringLiteral("result")};
-    QList<QStringList> cells;
-    for (const Row &r : std::as_const(rows))
-        cells << QStringList{r.problem,
-                             r.file,
-                             r.expected,
-                             r.got,
-                             r.ms > 0 ? QStringLiteral("%1 s").arg(r.ms / 1000.0, 0, 'f', 1) : QStringLiteral("-"),
-                             r.skipped  ? QStringLiteral("skip")
-                                 : r.ok ? QStringLiteral("ok")
-                                        : QStringLiteral("FAIL")};
-    QList<qsizetype> widths;
-    for (qsizetype c = 0; c < header.size(); ++c) {
-        qsizetype w = header.at(c).size();
-        for (const QStringList &line : std::as_const(cells))
-            w = qMax(w, line.at(c).size());
-        widths << w;
-    }
-    const auto printLine = [&](const QStringList &line) {
-        QString text;
-        for (qsizetype c = 0; c < line.size(); ++c)
-            text += line.at(c).leftJustified(widths.at(c) + 2);
-        out << text.trimmed() << '\n';
-    };
-    out << '\n';
-    printLine(header);
-    for (const QStringList &line : std::as_const(cells))
-        printLine(line);
-    int failures = 0;
-    for (const Row &r : std::as_const(rows)) {
-        if (r.ok)
-            continue;
-        ++failures;
-        out << "\nFAIL " << r.problem << ' ' << (r.path.isEmpty() ? r.file : r.path) << ": expected " << r.expected
-            << ", got " << r.got << '\n';
-        if (!r.details.isEmpty())
-            out << "    " << QString(r.details).replace(QLatin1Char('\n'), QLatin1String("\n    ")) << '\n';
-    }
+    const int failures = printTable(rows, out);
     out << '\n' << targetName << ": " << rows.size() << " checks, " << failures << " failed" << Qt::endl;
     return failures == 0 ? TargetsCheckOk : TargetsCheckFailed;
 }

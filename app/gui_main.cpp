@@ -29,6 +29,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 namespace {
 
@@ -87,47 +89,37 @@ bool hasDisplay(int argc, char **argv)
 #endif
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// --help and --version need no display: answered before QApplication, which aborts without one. Returns the exit
+// code when one of them was asked for.
+std::optional<int> answerHelpOrVersion(int argc, char **argv, const Options &options)
 {
-    // --help and --version need no display: answered before QApplication, which aborts without one.
     QStringList rawArguments;
     for (int i = 0; i < argc; ++i)
         rawArguments << QString::fromLocal8Bit(argv[i]);
-    const Options options;
-    {
-        QCommandLineParser early;
-        early.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-        const QCommandLineOption help = early.addHelpOption();
-        const QCommandLineOption version = early.addVersionOption();
-        options.addTo(&early);
-        early.parse(rawArguments); // Qt's options are still in; errors wait for the full parse
-        if (early.isSet(help)) {
-            std::fputs(
-                qPrintable(
-                    early.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("autocomp-workbench"))
-                    + QStringLiteral("\nQt's options (-platform NAME, -style NAME, ...) are accepted too.\n")),
-                stdout);
-            return 0;
-        }
-        if (early.isSet(version)) {
-            std::printf("autocomp-workbench %s\n", AUTOCOMP_VERSION);
-            return 0;
-        }
+    QCommandLineParser early;
+    early.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption help = early.addHelpOption();
+    const QCommandLineOption version = early.addVersionOption();
+    options.addTo(&early);
+    early.parse(rawArguments); // Qt's options are still in; errors wait for the full parse
+    if (early.isSet(help)) {
+        std::fputs(
+            qPrintable(
+                early.helpText().replace(QStringLiteral("<executable_name>"), QStringLiteral("autocomp-workbench"))
+                + QStringLiteral("\nQt's options (-platform NAME, -style NAME, ...) are accepted too.\n")),
+            stdout);
+        return 0;
     }
-
-    if (!hasDisplay(argc, argv)) {
-        std::fputs("autocomp-workbench: no display found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
-                   "Use the command-line tool instead:\n"
-                   "  autocomp run CONFIG.yaml     start an optimization run\n"
-                   "  autocomp runs list           list the runs in the store\n"
-                   "or set QT_QPA_PLATFORM (e.g. offscreen) to run the GUI without a screen.\n",
-                   stderr);
-        return 2;
+    if (early.isSet(version)) {
+        std::printf("autocomp-workbench %s\n", AUTOCOMP_VERSION);
+        return 0;
     }
+    return std::nullopt;
+}
 
-    QApplication app(argc, argv);
+// The application's names, icon and theme, before any window exists.
+void setUpApplication()
+{
 #ifdef AUTOCOMP_HAVE_POPPLER
     autocomp::PopplerPdfReader::install();
 #endif
@@ -142,35 +134,41 @@ int main(int argc, char **argv)
     QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral(AUTOCOMP_APP_ID)));
     // Before any window exists, so nothing paints twice; the settings dialog applies later changes.
     autocomp::Theme::apply(autocomp::Settings().theme());
+}
 
-    // Qt removed its own options from argv; anything else left over is a mistake worth reporting.
-    QCommandLineParser parser;
-    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
-    parser.addHelpOption();
-    parser.addVersionOption();
-    options.addTo(&parser);
-    if (!parser.parse(QApplication::arguments())) {
+// Qt removed its own options from argv; anything else left over is a mistake worth reporting. False (the message
+// printed) when the arguments are wrong; `candidateId` is 0 without --candidate.
+bool parseArguments(QCommandLineParser *parser, const Options &options, qint64 *candidateId)
+{
+    parser->setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser->addHelpOption();
+    parser->addVersionOption();
+    options.addTo(parser);
+    if (!parser->parse(QApplication::arguments())) {
         std::fprintf(stderr, "autocomp-workbench: %s\n(autocomp-workbench --help lists the options)\n",
-                     qPrintable(parser.errorText()));
-        return 2;
+                     qPrintable(parser->errorText()));
+        return false;
     }
-    if (!parser.positionalArguments().isEmpty()) {
+    if (!parser->positionalArguments().isEmpty()) {
         std::fprintf(stderr,
                      "autocomp-workbench: unexpected argument %s\n(autocomp-workbench --help lists the options)\n",
-                     qPrintable(parser.positionalArguments().constFirst()));
-        return 2;
+                     qPrintable(parser->positionalArguments().constFirst()));
+        return false;
     }
-    QString storePath = parser.value(options.store);
-    const QStringList views = parser.values(options.show);
-    const QString screenshotPath = parser.value(options.screenshot);
     bool idOk = true;
-    const qint64 candidateId = parser.isSet(options.candidate) ? parser.value(options.candidate).toLongLong(&idOk) : 0;
-    if (!idOk || candidateId < 0) {
+    *candidateId = parser->isSet(options.candidate) ? parser->value(options.candidate).toLongLong(&idOk) : 0;
+    if (!idOk || *candidateId < 0) {
         std::fprintf(stderr, "autocomp-workbench: --candidate needs a candidate id, not '%s'\n",
-                     qPrintable(parser.value(options.candidate)));
-        return 2;
+                     qPrintable(parser->value(options.candidate)));
+        return false;
     }
+    return true;
+}
 
+// The run store at `storePath` (empty: the default). On failure the file is left untouched, the reason printed and
+// shown in a message box where someone can see it, and null returned.
+std::unique_ptr<autocomp::RunStore> openStore(QString storePath)
+{
     if (storePath.isEmpty())
         storePath = autocomp::RunStore::defaultPath();
     QString error;
@@ -185,15 +183,92 @@ int main(int argc, char **argv)
         const QString platform = QGuiApplication::platformName();
         if (platform != QLatin1String("offscreen") && platform != QLatin1String("minimal"))
             QMessageBox::critical(nullptr, QApplication::translate("main", "Autocomp Workbench"), message);
-        return 1;
+    }
+    return store;
+}
+
+// Brings each --show view to the front, in order; `shot` becomes the last window one opened (what --screenshot
+// saves). False (the message printed) for an unknown view.
+bool showViews(autocomp::MainWindow &window, const QCommandLineParser &parser, const Options &options,
+               QPointer<QWidget> *shot)
+{
+    for (const QString &view : parser.values(options.show)) {
+        if (view == QLatin1String("compare")) {
+            QList<qint64> ids;
+            for (const autocomp::RunInfo &run : window.store()->runs())
+                ids << run.id;
+            *shot = window.openRunsComparison(ids);
+        } else if (view == QLatin1String("study")) {
+            autocomp::StudyView *study = window.openStudyView();
+            // The main window's size once the window system has applied -geometry (before --screenshot's grab).
+            QTimer::singleShot(1000, study, [study, &window] { study->resize(window.size()); });
+            *shot = study;
+        } else if (view == QLatin1String("new-run")) {
+            *shot = window.runActions()->showNewRunDialog();
+        } else if (view == QLatin1String("new-target")) {
+            autocomp::NewTargetWizard *wizard = window.runActions()->showNewTargetWizard();
+            if (parser.isSet(options.newTargetDocs)) {
+                wizard->findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))
+                    ->setText(QStringLiteral("example-npu"));
+                wizard->findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))
+                    ->setPlainText(QStringLiteral("int8 matrix kernels"));
+                wizard->setSources(parser.values(options.newTargetDocs));
+                wizard->next();
+            }
+            *shot = wizard;
+        } else if (view == QLatin1String("wide-diff")) {
+            window.setDiffInCenter(true);
+            window.showView(QStringLiteral("diff"));
+        } else if (view == QLatin1String("unified-diff")) {
+            window.diffView()->setDiffLayout(autocomp::DiffView::Layout::Unified);
+            window.showView(QStringLiteral("diff"));
+        } else if (!window.showView(view)) {
+            std::fprintf(
+                stderr,
+                "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
+                "diff, wide-diff, unified-diff, compare, study, new-run, new-target)\n",
+                qPrintable(view));
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const Options options;
+    if (const std::optional<int> answered = answerHelpOrVersion(argc, argv, options))
+        return *answered;
+
+    if (!hasDisplay(argc, argv)) {
+        std::fputs("autocomp-workbench: no display found (DISPLAY and WAYLAND_DISPLAY are unset).\n"
+                   "Use the command-line tool instead:\n"
+                   "  autocomp run CONFIG.yaml     start an optimization run\n"
+                   "  autocomp runs list           list the runs in the store\n"
+                   "or set QT_QPA_PLATFORM (e.g. offscreen) to run the GUI without a screen.\n",
+                   stderr);
+        return 2;
     }
 
-    // Every shipped target declares its metric's unit (MetricUnits) before the first run is listed.
-    {
-        const autocomp::Repository repository;
-        for (const QString &name : repository.targetNames())
-            repository.target(name, nullptr);
-    }
+    QApplication app(argc, argv);
+    setUpApplication();
+
+    QCommandLineParser parser;
+    qint64 candidateId = 0;
+    if (!parseArguments(&parser, options, &candidateId))
+        return 2;
+    const QString screenshotPath = parser.value(options.screenshot);
+    std::unique_ptr<autocomp::RunStore> store = openStore(parser.value(options.store));
+    if (!store)
+        return 1;
+
+    // Runs stored before their metric's unit was get their target's before the first run is listed.
+    if (!store->isReadOnly())
+        store->fillMetricUnits([repository = autocomp::Repository()](const autocomp::RunInfo &run) {
+            return repository.metricUnitOf(run);
+        });
     autocomp::MainWindow window(std::move(store));
     window.show();
     // Whether each target can run here (its availability and hardware checks, sandboxed like its steps: a
@@ -210,45 +285,8 @@ int main(int argc, char **argv)
     if (parser.isSet(options.search))
         window.searchCandidates(parser.value(options.search));
     QPointer<QWidget> shot = &window; // what --screenshot saves
-    for (const QString &view : std::as_const(views)) {
-        if (view == QLatin1String("compare")) {
-            QList<qint64> ids;
-            for (const autocomp::RunInfo &run : window.store()->runs())
-                ids << run.id;
-            shot = window.openRunsComparison(ids);
-        } else if (view == QLatin1String("study")) {
-            autocomp::StudyView *study = window.openStudyView();
-            // The main window's size once the window system has applied -geometry (before --screenshot's grab).
-            QTimer::singleShot(1000, study, [study, &window] { study->resize(window.size()); });
-            shot = study;
-        } else if (view == QLatin1String("new-run")) {
-            shot = window.runActions()->showNewRunDialog();
-        } else if (view == QLatin1String("new-target")) {
-            autocomp::NewTargetWizard *wizard = window.runActions()->showNewTargetWizard();
-            if (parser.isSet(options.newTargetDocs)) {
-                wizard->findChild<QLineEdit *>(QStringLiteral("wizardAgentName"))
-                    ->setText(QStringLiteral("example-npu"));
-                wizard->findChild<QPlainTextEdit *>(QStringLiteral("wizardScope"))
-                    ->setPlainText(QStringLiteral("int8 matrix kernels"));
-                wizard->setSources(parser.values(options.newTargetDocs));
-                wizard->next();
-            }
-            shot = wizard;
-        } else if (view == QLatin1String("wide-diff")) {
-            window.setDiffInCenter(true);
-            window.showView(QStringLiteral("diff"));
-        } else if (view == QLatin1String("unified-diff")) {
-            window.diffView()->setDiffLayout(autocomp::DiffView::Layout::Unified);
-            window.showView(QStringLiteral("diff"));
-        } else if (!window.showView(view)) {
-            std::fprintf(
-                stderr,
-                "autocomp-workbench: unknown view %s (graph, tree, chart, menu, plan, code, evaluation, prompts, llm, "
-                "diff, wide-diff, unified-diff, compare, study, new-run, new-target)\n",
-                qPrintable(view));
-            return 2;
-        }
-    }
+    if (!showViews(window, parser, options, &shot))
+        return 2;
     if (!screenshotPath.isEmpty()) {
         // Long enough for the first layout and paint of every view.
         QTimer::singleShot(2500, &window, [&window, &app, shot, screenshotPath] {

@@ -141,7 +141,7 @@ private:
     void fail(const QString &error);
     // One request: reused from the store, taken over from an earlier build's call still on its way, or sent;
     // `done` gets the answer text.
-    void ask(const QString &phase, const QString &prompt, int sample, std::function<void(const QString &)> done);
+    void ask(const QString &phase, const QString &prompt, int sample, const std::function<void(const QString &)> &done);
     void oneDone();
 
     AgentBuildOptions m_options;

@@ -7,7 +7,7 @@ namespace autocomp {
 
 namespace {
 
-QString decodeEntities(QString text)
+QString decodeEntities(const QString &text)
 {
     static const QRegularExpression s_numeric(QStringLiteral("&#(x?)([0-9a-fA-F]+);"));
     QString out;

@@ -2,6 +2,7 @@
 
 #include "model/agent.h"
 #include "model/problem.h"
+#include "model/run_info.h"
 #include "model/target.h"
 
 #include <QStringList>
@@ -33,6 +34,10 @@ public:
     std::optional<Target> target(const QString &name, QString *error) const;
     std::optional<Problem> problem(const QString &target, const QString &name, QString *error) const;
     std::optional<Agent> agent(const QString &name, QString *error) const;
+    // The unit the run's target declares for the run's metric (backend.yaml `unit:`), for a run stored without one
+    // (before schema 7; see RunStore::fillMetricUnits()); empty when the target is gone or now measures another
+    // metric (a setting changed it).
+    QString metricUnitOf(const RunInfo &run) const;
 
     // The keys each file accepts (anything else is an error naming the file and the key); the
     // reference for target authors, backends/README.md, documents every one of them.

@@ -40,7 +40,7 @@ QString TargetScaffold::create(const Repository &repository, const QString &name
     const std::optional<Target> source = repository.target(templateTarget, error);
     if (!source)
         return {};
-    const QString backend = Repository::userDataDir() + QStringLiteral("/backends/") + name;
+    QString backend = Repository::userDataDir() + QStringLiteral("/backends/") + name;
     const QString sols = Repository::userDataDir() + QStringLiteral("/sols/") + name;
     for (const QString &dir : repository.dataDirs())
         if (QFileInfo::exists(dir + QStringLiteral("/backends/") + name)) {

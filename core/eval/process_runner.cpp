@@ -257,6 +257,66 @@ QStringList ProcessRunner::sandboxPrefix(const QString &writableDir, const QStri
     return Sandbox::prefix(writableDir, readOnlyDirs, sharePids, gpu);
 }
 
+namespace {
+
+// The command's pids cgroup, limited to `maxTasks`: its cgroup.procs file, which the child joins; empty when
+// there is no cgroup to make or the limit could not be written. *cgroup: the cgroup made, to remove later.
+QByteArray makePidsCgroup(int maxTasks, QString *cgroup)
+{
+    static std::atomic<int> s_counter{0};
+    const QString parent = ProcessRunner::pidsCgroupParent();
+    const QString path = parent + QStringLiteral("/autocomp-%1-%2").arg(::getpid()).arg(++s_counter);
+    if (parent.isEmpty() || !QDir().mkdir(path))
+        return {};
+    *cgroup = path;
+    if (!writeFile(path + QStringLiteral("/pids.max"), QByteArray::number(maxTasks)))
+        return {};
+    return QFile::encodeName(path + QStringLiteral("/cgroup.procs"));
+}
+
+// A cpuset cgroup of `cpus` (cgroup v2, or v1 with its memory nodes): its cgroup.procs file, which the child
+// joins; empty when it could not be made. *cgroup: the cgroup made, to remove later.
+QByteArray makeCpusetCgroup(const QList<int> &cpus, QString *cgroup)
+{
+    static std::atomic<int> s_cpusetCounter{0};
+    const QString parent = ProcessRunner::cpusetCgroupParent();
+    const QString path = parent + QStringLiteral("/autocomp-%1-c%2").arg(::getpid()).arg(++s_cpusetCounter);
+    QStringList cpuList;
+    for (int c : cpus)
+        cpuList << QString::number(c);
+    QFile mems(parent + QStringLiteral("/cpuset.mems"));
+    const QByteArray memsValue = mems.open(QIODevice::ReadOnly) ? mems.readAll().trimmed() : QByteArray("0");
+    if (!QDir().mkdir(path))
+        return {};
+    *cgroup = path;
+    const bool v1 = QFileInfo::exists(path + QStringLiteral("/cpuset.cpus"))
+        && QFileInfo::exists(path + QStringLiteral("/tasks"));
+    if (writeFile(path + QStringLiteral("/cpuset.cpus"), cpuList.join(QLatin1Char(',')).toLatin1())
+        && (!v1 || writeFile(path + QStringLiteral("/cpuset.mems"), memsValue.isEmpty() ? QByteArray("0") : memsValue)))
+        return QFile::encodeName(path + QStringLiteral("/cgroup.procs"));
+    return {};
+}
+
+// The command's environment: an allow-list, never the caller's (API keys and tokens live there), with
+// defaults for PATH, LANG, TMPDIR and HOME.
+QProcessEnvironment commandEnvironment(const ProcessLimits &limits, const QString &workdir)
+{
+    QProcessEnvironment env;
+    for (auto it = limits.environment.cbegin(); it != limits.environment.cend(); ++it)
+        env.insert(it.key(), it.value());
+    if (!env.contains(QStringLiteral("PATH")))
+        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
+    if (!env.contains(QStringLiteral("LANG")))
+        env.insert(QStringLiteral("LANG"), QStringLiteral("C.UTF-8"));
+    if (!env.contains(QStringLiteral("TMPDIR")))
+        env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
+    if (!env.contains(QStringLiteral("HOME")))
+        env.insert(QStringLiteral("HOME"), limits.writableDir.isEmpty() ? workdir : limits.writableDir);
+    return env;
+}
+
+} // namespace
+
 void ProcessRunner::start(const QString &name, const QStringList &command, const QString &workdir,
                           const ProcessLimits &limits)
 {
@@ -295,16 +355,9 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     QByteArray procsFile;
     rlim_t nproc = RLIM_INFINITY;
     if (limits.maxTasks > 0) {
-        static std::atomic<int> s_counter{0};
-        const QString parent = pidsCgroupParent();
-        const QString cgroup = parent + QStringLiteral("/autocomp-%1-%2").arg(::getpid()).arg(++s_counter);
-        if (!parent.isEmpty() && QDir().mkdir(cgroup)) {
-            m_cgroup = cgroup;
-            if (writeFile(cgroup + QStringLiteral("/pids.max"), QByteArray::number(limits.maxTasks)))
-                procsFile = QFile::encodeName(cgroup + QStringLiteral("/cgroup.procs"));
-        }
+        procsFile = makePidsCgroup(limits.maxTasks, &m_cgroup);
         if (procsFile.isEmpty() && ::getuid() != 0)
-            nproc = rlim_t(processesOfThisUser() + limits.maxTasks);
+            nproc = rlim_t(processesOfThisUser()) + rlim_t(limits.maxTasks);
     }
 
     const rlim_t as = limits.gpu ? RLIM_INFINITY : rlim_t(limits.addressSpaceBytes);
@@ -319,26 +372,8 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
     // A cpuset for the command's CPUs (benchmarks): the kernel keeps every thread there, whatever
     // affinity the command sets for itself.
     QByteArray cpusetProcs;
-    if (limits.cpuset && pin && !cpusetCgroupParent().isEmpty()) {
-        static std::atomic<int> s_cpusetCounter{0};
-        const QString parent = cpusetCgroupParent();
-        const QString cgroup = parent + QStringLiteral("/autocomp-%1-c%2").arg(::getpid()).arg(++s_cpusetCounter);
-        QStringList cpuList;
-        for (int c : limits.cpus)
-            cpuList << QString::number(c);
-        QFile mems(parent + QStringLiteral("/cpuset.mems"));
-        const QByteArray memsValue = mems.open(QIODevice::ReadOnly) ? mems.readAll().trimmed() : QByteArray("0");
-        if (QDir().mkdir(cgroup)) {
-            m_cpusetCgroup = cgroup;
-            const bool v1 = QFileInfo::exists(cgroup + QStringLiteral("/cpuset.cpus"))
-                && QFileInfo::exists(cgroup + QStringLiteral("/tasks"));
-            if (writeFile(cgroup + QStringLiteral("/cpuset.cpus"), cpuList.join(QLatin1Char(',')).toLatin1())
-                && (!v1
-                    || writeFile(cgroup + QStringLiteral("/cpuset.mems"),
-                                 memsValue.isEmpty() ? QByteArray("0") : memsValue)))
-                cpusetProcs = QFile::encodeName(cgroup + QStringLiteral("/cgroup.procs"));
-        }
-    }
+    if (limits.cpuset && pin && !cpusetCgroupParent().isEmpty())
+        cpusetProcs = makeCpusetCgroup(limits.cpus, &m_cpusetCgroup);
     int passFds[16];
     const int passCount = int(qMin<qsizetype>(limits.passFds.size(), 16));
     for (int i = 0; i < passCount; ++i)
@@ -394,19 +429,7 @@ void ProcessRunner::start(const QString &name, const QStringList &command, const
                 ::setrlimit(RLIMIT_NPROC, &rl);
             }
         });
-    // The environment: an allow-list, never the caller's (API keys and tokens live there).
-    QProcessEnvironment env;
-    for (auto it = limits.environment.cbegin(); it != limits.environment.cend(); ++it)
-        env.insert(it.key(), it.value());
-    if (!env.contains(QStringLiteral("PATH")))
-        env.insert(QStringLiteral("PATH"), QStringLiteral("/usr/local/bin:/usr/bin:/bin"));
-    if (!env.contains(QStringLiteral("LANG")))
-        env.insert(QStringLiteral("LANG"), QStringLiteral("C.UTF-8"));
-    if (!env.contains(QStringLiteral("TMPDIR")))
-        env.insert(QStringLiteral("TMPDIR"), QStringLiteral("/tmp"));
-    if (!env.contains(QStringLiteral("HOME")))
-        env.insert(QStringLiteral("HOME"), limits.writableDir.isEmpty() ? workdir : limits.writableDir);
-    m_process->setProcessEnvironment(env);
+    m_process->setProcessEnvironment(commandEnvironment(limits, workdir));
     m_process->setWorkingDirectory(workdir);
     m_clock.start();
     m_process->start(full.first(), full.mid(1));

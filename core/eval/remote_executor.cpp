@@ -214,7 +214,7 @@ QByteArray RemoteExecutor::dataArchive(const RemoteTask &task, QString *hash, QS
             return {};
         }
     }
-    const QByteArray archive = tar.finish();
+    QByteArray archive = tar.finish();
     const QString h = QString::fromLatin1(QCryptographicHash::hash(archive, QCryptographicHash::Sha1).toHex().left(16));
     s_archives.insert(key, {h, archive});
     *hash = h;

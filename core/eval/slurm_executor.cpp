@@ -87,7 +87,8 @@ run() {
   kill $w 2> /dev/null
   [ -e "$m/cancel" ] && return 0
   if [ -s "$m/out.json.part" ]; then mv "$m/out.json.part" "$m/out.json"; return 0; fi
-  { echo "autocomp eval exited with status $rc and no result$([ $rc -eq 124 ] && echo " (stopped at its limit of $t s)"):"; tail -c 4000 "$m/err.txt"; } > "$m/failed.part"
+  limit=$([ $rc -eq 124 ] && echo " (stopped at its limit of $t s)")
+  { echo "autocomp eval exited with status $rc and no result$limit:"; tail -c 4000 "$m/err.txt"; } > "$m/failed.part"
   mv "$m/failed.part" "$m/failed"
 }
 n=0
@@ -591,7 +592,7 @@ QString SlurmExecutor::dataDir(const RemoteTask &task, QString *error)
     const QByteArray data = RemoteExecutor::dataArchive(task, &hash, error);
     if (data.isEmpty())
         return {};
-    const QString dir = m_sharedDir + QStringLiteral("/autocomp-data-") + hash;
+    QString dir = m_sharedDir + QStringLiteral("/autocomp-data-") + hash;
     if (QFileInfo::exists(dir))
         return dir;
     const QString tmp = dir + QStringLiteral(".tmp.") + randomHex(8);

@@ -26,16 +26,19 @@ mkdir -p "$d/work" "$d/tmp" || exit 90
 : > "$d/running"
 if [ "$datasize" -gt 0 ]; then
   t="$data.tmp.$$"
-  mkdir -p "$t" && head -c "$datasize" | tar -xf - -C "$t" || { rm -rf "$t"; echo "autocomp-remote: cannot unpack the target's files into $t" >&2; exit 91; }
+  mkdir -p "$t" && head -c "$datasize" | tar -xf - -C "$t" ||
+    { rm -rf "$t"; echo "autocomp-remote: cannot unpack the target's files into $t" >&2; exit 91; }
   mv -T "$t" "$data" 2>/dev/null || rm -rf "$t"
 fi
 [ -d "$data" ] || { echo "autocomp-remote: no target data at $data" >&2; exit 91; }
-head -c "$worksize" | tar -xf - -C "$d/work" || { echo "autocomp-remote: cannot unpack the candidate's files" >&2; exit 92; }
+head -c "$worksize" | tar -xf - -C "$d/work" ||
+  { echo "autocomp-remote: cannot unpack the candidate's files" >&2; exit 92; }
 AUTOCOMP_DATA_DIR="$data" TMPDIR="$d/tmp" "$@" > "$d/out.json" 2> "$d/err.txt" < /dev/null &
 pid=$!
 # A background list's stdin is /dev/null: the watcher reads ours through descriptor 3.
 exec 3<&0
-( cat <&3 > /dev/null; if [ -e "$d/running" ]; then kill -TERM $pid; sleep 5; [ -e "$d/running" ] && kill -KILL $pid; fi ) > /dev/null 2>&1 &
+( cat <&3 > /dev/null
+  if [ -e "$d/running" ]; then kill -TERM $pid; sleep 5; [ -e "$d/running" ] && kill -KILL $pid; fi ) > /dev/null 2>&1 &
 exec 3<&-
 wait $pid; rc=$?
 rm -f "$d/running"

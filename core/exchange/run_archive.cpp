@@ -1,6 +1,5 @@
 #include "exchange/run_archive.h"
 #include "model/code_identity.h"
-#include "model/metric_units.h"
 #include "store/run_store.h"
 
 #include <QFile>
@@ -90,7 +89,7 @@ bool exportRunJsonl(RunStore &store, qint64 runId, const QString &path, QString 
           {QStringLiteral("created_at"), run->createdAt.toString(Qt::ISODateWithMs)},
           {QStringLiteral("iteration"), run->iteration},
           {QStringLiteral("metric"), run->metric},
-          {QStringLiteral("unit"), MetricUnits::declared(run->metric)},
+          {QStringLiteral("unit"), run->metricUnit},
           {QStringLiteral("baseline_score"), run->baselineScore},
           {QStringLiteral("best_score"), run->bestScore},
           {QStringLiteral("best_candidate_id"), run->bestCandidateId},
@@ -183,112 +182,121 @@ struct Record
 
 qint64 idOf(const QJsonObject &o, const char *key) { return o.value(QLatin1String(key)).toInteger(); }
 
-} // namespace
-
-qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
+// An archive that cannot be imported: the message names the file and the line.
+bool broken(const QString &path, int line, const QString &why, QString *error)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
-        return 0;
-    }
-    auto broken = [&](int line, const QString &why) {
-        *error = QStringLiteral("%1:%2: %3; nothing was imported").arg(path).arg(line).arg(why);
-        return qint64(0);
-    };
+    *error = QStringLiteral("%1:%2: %3; nothing was imported").arg(path).arg(line).arg(why);
+    return false;
+}
 
-    // First the whole file is read and checked: the records, their references and the trailer's counts.
-    QList<Record> records;
-    std::optional<Record> trailer;
+// Reads the file's lines as records, the end record apart; false when a line is not one of ours or the file has no
+// run or no end record.
+bool readRecords(QFile &file, const QString &path, QList<Record> *records, std::optional<Record> *trailer,
+                 QString *error)
+{
     int lineNo = 0;
     while (!file.atEnd()) {
         ++lineNo;
         const QByteArray text = file.readLine().trimmed();
         if (text.isEmpty())
             continue;
-        if (trailer)
-            return broken(lineNo, QStringLiteral("data after the end record"));
+        if (*trailer)
+            return broken(path, lineNo, QStringLiteral("data after the end record"), error);
         QJsonParseError parseError;
         const QJsonDocument doc = QJsonDocument::fromJson(text, &parseError);
         if (parseError.error != QJsonParseError::NoError || !doc.isObject())
-            return broken(lineNo,
+            return broken(path, lineNo,
                           QStringLiteral("invalid JSON (%1): the file is truncated or corrupt")
                               .arg(parseError.error != QJsonParseError::NoError ? parseError.errorString()
-                                                                                : QStringLiteral("not an object")));
+                                                                                : QStringLiteral("not an object")),
+                          error);
         Record r{lineNo, doc.object().value(QStringLiteral("type")).toString(), doc.object()};
-        if (records.isEmpty() && r.type != QLatin1String("run"))
-            return broken(lineNo, QStringLiteral("expected a \"run\" line first"));
+        if (records->isEmpty() && r.type != QLatin1String("run"))
+            return broken(path, lineNo, QStringLiteral("expected a \"run\" line first"), error);
         if (r.type == QLatin1String("end")) {
-            trailer = r;
+            *trailer = r;
             continue;
         }
-        if (r.type == QLatin1String("run") && !records.isEmpty())
-            return broken(lineNo, QStringLiteral("a second \"run\" line"));
+        if (r.type == QLatin1String("run") && !records->isEmpty())
+            return broken(path, lineNo, QStringLiteral("a second \"run\" line"), error);
         if (r.type != QLatin1String("run") && r.type != QLatin1String("candidate") && r.type != QLatin1String("step")
             && r.type != QLatin1String("llm_call"))
-            return broken(lineNo, QStringLiteral("unknown line type '%1'").arg(r.type));
-        records << r;
+            return broken(path, lineNo, QStringLiteral("unknown line type '%1'").arg(r.type), error);
+        *records << r;
     }
-    if (records.isEmpty()) {
+    if (records->isEmpty()) {
         *error = QStringLiteral("%1: no run in the file; nothing was imported").arg(path);
-        return 0;
+        return false;
     }
-    if (!trailer)
-        return broken(lineNo,
+    if (!*trailer)
+        return broken(path, lineNo,
                       QStringLiteral("the file ends without its end record after %1 records: it is truncated "
                                      "(or was written by an older version; export it again)")
-                          .arg(records.size()));
+                          .arg(records->size()),
+                      error);
+    return true;
+}
+
+// The records' references (parents, repairs, plan calls, the best candidate) point into the file, and the end
+// record's counts match what the file holds.
+bool checkRecords(const QList<Record> &records, const Record &trailer, const QString &path, QString *error)
+{
     QSet<qint64> candidateIds;
     QSet<qint64> callIds;
     qint64 candidates = 0, steps = 0, calls = 0;
     double callUsd = 0;
-    for (const Record &r : std::as_const(records)) {
+    for (const Record &r : records) {
         if (r.type == QLatin1String("candidate")) {
             const qint64 id = idOf(r.o, "id");
             if (id <= 0 || candidateIds.contains(id))
-                return broken(r.line, QStringLiteral("candidate id %1 is missing or repeated").arg(id));
+                return broken(path, r.line, QStringLiteral("candidate id %1 is missing or repeated").arg(id), error);
             for (const char *key : {"parent_id", "fix_of"})
                 if (const qint64 ref = idOf(r.o, key); ref && !candidateIds.contains(ref))
-                    return broken(r.line,
+                    return broken(path, r.line,
                                   QStringLiteral("candidate %1: %2 %3 is not an earlier candidate of the file")
                                       .arg(id)
                                       .arg(QLatin1String(key))
-                                      .arg(ref));
+                                      .arg(ref),
+                                  error);
             candidateIds.insert(id);
             ++candidates;
         } else if (r.type == QLatin1String("step")) {
             if (!candidateIds.contains(idOf(r.o, "candidate_id")))
-                return broken(r.line,
+                return broken(path, r.line,
                               QStringLiteral("an evaluation step of candidate %1, which the file does not hold")
-                                  .arg(idOf(r.o, "candidate_id")));
+                                  .arg(idOf(r.o, "candidate_id")),
+                              error);
             ++steps;
         } else if (r.type == QLatin1String("llm_call")) {
             const qint64 id = idOf(r.o, "id");
             if (id <= 0 || callIds.contains(id))
-                return broken(r.line, QStringLiteral("LLM call id %1 is missing or repeated").arg(id));
+                return broken(path, r.line, QStringLiteral("LLM call id %1 is missing or repeated").arg(id), error);
             if (const qint64 c = idOf(r.o, "candidate_id"); c && !candidateIds.contains(c))
                 return broken(
-                    r.line,
-                    QStringLiteral("LLM call %1 names candidate %2, which the file does not hold").arg(id).arg(c));
+                    path, r.line,
+                    QStringLiteral("LLM call %1 names candidate %2, which the file does not hold").arg(id).arg(c),
+                    error);
             callIds.insert(id);
             ++calls;
             callUsd += r.o.value(QStringLiteral("usd")).toDouble();
         }
     }
-    for (const Record &r : std::as_const(records))
+    for (const Record &r : records)
         if (r.type == QLatin1String("candidate"))
             if (const qint64 call = idOf(r.o, "plan_call_id"); call && !callIds.contains(call))
                 return broken(
-                    r.line,
-                    QStringLiteral("candidate %1's plan call %2 is not in the file").arg(idOf(r.o, "id")).arg(call));
+                    path, r.line,
+                    QStringLiteral("candidate %1's plan call %2 is not in the file").arg(idOf(r.o, "id")).arg(call),
+                    error);
     if (const qint64 best = idOf(records.first().o, "best_candidate_id"); best && !candidateIds.contains(best))
-        return broken(records.first().line, QStringLiteral("the best candidate %1 is not in the file").arg(best));
-    const QJsonObject &t = trailer->o;
+        return broken(path, records.first().line, QStringLiteral("the best candidate %1 is not in the file").arg(best),
+                      error);
+    const QJsonObject &t = trailer.o;
     if (idOf(t, "lines") != records.size() || idOf(t, "candidates") != candidates || idOf(t, "steps") != steps
         || idOf(t, "llm_calls") != calls
         || std::abs(t.value(QStringLiteral("llm_usd")).toDouble() - callUsd) > 1e-6 * qMax(1.0, callUsd))
         return broken(
-            trailer->line,
+            path, trailer.line,
             QStringLiteral("the end record counts %1 lines, %2 candidates, %3 steps, %4 LLM calls ($%5) but the file "
                            "holds %6, %7, %8, %9 ($%10): it is damaged")
                 .arg(idOf(t, "lines"))
@@ -300,9 +308,95 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
                 .arg(candidates)
                 .arg(steps)
                 .arg(calls)
-                .arg(callUsd));
+                .arg(callUsd),
+            error);
+    return true;
+}
 
-    // Then one transaction: the run appears whole or not at all (a killed import leaves nothing).
+RunInfo runFromJson(const QJsonObject &o)
+{
+    RunInfo run;
+    run.target = o.value(QStringLiteral("target")).toString();
+    run.problem = o.value(QStringLiteral("problem")).toString();
+    run.agent = o.value(QStringLiteral("agent")).toString();
+    run.configYaml = o.value(QStringLiteral("config_yaml")).toString();
+    run.state = runStateFromString(o.value(QStringLiteral("state")).toString());
+    run.stopReason = o.value(QStringLiteral("stop_reason")).toString();
+    run.label = o.value(QStringLiteral("label")).toString();
+    run.createdAt = QDateTime::fromString(o.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
+    run.iteration = o.value(QStringLiteral("iteration")).toInt();
+    run.metric = o.value(QStringLiteral("metric")).toString();
+    run.metricUnit = o.value(QStringLiteral("unit")).toString();
+    run.baselineScore = o.value(QStringLiteral("baseline_score")).toDouble();
+    run.bestScore = o.value(QStringLiteral("best_score")).toDouble();
+    run.usd = o.value(QStringLiteral("usd")).toDouble();
+    run.tokensIn = o.value(QStringLiteral("tokens_in")).toInteger();
+    run.tokensOut = o.value(QStringLiteral("tokens_out")).toInteger();
+    run.llmCalls = o.value(QStringLiteral("llm_calls")).toInteger();
+    run.schedule = toList(o.value(QStringLiteral("schedule")));
+    // An imported run is browsed, not driven: a run exported while running is imported as stopped.
+    if (run.state == RunState::Running || run.state == RunState::Created)
+        run.state = RunState::Stopped;
+    return run;
+}
+
+// A candidate of run `runId`; idMap maps the archive's candidate ids to the new ones.
+Candidate candidateFromJson(const QJsonObject &o, qint64 runId, const QHash<qint64, qint64> &idMap)
+{
+    Candidate c;
+    c.runId = runId;
+    c.parentId = idMap.value(idOf(o, "parent_id"), 0);
+    c.iteration = o.value(QStringLiteral("iteration")).toInt();
+    c.origin = candidateOriginFromString(o.value(QStringLiteral("origin")).toString());
+    c.status = candidateStatusFromString(o.value(QStringLiteral("status")).toString());
+    c.plan = o.value(QStringLiteral("plan")).toString();
+    c.menuItem = o.value(QStringLiteral("menu_item")).toString();
+    c.code = o.value(QStringLiteral("code")).toString();
+    if (o.contains(QStringLiteral("score")))
+        c.score = o.value(QStringLiteral("score")).toDouble();
+    c.metrics = o.value(QStringLiteral("metrics")).toObject();
+    c.feedback = toList(o.value(QStringLiteral("feedback")));
+    c.flags = toList(o.value(QStringLiteral("flags")));
+    c.planModel = o.value(QStringLiteral("plan_model")).toString();
+    c.codeModel = o.value(QStringLiteral("code_model")).toString();
+    c.error = o.value(QStringLiteral("error")).toString();
+    c.inBeam = o.value(QStringLiteral("in_beam")).toBool();
+    c.planSlot = o.value(QStringLiteral("plan_slot")).toInt(-1);
+    c.sample = o.value(QStringLiteral("sample")).toInt();
+    c.fixOf = idMap.value(idOf(o, "fix_of"), 0);
+    return c;
+}
+
+// An LLM call of run `runId`; one the archive has in flight is unconfirmed (its process is not this one).
+LlmCall callFromJson(const QJsonObject &o, qint64 runId, const QHash<qint64, qint64> &idMap)
+{
+    LlmCall c;
+    c.runId = runId;
+    c.candidateId = idMap.value(idOf(o, "candidate_id"), 0);
+    c.phase = o.value(QStringLiteral("phase")).toString();
+    c.requestHash = o.value(QStringLiteral("request_hash")).toString();
+    c.provider = o.value(QStringLiteral("provider")).toString();
+    c.model = o.value(QStringLiteral("model")).toString();
+    c.prompt = o.value(QStringLiteral("prompt")).toString();
+    c.response = o.value(QStringLiteral("response")).toString();
+    c.reasoning = o.value(QStringLiteral("reasoning")).toString();
+    c.tokensIn = o.value(QStringLiteral("tokens_in")).toInteger();
+    c.tokensOut = o.value(QStringLiteral("tokens_out")).toInteger();
+    c.usd = o.value(QStringLiteral("usd")).toDouble();
+    c.latencyMs = o.value(QStringLiteral("latency_ms")).toDouble();
+    c.retries = o.value(QStringLiteral("retries")).toInt();
+    c.attempts = o.value(QStringLiteral("attempts")).toString();
+    c.status = o.value(QStringLiteral("status")).toString();
+    if (c.status == QLatin1String("in_flight"))
+        c.status = QStringLiteral("unconfirmed");
+    c.error = o.value(QStringLiteral("error")).toString();
+    c.createdAt = QDateTime::fromString(o.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
+    return c;
+}
+
+// Stores checked records in one transaction: the run appears whole or not at all (a killed import leaves nothing).
+qint64 storeRecords(RunStore &store, const QList<Record> &records, const QString &path, QString *error)
+{
     if (!store.beginBatch()) {
         store.endBatch(false);
         *error = QStringLiteral("%1: cannot import: %2").arg(path, store.lastError());
@@ -321,56 +415,16 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
     QHash<qint64, qint64> idMap; // archive candidate id -> new id
     QHash<qint64, qint64> callMap; // archive LLM call id -> new id
     QList<QPair<qint64, qint64>> planLinks; // new candidate id, archive plan call id
-    for (const Record &r : std::as_const(records)) {
+    for (const Record &r : records) {
         const QJsonObject &o = r.o;
         if (r.type == QLatin1String("run")) {
-            run.target = o.value(QStringLiteral("target")).toString();
-            run.problem = o.value(QStringLiteral("problem")).toString();
-            run.agent = o.value(QStringLiteral("agent")).toString();
-            run.configYaml = o.value(QStringLiteral("config_yaml")).toString();
-            run.state = runStateFromString(o.value(QStringLiteral("state")).toString());
-            run.stopReason = o.value(QStringLiteral("stop_reason")).toString();
-            run.label = o.value(QStringLiteral("label")).toString();
-            run.createdAt = QDateTime::fromString(o.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
-            run.iteration = o.value(QStringLiteral("iteration")).toInt();
-            run.metric = o.value(QStringLiteral("metric")).toString();
-            run.baselineScore = o.value(QStringLiteral("baseline_score")).toDouble();
-            run.bestScore = o.value(QStringLiteral("best_score")).toDouble();
-            run.usd = o.value(QStringLiteral("usd")).toDouble();
-            run.tokensIn = o.value(QStringLiteral("tokens_in")).toInteger();
-            run.tokensOut = o.value(QStringLiteral("tokens_out")).toInteger();
-            run.llmCalls = o.value(QStringLiteral("llm_calls")).toInteger();
-            run.schedule = toList(o.value(QStringLiteral("schedule")));
-            // An imported run is browsed, not driven: a run exported while running is imported as stopped.
-            if (run.state == RunState::Running || run.state == RunState::Created)
-                run.state = RunState::Stopped;
+            run = runFromJson(o);
             runId = store.createRun(run);
             run.id = runId;
             if (!runId)
                 return abandon(r.line, QStringLiteral("the run"));
         } else if (r.type == QLatin1String("candidate")) {
-            Candidate c;
-            c.runId = runId;
-            c.parentId = idMap.value(idOf(o, "parent_id"), 0);
-            c.iteration = o.value(QStringLiteral("iteration")).toInt();
-            c.origin = candidateOriginFromString(o.value(QStringLiteral("origin")).toString());
-            c.status = candidateStatusFromString(o.value(QStringLiteral("status")).toString());
-            c.plan = o.value(QStringLiteral("plan")).toString();
-            c.menuItem = o.value(QStringLiteral("menu_item")).toString();
-            c.code = o.value(QStringLiteral("code")).toString();
-            if (o.contains(QStringLiteral("score")))
-                c.score = o.value(QStringLiteral("score")).toDouble();
-            c.metrics = o.value(QStringLiteral("metrics")).toObject();
-            c.feedback = toList(o.value(QStringLiteral("feedback")));
-            c.flags = toList(o.value(QStringLiteral("flags")));
-            c.planModel = o.value(QStringLiteral("plan_model")).toString();
-            c.codeModel = o.value(QStringLiteral("code_model")).toString();
-            c.error = o.value(QStringLiteral("error")).toString();
-            c.inBeam = o.value(QStringLiteral("in_beam")).toBool();
-            c.planSlot = o.value(QStringLiteral("plan_slot")).toInt(-1);
-            c.sample = o.value(QStringLiteral("sample")).toInt();
-            c.fixOf = idMap.value(idOf(o, "fix_of"), 0);
-            const qint64 newId = store.addCandidate(c);
+            const qint64 newId = store.addCandidate(candidateFromJson(o, runId, idMap));
             if (!newId)
                 return abandon(r.line, QStringLiteral("candidate %1").arg(idOf(o, "id")));
             idMap.insert(idOf(o, "id"), newId);
@@ -382,28 +436,7 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
             if (!store.addEvaluation(idMap.value(idOf(o, "candidate_id")), result))
                 return abandon(r.line, QStringLiteral("an evaluation step"));
         } else if (r.type == QLatin1String("llm_call")) {
-            LlmCall c;
-            c.runId = runId;
-            c.candidateId = idMap.value(idOf(o, "candidate_id"), 0);
-            c.phase = o.value(QStringLiteral("phase")).toString();
-            c.requestHash = o.value(QStringLiteral("request_hash")).toString();
-            c.provider = o.value(QStringLiteral("provider")).toString();
-            c.model = o.value(QStringLiteral("model")).toString();
-            c.prompt = o.value(QStringLiteral("prompt")).toString();
-            c.response = o.value(QStringLiteral("response")).toString();
-            c.reasoning = o.value(QStringLiteral("reasoning")).toString();
-            c.tokensIn = o.value(QStringLiteral("tokens_in")).toInteger();
-            c.tokensOut = o.value(QStringLiteral("tokens_out")).toInteger();
-            c.usd = o.value(QStringLiteral("usd")).toDouble();
-            c.latencyMs = o.value(QStringLiteral("latency_ms")).toDouble();
-            c.retries = o.value(QStringLiteral("retries")).toInt();
-            c.attempts = o.value(QStringLiteral("attempts")).toString();
-            c.status = o.value(QStringLiteral("status")).toString();
-            if (c.status == QLatin1String("in_flight"))
-                c.status = QStringLiteral("unconfirmed");
-            c.error = o.value(QStringLiteral("error")).toString();
-            c.createdAt = QDateTime::fromString(o.value(QStringLiteral("created_at")).toString(), Qt::ISODateWithMs);
-            const qint64 newId = store.addLlmCall(c);
+            const qint64 newId = store.addLlmCall(callFromJson(o, runId, idMap));
             if (!newId)
                 return abandon(r.line, QStringLiteral("LLM call %1").arg(idOf(o, "id")));
             callMap.insert(idOf(o, "id"), newId);
@@ -430,6 +463,23 @@ qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
         return 0;
     }
     return runId;
+}
+
+} // namespace
+
+qint64 importRunJsonl(RunStore &store, const QString &path, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
+        return 0;
+    }
+    // First the whole file is read and checked: the records, their references and the trailer's counts.
+    QList<Record> records;
+    std::optional<Record> trailer;
+    if (!readRecords(file, path, &records, &trailer, error) || !checkRecords(records, *trailer, path, error))
+        return 0;
+    return storeRecords(store, records, path, error);
 }
 
 } // namespace autocomp

@@ -30,7 +30,7 @@ void readUsage(const QJsonObject &usage, WireResult *result)
 
 QString errorText(const QJsonObject &error)
 {
-    const QString message = error.value(QLatin1String("message")).toString();
+    QString message = error.value(QLatin1String("message")).toString();
     const QString type = error.value(QLatin1String("type")).toString();
     if (type.isEmpty())
         return message;

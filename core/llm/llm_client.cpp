@@ -27,32 +27,6 @@ Q_LOGGING_CATEGORY(lcLlm, "autocomp.llm")
 
 namespace autocomp {
 
-QString LlmRequest::hash() const
-{
-    QCryptographicHash h(QCryptographicHash::Sha256);
-    auto add = [&](const QString &part) {
-        const QByteArray bytes = part.toUtf8();
-        h.addData(QByteArray(QByteArray::number(bytes.size()) + ':'));
-        h.addData(bytes);
-    };
-    add(spec.provider);
-    add(spec.model);
-    add(spec.baseUrl.host());
-    add(system);
-    add(prompt);
-    add(temperature ? QString::number(*temperature, 'g', 6) : QStringLiteral("default"));
-    add(QString::number(maxTokens));
-    add(QString::number(sampleIndex));
-    // Added only when set, so the keys of responses stored before these options existed stay valid.
-    if (!spec.api.isEmpty())
-        add(QStringLiteral("api=") + spec.api);
-    if (!reasoningEffort.isEmpty())
-        add(QStringLiteral("effort=") + reasoningEffort);
-    if (thinkingBudget > 0)
-        add(QStringLiteral("thinking=") + QString::number(thinkingBudget));
-    return QString::fromLatin1(h.result().toHex());
-}
-
 void LlmReply::abort()
 {
     if (m_finished)
@@ -114,55 +88,6 @@ LlmClient::LlmClient(QObject *parent) : QObject(parent), m_gcloud(new GcloudToke
 }
 
 LlmClient::~LlmClient() = default;
-
-QString LlmClient::stripReasoning(const QString &text, QString *reasoning)
-{
-    static const QRegularExpression s_block(QStringLiteral("<(think|thinking|reasoning)>(.*?)</\\1>"),
-                                            QRegularExpression::DotMatchesEverythingOption);
-    QString out = text;
-    QStringList parts;
-    auto it = s_block.globalMatch(text);
-    while (it.hasNext())
-        parts << it.next().captured(2).trimmed();
-    out.remove(s_block);
-    // A reasoning block that was opened but never closed swallows the rest of the answer: keep the text.
-    if (reasoning)
-        *reasoning = parts.join(QStringLiteral("\n\n"));
-    return out.trimmed();
-}
-
-bool LlmClient::isRetryableStatus(int status)
-{
-    return status == 408 || status == 409 || status == 429 || status >= 500;
-}
-
-double LlmClient::backoffSeconds(int attempt, const QByteArray &retryAfterMs, const QByteArray &retryAfter,
-                                 double random01)
-{
-    bool ok = false;
-    if (!retryAfterMs.isEmpty()) {
-        const double ms = retryAfterMs.trimmed().toDouble(&ok);
-        if (ok && ms >= 0 && ms <= 120000)
-            return ms / 1000.0;
-    }
-    if (!retryAfter.isEmpty()) {
-        const double s = retryAfter.trimmed().toDouble(&ok);
-        if (ok && s >= 0 && s <= 120)
-            return s;
-        // HTTP dates end in "GMT", which Qt's RFC 2822 parser does not read; "+0000" is the same instant.
-        QString date = QString::fromLatin1(retryAfter.trimmed());
-        if (date.endsWith(QLatin1String(" GMT")))
-            date = date.chopped(4) + QStringLiteral(" +0000");
-        const QDateTime when = QDateTime::fromString(date, Qt::RFC2822Date);
-        if (when.isValid()) {
-            const double delta = QDateTime::currentDateTimeUtc().msecsTo(when) / 1000.0;
-            if (delta >= 0 && delta <= 120)
-                return delta;
-        }
-    }
-    const double base = std::min(0.5 * std::pow(2.0, attempt), 8.0);
-    return base * (1.0 - 0.25 * random01);
-}
 
 LlmReply *LlmClient::send(const LlmRequest &request)
 {
@@ -263,46 +188,6 @@ void LlmClient::pump()
             Q_EMIT reply->finished();
         }
     }
-}
-
-QString LlmClient::modelKey(const LlmRequest &request)
-{
-    return request.spec.provider + QLatin1Char('@') + request.spec.baseUrl.toString() + QStringLiteral("::")
-        + request.spec.model;
-}
-
-QString LlmClient::unsupportedParameter(const QString &message)
-{
-    static const QRegularExpression s_patterns[] = {
-        // OpenAI: "Unsupported parameter: 'temperature' is not supported with this model."
-        //         "Unsupported value: 'temperature' does not support 0.7 with this model."
-        QRegularExpression(QStringLiteral("[Uu]nsupported (?:parameter|value):? '([A-Za-z_][\\w.]*)'")),
-        // Anthropic: "temperature: Extra inputs are not permitted"
-        QRegularExpression(QStringLiteral("^([A-Za-z_][\\w.]*): Extra inputs are not permitted")),
-        // Gemini: "Invalid JSON payload received. Unknown name \"temperature\" at 'generation_config'"
-        QRegularExpression(QStringLiteral("Unknown name \"([A-Za-z_]\\w*)\"(?: at '([\\w.]+)')?")),
-    };
-    for (const QRegularExpression &pattern : s_patterns) {
-        const QRegularExpressionMatch match = pattern.match(message);
-        if (!match.hasMatch())
-            continue;
-        QString path = match.captured(1);
-        // Gemini names the enclosing object in snake_case: generation_config -> generationConfig.
-        QString parent = match.captured(2);
-        if (!parent.isEmpty()) {
-            static const QRegularExpression s_snake(QStringLiteral("_([a-z])"));
-            QString camel;
-            qsizetype last = 0;
-            for (auto it = s_snake.globalMatch(parent); it.hasNext();) {
-                const QRegularExpressionMatch m = it.next();
-                camel += parent.mid(last, m.capturedStart() - last) + m.captured(1).toUpper();
-                last = m.capturedEnd();
-            }
-            path = camel + parent.mid(last) + QLatin1Char('.') + path;
-        }
-        return path;
-    }
-    return {};
 }
 
 void LlmClient::setGcloudProgram(const QString &program) { m_gcloud->setProgram(program); }
@@ -743,8 +628,6 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     reply->m_idleTimer->stop();
     const int status = network->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     reply->m_response.httpStatus = status;
-    const QByteArray retryAfterMs = network->rawHeader("retry-after-ms");
-    const QByteArray retryAfter = network->rawHeader("retry-after");
     const WireFormat *format = reply->m_format;
     WireResult &result = reply->m_result;
 
@@ -761,48 +644,11 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         return;
     }
     if (status >= 300 && status < 400) {
-        // Qt's LocationHeader is only set for absolute URLs; a relative one is resolved against the request's.
-        const QUrl target = network->url().resolved(QUrl::fromEncoded(network->rawHeader("location").trimmed()));
-        const bool sameOrigin = originKey(target) == originKey(network->url());
-        if ((status == 307 || status == 308) && sameOrigin && target.isValid() && reply->m_redirects < 5) {
-            ++reply->m_redirects;
-            reply->m_response.attempts << QStringLiteral("HTTP %1: redirected to %2").arg(status).arg(target.path());
-            QNetworkRequest again = network->request();
-            again.setUrl(target);
-            reply->m_body.clear();
-            reply->m_sse = {};
-            reply->m_result = {};
-            post(reply, again);
-            return;
-        }
-        reply->m_response.error = QStringLiteral("HTTP %1: redirected to %2; not followed (%3)")
-                                      .arg(status)
-                                      .arg(target.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery),
-                                           !sameOrigin ? QStringLiteral("another origin")
-                                               : reply->m_redirects >= 5
-                                               ? QStringLiteral("too many redirects")
-                                               : QStringLiteral("it would turn the POST into a GET"));
-        finish(reply);
+        followRedirect(reply, network, status);
         return;
     }
     if (status >= 400) {
-        const QString message = format->errorMessage(reply->m_body);
-        if (status == 400 && dropUnsupported(reply, message))
-            return;
-        // A Vertex AI token revoked or expired early: the next request asks gcloud for a new one.
-        if (status == 401 && reply->m_request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex())
-            m_gcloud->invalidate();
-        const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
-        // Providers do not bill requests they answer with an error status.
-        if (isRetryableStatus(status))
-            retryOrFail(reply, error,
-                        backoffSeconds(reply->m_attempt, retryAfterMs, retryAfter,
-                                       QRandomGenerator::global()->generateDouble()),
-                        Resend::Unbilled);
-        else {
-            reply->m_response.error = error;
-            finish(reply);
-        }
+        failWithStatus(reply, network, status);
         return;
     }
     // A response that arrived whole is the response, whatever Qt says of the connection afterwards: a peer
@@ -823,30 +669,7 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
                    .arg(reply->m_attempt + 1)
                    .arg(network->errorString());
     if (network->error() != QNetworkReply::NoError && !whole) {
-        // The connection closed before any byte of the answer, and Qt, wanting to send the request again
-        // by itself, could not (its body is not resettable on purpose). Where the request had not been
-        // written whole (no requestSent), the provider cannot have acted on it: a kept-alive connection
-        // the peer had closed. Sent again at once, as HTTP clients do for a stale idle connection (never
-        // where every byte had been written: that one may have been billed). Either way the origin closes
-        // connections after its answers, so its requests ask for connections of their own from now on.
-        if (network->error() == QNetworkReply::ContentReSendError && reply->m_rawBytes == 0 && status == 0) {
-            m_closingOrigins.insert(originKey(network->url()));
-            if (!reply->m_mayHaveReached) {
-                retryOrFail(
-                    reply,
-                    QStringLiteral("the provider had closed the kept-alive connection before the request was written"),
-                    0.0, Resend::Unsent);
-                return;
-            }
-        }
-        QString error = reply->m_timeoutError;
-        if (error.isEmpty())
-            error = result.error.isEmpty() ? network->errorString() : result.error;
-        if (network->error() == QNetworkReply::ContentReSendError)
-            error = QStringLiteral("the connection closed before the answer began");
-        const bool unsent = !reply->m_mayHaveReached && network->error() != QNetworkReply::ContentReSendError
-            && (failedBeforeSending(network->error()) || network->error() == QNetworkReply::OperationCanceledError);
-        retryOrFail(reply, error, unsent ? Resend::Unsent : Resend::MayBeBilled);
+        failWithConnection(reply, network, status);
         return;
     }
     if (reply->m_streaming) {
@@ -864,7 +687,88 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
         retryOrFail(reply, result.error, result.malformed ? Resend::MayBeBilled : Resend::Unbilled);
         return;
     }
+    acceptAnswer(reply);
+}
 
+void LlmClient::followRedirect(LlmReply *reply, QNetworkReply *network, int status)
+{
+    // Qt's LocationHeader is only set for absolute URLs; a relative one is resolved against the request's.
+    const QUrl target = network->url().resolved(QUrl::fromEncoded(network->rawHeader("location").trimmed()));
+    const bool sameOrigin = originKey(target) == originKey(network->url());
+    if ((status == 307 || status == 308) && sameOrigin && target.isValid() && reply->m_redirects < 5) {
+        ++reply->m_redirects;
+        reply->m_response.attempts << QStringLiteral("HTTP %1: redirected to %2").arg(status).arg(target.path());
+        QNetworkRequest again = network->request();
+        again.setUrl(target);
+        reply->m_body.clear();
+        reply->m_sse = {};
+        reply->m_result = {};
+        post(reply, again);
+        return;
+    }
+    reply->m_response.error = QStringLiteral("HTTP %1: redirected to %2; not followed (%3)")
+                                  .arg(status)
+                                  .arg(target.toString(QUrl::RemoveUserInfo | QUrl::RemoveQuery),
+                                       !sameOrigin ? QStringLiteral("another origin")
+                                           : reply->m_redirects >= 5
+                                           ? QStringLiteral("too many redirects")
+                                           : QStringLiteral("it would turn the POST into a GET"));
+    finish(reply);
+}
+
+void LlmClient::failWithStatus(LlmReply *reply, QNetworkReply *network, int status)
+{
+    const QString message = reply->m_format->errorMessage(reply->m_body);
+    if (status == 400 && dropUnsupported(reply, message))
+        return;
+    // A Vertex AI token revoked or expired early: the next request asks gcloud for a new one.
+    if (status == 401 && reply->m_request.spec.wireFormat() == QLatin1String("gemini") && ModelSpec::useVertex())
+        m_gcloud->invalidate();
+    const QString error = QStringLiteral("HTTP %1: %2").arg(status).arg(message);
+    // Providers do not bill requests they answer with an error status.
+    if (isRetryableStatus(status))
+        retryOrFail(reply, error,
+                    backoffSeconds(reply->m_attempt, network->rawHeader("retry-after-ms"),
+                                   network->rawHeader("retry-after"), QRandomGenerator::global()->generateDouble()),
+                    Resend::Unbilled);
+    else {
+        reply->m_response.error = error;
+        finish(reply);
+    }
+}
+
+void LlmClient::failWithConnection(LlmReply *reply, QNetworkReply *network, int status)
+{
+    // The connection closed before any byte of the answer, and Qt, wanting to send the request again
+    // by itself, could not (its body is not resettable on purpose). Where the request had not been
+    // written whole (no requestSent), the provider cannot have acted on it: a kept-alive connection
+    // the peer had closed. Sent again at once, as HTTP clients do for a stale idle connection (never
+    // where every byte had been written: that one may have been billed). Either way the origin closes
+    // connections after its answers, so its requests ask for connections of their own from now on.
+    if (network->error() == QNetworkReply::ContentReSendError && reply->m_rawBytes == 0 && status == 0) {
+        m_closingOrigins.insert(originKey(network->url()));
+        if (!reply->m_mayHaveReached) {
+            retryOrFail(
+                reply,
+                QStringLiteral("the provider had closed the kept-alive connection before the request was written"), 0.0,
+                Resend::Unsent);
+            return;
+        }
+    }
+    const WireResult &result = reply->m_result;
+    QString error = reply->m_timeoutError;
+    if (error.isEmpty())
+        error = result.error.isEmpty() ? network->errorString() : result.error;
+    if (network->error() == QNetworkReply::ContentReSendError)
+        error = QStringLiteral("the connection closed before the answer began");
+    const bool unsent = !reply->m_mayHaveReached && network->error() != QNetworkReply::ContentReSendError
+        && (failedBeforeSending(network->error()) || network->error() == QNetworkReply::OperationCanceledError);
+    retryOrFail(reply, error, unsent ? Resend::Unsent : Resend::MayBeBilled);
+}
+
+void LlmClient::acceptAnswer(LlmReply *reply)
+{
+    const WireResult &result = reply->m_result;
     LlmResponse &response = reply->m_response;
     response.tokensIn = result.tokensIn;
     response.tokensOut = result.tokensOut;
@@ -887,13 +791,6 @@ void LlmClient::onNetworkFinished(LlmReply *reply)
     }
     response.ok = true;
     finish(reply);
-}
-
-bool LlmResponse::cutAtTokenLimit() const
-{
-    static const QStringList s_cut{QStringLiteral("length"), QStringLiteral("max_tokens"), QStringLiteral("MAX_TOKENS"),
-                                   QStringLiteral("max_output_tokens")};
-    return s_cut.contains(stopReason);
 }
 
 void LlmClient::price(LlmResponse *response, const LlmRequest &request)

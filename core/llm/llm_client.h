@@ -214,6 +214,14 @@ private:
     void released(QNetworkReply *network);
     void onReadyRead(LlmReply *reply);
     void onNetworkFinished(LlmReply *reply);
+    // The ends of an attempt onNetworkFinished tells apart. A 3xx: followed within the origin (307, 308; at
+    // most 5), else the reply fails. An HTTP error status: retried where it may pass (isRetryableStatus),
+    // never billed. A connection that broke before the whole answer: retried, as unsent or as maybe billed.
+    // An answer that parsed: the response, priced; an empty text fails.
+    void followRedirect(LlmReply *reply, QNetworkReply *network, int status);
+    void failWithStatus(LlmReply *reply, QNetworkReply *network, int status);
+    void failWithConnection(LlmReply *reply, QNetworkReply *network, int status);
+    void acceptAnswer(LlmReply *reply);
     void finish(LlmReply *reply);
     // Why an attempt may be sent again: nothing of it was written, the provider answered with an error, or
     // the provider may have produced (and billed) an answer that broke on the way.

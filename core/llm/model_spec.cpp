@@ -81,7 +81,7 @@ bool ModelSpec::useVertex() { return !qEnvironmentVariableIsEmpty("GOOGLE_CLOUD_
 QString ModelSpec::awsRegion()
 {
     for (const char *name : {"AWS_REGION", "AWS_DEFAULT_REGION"}) {
-        const QString region = qEnvironmentVariable(name);
+        QString region = qEnvironmentVariable(name);
         if (!region.isEmpty())
             return region;
     }

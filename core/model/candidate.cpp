@@ -92,7 +92,7 @@ QString statusWord(const Candidate &candidate)
     case CandidateStatus::Failed: {
         // The evaluation's own status leads the error ("timeout: ...", "error: ..."); anything else is a
         // failure before there was code to evaluate (the LLM call, an answer without code, an edit).
-        const QString kind = candidate.error.section(QLatin1Char(':'), 0, 0);
+        QString kind = candidate.error.section(QLatin1Char(':'), 0, 0);
         if (kind == QLatin1String("error"))
             return QStringLiteral("error (machine)");
         if (kind == QLatin1String("timeout") || kind == QLatin1String("crash") || kind == QLatin1String("rejected")

@@ -28,7 +28,13 @@ struct LlmCall
     double latencyMs = 0;
     int retries = 0;
     QString attempts; // each earlier attempt: why it failed and why it was sent again, one a line
-    QString status; // ok | error
+    // What became of the call (written by PaidCallLedger and AgentBuilder; RunStore settles in_flight):
+    //   in_flight   recorded before it was sent, no answer yet (usd: the estimated cost);
+    //   ok          answered, and paid for (usd: the price table's cost);
+    //   error       sent and failed, or refused before sending (prompt or answer over its llm.max_*_bytes limit);
+    //   cached      answered by a response already paid for (the store's, or an identical call in flight): usd 0;
+    //   unconfirmed was in flight when its process ended or the run was stopped: the provider may have billed it.
+    QString status;
     QString error;
     QDateTime createdAt;
 };

@@ -187,6 +187,236 @@ void parseRemote(YamlReader &r, const YAML::Node &e, EvaluationConfig &c)
     }
 }
 
+// The sections of a run configuration, each read into `config` with its errors reported on `r`.
+void readModels(YamlReader &r, const YAML::Node &root, RunConfig &config)
+{
+    if (const auto models = root["models"]) {
+        r.checkKeys(models, QStringLiteral("models"), {QStringLiteral("plan"), QStringLiteral("code")});
+        if (models.IsMap()) {
+            if (const auto n = models["plan"])
+                config.planModels = r.stringList(n, QStringLiteral("models.plan")).value_or(QStringList());
+            if (const auto n = models["code"])
+                config.codeModels = r.stringList(n, QStringLiteral("models.code")).value_or(QStringList());
+        }
+    } else {
+        r.error(root, QStringLiteral("missing required key 'models' (e.g. models: {plan: [\"openai::gpt-5.2\"]})"));
+    }
+}
+
+void readSearch(YamlReader &r, const YAML::Node &s, RunConfig &config)
+{
+    const QStringList known{QStringLiteral("iterations"),
+                            QStringLiteral("beam_width"),
+                            QStringLiteral("plans_per_parent"),
+                            QStringLiteral("code_per_plan"),
+                            QStringLiteral("menu_dropout"),
+                            QStringLiteral("new_idea_probability"),
+                            QStringLiteral("fix_attempts"),
+                            QStringLiteral("parent_slack"),
+                            QStringLiteral("seed"),
+                            QStringLiteral("translate_iters"),
+                            QStringLiteral("translate_threshold"),
+                            QStringLiteral("edit_mode"),
+                            QStringLiteral("feedback"),
+                            QStringLiteral("isa_filter"),
+                            QStringLiteral("early_stop"),
+                            QStringLiteral("early_stop_patience"),
+                            QStringLiteral("schedule"),
+                            QStringLiteral("noise_floor"),
+                            QStringLiteral("translate_score"),
+                            QStringLiteral("translate_perf_threshold"),
+                            QStringLiteral("skip_planning"),
+                            QStringLiteral("menu_strategy"),
+                            QStringLiteral("example_rate")};
+    r.checkKeys(s, QStringLiteral("search"), known);
+    SearchConfig &c = config.search;
+    auto readInt = [&](const char *key, int &out) {
+        if (const auto n = s[key])
+            if (auto v = r.integer(n, QStringLiteral("search.") + QLatin1String(key)))
+                out = int(*v);
+    };
+    auto readDouble = [&](const char *key, double &out) {
+        if (const auto n = s[key])
+            if (auto v = r.number(n, QStringLiteral("search.") + QLatin1String(key)))
+                out = *v;
+    };
+    if (s.IsMap()) {
+        readInt("iterations", c.iterations);
+        readInt("beam_width", c.beamWidth);
+        readInt("plans_per_parent", c.plansPerParent);
+        readInt("code_per_plan", c.codePerPlan);
+        readDouble("menu_dropout", c.menuDropout);
+        readDouble("new_idea_probability", c.newIdeaProbability);
+        readDouble("translate_threshold", c.translateThreshold);
+        readInt("fix_attempts", c.fixAttempts);
+        readInt("translate_iters", c.translateIters);
+        readInt("early_stop_patience", c.earlyStopPatience);
+        if (const auto n = s["seed"])
+            if (auto v = r.integer(n, QStringLiteral("search.seed")))
+                c.seed = quint64(*v);
+        if (const auto n = s["edit_mode"])
+            c.editMode = r.boolean(n, QStringLiteral("search.edit_mode")).value_or(false);
+        if (const auto n = s["feedback"])
+            c.feedback = r.boolean(n, QStringLiteral("search.feedback")).value_or(true);
+        if (const auto n = s["isa_filter"])
+            c.isaFilter = r.boolean(n, QStringLiteral("search.isa_filter")).value_or(false);
+        if (const auto n = s["translate_score"])
+            c.translateScore = r.boolean(n, QStringLiteral("search.translate_score")).value_or(true);
+        readDouble("translate_perf_threshold", c.translatePerfThreshold);
+        if (const auto n = s["skip_planning"])
+            c.skipPlanning = r.boolean(n, QStringLiteral("search.skip_planning")).value_or(false);
+        if (const auto n = s["menu_strategy"]; n && !n.IsNull()) {
+            // Autocomp writes None for the agent's menu only.
+            const QString v = r.string(n, QStringLiteral("search.menu_strategy")).value_or(QString());
+            if (v == QLatin1String("one-shot"))
+                c.menuStrategy = v;
+            else if (!v.isEmpty() && v != QLatin1String("none") && v != QLatin1String("None"))
+                r.error(n, QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(v));
+        }
+        if (const auto n = s["example_rate"]; n && !n.IsNull())
+            c.exampleRate = r.number(n, QStringLiteral("search.example_rate"));
+        if (const auto n = s["early_stop"]; n && !n.IsNull())
+            c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
+        if (const auto n = s["noise_floor"]; n && !n.IsNull())
+            c.noiseFloor = r.number(n, QStringLiteral("search.noise_floor"));
+        if (const auto n = s["schedule"]; n && !n.IsNull())
+            c.schedule = r.string(n, QStringLiteral("search.schedule")).value_or(QString());
+        if (const auto n = s["parent_slack"]) {
+            if (n.IsSequence()) {
+                c.parentSlack.clear();
+                for (const auto &item : n)
+                    if (auto v = r.number(item, QStringLiteral("search.parent_slack")))
+                        c.parentSlack << *v;
+            } else if (auto v = r.number(n, QStringLiteral("search.parent_slack"))) {
+                c.parentSlack = {*v};
+            }
+        }
+    }
+}
+
+void readBudget(YamlReader &r, const YAML::Node &b, RunConfig &config)
+{
+    r.checkKeys(b, QStringLiteral("budget"),
+                {QStringLiteral("max_usd"), QStringLiteral("max_llm_calls"), QStringLiteral("max_hours")});
+    if (b.IsMap()) {
+        if (const auto n = b["max_usd"]; n && !n.IsNull())
+            config.budget.maxUsd = r.number(n, QStringLiteral("budget.max_usd"));
+        if (const auto n = b["max_llm_calls"]; n && !n.IsNull())
+            config.budget.maxLlmCalls = r.integer(n, QStringLiteral("budget.max_llm_calls"));
+        if (const auto n = b["max_hours"]; n && !n.IsNull())
+            config.budget.maxHours = r.number(n, QStringLiteral("budget.max_hours"));
+    }
+}
+
+void readLlm(YamlReader &r, const YAML::Node &l, RunConfig &config)
+{
+    r.checkKeys(l, QStringLiteral("llm"),
+                {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"),
+                 QStringLiteral("reuse_answers"), QStringLiteral("resend_billed"), QStringLiteral("proxy"),
+                 QStringLiteral("max_tokens")});
+    if (l.IsMap()) {
+        if (const auto n = l["max_answer_bytes"])
+            if (auto v = r.integer(n, QStringLiteral("llm.max_answer_bytes")))
+                config.llm.maxAnswerBytes = *v;
+        if (const auto n = l["max_prompt_bytes"])
+            if (auto v = r.integer(n, QStringLiteral("llm.max_prompt_bytes")))
+                config.llm.maxPromptBytes = *v;
+        if (const auto n = l["max_tokens"])
+            if (auto v = r.integer(n, QStringLiteral("llm.max_tokens")))
+                config.llm.maxTokens = int(std::clamp<qint64>(*v, 0, 1 << 30));
+        if (const auto n = l["resend_billed"])
+            config.llm.resendBilled = r.boolean(n, QStringLiteral("llm.resend_billed")).value_or(false);
+        if (const auto n = l["proxy"]) {
+            config.llm.proxy = r.string(n, QStringLiteral("llm.proxy")).value_or(QString());
+            QString proxyError;
+            if (!parseProxySetting(config.llm.proxy, &proxyError))
+                r.error(n, QStringLiteral("llm.proxy: ") + proxyError);
+        }
+        if (const auto n = l["reuse_answers"]) {
+            const QString mode = r.string(n, QStringLiteral("llm.reuse_answers")).value_or(QString());
+            if (mode == QLatin1String("across_runs"))
+                config.llm.reuseAcrossRuns = true;
+            else if (mode != QLatin1String("per_run"))
+                r.error(n, QStringLiteral("'llm.reuse_answers' must be per_run or across_runs, got '%1'").arg(mode));
+        }
+    }
+}
+
+void readEvaluation(YamlReader &r, const YAML::Node &e, RunConfig &config)
+{
+    r.checkKeys(e, QStringLiteral("evaluation"),
+                {QStringLiteral("executor"), QStringLiteral("parallel_compiles"), QStringLiteral("bench_slots"),
+                 QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"), QStringLiteral("bench_isolation"),
+                 QStringLiteral("profile"), QStringLiteral("hosts"), QStringLiteral("ssh"), QStringLiteral("remote"),
+                 QStringLiteral("slurm"), QStringLiteral("placement"), QStringLiteral("compile_only")});
+    if (e.IsMap()) {
+        EvaluationConfig &c = config.evaluation;
+        if (const auto n = e["executor"])
+            c.executor = r.string(n, QStringLiteral("evaluation.executor")).value_or(c.executor);
+        if (const auto n = e["parallel_compiles"]) {
+            if (n.IsScalar() && n.Scalar() == "auto")
+                c.parallelCompiles = 0;
+            else if (auto v = r.integer(n, QStringLiteral("evaluation.parallel_compiles")))
+                c.parallelCompiles = int(*v);
+        }
+        if (const auto n = e["bench_slots"])
+            if (auto v = r.integer(n, QStringLiteral("evaluation.bench_slots")))
+                c.benchSlots = int(*v);
+        if (const auto n = e["sandbox"]) {
+            c.sandbox = r.string(n, QStringLiteral("evaluation.sandbox")).value_or(c.sandbox);
+            if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}.contains(
+                    c.sandbox))
+                r.error(n,
+                        QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'").arg(c.sandbox));
+        }
+        if (const auto n = e["bench_isolation"]) {
+            c.benchIsolation = r.string(n, QStringLiteral("evaluation.bench_isolation")).value_or(c.benchIsolation);
+            if (!QStringList{QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("exclusive")}.contains(
+                    c.benchIsolation))
+                r.error(n,
+                        QStringLiteral("'evaluation.bench_isolation' must be auto, cpu or exclusive, got '%1'")
+                            .arg(c.benchIsolation));
+        }
+        if (const auto n = e["keep_workdirs"])
+            c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
+        if (const auto n = e["profile"])
+            c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
+        if (const auto n = e["compile_only"])
+            c.compileOnly = r.boolean(n, QStringLiteral("evaluation.compile_only")).value_or(false);
+        if (const auto n = e["executor"]; n
+            && !QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}.contains(
+                c.executor))
+            r.error(n, QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'").arg(c.executor));
+        parseRemote(r, e, c);
+    }
+}
+
+// Range checks name the line of the offending key: the message starts with 'section.key'.
+void reportInvalidValues(YamlReader &r, const YAML::Node &root, const RunConfig &config)
+{
+    static const QRegularExpression s_key(QStringLiteral("^'([a-z_.]+)'"));
+    const std::function<YAML::Node(const YAML::Node &, QStringList)> find = [&find](const YAML::Node &n,
+                                                                                    QStringList parts) -> YAML::Node {
+        if (parts.isEmpty())
+            return n;
+        if (!n.IsMap())
+            return YAML::Node(YAML::NodeType::Undefined);
+        const YAML::Node child = n[parts.first().toStdString()];
+        if (!child)
+            return YAML::Node(YAML::NodeType::Undefined);
+        return find(child, parts.mid(1));
+    };
+    for (const QString &problem : config.validate()) {
+        const QString key = s_key.match(problem).captured(1);
+        const YAML::Node node = key.isEmpty() ? YAML::Node(YAML::NodeType::Undefined)
+                                              : find(root, key.split(QLatin1Char('.')));
+        if (node.IsDefined())
+            r.error(node, problem);
+        else
+            r.error(problem);
+    }
+}
+
 } // namespace
 
 QString RemoteHost::label() const
@@ -208,7 +438,7 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
     RunConfig config;
     const auto parsed = r.parse(yaml);
     if (parsed) {
-        const YAML::Node root = *parsed;
+        const YAML::Node &root = *parsed;
         if (!root.IsMap()) {
             r.error(root, QStringLiteral("a run configuration must be a mapping with at least 'target' and 'problem'"));
         } else {
@@ -227,237 +457,19 @@ std::optional<RunConfig> RunConfig::fromYaml(const QByteArray &yaml, const QStri
             if (const auto n = root["agent"]; n && !n.IsNull())
                 config.agent = r.string(n, QStringLiteral("agent")).value_or(QString());
 
-            if (const auto models = root["models"]) {
-                r.checkKeys(models, QStringLiteral("models"), {QStringLiteral("plan"), QStringLiteral("code")});
-                if (models.IsMap()) {
-                    if (const auto n = models["plan"])
-                        config.planModels = r.stringList(n, QStringLiteral("models.plan")).value_or(QStringList());
-                    if (const auto n = models["code"])
-                        config.codeModels = r.stringList(n, QStringLiteral("models.code")).value_or(QStringList());
-                }
-            } else {
-                r.error(root,
-                        QStringLiteral("missing required key 'models' (e.g. models: {plan: [\"openai::gpt-5.2\"]})"));
-            }
-
-            if (const auto s = root["search"]) {
-                const QStringList known{QStringLiteral("iterations"),
-                                        QStringLiteral("beam_width"),
-                                        QStringLiteral("plans_per_parent"),
-                                        QStringLiteral("code_per_plan"),
-                                        QStringLiteral("menu_dropout"),
-                                        QStringLiteral("new_idea_probability"),
-                                        QStringLiteral("fix_attempts"),
-                                        QStringLiteral("parent_slack"),
-                                        QStringLiteral("seed"),
-                                        QStringLiteral("translate_iters"),
-                                        QStringLiteral("translate_threshold"),
-                                        QStringLiteral("edit_mode"),
-                                        QStringLiteral("feedback"),
-                                        QStringLiteral("isa_filter"),
-                                        QStringLiteral("early_stop"),
-                                        QStringLiteral("early_stop_patience"),
-                                        QStringLiteral("schedule"),
-                                        QStringLiteral("noise_floor"),
-                                        QStringLiteral("translate_score"),
-                                        QStringLiteral("translate_perf_threshold"),
-                                        QStringLiteral("skip_planning"),
-                                        QStringLiteral("menu_strategy"),
-                                        QStringLiteral("example_rate")};
-                r.checkKeys(s, QStringLiteral("search"), known);
-                SearchConfig &c = config.search;
-                auto readInt = [&](const char *key, int &out) {
-                    if (const auto n = s[key])
-                        if (auto v = r.integer(n, QStringLiteral("search.") + QLatin1String(key)))
-                            out = int(*v);
-                };
-                auto readDouble = [&](const char *key, double &out) {
-                    if (const auto n = s[key])
-                        if (auto v = r.number(n, QStringLiteral("search.") + QLatin1String(key)))
-                            out = *v;
-                };
-                if (s.IsMap()) {
-                    readInt("iterations", c.iterations);
-                    readInt("beam_width", c.beamWidth);
-                    readInt("plans_per_parent", c.plansPerParent);
-                    readInt("code_per_plan", c.codePerPlan);
-                    readDouble("menu_dropout", c.menuDropout);
-                    readDouble("new_idea_probability", c.newIdeaProbability);
-                    readDouble("translate_threshold", c.translateThreshold);
-                    readInt("fix_attempts", c.fixAttempts);
-                    readInt("translate_iters", c.translateIters);
-                    readInt("early_stop_patience", c.earlyStopPatience);
-                    if (const auto n = s["seed"])
-                        if (auto v = r.integer(n, QStringLiteral("search.seed")))
-                            c.seed = quint64(*v);
-                    if (const auto n = s["edit_mode"])
-                        c.editMode = r.boolean(n, QStringLiteral("search.edit_mode")).value_or(false);
-                    if (const auto n = s["feedback"])
-                        c.feedback = r.boolean(n, QStringLiteral("search.feedback")).value_or(true);
-                    if (const auto n = s["isa_filter"])
-                        c.isaFilter = r.boolean(n, QStringLiteral("search.isa_filter")).value_or(false);
-                    if (const auto n = s["translate_score"])
-                        c.translateScore = r.boolean(n, QStringLiteral("search.translate_score")).value_or(true);
-                    readDouble("translate_perf_threshold", c.translatePerfThreshold);
-                    if (const auto n = s["skip_planning"])
-                        c.skipPlanning = r.boolean(n, QStringLiteral("search.skip_planning")).value_or(false);
-                    if (const auto n = s["menu_strategy"]; n && !n.IsNull()) {
-                        // Autocomp writes None for the agent's menu only.
-                        const QString v = r.string(n, QStringLiteral("search.menu_strategy")).value_or(QString());
-                        if (v == QLatin1String("one-shot"))
-                            c.menuStrategy = v;
-                        else if (!v.isEmpty() && v != QLatin1String("none") && v != QLatin1String("None"))
-                            r.error(n,
-                                    QStringLiteral("'search.menu_strategy' must be one-shot or none, got '%1'").arg(v));
-                    }
-                    if (const auto n = s["example_rate"]; n && !n.IsNull())
-                        c.exampleRate = r.number(n, QStringLiteral("search.example_rate"));
-                    if (const auto n = s["early_stop"]; n && !n.IsNull())
-                        c.earlyStop = r.number(n, QStringLiteral("search.early_stop"));
-                    if (const auto n = s["noise_floor"]; n && !n.IsNull())
-                        c.noiseFloor = r.number(n, QStringLiteral("search.noise_floor"));
-                    if (const auto n = s["schedule"]; n && !n.IsNull())
-                        c.schedule = r.string(n, QStringLiteral("search.schedule")).value_or(QString());
-                    if (const auto n = s["parent_slack"]) {
-                        if (n.IsSequence()) {
-                            c.parentSlack.clear();
-                            for (const auto &item : n)
-                                if (auto v = r.number(item, QStringLiteral("search.parent_slack")))
-                                    c.parentSlack << *v;
-                        } else if (auto v = r.number(n, QStringLiteral("search.parent_slack"))) {
-                            c.parentSlack = {*v};
-                        }
-                    }
-                }
-            }
-
-            if (const auto b = root["budget"]) {
-                r.checkKeys(b, QStringLiteral("budget"),
-                            {QStringLiteral("max_usd"), QStringLiteral("max_llm_calls"), QStringLiteral("max_hours")});
-                if (b.IsMap()) {
-                    if (const auto n = b["max_usd"]; n && !n.IsNull())
-                        config.budget.maxUsd = r.number(n, QStringLiteral("budget.max_usd"));
-                    if (const auto n = b["max_llm_calls"]; n && !n.IsNull())
-                        config.budget.maxLlmCalls = r.integer(n, QStringLiteral("budget.max_llm_calls"));
-                    if (const auto n = b["max_hours"]; n && !n.IsNull())
-                        config.budget.maxHours = r.number(n, QStringLiteral("budget.max_hours"));
-                }
-            }
-
-            if (const auto l = root["llm"]) {
-                r.checkKeys(l, QStringLiteral("llm"),
-                            {QStringLiteral("max_answer_bytes"), QStringLiteral("max_prompt_bytes"),
-                             QStringLiteral("reuse_answers"), QStringLiteral("resend_billed"), QStringLiteral("proxy"),
-                             QStringLiteral("max_tokens")});
-                if (l.IsMap()) {
-                    if (const auto n = l["max_answer_bytes"])
-                        if (auto v = r.integer(n, QStringLiteral("llm.max_answer_bytes")))
-                            config.llm.maxAnswerBytes = *v;
-                    if (const auto n = l["max_prompt_bytes"])
-                        if (auto v = r.integer(n, QStringLiteral("llm.max_prompt_bytes")))
-                            config.llm.maxPromptBytes = *v;
-                    if (const auto n = l["max_tokens"])
-                        if (auto v = r.integer(n, QStringLiteral("llm.max_tokens")))
-                            config.llm.maxTokens = int(std::clamp<qint64>(*v, 0, 1 << 30));
-                    if (const auto n = l["resend_billed"])
-                        config.llm.resendBilled = r.boolean(n, QStringLiteral("llm.resend_billed")).value_or(false);
-                    if (const auto n = l["proxy"]) {
-                        config.llm.proxy = r.string(n, QStringLiteral("llm.proxy")).value_or(QString());
-                        QString proxyError;
-                        if (!parseProxySetting(config.llm.proxy, &proxyError))
-                            r.error(n, QStringLiteral("llm.proxy: ") + proxyError);
-                    }
-                    if (const auto n = l["reuse_answers"]) {
-                        const QString mode = r.string(n, QStringLiteral("llm.reuse_answers")).value_or(QString());
-                        if (mode == QLatin1String("across_runs"))
-                            config.llm.reuseAcrossRuns = true;
-                        else if (mode != QLatin1String("per_run"))
-                            r.error(n,
-                                    QStringLiteral("'llm.reuse_answers' must be per_run or across_runs, got '%1'")
-                                        .arg(mode));
-                    }
-                }
-            }
-
-            if (const auto e = root["evaluation"]) {
-                r.checkKeys(e, QStringLiteral("evaluation"),
-                            {QStringLiteral("executor"), QStringLiteral("parallel_compiles"),
-                             QStringLiteral("bench_slots"), QStringLiteral("sandbox"), QStringLiteral("keep_workdirs"),
-                             QStringLiteral("bench_isolation"), QStringLiteral("profile"), QStringLiteral("hosts"),
-                             QStringLiteral("ssh"), QStringLiteral("remote"), QStringLiteral("slurm"),
-                             QStringLiteral("placement"), QStringLiteral("compile_only")});
-                if (e.IsMap()) {
-                    EvaluationConfig &c = config.evaluation;
-                    if (const auto n = e["executor"])
-                        c.executor = r.string(n, QStringLiteral("evaluation.executor")).value_or(c.executor);
-                    if (const auto n = e["parallel_compiles"]) {
-                        if (n.IsScalar() && n.Scalar() == "auto")
-                            c.parallelCompiles = 0;
-                        else if (auto v = r.integer(n, QStringLiteral("evaluation.parallel_compiles")))
-                            c.parallelCompiles = int(*v);
-                    }
-                    if (const auto n = e["bench_slots"])
-                        if (auto v = r.integer(n, QStringLiteral("evaluation.bench_slots")))
-                            c.benchSlots = int(*v);
-                    if (const auto n = e["sandbox"]) {
-                        c.sandbox = r.string(n, QStringLiteral("evaluation.sandbox")).value_or(c.sandbox);
-                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")}
-                                 .contains(c.sandbox))
-                            r.error(n,
-                                    QStringLiteral("'evaluation.sandbox' must be auto, off or required, got '%1'")
-                                        .arg(c.sandbox));
-                    }
-                    if (const auto n = e["bench_isolation"]) {
-                        c.benchIsolation =
-                            r.string(n, QStringLiteral("evaluation.bench_isolation")).value_or(c.benchIsolation);
-                        if (!QStringList{QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("exclusive")}
-                                 .contains(c.benchIsolation))
-                            r.error(
-                                n,
-                                QStringLiteral("'evaluation.bench_isolation' must be auto, cpu or exclusive, got '%1'")
-                                    .arg(c.benchIsolation));
-                    }
-                    if (const auto n = e["keep_workdirs"])
-                        c.keepWorkdirs = r.boolean(n, QStringLiteral("evaluation.keep_workdirs")).value_or(false);
-                    if (const auto n = e["profile"])
-                        c.profile = r.boolean(n, QStringLiteral("evaluation.profile")).value_or(false);
-                    if (const auto n = e["compile_only"])
-                        c.compileOnly = r.boolean(n, QStringLiteral("evaluation.compile_only")).value_or(false);
-                    if (const auto n = e["executor"]; n
-                        && !QStringList{QStringLiteral("local"), QStringLiteral("ssh"), QStringLiteral("slurm")}
-                                .contains(c.executor))
-                        r.error(n,
-                                QStringLiteral("'evaluation.executor' must be local, ssh or slurm, got '%1'")
-                                    .arg(c.executor));
-                    parseRemote(r, e, c);
-                }
-            }
+            readModels(r, root, config);
+            if (const auto s = root["search"])
+                readSearch(r, s, config);
+            if (const auto b = root["budget"])
+                readBudget(r, b, config);
+            if (const auto l = root["llm"])
+                readLlm(r, l, config);
+            if (const auto e = root["evaluation"])
+                readEvaluation(r, e, config);
         }
     }
-    if (r.ok() && parsed) {
-        // Range checks name the line of the offending key: the message starts with 'section.key'.
-        static const QRegularExpression s_key(QStringLiteral("^'([a-z_.]+)'"));
-        const std::function<YAML::Node(const YAML::Node &, QStringList)> find =
-            [&find](const YAML::Node &n, QStringList parts) -> YAML::Node {
-            if (parts.isEmpty())
-                return n;
-            if (!n.IsMap())
-                return YAML::Node(YAML::NodeType::Undefined);
-            const YAML::Node child = n[parts.first().toStdString()];
-            if (!child)
-                return YAML::Node(YAML::NodeType::Undefined);
-            return find(child, parts.mid(1));
-        };
-        for (const QString &problem : config.validate()) {
-            const QString key = s_key.match(problem).captured(1);
-            const YAML::Node node = key.isEmpty() ? YAML::Node(YAML::NodeType::Undefined)
-                                                  : find(*parsed, key.split(QLatin1Char('.')));
-            if (node.IsDefined())
-                r.error(node, problem);
-            else
-                r.error(problem);
-        }
-    }
+    if (r.ok() && parsed)
+        reportInvalidValues(r, *parsed, config);
     if (!r.ok()) {
         if (errors)
             *errors << r.errors();

@@ -29,6 +29,10 @@ struct RunInfo
     double bestScore = 0;
     qint64 bestCandidateId = 0;
     QString metric; // e.g. latency_ms
+    // The unit the run's target declared for its metric (backend.yaml `unit:`), stored with the run so that
+    // views and exports show it without loading the target. Empty for a run stored before units were (schema 7)
+    // whose target could not be found: shown with the unit read from the metric's name.
+    QString metricUnit;
     double usd = 0;
     qint64 tokensIn = 0;
     qint64 tokensOut = 0;

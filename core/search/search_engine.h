@@ -1,6 +1,7 @@
 #pragma once
 
 #include "llm/llm_client.h"
+#include "llm/paid_call_ledger.h"
 #include "model/agent.h"
 #include "model/candidate.h"
 #include "model/eval_result.h"
@@ -9,7 +10,9 @@
 #include "model/run_info.h"
 #include "model/run_lease.h"
 #include "model/target.h"
-#include "llm/price_table.h"
+#include "search/menu_dropout.h"
+#include "search/run_lifecycle.h"
+#include "search/run_setup.h"
 
 #include <QElapsedTimer>
 #include <QHash>
@@ -17,6 +20,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QSet>
+#include <QThread>
 
 #include <functional>
 #include <memory>
@@ -30,26 +34,20 @@ class Evaluator;
 class EvalJob;
 class RunStore;
 
-// Everything a run needs, resolved and validated before the engine starts.
-struct RunSetup
-{
-    RunConfig config;
-    QByteArray configYaml;
-    Target target;
-    Problem problem;
-    Agent agent;
-    QList<ModelSpec> planModels;
-    QList<ModelSpec> codeModels;
-    QString storePath;
-    QString label;
-};
-
 // The beam search of DESIGN.md §1. Lives on one thread (its owner's event loop); LLM requests and
 // evaluations are asynchronous and pipelined: a plan's code requests start when the plan arrives and
 // an evaluation starts when its code arrives. The only barrier is beam selection at the end of an
 // iteration. Every response and evaluation is written to the store the moment it exists, and every
 // request is keyed by a hash, so a resumed run reuses what was paid for and redoes only unfinished work.
-class SearchEngine : public QObject
+//
+// The engine is the facade of three parts: the beam algorithm (search_engine.cpp, with its candidates'
+// evaluation in candidate_evaluation.cpp, the questions asked before a parent's plans in
+// parent_preparation.cpp and the plans and code added by hand in human_entry.cpp), the run's lifecycle
+// (run_lifecycle.cpp, one RunLifecycle::Phase) and the ledger of paid LLM calls (PaidCallLedger). Its public functions
+// are called on its own thread only (asserted).
+class SearchEngine
+    : public QObject
+    , private PaidCallLedger::Owner
 {
     Q_OBJECT
 public:
@@ -90,15 +88,15 @@ public:
     Candidate candidate(qint64 id) const { return m_candidates.value(id); }
     LlmClient *llmClient() const { return m_llm; }
     const RunSetup &setup() const { return m_setup; }
-    int inFlightRequests() const { return int(m_replies.size()); }
+    int inFlightRequests() const { return m_ledger ? m_ledger->inFlight() : 0; }
     int inFlightEvaluations() const { return int(m_jobs.size()); }
 
-    // Deterministic menu dropout: each item is dropped with probability `dropout`; at least one survives.
-    static QList<int> dropoutDraw(int menuSize, double dropout, std::mt19937_64 &rng);
-    // The ordered menu items along the trajectory from the root to `candidateId`.
-    static QStringList scheduleOf(const QHash<qint64, Candidate> &candidates, qint64 candidateId);
-    // Reads a schedule given as a run id (from the store) or a YAML file (`schedule: [...]` or a list).
-    static std::optional<QStringList> loadSchedule(const QString &source, RunStore *store, QString *error);
+    // Deterministic menu dropout (MenuDropout::draw): each item is dropped with probability `dropout`; at
+    // least one survives.
+    static QList<int> dropoutDraw(int menuSize, double dropout, std::mt19937_64 &rng)
+    {
+        return MenuDropout::draw(menuSize, dropout, rng);
+    }
 
 Q_SIGNALS:
     void runStateChanged(autocomp::RunState state, const QString &reason);
@@ -114,7 +112,13 @@ Q_SIGNALS:
     void leaseLost(const autocomp::RunLease &holder);
 
 private:
-    using LlmCallback = std::function<void(const LlmResponse &response, qint64 callId)>;
+    using LlmCallback = PaidCallLedger::Answer;
+
+    // Debug builds assert that the facade is called on the engine's own thread (STYLE.md).
+    void assertOwnThread() const
+    {
+        Q_ASSERT_X(QThread::currentThread() == thread(), "SearchEngine", "called from another thread");
+    }
 
     bool open(QString *error);
     void startIteration(int iteration, bool adopt);
@@ -135,11 +139,12 @@ private:
     // the strategies a model proposed for it (one-shot).
     QStringList menuFor(qint64 parentId) const;
     // search.isa_filter: asks which ISA sections, then entries, matter for the parent's code.
-    void filterIsa(qint64 parentId, std::function<void(const QString &)> done);
+    void filterIsa(qint64 parentId, const std::function<void(const QString &)> &done);
     // search.menu_strategy one-shot: asks for new strategies for the parent's code (call phase "menu").
-    void proposeStrategies(qint64 parentId, const QString &isaDocs, std::function<void(const QStringList &)> done);
+    void proposeStrategies(qint64 parentId, const QString &isaDocs,
+                           const std::function<void(const QStringList &)> &done);
     // search.example_rate: asks which code examples matter for the parent's code (call phase "examples").
-    void selectExamples(qint64 parentId, const QString &isaDocs, std::function<void(const QList<int> &)> done);
+    void selectExamples(qint64 parentId, const QString &isaDocs, const std::function<void(const QList<int> &)> &done);
     void sendPlan(qint64 parentId, int parentIndex, int planIndex, int planSlot, const ParentPrep &prep,
                   const QSet<int> &skipSamples);
     // search.skip_planning: the prompt's samples go out as code requests (call phase "direct"); each answer
@@ -148,6 +153,11 @@ private:
     void directArrived(qint64 parentId, int planSlot, int sample, const QString &model, const LlmResponse &response,
                        qint64 callId);
     void planArrived(qint64 parentId, int planSlot, const QString &model, const LlmResponse &response, qint64 callId);
+    // The child of `parentId` that one answer (a plan, or a direct answer) makes, where it stands in the
+    // iteration: on success with `plan` and the menu item the plan chose, status Coding; on failure with
+    // the reason ("<request> request failed: ..."), status Failed.
+    Candidate childOfAnswer(qint64 parentId, int planSlot, const QString &model, qint64 callId,
+                            const LlmResponse &response, const QString &request, const QString &plan) const;
     void requestCode(qint64 candidateId);
     void codeArrived(qint64 candidateId, const LlmResponse &response, bool fix);
     void evaluate(qint64 candidateId);
@@ -156,6 +166,8 @@ private:
     void sendFixRequest(qint64 fixId);
     void requestTranslationScore(qint64 candidateId);
     void rootEvaluated(const Candidate &root);
+    // Whether a candidate with this verdict gets a fix request (search.fix_attempts).
+    static bool fixable(CandidateStatus status);
     // Why a run whose starting code is not correct cannot go on, in words for the user.
     static QString startFailure(const Candidate &root);
     bool unmeasuredRun(const Candidate &root) const;
@@ -168,16 +180,17 @@ private:
     void endUnstored(const QString &storeError);
     // Cancels in-flight requests and evaluations without acting on their outcome.
     void cancelInFlight();
+    // Unless the run has ended: cancels what is in flight, then ends the run as `state` (stop, suspend, halt).
+    void cancelAndFinish(RunState state, const QString &reason);
     // A write to the store failed (disk full, I/O error, read-only): nothing acts on unstored work any more,
     // and the run ends paused with the reason; `resume` continues it once the store can be written.
-    void storeFailed(const QString &what);
+    void storeFailed(const QString &what) override;
     // The store says another process drives the run now: stop at once, write nothing (not even the end).
     void leaseTakenOver();
     // Runs `work` in one store transaction; requests it sends leave only once that transaction is committed.
-    void inBatch(const std::function<void()> &work);
+    void inBatch(const std::function<void()> &work) override;
     // Why a finished run counts as failed (nothing was evaluated); empty when it does not.
     QString failureOf() const;
-    double estimatedCost(const ModelSpec &spec, const QString &prompt) const;
     void pollControl();
     // Takes the plans and edited code other processes left for this run in the store (RunRequest).
     void takeRunRequests();
@@ -188,8 +201,10 @@ private:
     bool inTranslation() const;
     QString forcedItem() const;
     int requestIndex(const Candidate &c, int attempt) const;
-    // Why a human plan or code cannot be added now; empty when it can.
-    QString humanEntryError(qint64 parentId, const QString &text, const QString &what) const;
+    // A child of `parentId` added by hand (a plan or code: `what`) in this iteration; nullopt with `error`
+    // saying why when it cannot be added now (error is cleared otherwise).
+    std::optional<Candidate> humanChild(qint64 parentId, const QString &text, const QString &what,
+                                        QString *error) const;
     void sendLlm(const QString &phase, const ModelSpec &spec, const QString &prompt, int sampleIndex,
                  qint64 candidateId, LlmCallback callback, std::optional<double> temperature = 0.7);
     QString budgetExceeded() const;
@@ -206,7 +221,11 @@ private:
     void updateCandidate(const Candidate &candidate);
     void persistRun();
     std::mt19937_64 rngFor(quint64 a, quint64 b, quint64 c) const;
-    void log(const QString &message);
+    void log(const QString &message) override;
+    // PaidCallLedger::Owner: the run, whether answers are acted on (RunLifecycle::acting), and its totals.
+    const RunInfo &ledgerRun() const override { return m_run; }
+    bool takesAnswers() const override { return m_lifecycle.acting(); }
+    void paidFor(const LlmResponse &response) override;
 
     RunSetup m_setup;
     std::unique_ptr<RunStore> m_store;
@@ -221,37 +240,24 @@ private:
     QHash<qint64, QList<std::function<void()>>> m_prepWaiting; // plan requests waiting for it
     QList<qint64> m_beam;
     QList<qint64> m_iterationCandidates;
-    QList<QPointer<LlmReply>> m_replies;
     QList<QPointer<EvalJob>> m_jobs;
     QSet<qint64> m_evaluating; // candidates whose evaluation is in flight
     mutable QHash<qint64, QString> m_codeKeys; // candidate -> its normalized code
     QList<std::function<void()>> m_deferred;
-    QHash<QString, QList<std::function<void(const LlmResponse &)>>> m_waitingOnHash; // identical requests in flight
     QStringList m_schedule;
-    int m_pendingCached = 0;
     int m_iteration = 0;
     int m_outstanding = 0;
     int m_fixCounter = 0;
     int m_stale = 0; // iterations without enough improvement (early stop)
     double m_bestBeforeIteration = 0;
     bool m_translationDone = false;
-    bool m_pausing = false;
-    bool m_draining = false;
-    bool m_done = false;
-    bool m_stopping = false; // stop() is cancelling: outcomes of cancelled work are not acted on
-    bool m_halted = false; // a store write failed: the run ends paused
-    QString m_haltReason;
-    QList<std::function<void()>> m_pendingSends; // sends waiting for their transaction's commit
+    RunLifecycle m_lifecycle;
     std::function<void()> m_endAnnouncement; // the run's end, announced once it is committed
-    int m_okCalls = 0; // answers received in this session
-    int m_failedCalls = 0;
-    QString m_lastLlmError;
-    int m_heartbeatTick = 0;
     std::optional<RunLease> m_lostTo;
-    std::optional<PriceTable> m_prices;
-    QString m_drainReason;
     QElapsedTimer m_clock;
     double m_previousSeconds = 0; // wall time of earlier sessions of a resumed run
+    // Made once the store is open; declared last so that it goes first, while the engine is whole.
+    std::unique_ptr<PaidCallLedger> m_ledger;
 };
 
 } // namespace autocomp

@@ -85,7 +85,7 @@ QString SecretStore::environmentKey(const QString &provider, QString *variable)
     for (const QString &name : candidates) {
         if (name.isEmpty())
             continue;
-        const QString value = qEnvironmentVariable(name.toLatin1().constData()).trimmed();
+        QString value = qEnvironmentVariable(name.toLatin1().constData()).trimmed();
         if (!value.isEmpty()) {
             rememberSecret(value);
             if (variable)

@@ -15,20 +15,23 @@
 #include <QSqlQuery>
 #include <QString>
 
-#include <unordered_map>
-
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 
 namespace autocomp {
 
 // The run store: one SQLite database (WAL) holding runs, candidates, LLM calls and evaluation steps.
 // One instance owns one connection and must be used from the thread that opened it; open another
 // instance per thread (WAL lets readers proceed while the engine writes).
+// Its parts: run_store.cpp (opening, batches, writes and reads), run_store_leases.cpp (the run lease),
+// run_store_follow.cpp (what followers read), store_migrations.cpp (the schema); store_sql.h maps rows to values.
 class RunStore
 {
 public:
-    static constexpr int SchemaVersion = 6;
+    static constexpr int SchemaVersion = 7;
 
     ~RunStore();
     RunStore(const RunStore &) = delete;
@@ -86,6 +89,10 @@ public:
     qint64 createRun(const RunInfo &run);
     bool updateRun(const RunInfo &run);
     bool deleteRun(qint64 runId);
+    // Runs stored before their metric's unit was (schema 7) have none: each gets unitOf(run) (its target's
+    // backend.yaml `unit:`, where the caller finds the target), unless that is empty. Not a change of the run: its
+    // updated_at stays. False (lastError()) when the read or a write failed.
+    bool fillMetricUnits(const std::function<QString(const RunInfo &)> &unitOf);
     qint64 addCandidate(const Candidate &candidate);
     bool updateCandidate(const Candidate &candidate);
     bool setBeam(qint64 runId, const QList<qint64> &candidateIds);
@@ -104,7 +111,10 @@ public:
     QList<RunRequest> runRequests(qint64 fromId);
     std::optional<RunRequest> runRequest(qint64 requestId);
 
-    // Reads.
+    // Reads return what they found. A read that failed returns nothing (empty, 0 or nullopt) and is reported like
+    // a failed write: lastError() says why, readFailed() is true until the next read, and an enclosing batch is
+    // doomed. So "no calls" and "the calls could not be read" can be told apart.
+    bool readFailed() const { return m_readFailed; }
     QList<RunInfo> runs();
     std::optional<RunInfo> run(qint64 runId);
     QList<Candidate> candidates(qint64 runId);
@@ -200,6 +210,7 @@ public:
 
 private:
     RunStore() = default;
+    // The schema's checks and migrations, in store_migrations.cpp.
     bool migrate(QString *error);
     // The check and the migration, in one exclusive transaction (another process may be creating the same store).
     bool migrateExclusively(QString *error);
@@ -217,12 +228,18 @@ private:
     void fail(const QSqlError &error);
     bool exec(const QString &sql);
     QSqlQuery &query(const QString &sql);
+    // Every read runs here: the statement (prepared once per connection, as query() does) gets `binds` (":name",
+    // value), each result row goes to `row`, then the statement is finished. A failed read is recorded by fail()
+    // and returns false.
+    using Binds = std::initializer_list<std::pair<const char *, QVariant>>;
+    bool read(const QString &sql, Binds binds, const std::function<void(const QSqlQuery &)> &row);
     // The requests matching `condition` (SQL on run_requests binding :value), in id order.
     QList<RunRequest> requestsWhere(const QString &condition, qint64 value);
 
     QString m_path;
     QString m_connectionName;
     QString m_lastError;
+    bool m_readFailed = false;
     std::unordered_map<QString, std::unique_ptr<QSqlQuery>> m_queries;
     int m_batchDepth = 0;
     bool m_batchFailed = false;

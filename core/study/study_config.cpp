@@ -97,7 +97,7 @@ QStringList keyPath(const QString &key)
 }
 
 // Sets path in a copy of root to the scalar `value` (as written: YAML types it again when the run reads it).
-void setPath(YAML::Node root, const QStringList &path, const std::string &value)
+void setPath(const YAML::Node &root, const QStringList &path, const std::string &value)
 {
     // yaml-cpp's Node assignment writes through to the node referred to: reset() moves the reference.
     YAML::Node node;
@@ -127,41 +127,9 @@ QString withoutPlace(const QString &error)
     return e.remove(s_place);
 }
 
-} // namespace
-
-std::optional<StudyConfig> StudyConfig::fromFile(const QString &path, QStringList *errors)
+// The parts of a study file, each read into `study` with its errors reported on `r`.
+void readStudyName(YamlReader &r, const YAML::Node &root, const QString &filePath, StudyConfig &study)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        if (errors)
-            *errors << QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
-        return std::nullopt;
-    }
-    return fromYaml(file.readAll(), path, errors);
-}
-
-std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const QString &filePath, QStringList *errors)
-{
-    YamlReader r(filePath);
-    StudyConfig study;
-    study.filePath = filePath;
-    const auto parsed = r.parse(yaml);
-    const auto fail = [&]() -> std::optional<StudyConfig> {
-        if (errors)
-            *errors << r.errors();
-        return std::nullopt;
-    };
-    if (!parsed)
-        return fail();
-    const YAML::Node root = *parsed;
-    if (!root.IsMap()) {
-        r.error(root, QStringLiteral("a study must be a mapping with 'base', 'problems' and 'vary'"));
-        return fail();
-    }
-    r.checkKeys(root, {},
-                {QStringLiteral("name"), QStringLiteral("base"), QStringLiteral("problems"), QStringLiteral("vary"),
-                 QStringLiteral("seeds"), QStringLiteral("parallel")});
-
     study.name = QFileInfo(filePath).completeBaseName();
     if (const auto n = root["name"]) {
         if (const auto name = r.string(n, QStringLiteral("name"))) {
@@ -177,7 +145,10 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
                     "the file's name '%1' is no study name (letters, digits, '.', '_', '-'): give one with 'name:'")
                     .arg(study.name));
     }
+}
 
+void readStudyBase(YamlReader &r, const YAML::Node &root, const QString &filePath, StudyConfig &study)
+{
     if (const auto n = root["base"]) {
         if (const auto base = r.string(n, QStringLiteral("base"))) {
             study.basePath = QFileInfo(QFileInfo(filePath).absoluteDir(), *base).absoluteFilePath();
@@ -190,7 +161,10 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
     } else {
         r.error(root, QStringLiteral("missing required key 'base' (a run configuration, e.g. base: run.yaml)"));
     }
+}
 
+void readStudyProblems(YamlReader &r, const YAML::Node &root, StudyConfig &study)
+{
     if (const auto n = root["problems"]) {
         if (!n.IsSequence() || n.size() == 0) {
             r.error(
@@ -216,59 +190,65 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
     } else {
         r.error(root, QStringLiteral("missing required key 'problems' (e.g. problems: [cpu/gemm])"));
     }
+}
 
+// One entry of 'vary': a setting and its values; nullopt (reported) when it cannot be varied.
+std::optional<StudySetting> readVarySetting(YamlReader &r, const std::pair<YAML::Node, YAML::Node> &entry)
+{
+    StudySetting setting;
+    setting.key = fromStd(entry.first.as<std::string>(""));
+    const QString field = QStringLiteral("vary.") + setting.key;
+    if (setting.key.isEmpty() || keyPath(setting.key).contains(QString())) {
+        r.error(entry.first, QStringLiteral("'vary': '%1' is not a setting").arg(setting.key));
+        return std::nullopt;
+    }
+    if (keyPath(setting.key) == QStringList{QStringLiteral("search"), QStringLiteral("seed")}) {
+        r.error(entry.first, QStringLiteral("'%1': seeds are set with 'seeds:', not varied").arg(field));
+        return std::nullopt;
+    }
+    if (setting.key == QLatin1String("target") || setting.key == QLatin1String("problem")) {
+        r.error(entry.first, QStringLiteral("'%1': problems are set with 'problems:', not varied").arg(field));
+        return std::nullopt;
+    }
+    const YAML::Node values = entry.second;
+    if (!values.IsSequence() || values.size() == 0) {
+        r.error(values, QStringLiteral("'%1' must be a non-empty list of values").arg(field));
+        return std::nullopt;
+    }
+    for (const auto &value : values) {
+        if (!value.IsScalar()) {
+            r.error(value,
+                    QStringLiteral("'%1': each value must be a single value (a number, a word), not a collection")
+                        .arg(field));
+            continue;
+        }
+        const QString text = fromStd(value.Scalar());
+        if (text.isEmpty() || text.contains(QRegularExpression(QStringLiteral("[\\s=,]")))) {
+            r.error(value,
+                    QStringLiteral("'%1': value '%2' may not be empty or hold spaces, '=' or ','").arg(field, text));
+            continue;
+        }
+        if (setting.values.contains(text)) {
+            r.error(value, QStringLiteral("'%1': value '%2' is listed twice").arg(field, text));
+            continue;
+        }
+        setting.values << text;
+        setting.lines << value.Mark().line + 1;
+    }
+    return setting;
+}
+
+void readStudyVary(YamlReader &r, const YAML::Node &root, StudyConfig &study)
+{
     if (const auto n = root["vary"]) {
         if (!n.IsMap() || n.size() == 0 || n.size() > 2) {
             r.error(n,
                     QStringLiteral(
                         "'vary' must map one or two settings to their values (e.g. vary: {beam_width: [1, 2, 4]})"));
         } else {
-            for (const auto &entry : n) {
-                StudySetting setting;
-                setting.key = fromStd(entry.first.as<std::string>(""));
-                const QString field = QStringLiteral("vary.") + setting.key;
-                if (setting.key.isEmpty() || keyPath(setting.key).contains(QString())) {
-                    r.error(entry.first, QStringLiteral("'vary': '%1' is not a setting").arg(setting.key));
-                    continue;
-                }
-                if (keyPath(setting.key) == QStringList{QStringLiteral("search"), QStringLiteral("seed")}) {
-                    r.error(entry.first, QStringLiteral("'%1': seeds are set with 'seeds:', not varied").arg(field));
-                    continue;
-                }
-                if (setting.key == QLatin1String("target") || setting.key == QLatin1String("problem")) {
-                    r.error(entry.first,
-                            QStringLiteral("'%1': problems are set with 'problems:', not varied").arg(field));
-                    continue;
-                }
-                const YAML::Node values = entry.second;
-                if (!values.IsSequence() || values.size() == 0) {
-                    r.error(values, QStringLiteral("'%1' must be a non-empty list of values").arg(field));
-                    continue;
-                }
-                for (const auto &value : values) {
-                    if (!value.IsScalar()) {
-                        r.error(value,
-                                QStringLiteral(
-                                    "'%1': each value must be a single value (a number, a word), not a collection")
-                                    .arg(field));
-                        continue;
-                    }
-                    const QString text = fromStd(value.Scalar());
-                    if (text.isEmpty() || text.contains(QRegularExpression(QStringLiteral("[\\s=,]")))) {
-                        r.error(value,
-                                QStringLiteral("'%1': value '%2' may not be empty or hold spaces, '=' or ','")
-                                    .arg(field, text));
-                        continue;
-                    }
-                    if (setting.values.contains(text)) {
-                        r.error(value, QStringLiteral("'%1': value '%2' is listed twice").arg(field, text));
-                        continue;
-                    }
-                    setting.values << text;
-                    setting.lines << value.Mark().line + 1;
-                }
-                study.vary << setting;
-            }
+            for (const auto &entry : n)
+                if (auto setting = readVarySetting(r, entry))
+                    study.vary << *setting;
             if (study.vary.size() == 2 && keyPath(study.vary.at(0).key) == keyPath(study.vary.at(1).key))
                 r.error(n,
                         QStringLiteral("'vary': %1 and %2 are the same setting")
@@ -277,16 +257,18 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
     } else {
         r.error(root, QStringLiteral("missing required key 'vary' (e.g. vary: {beam_width: [1, 2, 4, 8]})"));
     }
+}
 
-    std::optional<qint64> seedCount;
-    QList<quint64> seedList;
+// 'seeds': a count (*seedCount) or a list (*seedList); one seed when the file says nothing.
+void readStudySeeds(YamlReader &r, const YAML::Node &root, std::optional<qint64> *seedCount, QList<quint64> *seedList)
+{
     if (const auto n = root["seeds"]) {
         if (n.IsSequence()) {
             for (const auto &item : n)
                 if (const auto seed = r.integer(item, QStringLiteral("seeds")); seed && *seed >= 0) {
-                    if (seedList.contains(quint64(*seed)))
+                    if (seedList->contains(quint64(*seed)))
                         r.error(item, QStringLiteral("'seeds': %1 is listed twice").arg(*seed));
-                    seedList << quint64(*seed);
+                    *seedList << quint64(*seed);
                 } else if (seed) {
                     r.error(item, QStringLiteral("'seeds': a seed must not be negative, got %1").arg(*seed));
                 }
@@ -297,50 +279,42 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
             if (*count < 1 || *count > 1000)
                 r.error(n, QStringLiteral("'seeds' must be between 1 and 1000, got %1").arg(*count));
             else
-                seedCount = *count;
+                *seedCount = *count;
         }
     } else {
-        seedCount = 1;
+        *seedCount = 1;
     }
-    if (const auto n = root["parallel"]) {
-        if (const auto p = r.integer(n, QStringLiteral("parallel"))) {
-            if (*p < 1 || *p > 64)
-                r.error(n, QStringLiteral("'parallel' must be between 1 and 64, got %1").arg(*p));
-            else
-                study.parallel = int(*p);
-        }
-    }
-    if (!r.ok())
-        return fail();
+}
 
-    // The base as a run configuration by itself, errors at its own lines. Its target and problem, when it
-    // has none, are those of the first problem (appended, so the file's lines stay as they are).
-    {
-        QByteArray text = study.baseYaml;
-        QStringList baseErrors;
-        const auto baseRoot = YamlReader(study.basePath).parse(text);
-        if (baseRoot && baseRoot->IsMap()) {
-            if (!(*baseRoot)["target"])
-                text += "\ntarget: " + study.problems.first().first.toUtf8();
-            if (!(*baseRoot)["problem"])
-                text += "\nproblem: " + study.problems.first().second.toUtf8() + '\n';
-        }
-        const auto base = RunConfig::fromYaml(text, study.basePath, &baseErrors);
-        if (!base) {
-            if (errors)
-                *errors << QStringLiteral("%1: 'base' %2 is not a valid run configuration:")
-                               .arg(r.where(root["base"]), study.basePath)
-                        << baseErrors;
-            return std::nullopt;
-        }
-        study.base = *base;
+// The base as a run configuration by itself, errors at its own lines. Its target and problem, when it
+// has none, are those of the first problem (appended, so the file's lines stay as they are).
+bool readStudyBaseConfig(YamlReader &r, const YAML::Node &root, StudyConfig &study, QStringList *errors)
+{
+    QByteArray text = study.baseYaml;
+    QStringList baseErrors;
+    const auto baseRoot = YamlReader(study.basePath).parse(text);
+    if (baseRoot && baseRoot->IsMap()) {
+        if (!(*baseRoot)["target"])
+            text += "\ntarget: " + study.problems.first().first.toUtf8();
+        if (!(*baseRoot)["problem"])
+            text += "\nproblem: " + study.problems.first().second.toUtf8() + '\n';
     }
-    study.seeds = seedList;
-    if (seedCount)
-        for (qint64 i = 0; i < *seedCount; ++i)
-            study.seeds << study.base.search.seed + quint64(i);
+    const auto base = RunConfig::fromYaml(text, study.basePath, &baseErrors);
+    if (!base) {
+        if (errors)
+            *errors << QStringLiteral("%1: 'base' %2 is not a valid run configuration:")
+                           .arg(r.where(root["base"]), study.basePath)
+                    << baseErrors;
+        return false;
+    }
+    study.base = *base;
+    return true;
+}
 
-    // Every run's configuration. A value the run configuration refuses is the study's error, at the value.
+// Every run's configuration. A value the run configuration refuses is the study's error, at the value.
+// False when a run's configuration was refused (each refusal reported once in *errors).
+bool expandStudyRuns(const QString &filePath, StudyConfig &study, QStringList *errors)
+{
     const YAML::Node baseRoot = YAML::Load(study.baseYaml.toStdString());
     QSet<QString> reported;
     for (const auto &[target, problem] : std::as_const(study.problems)) {
@@ -394,7 +368,70 @@ std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const Q
             }
         }
     }
-    if (!reported.isEmpty())
+    return reported.isEmpty();
+}
+
+} // namespace
+
+std::optional<StudyConfig> StudyConfig::fromFile(const QString &path, QStringList *errors)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (errors)
+            *errors << QStringLiteral("%1: cannot read: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    return fromYaml(file.readAll(), path, errors);
+}
+
+std::optional<StudyConfig> StudyConfig::fromYaml(const QByteArray &yaml, const QString &filePath, QStringList *errors)
+{
+    YamlReader r(filePath);
+    StudyConfig study;
+    study.filePath = filePath;
+    const auto parsed = r.parse(yaml);
+    const auto fail = [&]() -> std::optional<StudyConfig> {
+        if (errors)
+            *errors << r.errors();
+        return std::nullopt;
+    };
+    if (!parsed)
+        return fail();
+    const YAML::Node &root = *parsed;
+    if (!root.IsMap()) {
+        r.error(root, QStringLiteral("a study must be a mapping with 'base', 'problems' and 'vary'"));
+        return fail();
+    }
+    r.checkKeys(root, {},
+                {QStringLiteral("name"), QStringLiteral("base"), QStringLiteral("problems"), QStringLiteral("vary"),
+                 QStringLiteral("seeds"), QStringLiteral("parallel")});
+
+    readStudyName(r, root, filePath, study);
+    readStudyBase(r, root, filePath, study);
+    readStudyProblems(r, root, study);
+    readStudyVary(r, root, study);
+    std::optional<qint64> seedCount;
+    QList<quint64> seedList;
+    readStudySeeds(r, root, &seedCount, &seedList);
+    if (const auto n = root["parallel"]) {
+        if (const auto p = r.integer(n, QStringLiteral("parallel"))) {
+            if (*p < 1 || *p > 64)
+                r.error(n, QStringLiteral("'parallel' must be between 1 and 64, got %1").arg(*p));
+            else
+                study.parallel = int(*p);
+        }
+    }
+    if (!r.ok())
+        return fail();
+
+    if (!readStudyBaseConfig(r, root, study, errors))
+        return std::nullopt;
+    study.seeds = seedList;
+    if (seedCount)
+        for (qint64 i = 0; i < *seedCount; ++i)
+            study.seeds << study.base.search.seed + quint64(i);
+
+    if (!expandStudyRuns(filePath, study, errors))
         return std::nullopt;
     return study;
 }

@@ -1,5 +1,6 @@
 // RunStore and the JSONL archive: everything a run paid for is kept, read back unchanged, and never
 // written over a file that is not ours.
+#include "exchange/autocomp_dir.h"
 #include "exchange/run_archive.h"
 #include "store/run_store.h"
 
@@ -182,6 +183,9 @@ private Q_SLOTS:
     void refusesDirectory();
     void reopenKeepsData();
     void upgradesSchema5KeepingData();
+    void upgradesSchema6AddingMetricUnit();
+    void metricUnitTravelsWithTheRun();
+    void failedReadIsNotAnEmptyAnswer();
     void runRequestsAreSettledOnce();
     void exportImportReproducesRun();
     void importBadLineLeavesNothing_data();
@@ -673,6 +677,7 @@ void TestRunStore::upgradesSchema5KeepingData()
         QVERIFY(raw.ok());
         QVERIFY(raw.exec(u"DROP TABLE run_requests"_s));
         QVERIFY(raw.exec(u"ALTER TABLE runs DROP COLUMN lease_inbox"_s));
+        QVERIFY(raw.exec(u"ALTER TABLE runs DROP COLUMN metric_unit"_s)); // schema 7's
         QVERIFY(raw.exec(u"UPDATE schema_version SET version = 5"_s));
         QVERIFY(raw.exec(
             u"UPDATE runs SET lease_pid = %1, lease_host = '%2', lease_heartbeat = '%3'"_s
@@ -702,6 +707,135 @@ void TestRunStore::upgradesSchema5KeepingData()
     QVERIFY(store->addRunRequest(request) > 0);
     QVERIFY(store->acquireLease(runId, nullptr));
     QVERIFY(store->lease(runId)->takesRequests);
+}
+
+// A store of schema 6 (no metric unit) opens upgraded with its rows as they were; its runs have no unit until
+// fillMetricUnits() gives them their target's, which later writes of the run keep.
+void TestRunStore::upgradesSchema6AddingMetricUnit()
+{
+    const QString path = m_dir->filePath(u"v6.sqlite"_s);
+    qint64 runId = 0;
+    qint64 candidateId = 0;
+    {
+        auto seeded = openStore(u"v6.sqlite"_s);
+        QVERIFY(seeded);
+        runId = seeded->createRun(sampleRun());
+        Candidate root = makeCandidate(runId, 0, u"int main() { return 6; }"_s);
+        root.feedback = {u"kept"_s};
+        candidateId = seeded->addCandidate(root);
+        QVERIFY(seeded->addLlmCall(makeCall(runId, candidateId, u"plan"_s, u"h6"_s, u"ok"_s)) > 0);
+    }
+    {
+        // Back to schema 6 as that version left it: runs without a unit column.
+        RawDb old(path);
+        QVERIFY(old.ok() && old.exec(u"ALTER TABLE runs DROP COLUMN metric_unit"_s)
+                && old.exec(u"UPDATE schema_version SET version = 6"_s));
+    }
+    QString error;
+    auto store = RunStore::open(path, &error);
+    QVERIFY2(store, qPrintable(error));
+    const std::optional<RunInfo> before = store->run(runId);
+    QVERIFY(before);
+    QCOMPARE(before->problem, u"gemm"_s);
+    QCOMPARE(before->metric, u"latency_ms"_s);
+    QCOMPARE(before->usd, 1.75);
+    QVERIFY(before->metricUnit.isEmpty());
+    QCOMPARE(store->candidate(candidateId)->code, u"int main() { return 6; }"_s);
+    QCOMPARE(store->candidate(candidateId)->feedback, QStringList{u"kept"_s});
+    QVERIFY(store->cachedResponse(u"h6"_s));
+    RawDb upgraded(path);
+    QSqlQuery q(QSqlDatabase::database(upgraded.name()));
+    QVERIFY(q.exec(u"SELECT (SELECT version FROM schema_version), "
+                   "(SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'metric_unit')"_s)
+            && q.next());
+    QCOMPARE(q.value(0).toInt(), RunStore::SchemaVersion);
+    QCOMPARE(q.value(1).toInt(), 1);
+    q.finish();
+
+    // A run whose target says nothing stays without a unit; the others get theirs, without a change of the run.
+    const qint64 unknown = store->createRun([] {
+        RunInfo run = sampleRun();
+        run.target = u"gone"_s;
+        return run;
+    }());
+    QVERIFY(unknown > 0);
+    QStringList asked;
+    QVERIFY2(store->fillMetricUnits([&](const RunInfo &run) {
+        asked << run.target;
+        return run.target == u"cpu"_s ? u"ms"_s : QString();
+    }),
+             qPrintable(store->lastError()));
+    QCOMPARE(asked, (QStringList{u"cpu"_s, u"gone"_s}));
+    const std::optional<RunInfo> filled = store->run(runId);
+    QCOMPARE(filled->metricUnit, u"ms"_s);
+    QCOMPARE(filled->updatedAt, before->updatedAt);
+    QVERIFY(store->run(unknown)->metricUnit.isEmpty());
+    QVERIFY(store->fillMetricUnits([&](const RunInfo &run) { return run.target == u"cpu"_s ? u"s"_s : QString(); }));
+    QCOMPARE(store->run(runId)->metricUnit, u"ms"_s);
+
+    // A run read before the fill and written after it keeps the unit.
+    RunInfo stale = *before;
+    stale.iteration = 4;
+    QVERIFY2(store->updateRun(stale), qPrintable(store->lastError()));
+    QCOMPARE(store->run(runId)->iteration, 4);
+    QCOMPARE(store->run(runId)->metricUnit, u"ms"_s);
+}
+
+// The unit a run is created with is stored, read back, exported and imported with it.
+void TestRunStore::metricUnitTravelsWithTheRun()
+{
+    auto source = openStore(u"unit-source.sqlite"_s);
+    auto target = openStore(u"unit-target.sqlite"_s);
+    QVERIFY(source && target);
+    RunInfo run = sampleRun();
+    run.metric = u"geomean_us"_s;
+    run.metricUnit = u"us"_s;
+    const qint64 runId = source->createRun(run);
+    QVERIFY2(runId > 0, qPrintable(source->lastError()));
+    QCOMPARE(source->run(runId)->metricUnit, u"us"_s);
+    QCOMPARE(source->runs().value(0).metricUnit, u"us"_s);
+
+    const QString archive = m_dir->filePath(u"unit.jsonl"_s);
+    QString error;
+    QVERIFY2(exportRunJsonl(*source, runId, archive, &error), qPrintable(error));
+    QVERIFY2(fileBytes(archive).contains(R"("unit":"us")"), fileBytes(archive).constData());
+    const qint64 imported = importRunJsonl(*target, archive, &error);
+    QVERIFY2(imported > 0, qPrintable(error));
+    QCOMPARE(target->run(imported)->metricUnit, u"us"_s);
+
+    // The same through an Autocomp output directory (run_metadata.json's autocomp_workbench.unit).
+    QVERIFY(source->addCandidate(makeCandidate(runId, 0, u"int main() {}"_s)) > 0);
+    const QString dir = m_dir->filePath(u"unit-autocomp"_s);
+    QVERIFY2(exportAutocompDir(*source, runId, dir, &error), qPrintable(error));
+    const qint64 fromDir = importAutocompDir(*target, dir, &error);
+    QVERIFY2(fromDir > 0, qPrintable(error));
+    QCOMPARE(target->run(fromDir)->metricUnit, u"us"_s);
+}
+
+// A read that fails (here: a table gone behind the store's back) is reported, not taken for "none".
+void TestRunStore::failedReadIsNotAnEmptyAnswer()
+{
+    const QString path = m_dir->filePath(u"failing-read.sqlite"_s);
+    auto store = RunStore::open(path, nullptr);
+    QVERIFY(store);
+    const qint64 runId = store->createRun(sampleRun());
+    QVERIFY(runId > 0);
+    QVERIFY(store->llmCalls(runId).isEmpty());
+    QVERIFY(!store->readFailed());
+    QVERIFY(store->lastError().isEmpty());
+    {
+        RawDb raw(path);
+        QVERIFY(raw.ok());
+        QVERIFY(raw.exec(u"DROP TABLE llm_calls"_s));
+    }
+    QVERIFY(store->llmCalls(runId, u"plan"_s).isEmpty());
+    QVERIFY(store->readFailed());
+    QVERIFY2(store->lastError().contains(u"llm_calls"_s), qPrintable(store->lastError()));
+    QVERIFY(store->unconfirmedCalls(runId).isEmpty());
+    QVERIFY(store->readFailed());
+    // The next read that works says so.
+    QCOMPARE(store->run(runId)->problem, u"gemm"_s);
+    QVERIFY(!store->readFailed());
 }
 
 // A request is pending until its driver settles it, once: taken (with the candidate it made) or refused (with the

@@ -4,7 +4,6 @@
 // and every key and placeholder the loader accepts is documented in backends/README.md.
 #include "agents/prompt_builder.h"
 #include "eval/evaluator.h"
-#include "model/metric_units.h"
 #include "catalog/repository.h"
 #include "search/run_setup.h"
 
@@ -106,7 +105,11 @@ private Q_SLOTS:
         QCOMPARE(Evaluator::expandArgs(target->steps.first().run, *target, *problem, {}),
                  (QStringList{u"echo"_s, u"256"_s, u"rows=5,cols=1,K=9"_s}));
         QCOMPARE(problem->shapesArgument(), u"rows=3,cols=7,K=2;rows=5,cols=1,K=9"_s);
-        QCOMPARE(MetricUnits::declared(u"instructions"_s), u"instructions"_s);
+        // A run of it shows the target's unit, also one stored before runs kept their unit.
+        RunInfo run;
+        run.target = u"t"_s;
+        run.metric = target->metric;
+        QCOMPARE(repo.metricUnitOf(run), u"instructions"_s);
 
         QCOMPARE(Target::settingVariable(u"t"_s, u"vlen"_s), u"AUTOCOMP_T_VLEN"_s);
         qputenv("AUTOCOMP_T_VLEN", "512");

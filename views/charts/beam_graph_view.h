@@ -18,6 +18,7 @@ namespace autocomp {
 
 class BeamGraphEdges;
 class BeamGraphNodes;
+class ShownRun;
 
 // The search as a graph: one column per iteration, an edge from each candidate to the one it was derived
 // from, nodes colored by state and labelled with their speedup over the root. The beam and the path from
@@ -33,6 +34,9 @@ class BeamGraphNodes;
 // or always or never by the Collapse button; a click, Enter or its context action expands a count node, and C
 // on one of the shown children collapses them again. The default fit never zooms out past the id-and-score
 // detail: a graph larger than that is scrolled, centred on the best candidate.
+//
+// Defined in three files: beam_graph_view.cpp (the candidates, selection, keys and zoom), beam_graph_layout.cpp
+// (columns, collapsed groups, edges) and beam_graph_painting.cpp (nodes, labels, legend).
 class BeamGraphView : public QGraphicsView
 {
     Q_OBJECT
@@ -70,6 +74,8 @@ public:
 
     // `bestCandidateId` 0: the correct candidate with the lowest score.
     void setCandidates(const QList<Candidate> &candidates, qint64 bestCandidateId = 0);
+    // Follows `run`: its candidates (and best) when it is shown, each batch of changes, the selected candidate.
+    void setShownRun(const ShownRun *run);
     void upsertCandidate(const Candidate &candidate);
     void upsertCandidates(const QList<Candidate> &candidates);
     void setBestCandidate(qint64 candidateId);
@@ -223,6 +229,8 @@ private:
     double readableScale() const;
     void updateBestPath();
     void paintNodes(QPainter *painter, const QRectF &exposed, double levelOfDetail, const QPalette &palette) const;
+    void paintGroupLabel(QPainter *painter, const Group &group, const QRectF &device, LabelDetail detail,
+                         const QColor &color) const;
     int nodeAt(const QPointF &scenePoint) const;
     QPointF centerOf(const Node &node) const;
     void scaleBy(double factor);

@@ -6,6 +6,7 @@
 
 #include "common/status_palette.h"
 #include "common/value_format.h"
+#include "live/shown_run.h"
 
 #include <QCheckBox>
 #include <QToolButton>
@@ -264,10 +265,25 @@ void LatencyChart::clear()
     rebuild();
 }
 
-void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore)
+void LatencyChart::setShownRun(const ShownRun *run)
+{
+    connect(run, &ShownRun::shown, this, [this, run](const QList<Candidate> &candidates) {
+        if (run->id() == 0)
+            clear();
+        else
+            setCandidates(candidates, run->run().metric, run->run().baselineScore, run->run().metricUnit);
+    });
+    connect(run, &ShownRun::candidatesChanged, this,
+            [this](const QList<Candidate> &candidates) { upsertCandidates(candidates); });
+    connect(run, &ShownRun::candidateSelected, this, [this](const Candidate &c) { selectCandidate(c.id); });
+}
+
+void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore,
+                                 const QString &unit)
 {
     clear();
     m_metric = metric;
+    m_metricUnit = unit;
     m_explicitBaseline = baselineScore;
     m_entries.reserve(candidates.size());
     double low = 0;
@@ -285,9 +301,9 @@ void LatencyChart::setCandidates(const QList<Candidate> &candidates, const QStri
         const QSignalBlocker blocker(m_logToggle);
         m_logToggle->setChecked(m_log);
     }
-    const QString unit = ValueFormat::unitOfMetric(m_metric);
+    const QString shownUnit = ValueFormat::unitOfMetric(m_metric, m_metricUnit);
     const QString title = m_metric.isEmpty() ? tr("Score") : m_metric;
-    m_linearAxis->setTitleText(unit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, unit));
+    m_linearAxis->setTitleText(shownUnit.isEmpty() ? title : tr("%1 (%2, lower is better)").arg(title, shownUnit));
     m_logLabels->setTitleText(m_linearAxis->titleText());
     rebuild();
 }
@@ -535,10 +551,11 @@ void LatencyChart::updateCaption()
         tr("%1 evaluated, %2 failed").arg(m_correctIds.size() + m_failedIds.size()).arg(m_failedIds.size());
     if (base > 0 && m_bestSoFar > 0)
         caption += tr(" · root %1 · best %2 (%3)")
-                       .arg(ValueFormat::score(base, m_metric), ValueFormat::score(m_bestSoFar, m_metric),
+                       .arg(ValueFormat::score(base, m_metric, m_metricUnit),
+                            ValueFormat::score(m_bestSoFar, m_metric, m_metricUnit),
                             ValueFormat::speedup(base / m_bestSoFar));
     if (m_vendorScore > 0)
-        caption += tr(" · %1 %2").arg(m_vendorName, ValueFormat::score(m_vendorScore, m_metric));
+        caption += tr(" · %1 %2").arg(m_vendorName, ValueFormat::score(m_vendorScore, m_metric, m_metricUnit));
     m_caption->setText(caption);
 }
 
@@ -702,7 +719,7 @@ QString LatencyChart::describe(const Entry &entry) const
 {
     QString text = tr("<b>Candidate %1</b> · iteration %2").arg(entry.id).arg(entry.iteration);
     if (entry.status == CandidateStatus::Correct && entry.score > 0) {
-        text += QLatin1String("<br>") + ValueFormat::score(entry.score, m_metric);
+        text += QLatin1String("<br>") + ValueFormat::score(entry.score, m_metric, m_metricUnit);
         const double base = baseline();
         if (base > 0)
             text += tr(" · %1 over the root").arg(ValueFormat::speedup(base / entry.score));

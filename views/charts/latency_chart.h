@@ -24,6 +24,7 @@ class QXYSeries;
 namespace autocomp {
 
 class ChartPointLayer;
+class ShownRun;
 
 // The run's scores over its iterations: each evaluated candidate a point (failures as crosses along the
 // bottom), the best so far as a step line, the root's score and the vendor library's (when the evaluator
@@ -36,7 +37,11 @@ public:
     ~LatencyChart() override;
 
     // `metric` names the score (its unit is shown); `baselineScore` 0: the root candidate's score.
-    void setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore = 0);
+    // `unit`: the run's stored unit (RunInfo::metricUnit); empty: the one the metric's name implies.
+    void setCandidates(const QList<Candidate> &candidates, const QString &metric, double baselineScore = 0,
+                       const QString &unit = {});
+    // Follows `run`: its candidates when it is shown, each batch of changes, the selected candidate.
+    void setShownRun(const ShownRun *run);
     void upsertCandidate(const Candidate &candidate);
     void upsertCandidates(const QList<Candidate> &candidates);
     void clear();
@@ -150,6 +155,7 @@ private:
     ChartPointLayer *m_points = nullptr;
 
     QString m_metric;
+    QString m_metricUnit; // the run's stored unit; empty: the one the metric's name implies
     double m_explicitBaseline = 0;
     double m_rootScore = 0;
     double m_vendorScore = 0;

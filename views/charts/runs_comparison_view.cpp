@@ -205,8 +205,8 @@ void RunsComparisonView::rebuild()
                 column << none;
         }
         column << QString::number(run.iteration)
-               << (run.baselineScore > 0 ? ValueFormat::score(run.baselineScore, run.metric) : none)
-               << (run.bestScore > 0 ? ValueFormat::score(run.bestScore, run.metric) : none)
+               << (run.baselineScore > 0 ? ValueFormat::score(run.baselineScore, run.metric, run.metricUnit) : none)
+               << (run.bestScore > 0 ? ValueFormat::score(run.bestScore, run.metric, run.metricUnit) : none)
                << ValueFormat::speedup(run.speedup()) << ValueFormat::dollars(run.usd) << QString::number(run.llmCalls);
         columns << column;
     }

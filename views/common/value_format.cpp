@@ -1,7 +1,5 @@
 #include "common/value_format.h"
 
-#include "model/metric_units.h"
-
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLocale>
@@ -12,11 +10,11 @@
 
 namespace autocomp {
 
-QString ValueFormat::unitOfMetric(const QString &metric)
+QString ValueFormat::unitOfMetric(const QString &metric, const QString &unit)
 {
-    // The unit a target declared for this metric (backend.yaml `unit:`) wins over the name's suffix.
-    if (const QString declared = MetricUnits::declared(metric); !declared.isEmpty())
-        return declared;
+    // The unit the run's target declared (backend.yaml `unit:`) wins over the name's suffix.
+    if (!unit.isEmpty())
+        return unit;
     const QString name = metric.toLower();
     struct Suffix
     {
@@ -56,18 +54,18 @@ QString ValueFormat::number(double value)
     return QLocale::c().toString(value, 'f', decimals);
 }
 
-QString ValueFormat::score(double value, const QString &metric)
+QString ValueFormat::score(double value, const QString &metric, const QString &unit)
 {
     if (std::isnan(value))
         return QStringLiteral("—");
-    const QString unit = unitOfMetric(metric);
-    return unit.isEmpty() ? number(value) : number(value) + QLatin1Char(' ') + unit;
+    const QString shown = unitOfMetric(metric, unit);
+    return shown.isEmpty() ? number(value) : number(value) + QLatin1Char(' ') + shown;
 }
 
-QString ValueFormat::metricValue(const QString &metric, const QJsonValue &value)
+QString ValueFormat::metricValue(const QString &metric, const QJsonValue &value, const QString &unit)
 {
     if (value.isDouble())
-        return score(value.toDouble(), metric);
+        return score(value.toDouble(), metric, unit);
     if (value.isBool())
         return value.toBool() ? QStringLiteral("yes") : QStringLiteral("no");
     if (value.isString())
@@ -80,14 +78,14 @@ QString ValueFormat::metricValue(const QString &metric, const QJsonValue &value)
                                     QStringLiteral("p99"),    QStringLiteral("max"),  QStringLiteral("stddev")};
         for (const QString &key : preferred)
             if (object.contains(key))
-                parts << key + QLatin1Char(' ') + metricValue(metric, object.value(key));
+                parts << key + QLatin1Char(' ') + metricValue(metric, object.value(key), unit);
         for (auto it = object.begin(); it != object.end(); ++it) {
             if (preferred.contains(it.key()))
                 continue;
             if (it.key() == QLatin1String("n"))
                 parts << QStringLiteral("n %1").arg(it.value().toVariant().toString());
             else
-                parts << it.key() + QLatin1Char(' ') + metricValue(metric, it.value());
+                parts << it.key() + QLatin1Char(' ') + metricValue(metric, it.value(), unit);
         }
         return parts.join(QStringLiteral(", "));
     }
@@ -116,12 +114,12 @@ QString threeDigits(double value)
 
 } // namespace
 
-QString ValueFormat::figure(double value, const QString &metric)
+QString ValueFormat::figure(double value, const QString &metric, const QString &unit)
 {
     if (std::isnan(value))
         return QStringLiteral("—");
-    const QString unit = unitOfMetric(metric);
-    return unit.isEmpty() ? threeDigits(value) : threeDigits(value) + QLatin1Char(' ') + unit;
+    const QString shown = unitOfMetric(metric, unit);
+    return shown.isEmpty() ? threeDigits(value) : threeDigits(value) + QLatin1Char(' ') + shown;
 }
 
 QString ValueFormat::factorValue(double factor)

@@ -9,16 +9,17 @@ namespace autocomp {
 class ValueFormat
 {
 public:
-    // The unit a loaded target declared for the metric (MetricUnits), else from its name:
-    // "latency_ms" -> "ms", "throughput_gflops" -> "GFLOP/s"; empty when neither says.
-    static QString unitOfMetric(const QString &metric);
-    // A metric value with its unit, e.g. "1.234 ms".
-    static QString score(double value, const QString &metric);
+    // The unit stored with the run (RunInfo::metricUnit, its target's backend.yaml `unit:`) when there is one,
+    // else the one the metric's name says: "latency_ms" -> "ms", "throughput_gflops" -> "GFLOP/s"; empty when
+    // neither says.
+    static QString unitOfMetric(const QString &metric, const QString &unit = {});
+    // A metric value with its unit (as unitOfMetric() finds it), e.g. "1.234 ms".
+    static QString score(double value, const QString &metric, const QString &unit = {});
     // A metric from result.json: a number, or a distribution object {median, mean, p99, ...}.
-    static QString metricValue(const QString &metric, const QJsonValue &value);
+    static QString metricValue(const QString &metric, const QJsonValue &value, const QString &unit = {});
     static QString speedup(double factor);
     // Three significant digits, with the metric's unit: "7.40 ms", "36.7 GFLOP/s".
-    static QString figure(double value, const QString &metric);
+    static QString figure(double value, const QString &metric, const QString &unit = {});
     // A speedup to three significant digits: "36.7×", "3.30×"; factorValue without the sign.
     static QString factor(double factor);
     static QString factorValue(double factor);

@@ -13,8 +13,10 @@
 
 class QCheckBox;
 class QComboBox;
+class QDialogButtonBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QListWidget;
 class QPushButton;
@@ -55,6 +57,14 @@ public:
     bool loadYaml(const QString &path, QStringList *errors);
 
 private:
+    // The constructor's parts, in this order: the fields, the form that lays them out, the buttons, the signals
+    // (new_run_dialog_form.cpp).
+    void createTargetFields();
+    QLayout *createSearchFields();
+    void createLimitFields();
+    QWidget *buildForm(QLayout *scheduleRow);
+    QDialogButtonBox *createButtons();
+    void connectValidation();
     QWidget *createModelList(const QString &name, QListWidget **list, const QString &placeholder);
     void targetChanged();
     void scheduleValidation();

@@ -47,118 +47,12 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     setObjectName(QStringLiteral("settingsDialog"));
     setWindowTitle(tr("Settings"));
 
-    const QStringList providers = Settings::providers();
-    m_providers = new QTableWidget(int(providers.size()), ProviderColumnCount);
-    m_providers->setObjectName(QStringLiteral("providersTable"));
-    m_providers->setHorizontalHeaderLabels(
-        {tr("Provider"), tr("Enabled"), tr("Base URL"), tr("Concurrency"), tr("API key")});
-    m_providers->verticalHeader()->hide();
-    m_providers->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_providers->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_providers->horizontalHeader()->setSectionResizeMode(BaseUrlColumn, QHeaderView::Stretch);
-    for (int row = 0; row < providers.size(); ++row) {
-        const QString &p = providers.at(row);
-        auto *name = new QTableWidgetItem(p);
-        name->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-        m_providers->setItem(row, ProviderColumn, name);
-        auto *enabled = new QTableWidgetItem;
-        enabled->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
-        enabled->setCheckState(settings->providerEnabled(p) ? Qt::Checked : Qt::Unchecked);
-        m_providers->setItem(row, EnabledColumn, enabled);
-        auto *url = new QTableWidgetItem(settings->providerBaseUrl(p));
-        url->setToolTip(tr("Empty: %1").arg(settings->effectiveBaseUrl(p)));
-        m_providers->setItem(row, BaseUrlColumn, url);
-        auto *concurrency = new QSpinBox;
-        concurrency->setRange(1, 256);
-        concurrency->setValue(settings->providerConcurrency(p));
-        m_providers->setCellWidget(row, ConcurrencyColumn, concurrency);
-        auto *status = new QTableWidgetItem(tr("checking…"));
-        status->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
-        m_providers->setItem(row, KeyStatusColumn, status);
-    }
-    m_providers->resizeColumnToContents(ProviderColumn);
-
-    m_keyLabel = new QLabel;
-    m_keyEdit = new QLineEdit;
-    m_keyEdit->setObjectName(QStringLiteral("apiKeyEdit"));
-    m_keyEdit->setEchoMode(QLineEdit::Password);
-    m_saveKey = new QPushButton(tr("Store Key"));
-    m_saveKey->setObjectName(QStringLiteral("saveKeyButton"));
-    m_deleteKey = new QPushButton(tr("Delete Key"));
-    m_deleteKey->setObjectName(QStringLiteral("deleteKeyButton"));
-    m_test = new QPushButton(tr("Test Connection"));
-    m_test->setObjectName(QStringLiteral("testConnectionButton"));
-    m_result = new QLabel;
-    m_result->setObjectName(QStringLiteral("connectionResult"));
-    m_result->setWordWrap(true);
-    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto *keyRow = new QHBoxLayout;
-    keyRow->addWidget(m_keyLabel);
-    keyRow->addWidget(m_keyEdit, 1);
-    keyRow->addWidget(m_saveKey);
-    keyRow->addWidget(m_deleteKey);
-    keyRow->addWidget(m_test);
-
-    m_proxy = new QLineEdit(settings->proxy());
-    m_proxy->setObjectName(QStringLiteral("proxyEdit"));
-    m_proxy->setPlaceholderText(tr("system (http_proxy, https_proxy, no_proxy)"));
-    m_proxy->setToolTip(
-        tr("Empty: the system's proxy settings. \"none\": direct connections. Or http://[user:password@]host:port, "
-           "socks5://host:port. Runs and Test Connection use it alike."));
-    auto *proxyRow = new QHBoxLayout;
-    proxyRow->addWidget(new QLabel(tr("Pro&xy:")));
-    proxyRow->addWidget(m_proxy, 1);
-    static_cast<QLabel *>(proxyRow->itemAt(0)->widget())->setBuddy(m_proxy);
-
-    auto *providersBox = new QGroupBox(tr("LLM providers"));
-    auto *providersLayout = new QVBoxLayout(providersBox);
-    providersLayout->addWidget(m_providers, 1);
-    providersLayout->addLayout(proxyRow);
-    providersLayout->addLayout(keyRow);
-    providersLayout->addWidget(m_result);
-
-    m_sandbox = new QComboBox;
-    m_sandbox->setObjectName(QStringLiteral("sandboxModeCombo"));
-    m_sandbox->addItems({QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")});
-    m_sandbox->setCurrentText(settings->sandboxMode());
-    m_sandbox->setToolTip(tr("auto: bubblewrap when available; required: refuse to evaluate without it"));
-    m_partition = new QLineEdit(settings->slurmPartition());
-    m_partition->setObjectName(QStringLiteral("slurmPartition"));
-    m_gres = new QLineEdit(settings->slurmGres());
-    m_gres->setObjectName(QStringLiteral("slurmGres"));
-    m_gres->setPlaceholderText(QStringLiteral("gpu:1"));
-    m_time = new QLineEdit(settings->slurmTime());
-    m_time->setObjectName(QStringLiteral("slurmTime"));
-    m_time->setPlaceholderText(QStringLiteral("00:30:00"));
-    auto *evalBox = new QGroupBox(tr("Evaluation"));
-    auto *evalForm = new QFormLayout(evalBox);
-    evalForm->addRow(tr("&Sandbox:"), m_sandbox);
-    evalForm->addRow(tr("Slurm &partition:"), m_partition);
-    evalForm->addRow(tr("Slurm &gres:"), m_gres);
-    evalForm->addRow(tr("Slurm &time:"), m_time);
-    for (QLineEdit *edit : {m_partition, m_gres, m_time})
-        edit->setToolTip(
-            tr("Filled in for new runs that switch to the slurm executor (New Run, Where evaluations run)"));
-
-    m_savedTheme = settings->theme();
-    m_theme = new QComboBox;
-    m_theme->setObjectName(QStringLiteral("themeCombo"));
-    m_theme->addItem(tr("System"), QStringLiteral("system"));
-    m_theme->addItem(tr("Light"), QStringLiteral("light"));
-    m_theme->addItem(tr("Dark"), QStringLiteral("dark"));
-    m_theme->setCurrentIndex(qMax(0, m_theme->findData(m_savedTheme)));
-    connect(m_theme, &QComboBox::currentIndexChanged, this,
-            [this] { Theme::apply(m_theme->currentData().toString()); });
-    auto *appearanceBox = new QGroupBox(tr("Appearance"));
-    auto *appearanceForm = new QFormLayout(appearanceBox);
-    appearanceForm->addRow(tr("T&heme:"), m_theme);
-
     auto *general = new QWidget;
     general->setObjectName(QStringLiteral("generalTab"));
     auto *generalLayout = new QVBoxLayout(general);
-    generalLayout->addWidget(providersBox, 1);
-    generalLayout->addWidget(evalBox);
-    generalLayout->addWidget(appearanceBox);
+    generalLayout->addWidget(createProvidersBox(), 1);
+    generalLayout->addWidget(createEvaluationBox());
+    generalLayout->addWidget(createAppearanceBox());
 
     auto *tabs = new QTabWidget;
     tabs->setObjectName(QStringLiteral("settingsTabs"));
@@ -187,6 +81,139 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
     layout->addWidget(buttons);
     resize(860, 620);
 
+    connectKeys();
+
+    for (const QString &p : Settings::providers())
+        refreshKeyStatus(p);
+    m_providers->selectRow(0);
+    if (QString reason; !SecretStore::keychainReachable(&reason))
+        m_result->setText(SecretStore::environmentOnlyNotice(reason));
+}
+
+// The providers table (enabled, base URL, concurrency, key status), the proxy, and the key and test row.
+QGroupBox *SettingsDialog::createProvidersBox()
+{
+    const QStringList providers = Settings::providers();
+    m_providers = new QTableWidget(int(providers.size()), ProviderColumnCount);
+    m_providers->setObjectName(QStringLiteral("providersTable"));
+    m_providers->setHorizontalHeaderLabels(
+        {tr("Provider"), tr("Enabled"), tr("Base URL"), tr("Concurrency"), tr("API key")});
+    m_providers->verticalHeader()->hide();
+    m_providers->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_providers->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_providers->horizontalHeader()->setSectionResizeMode(BaseUrlColumn, QHeaderView::Stretch);
+    for (int row = 0; row < providers.size(); ++row) {
+        const QString &p = providers.at(row);
+        auto *name = new QTableWidgetItem(p);
+        name->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+        m_providers->setItem(row, ProviderColumn, name);
+        auto *enabled = new QTableWidgetItem;
+        enabled->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
+        enabled->setCheckState(m_settings->providerEnabled(p) ? Qt::Checked : Qt::Unchecked);
+        m_providers->setItem(row, EnabledColumn, enabled);
+        auto *url = new QTableWidgetItem(m_settings->providerBaseUrl(p));
+        url->setToolTip(tr("Empty: %1").arg(m_settings->effectiveBaseUrl(p)));
+        m_providers->setItem(row, BaseUrlColumn, url);
+        auto *concurrency = new QSpinBox;
+        concurrency->setRange(1, 256);
+        concurrency->setValue(m_settings->providerConcurrency(p));
+        m_providers->setCellWidget(row, ConcurrencyColumn, concurrency);
+        auto *status = new QTableWidgetItem(tr("checking…"));
+        status->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+        m_providers->setItem(row, KeyStatusColumn, status);
+    }
+    m_providers->resizeColumnToContents(ProviderColumn);
+
+    m_keyLabel = new QLabel;
+    m_keyEdit = new QLineEdit;
+    m_keyEdit->setObjectName(QStringLiteral("apiKeyEdit"));
+    m_keyEdit->setEchoMode(QLineEdit::Password);
+    m_saveKey = new QPushButton(tr("Store Key"));
+    m_saveKey->setObjectName(QStringLiteral("saveKeyButton"));
+    m_deleteKey = new QPushButton(tr("Delete Key"));
+    m_deleteKey->setObjectName(QStringLiteral("deleteKeyButton"));
+    m_test = new QPushButton(tr("Test Connection"));
+    m_test->setObjectName(QStringLiteral("testConnectionButton"));
+    m_result = new QLabel;
+    m_result->setObjectName(QStringLiteral("connectionResult"));
+    m_result->setWordWrap(true);
+    m_result->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto *keyRow = new QHBoxLayout;
+    keyRow->addWidget(m_keyLabel);
+    keyRow->addWidget(m_keyEdit, 1);
+    keyRow->addWidget(m_saveKey);
+    keyRow->addWidget(m_deleteKey);
+    keyRow->addWidget(m_test);
+
+    m_proxy = new QLineEdit(m_settings->proxy());
+    m_proxy->setObjectName(QStringLiteral("proxyEdit"));
+    m_proxy->setPlaceholderText(tr("system (http_proxy, https_proxy, no_proxy)"));
+    m_proxy->setToolTip(
+        tr("Empty: the system's proxy settings. \"none\": direct connections. Or http://[user:password@]host:port, "
+           "socks5://host:port. Runs and Test Connection use it alike."));
+    auto *proxyRow = new QHBoxLayout;
+    proxyRow->addWidget(new QLabel(tr("Pro&xy:")));
+    proxyRow->addWidget(m_proxy, 1);
+    static_cast<QLabel *>(proxyRow->itemAt(0)->widget())->setBuddy(m_proxy);
+
+    auto *providersBox = new QGroupBox(tr("LLM providers"));
+    auto *providersLayout = new QVBoxLayout(providersBox);
+    providersLayout->addWidget(m_providers, 1);
+    providersLayout->addLayout(proxyRow);
+    providersLayout->addLayout(keyRow);
+    providersLayout->addWidget(m_result);
+    return providersBox;
+}
+
+// Defaults for new runs: the sandbox mode and the slurm executor's fields.
+QGroupBox *SettingsDialog::createEvaluationBox()
+{
+    m_sandbox = new QComboBox;
+    m_sandbox->setObjectName(QStringLiteral("sandboxModeCombo"));
+    m_sandbox->addItems({QStringLiteral("auto"), QStringLiteral("off"), QStringLiteral("required")});
+    m_sandbox->setCurrentText(m_settings->sandboxMode());
+    m_sandbox->setToolTip(tr("auto: bubblewrap when available; required: refuse to evaluate without it"));
+    m_partition = new QLineEdit(m_settings->slurmPartition());
+    m_partition->setObjectName(QStringLiteral("slurmPartition"));
+    m_gres = new QLineEdit(m_settings->slurmGres());
+    m_gres->setObjectName(QStringLiteral("slurmGres"));
+    m_gres->setPlaceholderText(QStringLiteral("gpu:1"));
+    m_time = new QLineEdit(m_settings->slurmTime());
+    m_time->setObjectName(QStringLiteral("slurmTime"));
+    m_time->setPlaceholderText(QStringLiteral("00:30:00"));
+    auto *evalBox = new QGroupBox(tr("Evaluation"));
+    auto *evalForm = new QFormLayout(evalBox);
+    evalForm->addRow(tr("&Sandbox:"), m_sandbox);
+    evalForm->addRow(tr("Slurm &partition:"), m_partition);
+    evalForm->addRow(tr("Slurm &gres:"), m_gres);
+    evalForm->addRow(tr("Slurm &time:"), m_time);
+    for (QLineEdit *edit : {m_partition, m_gres, m_time})
+        edit->setToolTip(
+            tr("Filled in for new runs that switch to the slurm executor (New Run, Where evaluations run)"));
+    return evalBox;
+}
+
+// The theme, applied as soon as it is picked (and restored on Cancel).
+QGroupBox *SettingsDialog::createAppearanceBox()
+{
+    m_savedTheme = m_settings->theme();
+    m_theme = new QComboBox;
+    m_theme->setObjectName(QStringLiteral("themeCombo"));
+    m_theme->addItem(tr("System"), QStringLiteral("system"));
+    m_theme->addItem(tr("Light"), QStringLiteral("light"));
+    m_theme->addItem(tr("Dark"), QStringLiteral("dark"));
+    m_theme->setCurrentIndex(qMax(0, m_theme->findData(m_savedTheme)));
+    connect(m_theme, &QComboBox::currentIndexChanged, this,
+            [this] { Theme::apply(m_theme->currentData().toString()); });
+    auto *appearanceBox = new QGroupBox(tr("Appearance"));
+    auto *appearanceForm = new QFormLayout(appearanceBox);
+    appearanceForm->addRow(tr("T&heme:"), m_theme);
+    return appearanceBox;
+}
+
+// The keychain's answers and the key row's buttons.
+void SettingsDialog::connectKeys()
+{
     connect(m_secrets, &SecretStore::keyRead, this,
             [this](const QString &provider, const QString &key, KeyStatus status, const QString &error) {
                 if (QTableWidgetItem *item = m_providers->item(rowOf(provider), KeyStatusColumn)) {
@@ -235,12 +262,6 @@ SettingsDialog::SettingsDialog(Settings *settings, QWidget *parent)
             testConnection(provider);
     });
     connect(m_providers, &QTableWidget::itemSelectionChanged, this, &SettingsDialog::providerSelected);
-
-    for (const QString &p : providers)
-        refreshKeyStatus(p);
-    m_providers->selectRow(0);
-    if (QString reason; !SecretStore::keychainReachable(&reason))
-        m_result->setText(SecretStore::environmentOnlyNotice(reason));
 }
 
 int SettingsDialog::rowOf(const QString &provider) const { return int(Settings::providers().indexOf(provider)); }

@@ -4,6 +4,7 @@
 #include <QHash>
 
 class QComboBox;
+class QGroupBox;
 class QLabel;
 class QLineEdit;
 class QNetworkAccessManager;
@@ -62,6 +63,10 @@ private:
     void providerSelected();
     int rowOf(const QString &provider) const;
     void sendTest(const QString &provider, const QString &key);
+    QGroupBox *createProvidersBox();
+    QGroupBox *createEvaluationBox();
+    QGroupBox *createAppearanceBox();
+    void connectKeys();
     QWidget *createPricesTab();
     void validatePrices();
 

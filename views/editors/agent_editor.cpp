@@ -155,58 +155,7 @@ AgentEditor::AgentEditor(Repository repository, QWidget *parent)
     m_isa = textEdit(QStringLiteral("isaEdit"), QStringLiteral("markdown"));
     m_examples = textEdit(QStringLiteral("codeExamplesEdit"), QStringLiteral("markdown"));
 
-    auto *menuPage = new QWidget;
-    auto *menuLayout = new QVBoxLayout(menuPage);
-    m_menuView = new QTableView;
-    m_menuView->setObjectName(QStringLiteral("menuTable"));
-    m_menuView->setModel(m_menu);
-    m_menuView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_menuView->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_menuView->horizontalHeader()->setStretchLastSection(false);
-    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::EnabledColumn, QHeaderView::ResizeToContents);
-    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::TextColumn, QHeaderView::Stretch);
-    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::RecordColumn, QHeaderView::ResizeToContents);
-    m_menuView->setWordWrap(false);
-    menuLayout->addWidget(m_menuView, 1);
-    auto *menuButtons = new QHBoxLayout;
-    const auto menuButton = [&](const QString &name, const QString &text, const QKeySequence &shortcut) {
-        auto *b = new QPushButton(text);
-        b->setObjectName(name);
-        if (!shortcut.isEmpty()) {
-            b->setShortcut(shortcut);
-            b->setToolTip(shortcut.toString(QKeySequence::NativeText));
-        }
-        menuButtons->addWidget(b);
-        return b;
-    };
-    QPushButton *add = menuButton(QStringLiteral("addMenuItemButton"), tr("Add"),
-                                  QKeySequence(Qt::CTRL | Qt::Key_Plus));
-    QPushButton *remove = menuButton(QStringLiteral("removeMenuItemButton"), tr("Remove"),
-                                     QKeySequence(Qt::CTRL | Qt::Key_Minus));
-    QPushButton *up = menuButton(QStringLiteral("moveMenuItemUpButton"), tr("Move Up"),
-                                 QKeySequence(Qt::ALT | Qt::SHIFT | Qt::Key_Up));
-    QPushButton *down = menuButton(QStringLiteral("moveMenuItemDownButton"), tr("Move Down"),
-                                   QKeySequence(Qt::ALT | Qt::SHIFT | Qt::Key_Down));
-    menuButtons->addStretch(1);
-    menuLayout->addLayout(menuButtons);
-    connect(add, &QPushButton::clicked, this, [this] {
-        const int row = m_menu->addItem(tr("new optimization"));
-        const QModelIndex index = m_menu->index(row, MenuModel::TextColumn);
-        m_menuView->setCurrentIndex(index);
-        m_menuView->edit(index);
-    });
-    connect(remove, &QPushButton::clicked, this, [this] {
-        if (const QModelIndex current = m_menuView->currentIndex(); current.isValid())
-            m_menu->removeRows(current.row(), 1);
-    });
-    const auto move = [this](int delta) {
-        const QModelIndex current = m_menuView->currentIndex();
-        if (current.isValid() && m_menu->moveItem(current.row(), delta))
-            m_menuView->setCurrentIndex(m_menu->index(current.row() + delta, current.column()));
-    };
-    connect(up, &QPushButton::clicked, this, [move] { move(-1); });
-    connect(down, &QPushButton::clicked, this, [move] { move(+1); });
-    connect(m_menu, &MenuModel::edited, this, &AgentEditor::markModified);
+    QWidget *menuPage = createMenuPage();
 
     auto *rulesPage = new QWidget;
     auto *rulesLayout = new QFormLayout(rulesPage);
@@ -271,6 +220,64 @@ AgentEditor::AgentEditor(Repository repository, QWidget *parent)
     connect(m_agentCombo, &QComboBox::currentTextChanged, this, &AgentEditor::agentSelected);
     if (m_agentCombo->count() > 0)
         agentSelected(m_agentCombo->currentText());
+}
+
+// The optimization menu's table with Add, Remove, Move Up and Move Down (Ctrl++, Ctrl+-, Alt+Shift+Up/Down).
+QWidget *AgentEditor::createMenuPage()
+{
+    auto *menuPage = new QWidget;
+    auto *menuLayout = new QVBoxLayout(menuPage);
+    m_menuView = new QTableView;
+    m_menuView->setObjectName(QStringLiteral("menuTable"));
+    m_menuView->setModel(m_menu);
+    m_menuView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_menuView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_menuView->horizontalHeader()->setStretchLastSection(false);
+    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::EnabledColumn, QHeaderView::ResizeToContents);
+    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::TextColumn, QHeaderView::Stretch);
+    m_menuView->horizontalHeader()->setSectionResizeMode(MenuModel::RecordColumn, QHeaderView::ResizeToContents);
+    m_menuView->setWordWrap(false);
+    menuLayout->addWidget(m_menuView, 1);
+    auto *menuButtons = new QHBoxLayout;
+    const auto menuButton = [&](const QString &name, const QString &text, const QKeySequence &shortcut) {
+        auto *b = new QPushButton(text);
+        b->setObjectName(name);
+        if (!shortcut.isEmpty()) {
+            b->setShortcut(shortcut);
+            b->setToolTip(shortcut.toString(QKeySequence::NativeText));
+        }
+        menuButtons->addWidget(b);
+        return b;
+    };
+    QPushButton *add = menuButton(QStringLiteral("addMenuItemButton"), tr("Add"),
+                                  QKeySequence(Qt::CTRL | Qt::Key_Plus));
+    QPushButton *remove = menuButton(QStringLiteral("removeMenuItemButton"), tr("Remove"),
+                                     QKeySequence(Qt::CTRL | Qt::Key_Minus));
+    QPushButton *up = menuButton(QStringLiteral("moveMenuItemUpButton"), tr("Move Up"),
+                                 QKeySequence(Qt::ALT | Qt::SHIFT | Qt::Key_Up));
+    QPushButton *down = menuButton(QStringLiteral("moveMenuItemDownButton"), tr("Move Down"),
+                                   QKeySequence(Qt::ALT | Qt::SHIFT | Qt::Key_Down));
+    menuButtons->addStretch(1);
+    menuLayout->addLayout(menuButtons);
+    connect(add, &QPushButton::clicked, this, [this] {
+        const int row = m_menu->addItem(tr("new optimization"));
+        const QModelIndex index = m_menu->index(row, MenuModel::TextColumn);
+        m_menuView->setCurrentIndex(index);
+        m_menuView->edit(index);
+    });
+    connect(remove, &QPushButton::clicked, this, [this] {
+        if (const QModelIndex current = m_menuView->currentIndex(); current.isValid())
+            m_menu->removeRows(current.row(), 1);
+    });
+    const auto move = [this](int delta) {
+        const QModelIndex current = m_menuView->currentIndex();
+        if (current.isValid() && m_menu->moveItem(current.row(), delta))
+            m_menuView->setCurrentIndex(m_menu->index(current.row() + delta, current.column()));
+    };
+    connect(up, &QPushButton::clicked, this, [move] { move(-1); });
+    connect(down, &QPushButton::clicked, this, [move] { move(+1); });
+    connect(m_menu, &MenuModel::edited, this, &AgentEditor::markModified);
+    return menuPage;
 }
 
 QString AgentEditor::userAgentDir(const QString &name)

@@ -65,6 +65,7 @@ Q_SIGNALS:
     void recordsUpdated();
 
 private:
+    QWidget *createMenuPage();
     void agentSelected(const QString &name);
     void scheduleValidation();
     void markModified();

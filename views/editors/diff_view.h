@@ -14,8 +14,11 @@ class QComboBox;
 class QLabel;
 class QPlainTextEdit;
 class QToolButton;
+class QVBoxLayout;
 
 namespace autocomp {
+
+class ShownRun;
 
 // Two candidates side by side: the one to compare with on the left (by default the parent), the selected
 // one on the right. Lines come from libgit2's buffer diff; changed lines are tinted and the changed words
@@ -73,6 +76,9 @@ public:
     // Where the full candidates come from (code and plan); the view keeps only their ids and tree links.
     void setLookup(CandidateLookup lookup);
     void setRunCandidates(const QList<Candidate> &candidates);
+    // Follows `run`: its candidates and language when it is shown (the store as the lookup), each batch of
+    // changes, the selected candidate.
+    void setShownRun(const ShownRun *run);
     void upsertCandidate(const Candidate &candidate);
     // Shows `candidate` against its parent (or what the selector offers when it has none).
     void setCandidate(const Candidate &candidate);
@@ -126,6 +132,8 @@ private:
         QString menuItem;
     };
 
+    void buildBars(QVBoxLayout *layout);
+    void buildPanes(QVBoxLayout *layout);
     void fillSelector();
     void refresh();
     void render(const QList<Row> &rows);

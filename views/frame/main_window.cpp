@@ -1,70 +1,43 @@
 #include "frame/main_window.h"
-#include "catalog/kernelbench_import.h"
 
-#include "charts/beam_graph_view.h"
-#include "models/candidate_filter_proxy.h"
-#include "panels/candidate_inspector.h"
-#include "models/candidate_tree_model.h"
-#include "editors/code_highlighter.h"
-#include "editors/diff_view.h"
-#include "eval/process_runner.h"
-#include "charts/latency_chart.h"
-#include "panels/menu_insights_view.h"
-#include "agents/prompt_builder.h"
-#include "catalog/repository.h"
-#include "live/result_actions.h"
-#include "live/run_actions.h"
-#include "live/run_controller.h"
-#include "models/run_list_model.h"
 #include "charts/runs_comparison_view.h"
-#include "panels/study_view.h"
-#include "common/status_palette.h"
+#include "eval/process_runner.h"
 #include "exchange/autocomp_dir.h"
 #include "exchange/run_archive.h"
+#include "frame/run_page.h"
+#include "frame/runs_pane.h"
+#include "frame/welcome_page.h"
+#include "live/result_actions.h"
+#include "live/run_actions.h"
+#include "live/shown_run.h"
+#include "live/store_session.h"
+#include "models/candidate_tree_model.h"
+#include "models/run_list_model.h"
+#include "panels/study_view.h"
 #include "store/run_store.h"
-#include "store/store_follower.h"
-#include "common/value_format.h"
 
 #include <QAction>
-#include <QComboBox>
-#include <QDialog>
-#include <QDialogButtonBox>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
-#include <QFutureWatcher>
-#include <QtConcurrent/QtConcurrentRun>
 #include <QFileInfo>
-#include <QFontDatabase>
-#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QTextDocument>
-#include <QTimer>
-#include <QLineEdit>
 #include <QMenu>
 #include <QMenuBar>
-#include <QShortcut>
 #include <QMessageBox>
-#include <QPlainTextEdit>
-#include <QPushButton>
 #include <QScreen>
-#include <QScrollArea>
-#include <QScrollBar>
-#include <QSet>
 #include <QSettings>
-#include <QSignalBlocker>
-#include <QSortFilterProxyModel>
+#include <QShortcut>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QStyle>
-#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -90,86 +63,63 @@ QString runsHeader() { return QStringLiteral("mainWindow/runsHeader"); }
 QString treeHeader() { return QStringLiteral("mainWindow/treeHeader"); }
 } // namespace SettingsKeys
 
-QString capitalized(const QString &text) { return text.isEmpty() ? text : text.at(0).toUpper() + text.mid(1); }
-
 } // namespace
 
 MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     : QMainWindow(parent)
-    , m_store(std::move(store))
-    , m_runModel(new RunListModel(this))
-    , m_runProxy(new QSortFilterProxyModel(this))
-    , m_candidateModel(new CandidateTreeModel(this))
-    , m_candidateProxy(new CandidateFilterProxy(this))
+    , m_session(new StoreSession(std::move(store), this))
+    , m_shownRun(new ShownRun(m_session, this))
 {
-    Q_ASSERT(m_store);
     initAutocompResources();
     setObjectName(QStringLiteral("mainWindow"));
 
-    m_runProxy->setSourceModel(m_runModel);
-    m_runProxy->setSortRole(RunListModel::SortRole);
-    m_runProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    m_runProxy->setFilterKeyColumn(-1);
-
-    m_candidateProxy->setSourceModel(m_candidateModel);
-    m_candidateProxy->setSortRole(CandidateTreeModel::SortRole);
-    connect(m_candidateProxy, &CandidateFilterProxy::searchChanged, this, &MainWindow::searchChanged);
-
-    // The runs list across the top, as high as its rows (at most a third of the window); below it the middle
-    // (graph, tree, chart, menu) and the inspector share the whole width.
+    m_resultActions = new ResultActions(this);
+    // The runs list across the top, as high as its rows (at most a third of the window); below it the run page.
     m_runsSplitter = new QSplitter(Qt::Vertical);
     m_runsSplitter->setObjectName(QStringLiteral("runsSplitter"));
     m_runsSplitter->setChildrenCollapsible(false);
     connect(m_runsSplitter, &QSplitter::splitterMoved, this, [this] { m_userSizedRuns = true; });
-    m_splitter = new QSplitter(Qt::Horizontal);
-    m_splitter->setObjectName(QStringLiteral("mainSplitter"));
-    m_splitter->setChildrenCollapsible(false);
-    m_runsSplitter->addWidget(createRunsPane());
-    m_runsSplitter->addWidget(m_splitter);
+    m_runPage = new RunPage(m_shownRun, m_resultActions, [this](qint64 id) { return driverText(id); });
+    connect(m_runPage, &RunPage::candidateOfRunActivated, this, [this](qint64 runId, qint64 candidateId) {
+        if (runId != currentRunId() && !selectRun(runId))
+            return;
+        selectCandidate(candidateId);
+        showView(QStringLiteral("graph"));
+    });
+    connect(m_shownRun, &ShownRun::candidateSelected, this,
+            [this](const Candidate &candidate) { Q_EMIT currentCandidateChanged(candidate.id); });
+    connect(m_shownRun, &ShownRun::shown, this, [this] { m_deleteRun->setEnabled(m_shownRun->id() != 0); });
+    const auto drivenHere = [this](qint64 id) { return m_runActions && m_runActions->isDriving(id); };
+    m_runsPane = new RunsPane(m_session, drivenHere, [this](qint64 id) { return driverText(id); });
+    connect(m_runsPane, &RunsPane::runActivated, this, &MainWindow::showRun);
+    connect(m_runsPane->view(), &QWidget::customContextMenuRequested, this, &MainWindow::runsContextMenu);
+    connect(m_runsPane, &RunsPane::driverColumnChanged, this, [this] {
+        // Panes this window sized itself are sized again for the column; sizes the user chose stay.
+        if (m_runsPaneFitted && !m_layoutRestored && !m_userSizedRuns)
+            fitRunsPane();
+    });
+    m_runsSplitter->addWidget(m_runsPane);
+    m_runsSplitter->addWidget(m_runPage);
     m_runsSplitter->setStretchFactor(0, 0); // a taller window gives the graph and the inspector the height
     m_runsSplitter->setStretchFactor(1, 1);
-    m_splitter->addWidget(createCandidatesPane());
-    m_inspector = new CandidateInspector;
-    m_diffView = new DiffView;
-    m_diffView->setLookup([this](qint64 id) { return m_store->candidate(id); });
-    m_inspector->addTab(m_diffView, tr("Diff"));
-    connect(m_diffView, &DiffView::moveRequested, this, [this] {
-        setDiffInCenter(!diffInCenter());
-        m_diffView->setFocus();
-    });
-    connect(m_diffView, &DiffView::openInWindowRequested, this, &MainWindow::openDiffWindow);
-    setDiffInCenter(false);
-    m_splitter->addWidget(m_inspector);
-    m_splitter->setStretchFactor(0, 5);
-    m_splitter->setStretchFactor(1, 4);
-    m_splitter->setSizes({700, 560});
-    // The splitter keeps the sizes it has whatever the pages of its tabs would like: a page with a wide minimum
-    // (a chart, a table) must not move the tab bar when it comes to the front.
-    for (QWidget *pane : {m_splitter->widget(0), static_cast<QWidget *>(m_inspector)})
-        pane->setMinimumWidth(240);
 
+    m_welcomePage = new WelcomePage(exampleRunResource());
+    connect(m_welcomePage, &WelcomePage::newRunRequested, this, [this] {
+        if (m_runActions)
+            m_runActions->startAction()->trigger();
+    });
+    connect(m_welcomePage, &WelcomePage::exampleRequested, this, &MainWindow::loadExampleRunClicked);
+    connect(m_welcomePage, &WelcomePage::importRequested, this, &MainWindow::importArchiveDialog);
+    connect(m_welcomePage, &WelcomePage::openStoreRequested, this, &MainWindow::openStoreDialog);
     m_stack = new QStackedWidget;
-    m_stack->addWidget(createWelcomePanel());
+    m_stack->addWidget(m_welcomePage);
     m_stack->addWidget(m_runsSplitter);
-    // Without bubblewrap, candidates' code would run with rlimits only: said on every screen, not
-    // only in a log (each result is also flagged "unsandboxed").
     auto *central = new QWidget;
     auto *centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
-    auto *sandboxBanner = new QLabel(
-        tr("No sandbox: bubblewrap (bwrap) is missing or cannot create namespaces here, so "
-           "candidates' code runs with resource limits and a seccomp filter only. Install "
-           "bubblewrap, or set evaluation.sandbox: required to refuse such runs."));
-    sandboxBanner->setObjectName(QStringLiteral("sandboxBanner"));
-    sandboxBanner->setWordWrap(true);
-    sandboxBanner->setStyleSheet(
-        QStringLiteral("QLabel#sandboxBanner { background: #b3261e; color: white; padding: 6px; font-weight: bold; }"));
-    sandboxBanner->hide();
-    centralLayout->addWidget(sandboxBanner);
+    centralLayout->addWidget(createSandboxBanner());
     centralLayout->addWidget(m_stack, 1);
     setCentralWidget(central);
-    QTimer::singleShot(0, sandboxBanner,
-                       [sandboxBanner] { sandboxBanner->setVisible(!ProcessRunner::sandboxAvailable()); });
 
     m_storeLabel = new QLabel;
     m_storeLabel->setObjectName(QStringLiteral("storePathLabel"));
@@ -178,348 +128,64 @@ MainWindow::MainWindow(std::unique_ptr<RunStore> store, QWidget *parent)
     // takes its place while shown, instead of being squeezed to nothing beside it.
     statusBar()->addWidget(m_storeLabel, 1);
 
-    m_resultActions = new ResultActions(this);
+    connect(m_session, &StoreSession::changed, this, &MainWindow::applyStoreChanges);
+    connect(m_session, &StoreSession::followFailed, this, [this](const QString &error) {
+        statusBar()->showMessage(tr("Runs of other processes are not followed: %1").arg(error), 15000);
+    });
     createMenus();
     m_runActions = new RunActions(this);
+    m_shownRun->setDrivenHere([this](qint64 id) { return m_runActions->isDriving(id); });
     resize(QSize(1600, 1000).boundedTo(screen()->availableGeometry().size()));
     restoreSettings();
     reloadRuns();
-    startFollowing();
 }
 
 MainWindow::~MainWindow() = default;
 
+QWidget *MainWindow::createSandboxBanner()
+{
+    // Without bubblewrap, candidates' code would run with rlimits only: said on every screen, not
+    // only in a log (each result is also flagged "unsandboxed").
+    auto *banner = new QLabel(tr("No sandbox: bubblewrap (bwrap) is missing or cannot create namespaces here, so "
+                                 "candidates' code runs with resource limits and a seccomp filter only. Install "
+                                 "bubblewrap, or set evaluation.sandbox: required to refuse such runs."));
+    banner->setObjectName(QStringLiteral("sandboxBanner"));
+    banner->setWordWrap(true);
+    banner->setStyleSheet(
+        QStringLiteral("QLabel#sandboxBanner { background: #b3261e; color: white; padding: 6px; font-weight: bold; }"));
+    banner->hide();
+    QTimer::singleShot(0, banner, [banner] { banner->setVisible(!ProcessRunner::sandboxAvailable()); });
+    return banner;
+}
+
 QString MainWindow::exampleRunResource() { return QStringLiteral(":/autocomp/example_run.jsonl"); }
 
-QWidget *MainWindow::createWelcomePanel()
-{
-    m_welcomePanel = new QWidget;
-    m_welcomePanel->setObjectName(QStringLiteral("welcomePanel"));
-    auto *outer = new QHBoxLayout(m_welcomePanel);
-    auto *column = new QWidget;
-    column->setMaximumWidth(760);
-    auto *layout = new QVBoxLayout(column);
-    outer->addStretch(1);
-    outer->addWidget(column, 4);
-    outer->addStretch(1);
-
-    auto *text = new QLabel;
-    text->setObjectName(QStringLiteral("welcomeText"));
-    text->setWordWrap(true);
-    text->setTextFormat(Qt::RichText);
-    text->setTextInteractionFlags(Qt::TextBrowserInteraction);
-    text->setText(
-        tr("<h1>Autocomp Workbench</h1>"
-           "<p>Optimizes a kernel with an LLM-driven beam search: the LLM plans one optimization at a time, "
-           "writes the code, and every candidate is compiled, tested and benchmarked on the target.</p>"
-           "<h3>Your first run</h3>"
-           "<p>Press <b>New Run…</b> and pick a <b>target</b> (the machine the kernel runs on: <code>cpu</code> "
-           "works everywhere) and a <b>problem</b>. Then pick or add a <b>model</b>: the picker shows whether "
-           "its API key is stored in the keychain, comes from the environment (<code>OPENAI_API_KEY</code>, "
-           "<code>ANTHROPIC_API_KEY</code>, …) or is missing, and a local vLLM or Ollama server needs none. "
-           "Keys are stored in Settings. Press <b>Start Run</b>: the candidates appear here as they are "
-           "written and measured.</p>"));
-    layout->addWidget(text);
-
-    auto *newRun = new QPushButton(tr("New Run…"));
-    newRun->setObjectName(QStringLiteral("welcomeNewRunButton"));
-    newRun->setDefault(true);
-    newRun->setToolTip(tr("Pick a target, a problem and a model, and start a search (Ctrl+N)"));
-    connect(newRun, &QPushButton::clicked, this, [this] {
-        if (m_runActions)
-            m_runActions->startAction()->trigger();
-    });
-    auto *firstRow = new QHBoxLayout;
-    firstRow->addWidget(newRun);
-    firstRow->addStretch(1);
-    layout->addLayout(firstRow);
-
-    auto *around = new QLabel(tr("<h3>Or look around first</h3>"
-                                 "<p>The example run shows what a finished run looks like. Runs started with "
-                                 "<code>autocomp run config.yaml</code> appear here too.</p>"));
-    around->setObjectName(QStringLiteral("welcomeAroundText"));
-    around->setWordWrap(true);
-    around->setTextFormat(Qt::RichText);
-    layout->addWidget(around);
-
-    auto *buttons = new QHBoxLayout;
-    m_loadExampleButton = new QPushButton(tr("Open the example run"));
-    m_loadExampleButton->setObjectName(QStringLiteral("loadExampleButton"));
-    if (QFile::exists(exampleRunResource())) {
-        m_loadExampleButton->setToolTip(tr("Imports a run recorded against the local test LLM server into this store"));
-    } else {
-        m_loadExampleButton->setEnabled(false);
-        m_loadExampleButton->setToolTip(
-            tr("This build has no bundled example run (%1 is missing)").arg(exampleRunResource()));
-    }
-    connect(m_loadExampleButton, &QPushButton::clicked, this, &MainWindow::loadExampleRunClicked);
-    auto *importButton = new QPushButton(tr("Import Run Archive…"));
-    importButton->setObjectName(QStringLiteral("welcomeImportButton"));
-    connect(importButton, &QPushButton::clicked, this, &MainWindow::importArchiveDialog);
-    auto *openButton = new QPushButton(tr("Open Store…"));
-    openButton->setObjectName(QStringLiteral("welcomeOpenStoreButton"));
-    connect(openButton, &QPushButton::clicked, this, &MainWindow::openStoreDialog);
-    buttons->addWidget(m_loadExampleButton);
-    buttons->addWidget(importButton);
-    buttons->addWidget(openButton);
-    buttons->addStretch(1);
-    layout->addLayout(buttons);
-    if (!m_loadExampleButton->isEnabled()) {
-        auto *missing = new QLabel(m_loadExampleButton->toolTip());
-        missing->setObjectName(QStringLiteral("exampleMissingLabel"));
-        missing->setWordWrap(true);
-        layout->addWidget(missing);
-    }
-
-    m_welcomeStoreLabel = new QLabel;
-    m_welcomeStoreLabel->setObjectName(QStringLiteral("welcomeStoreLabel"));
-    m_welcomeStoreLabel->setWordWrap(true);
-    m_welcomeStoreLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addSpacing(12);
-    layout->addWidget(m_welcomeStoreLabel);
-    layout->addStretch(1);
-    return m_welcomePanel;
-}
-
-QWidget *MainWindow::createRunsPane()
-{
-    auto *pane = new QWidget;
-    auto *layout = new QVBoxLayout(pane);
-    layout->setContentsMargins(0, 0, 0, 0);
-
-    m_runFilter = new QLineEdit;
-    m_runFilter->setObjectName(QStringLiteral("runFilter"));
-    m_runFilter->setPlaceholderText(tr("Filter runs (Ctrl+F)"));
-    m_runFilter->setClearButtonEnabled(true);
-    connect(m_runFilter, &QLineEdit::textChanged, m_runProxy, &QSortFilterProxyModel::setFilterFixedString);
-    layout->addWidget(m_runFilter);
-
-    m_runsView = new QTableView;
-    m_runsView->setObjectName(QStringLiteral("runsView"));
-    m_runsView->setModel(m_runProxy);
-    m_runsView->setSelectionBehavior(QAbstractItemView::SelectRows);
-    // Several runs can be selected (Ctrl, Shift): Compare Runs ticks them; the current one is shown.
-    m_runsView->setSelectionMode(QAbstractItemView::ExtendedSelection);
-    m_runsView->setSortingEnabled(true);
-    m_runsView->sortByColumn(RunListModel::IdColumn, Qt::DescendingOrder);
-    m_runsView->verticalHeader()->hide();
-    m_runsView->setWordWrap(false);
-    m_runsView->horizontalHeader()->setStretchLastSection(true);
-    m_runsView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_runsView->horizontalHeader()->setMinimumSectionSize(36);
-    m_runsView->setColumnWidth(RunListModel::IdColumn, 52);
-    m_runsView->setColumnWidth(RunListModel::TargetColumn, 54);
-    m_runsView->setColumnWidth(RunListModel::ProblemColumn, 96);
-    m_runsView->setColumnWidth(RunListModel::StateColumn, 66);
-    m_runsView->setColumnWidth(RunListModel::SpeedupColumn, 64);
-    m_runsView->setColumnWidth(RunListModel::DollarsColumn, 56);
-    m_runsView->verticalHeader()->setDefaultSectionSize(m_runsView->fontMetrics().height() + 8);
-    // "Driven by" only while some run has a driver: empty, it would only take room from the others.
-    m_runsView->setColumnHidden(RunListModel::DriverColumn, !m_runModel->hasDrivers());
-    connect(m_runModel, &RunListModel::hasDriversChanged, this, [this](bool shown) {
-        m_runsView->setColumnHidden(RunListModel::DriverColumn, !shown);
-        if (shown) {
-            m_runsView->resizeColumnToContents(RunListModel::DriverColumn);
-            m_runsView->setColumnWidth(RunListModel::DriverColumn,
-                                       m_runsView->columnWidth(RunListModel::DriverColumn) + 6);
-        }
-        // Panes this window sized itself are sized again for the column; sizes the user chose stay.
-        if (m_runsPaneFitted && !m_layoutRestored && !m_userSizedRuns)
-            fitRunsPane();
-    });
-    connect(m_runsView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) {
-                if (current.isValid())
-                    showRun(current.data(RunListModel::RunIdRole).toLongLong());
-            });
-    m_runsView->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_runsView, &QWidget::customContextMenuRequested, this, &MainWindow::runsContextMenu);
-    layout->addWidget(m_runsView);
-    return pane;
-}
-
-QWidget *MainWindow::createSearchBar()
-{
-    auto *bar = new QWidget;
-    auto *layout = new QHBoxLayout(bar);
-    layout->setContentsMargins(2, 0, 2, 0);
-    m_searchText = new QLineEdit;
-    m_searchText->setObjectName(QStringLiteral("candidateSearch"));
-    m_searchText->setPlaceholderText(tr("Search plans and code (Ctrl+Shift+F)"));
-    m_searchText->setClearButtonEnabled(true);
-    m_searchStatus = new QComboBox;
-    m_searchStatus->setObjectName(QStringLiteral("candidateStatusFilter"));
-    m_searchStatus->addItem(tr("Any status"), QString());
-    // The words every view and the CLI use (statusWord), never the stored enum names.
-    for (const char *word : {"correct", "incorrect", "compile error", "crash", "timeout", "rejected", "duplicate",
-                             "error (machine)", "cancelled", "no hardware", "no code", "planning", "coding", "pending",
-                             "compiling", "testing", "benchmarking"})
-        m_searchStatus->addItem(tr(word), QString::fromLatin1(word));
-    m_searchStrategy = new QComboBox;
-    m_searchStrategy->setObjectName(QStringLiteral("candidateStrategyFilter"));
-    m_searchStrategy->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_searchStrategy->setMinimumContentsLength(10);
-    m_searchStatus->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-    m_searchStatus->setMinimumContentsLength(8);
-    m_searchStrategy->addItem(tr("Any strategy"), QString());
-    m_searchCount = new QLabel;
-    m_searchCount->setObjectName(QStringLiteral("candidateSearchCount"));
-    layout->addWidget(m_searchText, 3);
-    layout->addWidget(m_searchStatus);
-    layout->addWidget(m_searchStrategy, 2);
-    layout->addWidget(m_searchCount);
-    connect(m_searchText, &QLineEdit::textChanged, m_candidateProxy, &CandidateFilterProxy::setSearchText);
-    connect(m_searchStatus, &QComboBox::currentIndexChanged, this,
-            [this] { m_candidateProxy->setStatusFilter(m_searchStatus->currentData().toString()); });
-    connect(m_searchStrategy, &QComboBox::currentIndexChanged, this,
-            [this] { m_candidateProxy->setStrategyFilter(m_searchStrategy->currentData().toString()); });
-    return bar;
-}
-
-void MainWindow::fillStrategyFilter(const QList<Candidate> &candidates)
-{
-    const QString current = m_searchStrategy->currentData().toString();
-    QStringList strategies;
-    for (const Candidate &c : candidates)
-        if (!c.menuItem.isEmpty() && !strategies.contains(c.menuItem))
-            strategies << c.menuItem;
-    strategies.sort(Qt::CaseInsensitive);
-    const QSignalBlocker blocker(m_searchStrategy);
-    while (m_searchStrategy->count() > 1)
-        m_searchStrategy->removeItem(1);
-    for (const QString &strategy : std::as_const(strategies)) {
-        m_searchStrategy->addItem(PromptBuilder::shortName(strategy, 40), strategy);
-        m_searchStrategy->setItemData(m_searchStrategy->count() - 1, strategy, Qt::ToolTipRole);
-    }
-    const int index = m_searchStrategy->findData(current);
-    m_searchStrategy->setCurrentIndex(std::max(0, index));
-    if (index < 0)
-        m_candidateProxy->setStrategyFilter(QString());
-}
+RunStore *MainWindow::store() const { return m_session->store(); }
+qint64 MainWindow::currentRunId() const { return m_shownRun->id(); }
+MenuInsightsView *MainWindow::menuInsights() const { return m_runPage->menuInsights(); }
+DiffView *MainWindow::diffView() const { return m_runPage->diffView(); }
+BeamGraphView *MainWindow::beamGraph() const { return m_runPage->beamGraph(); }
+LatencyChart *MainWindow::latencyChart() const { return m_runPage->latencyChart(); }
+CandidateFilterProxy *MainWindow::candidateSearch() const { return m_runPage->candidateProxy(); }
+QTableView *MainWindow::runsView() const { return m_runsPane->view(); }
+QTreeView *MainWindow::candidateTree() const { return m_runPage->candidateTree(); }
+CandidateInspector *MainWindow::inspector() const { return m_runPage->inspector(); }
+int MainWindow::requestsInFlight() const { return m_shownRun->requestsInFlight(); }
+int MainWindow::evaluationsInFlight() const { return m_shownRun->evaluationsInFlight(); }
+StoreFollower *MainWindow::storeFollower() const { return m_session->follower(); }
+void MainWindow::selectCandidate(qint64 candidateId) { m_runPage->selectCandidate(candidateId); }
+void MainWindow::setDiffInCenter(bool center) { m_runPage->setDiffInCenter(center); }
+bool MainWindow::diffInCenter() const { return m_runPage->diffInCenter(); }
+DiffView *MainWindow::openDiffWindow() { return m_runPage->openDiffWindow(); }
+bool MainWindow::showView(const QString &name) { return m_runPage->showView(name); }
+QDialog *MainWindow::showStopReasonDetails() { return m_runPage->showStopReasonDetails(); }
 
 void MainWindow::searchCandidates(const QString &text, const QString &status, const QString &strategy)
 {
-    m_searchText->setText(text);
-    m_searchStatus->setCurrentIndex(std::max(0, m_searchStatus->findData(status)));
-    if (!strategy.isEmpty() && m_searchStrategy->findData(strategy) < 0)
-        m_searchStrategy->addItem(PromptBuilder::shortName(strategy, 40), strategy);
-    m_searchStrategy->setCurrentIndex(std::max(0, m_searchStrategy->findData(strategy)));
+    m_runPage->searchCandidates(text, status, strategy);
 }
 
-void MainWindow::searchChanged()
-{
-    if (!m_candidateProxy->isSearching()) {
-        m_searchCount->clear();
-        m_beamGraph->setSearchMatches(std::nullopt);
-        return;
-    }
-    const QList<qint64> ids = m_candidateProxy->matchingIds();
-    m_searchCount->setText(tr("%1 of %2").arg(ids.size()).arg(m_candidateModel->candidateCount()));
-    m_beamGraph->setSearchMatches(QSet<qint64>(ids.begin(), ids.end()));
-    m_candidateTree->expandAll();
-}
-
-QWidget *MainWindow::createCandidatesPane()
-{
-    auto *pane = new QWidget;
-    auto *layout = new QVBoxLayout(pane);
-    layout->setContentsMargins(0, 0, 0, 0);
-
-    m_headerTimer = new QTimer(this);
-    m_headerTimer->setSingleShot(true);
-    m_headerTimer->setInterval(HeaderUpdateMs);
-    connect(m_headerTimer, &QTimer::timeout, this, &MainWindow::updateRunHeader);
-    m_runHeader = new QLabel;
-    m_runHeader->setObjectName(QStringLiteral("runHeader"));
-    m_runHeader->setWordWrap(true);
-    m_runHeader->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse
-                                         | Qt::LinksAccessibleByKeyboard);
-    m_runHeader->setContentsMargins(4, 4, 4, 4);
-    connect(m_runHeader, &QLabel::linkActivated, this, [this](const QString &link) {
-        if (link == QLatin1String("#stop-reason"))
-            showStopReasonDetails();
-        else if (link == QLatin1String("#save-best") && m_run.bestCandidateId != 0)
-            m_resultActions->saveKernelWithDialog(m_run.bestCandidateId);
-    });
-    layout->addWidget(m_runHeader);
-
-    m_labelBanner = new QLabel;
-    m_labelBanner->setObjectName(QStringLiteral("runLabelBanner"));
-    m_labelBanner->setWordWrap(true);
-    m_labelBanner->setTextFormat(Qt::PlainText);
-    m_labelBanner->hide();
-    // An amber note that reads on light and dark palettes alike.
-    const bool dark = StatusPalette::isDark(QApplication::palette());
-    m_labelBanner->setStyleSheet(
-        QStringLiteral("QLabel#runLabelBanner { background: %1; color: %2; border: 1px solid %3;"
-                       " border-radius: 4px; padding: 6px; }")
-            .arg(dark ? QStringLiteral("#4a3b12") : QStringLiteral("#fff4cc"),
-                 dark ? QStringLiteral("#ffe9a8") : QStringLiteral("#4d3800"),
-                 dark ? QStringLiteral("#8a6d1f") : QStringLiteral("#e0c060")));
-    layout->addWidget(m_labelBanner);
-    layout->addWidget(createSearchBar());
-
-    m_candidateTree = new QTreeView;
-    m_candidateTree->setObjectName(QStringLiteral("candidateTree"));
-    m_candidateTree->setModel(m_candidateProxy);
-    m_candidateTree->setUniformRowHeights(true);
-    m_candidateTree->setIndentation(14);
-    m_candidateTree->setAlternatingRowColors(true);
-    m_candidateTree->setSortingEnabled(true);
-    m_candidateTree->sortByColumn(CandidateTreeModel::IdColumn, Qt::AscendingOrder);
-    m_candidateTree->header()->setStretchLastSection(false);
-    m_candidateTree->header()->setSectionResizeMode(QHeaderView::Interactive);
-    connect(m_candidateTree->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex &current) {
-                if (current.isValid())
-                    showCandidate(current.data(CandidateTreeModel::CandidateIdRole).toLongLong());
-            });
-
-    m_beamGraph = new BeamGraphView;
-    connect(m_beamGraph, &BeamGraphView::candidateSelected, this, &MainWindow::selectCandidate);
-    connect(m_beamGraph, &BeamGraphView::candidateActivated, this, [this](qint64 id) {
-        selectCandidate(id);
-        m_inspector->setFocus(Qt::OtherFocusReason);
-    });
-    m_latencyChart = new LatencyChart;
-    connect(m_latencyChart, &LatencyChart::candidateSelected, this, &MainWindow::selectCandidate);
-    m_centerTabs = new QTabWidget;
-    m_centerTabs->setObjectName(QStringLiteral("centerTabs"));
-    m_centerTabs->setDocumentMode(true);
-    m_centerTabs->setElideMode(Qt::ElideRight); // a narrow middle elides its tab titles; each has its tooltip
-    m_centerTabs->addTab(m_beamGraph, tr("Graph"));
-    m_centerTabs->addTab(m_candidateTree, tr("Tree"));
-    m_centerTabs->addTab(m_latencyChart, tr("Chart"));
-    m_centerTabs->setTabToolTip(0, tr("The search as a graph: an iteration per column, the beam and the best path"));
-    m_centerTabs->setTabToolTip(1, tr("The candidates as a tree, sortable by column"));
-    m_centerTabs->setTabToolTip(2, tr("Each candidate's score by iteration"));
-    m_insights = new MenuInsightsView;
-    connect(m_insights, &MenuInsightsView::candidateActivated, this, [this](qint64 runId, qint64 candidateId) {
-        if (runId != m_run.id && !selectRun(runId))
-            return;
-        selectCandidate(candidateId);
-        showView(QStringLiteral("graph"));
-    });
-    // In a scroll area: its table, chart and notes want more height than a laptop leaves the middle, and a page's
-    // minimum would otherwise push the window past the screen.
-    auto *insightsScroll = new QScrollArea;
-    insightsScroll->setObjectName(QStringLiteral("menuInsightsScroll"));
-    insightsScroll->setWidgetResizable(true);
-    insightsScroll->setFrameShape(QFrame::NoFrame);
-    insightsScroll->setWidget(m_insights);
-    m_insightsScroll = insightsScroll;
-    m_centerTabs->addTab(m_insightsScroll, tr("Menu"));
-    connect(m_insights, &MenuInsightsView::strategyActivated, this, [this](const QString &strategy) {
-        searchCandidates(QString(), QString(), strategy);
-        showView(QStringLiteral("tree"));
-    });
-    m_centerTabs->setTabToolTip(m_centerTabs->indexOf(m_insightsScroll),
-                                tr("What the run taught about its optimization menu"));
-    layout->addWidget(m_centerTabs, 1);
-    return pane;
-}
-
-void MainWindow::createMenus()
+void MainWindow::createFileMenu()
 {
     QMenu *file = menuBar()->addMenu(tr("&File"));
     QAction *open = file->addAction(tr("&Open Store…"), this, &MainWindow::openStoreDialog);
@@ -541,24 +207,22 @@ void MainWindow::createMenus()
     m_deleteRun->setShortcut(QKeySequence::Delete);
     m_deleteRun->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     m_deleteRun->setEnabled(false);
-    m_runsView->addAction(m_deleteRun);
+    m_runsPane->view()->addAction(m_deleteRun);
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
     quit->setMenuRole(QAction::QuitRole);
+}
 
+void MainWindow::createMenus()
+{
+    createFileMenu();
     QMenu *view = menuBar()->addMenu(tr("&View"));
     QAction *reload = view->addAction(tr("&Reload Runs"), this, &MainWindow::reloadRuns);
     reload->setShortcut(QKeySequence::Refresh);
-    QAction *filter = view->addAction(tr("&Filter Runs"), this, [this] {
-        m_runFilter->setFocus(Qt::ShortcutFocusReason);
-        m_runFilter->selectAll();
-    });
+    QAction *filter = view->addAction(tr("&Filter Runs"), m_runsPane, &RunsPane::focusFilter);
     filter->setShortcut(QKeySequence::Find);
-    QAction *search = view->addAction(tr("&Search Candidates"), this, [this] {
-        m_searchText->setFocus(Qt::ShortcutFocusReason);
-        m_searchText->selectAll();
-    });
+    QAction *search = view->addAction(tr("&Search Candidates"), m_runPage, &RunPage::focusSearch);
     search->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_F));
     view->addAction(tr("C&ompare Runs…"), this, [this] { openRunsComparison(selectedRunIds()); })
         ->setObjectName(QStringLiteral("compareRunsAction"));
@@ -567,8 +231,8 @@ void MainWindow::createMenus()
     view->addAction(tr("&Diff in the Middle"), this, [this] { setDiffInCenter(!diffInCenter()); })
         ->setObjectName(QStringLiteral("diffInCenterAction"));
     view->addSeparator();
-    view->addAction(tr("&Expand Tree"), m_candidateTree, &QTreeView::expandAll);
-    view->addAction(tr("&Collapse Tree"), m_candidateTree, &QTreeView::collapseAll);
+    view->addAction(tr("&Expand Tree"), candidateTree(), &QTreeView::expandAll);
+    view->addAction(tr("&Collapse Tree"), candidateTree(), &QTreeView::collapseAll);
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("Open the &Example Run"), this, &MainWindow::loadExampleRunClicked)
@@ -581,31 +245,12 @@ void MainWindow::createMenus()
 
 void MainWindow::reloadRuns()
 {
-    const qint64 previous = m_run.id;
-    const QList<RunInfo> runs = m_store->runs();
-    m_runModel->setRuns(runs);
-    // A run recorded as running whose process is gone (killed) says so, and can be resumed.
-    QHash<qint64, QString> shown;
-    for (const RunInfo &run : runs)
-        if (run.state == RunState::Running && !(m_runActions && m_runActions->isDriving(run.id))
-            && m_store->isInterrupted(run))
-            shown.insert(run.id, m_store->displayState(run));
-    m_runModel->setDisplayStates(shown);
-    for (auto it = m_live.cbegin(); it != m_live.cend(); ++it)
-        updateLiveState(it.key());
-    if (m_follower)
-        m_follower->refresh();
+    const qint64 previous = currentRunId();
+    m_runsPane->reload();
+    m_session->refresh();
     updateStoreViews();
-    if (m_runModel->rowCount() == 0) {
-        m_run = {};
-        m_candidateBacklog.clear();
-        m_candidateModel->clear();
-        m_inspector->clear();
-        m_beamGraph->clear();
-        m_latencyChart->clear();
-        m_insights->clear();
-        m_diffView->clear();
-        updateRunHeader();
+    if (m_runsPane->model()->rowCount() == 0) {
+        m_shownRun->clear();
         return;
     }
     if (!m_layoutRestored && !m_runsPaneFitted && isVisible()) {
@@ -613,19 +258,20 @@ void MainWindow::reloadRuns()
         fitRunsPane();
     }
     if (!(previous != 0 && selectRun(previous)))
-        m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
+        m_runsPane->selectFirst();
 }
 
 void MainWindow::runsContextMenu(const QPoint &pos)
 {
-    const QModelIndex index = m_runsView->indexAt(pos);
+    QTableView *runs = m_runsPane->view();
+    const QModelIndex index = runs->indexAt(pos);
     if (!index.isValid())
         return;
     // A row of a multiple selection keeps the selection (Compare ticks them all); another row is selected alone.
-    if (m_runsView->selectionModel()->isRowSelected(index.row(), index.parent()))
-        m_runsView->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
+    if (runs->selectionModel()->isRowSelected(index.row(), index.parent()))
+        runs->selectionModel()->setCurrentIndex(index, QItemSelectionModel::NoUpdate);
     else
-        m_runsView->setCurrentIndex(index);
+        runs->setCurrentIndex(index);
     QMenu menu;
     const QList<qint64> selected = selectedRunIds();
     menu.addAction(selected.size() > 1 ? tr("Compare the %1 Selected Runs…").arg(selected.size())
@@ -637,12 +283,12 @@ void MainWindow::runsContextMenu(const QPoint &pos)
     menu.addAction(m_resultActions->saveBestKernelAction());
     menu.addSeparator();
     menu.addAction(m_deleteRun);
-    menu.exec(m_runsView->viewport()->mapToGlobal(pos));
+    menu.exec(runs->viewport()->mapToGlobal(pos));
 }
 
 void MainWindow::deleteRunClicked()
 {
-    const RunInfo run = m_run;
+    const RunInfo run = m_shownRun->run();
     if (run.id == 0)
         return;
     const QString title = tr("Delete Run");
@@ -651,7 +297,7 @@ void MainWindow::deleteRunClicked()
             this, title, tr("Run %1 is running in this window and cannot be deleted. Stop it first.").arg(run.id));
         return;
     }
-    const int candidates = m_candidateModel->candidateCount();
+    const int candidates = m_shownRun->candidateCount();
     const QString question =
         tr("Delete run %1 (%2 on %3, %n candidate(s))?", nullptr, candidates).arg(run.id).arg(run.problem, run.target)
         + QStringLiteral("\n\n")
@@ -661,19 +307,15 @@ void MainWindow::deleteRunClicked()
         return;
 
     // The row that takes the deleted one's place is selected next, else the one above it.
-    const int row = m_runsView->currentIndex().row();
-    qint64 next = 0;
-    for (int candidateRow : {row + 1, row - 1})
-        if (const QModelIndex index = m_runProxy->index(candidateRow, 0); index.isValid()) {
-            next = index.data(RunListModel::RunIdRole).toLongLong();
-            break;
-        }
-    if (!m_store->deleteRun(run.id)) {
-        QMessageBox::warning(this, title, tr("Run %1 could not be deleted:\n%2").arg(run.id).arg(m_store->lastError()));
+    qint64 next = m_runsPane->runBesideCurrent(1);
+    if (next == 0)
+        next = m_runsPane->runBesideCurrent(-1);
+    if (!store()->deleteRun(run.id)) {
+        QMessageBox::warning(this, title, tr("Run %1 could not be deleted:\n%2").arg(run.id).arg(store()->lastError()));
         return;
     }
-    m_run = {};
-    m_runModel->removeRun(run.id);
+    m_shownRun->forget();
+    m_runsPane->model()->removeRun(run.id);
     statusBar()->showMessage(tr("Run %1 deleted").arg(run.id), 5000);
     if (next == 0 || !selectRun(next))
         reloadRuns();
@@ -682,270 +324,47 @@ void MainWindow::deleteRunClicked()
 
 void MainWindow::updateStoreViews()
 {
-    if (m_insights)
-        m_insights->setStorePath(m_store->path());
-    const QString path = QDir::toNativeSeparators(m_store->path());
-    m_storeLabel->setText(tr("Store: %1 · %n run(s)", nullptr, m_runModel->rowCount()).arg(path));
-    m_welcomeStoreLabel->setText(tr("The run store %1 has no runs yet.").arg(path));
-    setWindowTitle(tr("Autocomp Workbench — %1").arg(QFileInfo(m_store->path()).fileName()));
-    m_stack->setCurrentWidget(m_runModel->rowCount() == 0 ? m_welcomePanel : static_cast<QWidget *>(m_runsSplitter));
+    m_runPage->setStorePath(store()->path());
+    const QString path = QDir::toNativeSeparators(store()->path());
+    m_storeLabel->setText(tr("Store: %1 · %n run(s)", nullptr, m_runsPane->model()->rowCount()).arg(path));
+    m_welcomePage->setStorePath(path);
+    setWindowTitle(tr("Autocomp Workbench — %1").arg(QFileInfo(store()->path()).fileName()));
+    m_stack->setCurrentWidget(m_runsPane->model()->rowCount() == 0 ? static_cast<QWidget *>(m_welcomePage)
+                                                                   : static_cast<QWidget *>(m_runsSplitter));
 }
 
 bool MainWindow::selectRun(qint64 runId)
 {
-    const int row = m_runModel->rowOfRun(runId);
-    if (row < 0)
+    if (!m_runsPane->select(runId))
         return false;
-    const QModelIndex index = m_runProxy->mapFromSource(m_runModel->index(row, 0));
-    if (!index.isValid()) {
-        if (m_runFilter->text().isEmpty())
-            return false;
-        m_runFilter->clear(); // the filter hid the run
-        return selectRun(runId);
-    }
-    m_runsView->setCurrentIndex(index);
-    if (m_run.id != runId)
+    if (currentRunId() != runId)
         showRun(runId);
     return true;
 }
 
 void MainWindow::showRun(qint64 runId)
 {
-    const std::optional<RunInfo> run = m_store->run(runId);
-    if (!run) {
+    if (!m_shownRun->show(runId)) {
         statusBar()->showMessage(tr("Run %1 is no longer in the store").arg(runId), 5000);
         return;
     }
-    m_run = *run;
-    m_runLanguage = languageOfTarget(m_run.target);
-    m_runModel->upsertRun(m_run);
-    m_inspector->clear();
-    m_candidateModel->setMetric(m_run.metric);
-    m_shownCandidate = 0;
-    m_candidateBacklog.clear(); // of the run shown before
-    m_requestsInFlight = 0;
-    m_evaluationsInFlight = 0;
-    // Rows written from here on reach the views through the follower (this read may miss them).
-    m_runLoadedAt = QDateTime::currentDateTimeUtc();
-    const QList<Candidate> candidates = settled(m_store->candidates(runId));
-    m_candidateModel->setCandidates(candidates);
-    m_beamGraph->setCandidates(candidates, m_run.bestCandidateId);
-    m_latencyChart->setCandidates(candidates, m_run.metric, m_run.baselineScore);
-    m_diffView->setRunCandidates(candidates);
-    m_diffView->setLanguage(m_runLanguage);
-    m_insights->setRun(runId, m_run.target);
-    fillStrategyFilter(candidates);
-    searchChanged();
-    m_candidateTree->expandAll();
-    // Columns fitted to the run, unless the widths the user left last time were restored.
-    if (!m_treeHeaderRestored) {
-        for (int column = 0; column < CandidateTreeModel::ColumnCount; ++column)
-            if (column != CandidateTreeModel::MenuItemColumn)
-                m_candidateTree->resizeColumnToContents(column);
-        m_candidateTree->setColumnWidth(CandidateTreeModel::MenuItemColumn, 190);
-    }
-    updateRunHeader();
-    if (m_follower)
-        m_follower->follow(runId, m_runLoadedAt, m_candidateModel->lastCandidateId());
-
-    // Start on the best candidate so the result of the run is one glance away.
-    QModelIndex start = m_candidateModel->indexOfCandidate(m_run.bestCandidateId);
-    if (!start.isValid() && m_candidateModel->rowCount() > 0)
-        start = m_candidateModel->index(0, 0);
-    if (start.isValid()) {
-        const QModelIndex proxyIndex = m_candidateProxy->mapFromSource(start);
-        m_candidateTree->setCurrentIndex(proxyIndex);
-        m_candidateTree->scrollTo(proxyIndex);
-    }
+    m_runsPane->model()->upsertRun(m_shownRun->run());
+    m_session->follow(runId, m_shownRun->loadedAt(), m_runPage->candidateModel()->lastCandidateId());
+    m_runPage->runShown();
     Q_EMIT currentRunChanged(runId);
 }
 
-void MainWindow::scheduleRunHeader()
+void MainWindow::updateRunRow(const RunInfo &run)
 {
-    // The header is word-wrapped rich text: each new text lays out the pane again. A followed run commits many
-    // times a second; the header catches up a few times a second.
-    if (!m_headerTimer->isActive())
-        m_headerTimer->start();
-}
-
-void MainWindow::updateRunHeader()
-{
-    m_headerTimer->stop();
-    m_deleteRun->setEnabled(m_run.id != 0);
-    if (m_run.id == 0) {
-        m_runHeader->clear();
-        m_labelBanner->hide();
+    m_runsPane->model()->upsertRun(run);
+    if (run.id == 0 || run.id != currentRunId())
         return;
-    }
-    QString header = tr("<b>Run %1</b> · %2 on %3 · agent %4 · %5")
-                         .arg(m_run.id)
-                         .arg(m_run.problem.toHtmlEscaped(), m_run.target.toHtmlEscaped(), m_run.agent.toHtmlEscaped(),
-                              m_runActions && m_runActions->isDriving(m_run.id) ? toString(m_run.state)
-                                                                                : m_store->displayState(m_run));
-    if (const QString driver = driverText(m_run.id);
-        !driver.isEmpty() && (m_run.state == RunState::Running || m_run.state == RunState::Paused))
-        header += tr(" · driven by %1").arg(driver.toHtmlEscaped());
-    header += QStringLiteral("<br>")
-        + tr("%n candidate(s), iteration %1", nullptr, m_candidateModel->candidateCount()).arg(m_run.iteration);
-    if (m_run.bestScore > 0 && m_run.baselineScore > 0) {
-        header += tr(" · best %1 vs %2 (%3)")
-                      .arg(ValueFormat::score(m_run.bestScore, m_run.metric),
-                           ValueFormat::score(m_run.baselineScore, m_run.metric),
-                           ValueFormat::speedup(m_run.speedup()));
-        if (m_run.bestCandidateId != 0)
-            header += QStringLiteral(" <a href=\"#save-best\">%1</a>").arg(tr("Save kernel…"));
-        // A best whose code repeats an earlier candidate's (an imported or older run): its figure is another
-        // measurement of that code, not the effect of a change, and the header says so.
-        if (const Candidate *best = m_candidateModel->candidate(
-                m_candidateModel->indexOfCandidate(m_run.bestCandidateId))) {
-            if (const qint64 original = best->metrics.value(QStringLiteral("duplicate_of")).toInteger(); original > 0)
-                header += tr(" · <span style=\"color: %3;\">#%1 has the code of #%2: its figure is another "
-                             "measurement, not a "
-                             "change</span>")
-                              .arg(best->id)
-                              .arg(original)
-                              .arg(StatusPalette::isDark(palette()) ? QStringLiteral("#ff8fb0")
-                                                                    : QStringLiteral("#9c1b4a"));
-        }
-    }
-    header += tr(" · %1 in %2 LLM calls").arg(ValueFormat::dollars(m_run.usd)).arg(m_run.llmCalls);
-    if (!m_run.stopReason.isEmpty()) {
-        // A reason with a log (a start that could not be evaluated) shows its first line; the log is one click away.
-        bool more = false;
-        header += QStringLiteral("<br>")
-            + tr("Reason: %1").arg(ValueFormat::summary(m_run.stopReason, &more).toHtmlEscaped());
-        if (more)
-            header += QStringLiteral(" <a href=\"#stop-reason\">%1</a>").arg(tr("Details…"));
-    }
-    if (m_runHeader->text() != header) {
-        m_runHeader->setText(header);
-        // Wrapped, never cut; the whole of it also as a tooltip (a long label or stop reason).
-        QTextDocument plain;
-        plain.setHtml(header);
-        m_runHeader->setToolTip(plain.toPlainText());
-    }
-
-    m_labelBanner->setVisible(!m_run.label.isEmpty());
-    m_labelBanner->setText(capitalized(m_run.label));
-    m_labelBanner->setToolTip(
-        tr("This run carries a label; its results may not come from a real LLM or real hardware."));
+    m_shownRun->updateRun(run);
+    m_runPage->updateRunHeader();
+    m_deleteRun->setEnabled(true);
 }
 
-QDialog *MainWindow::showStopReasonDetails()
-{
-    if (m_run.id == 0 || m_run.stopReason.isEmpty())
-        return nullptr;
-    auto *dialog = new QDialog(this);
-    dialog->setObjectName(QStringLiteral("stopReasonDialog"));
-    dialog->setAttribute(Qt::WA_DeleteOnClose);
-    dialog->setWindowTitle(tr("Run %1 %2").arg(m_run.id).arg(toString(m_run.state)));
-    auto *summary = new QLabel(ValueFormat::summary(m_run.stopReason));
-    summary->setWordWrap(true);
-    summary->setTextFormat(Qt::PlainText);
-    summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto *log = new QPlainTextEdit(m_run.stopReason);
-    log->setObjectName(QStringLiteral("stopReasonLog"));
-    log->setReadOnly(true);
-    log->setLineWrapMode(QPlainTextEdit::WidgetWidth);
-    log->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Close);
-    connect(buttons, &QDialogButtonBox::rejected, dialog, &QDialog::close);
-    auto *layout = new QVBoxLayout(dialog);
-    layout->addWidget(summary);
-    layout->addWidget(log, 1);
-    layout->addWidget(buttons);
-    dialog->resize(900, 520);
-    dialog->show();
-    return dialog;
-}
-
-void MainWindow::showCandidate(qint64 candidateId)
-{
-    m_shownCandidate = candidateId;
-    // The copy the tree and the graph show, so the inspector never states another status or beam membership; the
-    // store's for a candidate they do not hold.
-    const auto known = [this](qint64 id) -> std::optional<Candidate> {
-        if (id == 0)
-            return std::nullopt;
-        if (const Candidate *c = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)))
-            return *c;
-        return m_store->candidate(id);
-    };
-    const std::optional<Candidate> candidate = known(candidateId);
-    if (!candidate) {
-        m_inspector->clear();
-        return;
-    }
-    // The score's context: the speedups over the run's root and the candidate's parent.
-    const std::optional<Candidate> root = known(m_candidateModel->rootCandidateId());
-    m_inspector->setCandidate(*candidate, m_store->llmCallsForCandidate(candidateId),
-                              m_store->evaluationSteps(candidateId), m_run.metric, m_runLanguage, root,
-                              known(candidate->parentId));
-    m_diffView->setCandidate(*candidate);
-    m_beamGraph->selectCandidate(candidateId);
-    m_latencyChart->selectCandidate(candidateId);
-    Q_EMIT currentCandidateChanged(candidateId);
-}
-
-void MainWindow::selectCandidate(qint64 candidateId)
-{
-    // The tree's current row drives showCandidate(), which updates the graph, the chart and the inspector.
-    const QModelIndex source = m_candidateModel->indexOfCandidate(candidateId);
-    QModelIndex index = m_candidateProxy->mapFromSource(source);
-    if (source.isValid() && !index.isValid()) {
-        searchCandidates(QString()); // the search hid it
-        index = m_candidateProxy->mapFromSource(source);
-    }
-    if (!index.isValid())
-        return;
-    if (m_candidateTree->currentIndex().siblingAtColumn(0) == index) {
-        showCandidate(candidateId);
-        return;
-    }
-    m_candidateTree->setCurrentIndex(index);
-    m_candidateTree->scrollTo(index);
-}
-
-bool MainWindow::diffInCenter() const { return m_centerTabs->indexOf(m_diffView) >= 0; }
-
-void MainWindow::setDiffInCenter(bool center)
-{
-    QTabWidget *from = center ? static_cast<QTabWidget *>(m_inspector) : m_centerTabs;
-    QTabWidget *to = center ? m_centerTabs : static_cast<QTabWidget *>(m_inspector);
-    if (const int at = from->indexOf(m_diffView); at >= 0)
-        from->removeTab(at);
-    if (to->indexOf(m_diffView) < 0)
-        to->addTab(m_diffView, tr("Diff"));
-    to->setCurrentWidget(m_diffView);
-    // Widened, the middle takes the room: the inspector keeps a narrow strip (its minimum) and the diff gets the
-    // rest; moved back, the sizes from before come back.
-    if (center && !m_sizesBeforeWiden) {
-        m_sizesBeforeWiden = m_splitter->sizes();
-        const int total = m_splitter->width() > 0 ? m_splitter->width() : 1260;
-        const int inspector = std::max(m_inspector->minimumWidth(), total / 5);
-        m_splitter->setSizes({total - inspector, inspector});
-    } else if (!center && m_sizesBeforeWiden) {
-        m_splitter->setSizes(*std::exchange(m_sizesBeforeWiden, std::nullopt));
-    }
-    m_diffView->setMoveButton(center ? tr("To Inspector") : tr("Widen"),
-                              center ? tr("Moves the diff back beside the candidate inspector")
-                                     : tr("Moves the diff to the middle area, where it has room"));
-}
-
-QList<qint64> MainWindow::selectedRunIds() const
-{
-    QList<qint64> ids;
-    if (m_run.id != 0)
-        ids << m_run.id;
-    const QModelIndexList rows = m_runsView->selectionModel()->selectedRows();
-    QList<QModelIndex> sorted(rows.cbegin(), rows.cend());
-    std::sort(sorted.begin(), sorted.end(),
-              [](const QModelIndex &a, const QModelIndex &b) { return a.row() < b.row(); });
-    for (const QModelIndex &row : std::as_const(sorted))
-        if (const qint64 id = row.data(RunListModel::RunIdRole).toLongLong(); id != 0 && !ids.contains(id))
-            ids << id;
-    return ids;
-}
+QList<qint64> MainWindow::selectedRunIds() const { return m_runsPane->selectedRunIds(currentRunId()); }
 
 void MainWindow::closableByKeys(QWidget *window)
 {
@@ -969,7 +388,7 @@ RunsComparisonView *MainWindow::openRunsComparison(const QList<qint64> &runIds)
     view->setAttribute(Qt::WA_DeleteOnClose);
     view->setParent(this, Qt::Window);
     view->setWindowTitle(tr("Compare Runs"));
-    view->setStore(m_store.get());
+    view->setStore(store());
     view->setComparedRuns(runIds);
     view->resize(QSize(1200, 760).boundedTo(screen()->availableGeometry().size()));
     closableByKeys(view);
@@ -983,7 +402,7 @@ StudyView *MainWindow::openStudyView(const QString &study)
     view->setAttribute(Qt::WA_DeleteOnClose);
     view->setParent(this, Qt::Window);
     view->setWindowTitle(tr("Parameter Studies"));
-    view->setStore(m_store.get());
+    view->setStore(store());
     view->setStudy(study);
     connect(view, &StudyView::runActivated, this, [this](qint64 runId) {
         selectRun(runId);
@@ -994,63 +413,6 @@ StudyView *MainWindow::openStudyView(const QString &study)
     closableByKeys(view);
     view->show();
     return view;
-}
-
-DiffView *MainWindow::openDiffWindow()
-{
-    auto *window = new DiffView;
-    window->setAttribute(Qt::WA_DeleteOnClose);
-    window->setWindowFlag(Qt::Window);
-    window->setObjectName(QStringLiteral("diffWindow"));
-    window->setParent(this, Qt::Window);
-    window->setOpenInWindowVisible(false);
-    window->setLookup([this](qint64 id) { return m_store->candidate(id); });
-    window->setRunCandidates(m_store->candidates(m_run.id));
-    window->setLanguage(m_runLanguage);
-    if (const auto candidate = m_store->candidate(m_diffView->candidateId())) {
-        window->setCandidate(*candidate);
-        window->setCompareWith(m_diffView->compareWithId());
-        window->setWindowTitle(tr("Diff of #%1 — run %2").arg(candidate->id).arg(m_run.id));
-    }
-    window->setMode(m_diffView->mode());
-    window->setDiffLayout(m_diffView->diffLayout());
-    window->resize(size() * 0.8);
-    closableByKeys(window);
-    window->show();
-    return window;
-}
-
-bool MainWindow::showView(const QString &name)
-{
-    const QString key = name.toLower();
-    const QList<std::pair<QString, QWidget *>> center = {{QStringLiteral("graph"), m_beamGraph},
-                                                         {QStringLiteral("tree"), m_candidateTree},
-                                                         {QStringLiteral("chart"), m_latencyChart},
-                                                         {QStringLiteral("menu"), m_insightsScroll}};
-    for (const auto &[viewName, widget] : center)
-        if (key == viewName) {
-            m_centerTabs->setCurrentWidget(widget);
-            return true;
-        }
-    const QStringList inspectorTabs = {QStringLiteral("plan"), QStringLiteral("code"), QStringLiteral("evaluation"),
-                                       QStringLiteral("prompts"), QStringLiteral("llm")};
-    if (const qsizetype tab = inspectorTabs.indexOf(key); tab >= 0) {
-        m_inspector->setCurrentIndex(int(tab));
-        return true;
-    }
-    if (key == QLatin1String("diff")) {
-        (diffInCenter() ? m_centerTabs : static_cast<QTabWidget *>(m_inspector))->setCurrentWidget(m_diffView);
-        return true;
-    }
-    return false;
-}
-
-QString MainWindow::languageOfTarget(const QString &target)
-{
-    QString error;
-    if (const std::optional<Target> known = Repository().target(target, &error))
-        return known->language;
-    return CodeHighlighter::languageForTarget(target);
 }
 
 bool MainWindow::openStore(const QString &path, QString *error)
@@ -1064,31 +426,13 @@ bool MainWindow::openStore(const QString &path, QString *error)
 
 void MainWindow::setStore(std::unique_ptr<RunStore> store)
 {
-    m_store = std::move(store);
-    m_run = {};
-    m_live.clear();
-    m_runFilter->clear();
+    m_session->replace(std::move(store));
+    m_shownRun->forget();
+    m_runsPane->clearFilter();
     reloadRuns();
-    startFollowing();
 }
 
-void MainWindow::startFollowing()
-{
-    delete m_follower;
-    m_follower = new StoreFollower(m_store->path(), this);
-    connect(m_follower, &StoreFollower::changed, this, &MainWindow::applyStoreChanges);
-    connect(m_follower, &StoreFollower::failed, this, [this](const QString &error) {
-        statusBar()->showMessage(tr("Runs of other processes are not followed: %1").arg(error), 15000);
-    });
-    if (m_run.id != 0)
-        m_follower->follow(m_run.id, m_runLoadedAt, m_candidateModel->lastCandidateId());
-}
-
-std::optional<RunLease> MainWindow::driverOf(qint64 runId) const
-{
-    const auto it = m_live.constFind(runId);
-    return it == m_live.constEnd() ? std::nullopt : it->lease;
-}
+std::optional<RunLease> MainWindow::driverOf(qint64 runId) const { return m_session->driverOf(runId); }
 
 QString MainWindow::driverText(qint64 runId) const
 {
@@ -1103,54 +447,23 @@ QString MainWindow::driverText(qint64 runId) const
     return lease->alive ? who : tr("gone (%1)").arg(who);
 }
 
-void MainWindow::updateLiveState(qint64 runId)
-{
-    const auto it = m_live.constFind(runId);
-    if (it == m_live.constEnd())
-        return;
-    const bool driving = m_runActions && m_runActions->isDriving(runId);
-    const QString state = !driving && it->interrupted() ? QStringLiteral("interrupted") : QString();
-    QString driver = driverText(runId);
-    // A lease left by a process that ended cleanly is not news once the run has ended.
-    if (!driving && it->lease && !it->lease->alive && it->run.state != RunState::Running)
-        driver.clear();
-    const QString tip = it->lease && !driver.isEmpty() ? tr("Driven by %1 (%2)").arg(driver, it->lease->describe())
-                                                       : QString();
-    // The runs pane is narrow: the column says who in a few characters, the tooltip says the rest.
-    QString compact;
-    if (driving || (it->lease && it->lease->isThisProcess()))
-        compact = tr("this workbench");
-    else if (it->lease && !driver.isEmpty())
-        compact = it->lease->onThisHost() ? tr("pid %1").arg(it->lease->pid)
-                                          : tr("pid %1 @ %2").arg(it->lease->pid).arg(it->lease->host);
-    if (!compact.isEmpty() && it->lease && !it->lease->alive && !driving)
-        compact = tr("gone: %1").arg(compact);
-    m_runModel->setLiveState(runId, state, driver.isEmpty() ? QString() : compact, tip);
-}
-
 void MainWindow::applyStoreChanges(const StoreChanges &changes)
 {
+    // The shown run took its part of `changes` already (ShownRun follows the session itself); here: the runs list.
     bool newRuns = false;
     for (const RunSnapshot &snapshot : changes.runs) {
         const qint64 id = snapshot.run.id;
-        newRuns = newRuns || m_runModel->rowOfRun(id) < 0;
-        m_live.insert(id, snapshot);
-        m_runModel->upsertRun(snapshot.run);
-        updateLiveState(id);
-        if (id == m_run.id && !m_runActions->isDriving(id)) {
-            m_run = snapshot.run;
-            scheduleRunHeader();
-            settleInFlight();
-        }
+        newRuns = newRuns || m_runsPane->model()->rowOfRun(id) < 0;
+        m_runsPane->model()->upsertRun(snapshot.run);
+        m_runsPane->updateLiveState(id);
     }
     bool shownRemoved = false;
     for (qint64 id : changes.removedRuns) {
-        m_live.remove(id);
-        m_runModel->removeRun(id);
-        shownRemoved = shownRemoved || id == m_run.id;
+        m_runsPane->model()->removeRun(id);
+        shownRemoved = shownRemoved || id == currentRunId();
     }
     if (shownRemoved) {
-        m_run = {};
+        m_shownRun->forget();
         reloadRuns();
     } else if (newRuns || !changes.removedRuns.isEmpty()) {
         updateStoreViews();
@@ -1160,121 +473,16 @@ void MainWindow::applyStoreChanges(const StoreChanges &changes)
             fitRunsPane();
         }
         // A store that had no run shown shows the first run that appears in it.
-        if (m_run.id == 0 && m_runModel->rowCount() > 0)
-            m_runsView->setCurrentIndex(m_runProxy->index(0, 0));
-    }
-    if (changes.followedRunId != 0 && changes.followedRunId == m_run.id && !m_runActions->isDriving(m_run.id)) {
-        m_requestsInFlight = changes.requestsInFlight;
-        m_evaluationsInFlight = changes.evaluationsInFlight;
-        if (!changes.candidates.isEmpty()) {
-            // Applied in slices, one per turn of the event loop: a big burst (a long-unfollowed run catching
-            // up) never holds the window for long.
-            const bool idle = m_candidateBacklog.isEmpty();
-            for (const Candidate &c : changes.candidates) {
-                // The follower sends again the rows written just before the run was read: those shown as they are are
-                // not news (while a backlog waits, a row is compared with nothing: an older version may be queued).
-                const Candidate *shown = idle ? m_candidateModel->candidate(m_candidateModel->indexOfCandidate(c.id))
-                                              : nullptr;
-                if (!(shown && shown->sameContent(c)))
-                    m_candidateBacklog << c;
-            }
-            if (idle && !m_candidateBacklog.isEmpty())
-                QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
-        }
-        // The inspector shows the selected candidate's calls and evaluation steps: read again when they changed.
-        const bool reshown = std::any_of(changes.candidates.cbegin(), changes.candidates.cend(),
-                                         [this](const Candidate &c) { return c.id == m_shownCandidate; });
-        if (m_shownCandidate != 0 && !reshown) {
-            const Candidate *shown = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(m_shownCandidate));
-            if (changes.touchedCandidates.contains(m_shownCandidate)
-                || (shown && changes.touchedCalls.contains(shown->planCallId)))
-                showCandidate(m_shownCandidate);
-        }
+        if (currentRunId() == 0 && m_runsPane->model()->rowCount() > 0)
+            m_runsPane->selectFirst();
     }
     Q_EMIT storeChanged(changes);
 }
 
-void MainWindow::applyCandidateBacklog()
-{
-    if (m_candidateBacklog.isEmpty())
-        return;
-    const qsizetype n = std::min<qsizetype>(m_candidateBacklog.size(), CandidatesPerTurn);
-    applyCandidates(m_candidateBacklog.first(n));
-    m_candidateBacklog.remove(0, n);
-    scheduleRunHeader();
-    if (!m_candidateBacklog.isEmpty())
-        QMetaObject::invokeMethod(this, &MainWindow::applyCandidateBacklog, Qt::QueuedConnection);
-}
-
-void MainWindow::applyBeam(const QList<qint64> &beam)
-{
-    QList<Candidate> changed;
-    const auto update = [&](qint64 id, bool inBeam) {
-        if (const Candidate *c = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id));
-            c && c->inBeam != inBeam) {
-            changed << *c;
-            changed.last().inBeam = inBeam;
-        }
-    };
-    for (qint64 id : m_candidateModel->beamIds())
-        if (!beam.contains(id))
-            update(id, false);
-    for (qint64 id : beam)
-        update(id, true);
-    if (!changed.isEmpty())
-        applyCandidates(changed);
-}
-
-QList<Candidate> MainWindow::settled(QList<Candidate> candidates) const
-{
-    if (m_run.state == RunState::Running || m_run.state == RunState::Paused)
-        return candidates;
-    for (Candidate &c : candidates)
-        if (!isFinal(c.status) && c.status != CandidateStatus::Cancelled)
-            c.status = CandidateStatus::Cancelled;
-    return candidates;
-}
-
-void MainWindow::settleInFlight()
-{
-    if (m_run.state == RunState::Running || m_run.state == RunState::Paused)
-        return;
-    QList<Candidate> changed;
-    for (qint64 id : m_candidateModel->inFlightIds())
-        if (const Candidate *shown = m_candidateModel->candidate(m_candidateModel->indexOfCandidate(id)))
-            changed << m_store->candidate(id).value_or(*shown); // the store may hold its verdict by now
-    if (!changed.isEmpty())
-        applyCandidates(changed);
-}
-
-void MainWindow::applyCandidates(const QList<Candidate> &unsettled)
-{
-    const QList<Candidate> candidates = settled(unsettled);
-    const int before = m_candidateModel->candidateCount();
-    m_candidateModel->upsertCandidates(candidates);
-    m_beamGraph->upsertCandidates(candidates);
-    m_latencyChart->upsertCandidates(candidates);
-    for (const Candidate &c : candidates)
-        m_diffView->upsertCandidate(c);
-    if (m_candidateModel->candidateCount() != before) {
-        // New children show up expanded under their parents.
-        for (const Candidate &c : candidates) {
-            const QModelIndex parent = m_candidateModel->indexOfCandidate(c.parentId);
-            if (parent.isValid())
-                m_candidateTree->expand(m_candidateProxy->mapFromSource(parent));
-        }
-    }
-    for (const Candidate &c : candidates)
-        if (c.id == m_shownCandidate) {
-            showCandidate(c.id);
-            break;
-        }
-}
-
 qint64 MainWindow::importRunArchive(const QString &path, QString *error)
 {
-    const qint64 runId = QFileInfo(path).isDir() ? importAutocompDir(*m_store, path, error)
-                                                 : importRunJsonl(*m_store, path, error);
+    const qint64 runId = QFileInfo(path).isDir() ? importAutocompDir(*store(), path, error)
+                                                 : importRunJsonl(*store(), path, error);
     if (runId == 0)
         return 0;
     reloadRuns();
@@ -1303,14 +511,9 @@ void MainWindow::loadExampleRunClicked()
 
 QFuture<QString> MainWindow::openStoreInBackground(const QString &path)
 {
-    // Checking a big store (SQLite's quick_check, a schema upgrade) takes seconds: it runs on the thread
-    // pool through a connection of its own, which cannot cross threads; the window then opens the checked
-    // store without checking it again.
+    // The window then opens the checked store without checking it again.
     statusBar()->showMessage(tr("Checking %1…").arg(QDir::toNativeSeparators(path)));
-    auto *watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, path] {
-        watcher->deleteLater();
-        QString error = watcher->result();
+    return m_session->checkInBackground(path, [this, path](QString error) {
         if (error.isEmpty()) {
             std::unique_ptr<RunStore> store = RunStore::open(path, {.create = false, .check = false}, &error);
             if (store) {
@@ -1322,18 +525,12 @@ QFuture<QString> MainWindow::openStoreInBackground(const QString &path)
         statusBar()->clearMessage();
         QMessageBox::warning(this, tr("Open Run Store"), error);
     });
-    const QFuture<QString> future = QtConcurrent::run([path] {
-        QString error;
-        return RunStore::open(path, {.create = false}, &error) ? QString() : error;
-    });
-    watcher->setFuture(future);
-    return future;
 }
 
 void MainWindow::openStoreDialog()
 {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open Run Store"),
-                                                      QFileInfo(m_store->path()).absolutePath(),
+                                                      QFileInfo(store()->path()).absolutePath(),
                                                       tr("Run stores (*.sqlite *.db);;All files (*)"));
     if (!path.isEmpty())
         openStoreInBackground(path);
@@ -1341,37 +538,19 @@ void MainWindow::openStoreDialog()
 
 QFuture<std::pair<qint64, QString>> MainWindow::importInBackground(const QString &path, const QString &title)
 {
-    // Parsing and writing a large archive is CPU and disk work: it runs on the thread pool through a
-    // connection of its own to the same store (SQLite in WAL mode; the import is one transaction), and
-    // the window shows the run once it is committed.
-    const QString storePath = m_store->path();
     statusBar()->showMessage(tr("Importing %1…").arg(QDir::toNativeSeparators(path)));
-    auto *watcher = new QFutureWatcher<std::pair<qint64, QString>>(this);
-    connect(watcher, &QFutureWatcher<std::pair<qint64, QString>>::finished, this, [this, watcher, title, storePath] {
-        watcher->deleteLater();
-        const auto [runId, error] = watcher->result();
+    return m_session->importInBackground(path, [this, title](qint64 runId, const QString &error, bool sameStore) {
         if (runId == 0) {
             statusBar()->clearMessage();
             QMessageBox::warning(this, title, error);
             return;
         }
-        if (m_store->path() != storePath)
+        if (!sameStore)
             return; // another store was opened meanwhile
         statusBar()->showMessage(tr("Run %1 imported").arg(runId), 5000);
         reloadRuns();
         selectRun(runId);
     });
-    const QFuture<std::pair<qint64, QString>> future = QtConcurrent::run([storePath, path] {
-        QString error;
-        std::unique_ptr<RunStore> store = RunStore::open(storePath, &error);
-        if (!store)
-            return std::make_pair(qint64(0), error);
-        const qint64 runId = QFileInfo(path).isDir() ? importAutocompDir(*store, path, &error)
-                                                     : importRunJsonl(*store, path, &error);
-        return std::make_pair(runId, error);
-    });
-    watcher->setFuture(future);
-    return future;
 }
 
 void MainWindow::importArchiveDialog()
@@ -1400,47 +579,19 @@ void MainWindow::importKernelBenchDialog()
 
 QFuture<QString> MainWindow::importKernelBenchInBackground(const QStringList &paths)
 {
-    // Each file's reference is run at several sizes to pick its scale: seconds to minutes, off the
-    // GUI thread.
+    // Each file's reference is run at several sizes to pick its scale: seconds to minutes.
     statusBar()->showMessage(
         tr("Importing KernelBench problems from %1… (each reference is measured to pick its size scale)")
             .arg(QDir::toNativeSeparators(paths.join(QLatin1String(", ")))));
-    auto *watcher = new QFutureWatcher<QString>(this);
-    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
-        watcher->deleteLater();
+    return m_session->importKernelBenchInBackground(paths, [this](const QString &report) {
         statusBar()->showMessage(tr("KernelBench import finished"), 5000);
         // Not exec(): the window goes on updating while the report is open.
-        auto *box = new QMessageBox(QMessageBox::Information, tr("Import KernelBench Problems"), watcher->result(),
+        auto *box = new QMessageBox(QMessageBox::Information, tr("Import KernelBench Problems"), report,
                                     QMessageBox::Ok, this);
         box->setObjectName(QStringLiteral("kernelBenchImportReport"));
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->open();
     });
-    const QFuture<QString> future = QtConcurrent::run([paths] {
-        QStringList notFound;
-        const QStringList files = kernelBenchFiles(paths, &notFound);
-        if (files.isEmpty())
-            return tr("No KernelBench problem files (class Model, get_inputs, get_init_inputs) under %1.")
-                .arg(paths.join(QLatin1String(", ")));
-        QString error;
-        const QList<KernelBenchImported> imported = importKernelBench(Repository(), files, {}, {}, &error);
-        QStringList made, skipped;
-        for (const KernelBenchImported &item : imported) {
-            if (item.error.isEmpty())
-                made << tr("%1 (scale %2)").arg(item.id).arg(item.scale, 0, 'g', 4);
-            else
-                skipped << item.error;
-        }
-        QString text = made.isEmpty() ? tr("No problem was imported.")
-                                      : tr("Imported for target kernelbench:\n%1").arg(made.join(u'\n'));
-        if (!skipped.isEmpty())
-            text += tr("\n\nSkipped:\n%1").arg(skipped.join(u'\n'));
-        if (!error.isEmpty())
-            text += QStringLiteral("\n\n") + error;
-        return text;
-    });
-    watcher->setFuture(future);
-    return future;
 }
 
 void MainWindow::showAbout()
@@ -1452,7 +603,7 @@ void MainWindow::showAbout()
                           "Code Optimizer for Tensor Accelerators</i>, arXiv 2505.18574).</p>"
                           "<p>Store: %2</p>")
                            .arg(QCoreApplication::applicationVersion().toHtmlEscaped(),
-                                QDir::toNativeSeparators(m_store->path()).toHtmlEscaped()));
+                                QDir::toNativeSeparators(store()->path()).toHtmlEscaped()));
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)
@@ -1468,19 +619,10 @@ void MainWindow::saveSettings() const
     settings.setValue(SettingsKeys::version(), SettingsKeys::Version);
     settings.setValue(SettingsKeys::geometry(), saveGeometry());
     settings.setValue(SettingsKeys::state(), saveState(SettingsKeys::Version));
-    // Widened, the sizes to keep are those from before (the next start shows the diff beside the candidate).
-    if (m_sizesBeforeWiden) {
-        QSplitter copy(Qt::Horizontal);
-        for (int i = 0; i < m_splitter->count(); ++i)
-            copy.addWidget(new QWidget);
-        copy.setSizes(*m_sizesBeforeWiden);
-        settings.setValue(SettingsKeys::splitter(), copy.saveState());
-    } else {
-        settings.setValue(SettingsKeys::splitter(), m_splitter->saveState());
-    }
+    settings.setValue(SettingsKeys::splitter(), m_runPage->splitterState());
     settings.setValue(SettingsKeys::runsSplitter(), m_runsSplitter->saveState());
-    settings.setValue(SettingsKeys::runsHeader(), m_runsView->horizontalHeader()->saveState());
-    settings.setValue(SettingsKeys::treeHeader(), m_candidateTree->header()->saveState());
+    settings.setValue(SettingsKeys::runsHeader(), m_runsPane->view()->horizontalHeader()->saveState());
+    settings.setValue(SettingsKeys::treeHeader(), candidateTree()->header()->saveState());
 }
 
 void MainWindow::restoreSettings()
@@ -1490,12 +632,12 @@ void MainWindow::restoreSettings()
         return;
     restoreGeometry(settings.value(SettingsKeys::geometry()).toByteArray());
     restoreState(settings.value(SettingsKeys::state()).toByteArray(), SettingsKeys::Version);
-    m_splitter->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
+    m_runPage->splitter()->restoreState(settings.value(SettingsKeys::splitter()).toByteArray());
     m_runsSplitter->restoreState(settings.value(SettingsKeys::runsSplitter()).toByteArray());
-    m_runsView->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
-    m_treeHeaderRestored = m_candidateTree->header()->restoreState(
-        settings.value(SettingsKeys::treeHeader()).toByteArray());
-    m_runsView->setColumnHidden(RunListModel::DriverColumn, !m_runModel->hasDrivers());
+    m_runsPane->view()->horizontalHeader()->restoreState(settings.value(SettingsKeys::runsHeader()).toByteArray());
+    m_runPage->setTreeHeaderRestored(
+        candidateTree()->header()->restoreState(settings.value(SettingsKeys::treeHeader()).toByteArray()));
+    m_runsPane->view()->setColumnHidden(RunListModel::DriverColumn, !m_runsPane->model()->hasDrivers());
     m_layoutRestored = true;
 }
 
@@ -1503,7 +645,7 @@ void MainWindow::showEvent(QShowEvent *event)
 {
     QMainWindow::showEvent(event);
     // Sized once the window has its real size and fonts (a hidden splitter rescales what it was given).
-    if (!m_layoutRestored && !m_runsPaneFitted && m_runModel->rowCount() > 0) {
+    if (!m_layoutRestored && !m_runsPaneFitted && m_runsPane->model()->rowCount() > 0) {
         m_runsPaneFitted = true;
         QTimer::singleShot(0, this, &MainWindow::fitRunsPane);
     }
@@ -1511,21 +653,9 @@ void MainWindow::showEvent(QShowEvent *event)
 
 void MainWindow::fitRunsPane()
 {
-    // Every column readable without scrolling (sized to its contents and header, the last one stretched), and
-    // the list as high as its rows, at most a third of the window: the graph and the inspector are where the
+    // The list as high as its rows, at most a third of the window: the graph and the inspector are where the
     // work is. The rest of the height goes to them.
-    QHeaderView *header = m_runsView->horizontalHeader();
-    header->setStretchLastSection(false);
-    m_runsView->resizeColumnsToContents();
-    for (int column = 0; column < RunListModel::ColumnCount; ++column)
-        if (!m_runsView->isColumnHidden(column))
-            m_runsView->setColumnWidth(column, m_runsView->columnWidth(column) + 6);
-    header->setStretchLastSection(true);
-    const int rows = std::max(1, m_runProxy->rowCount());
-    const int rowsHeight = rows * m_runsView->verticalHeader()->defaultSectionSize();
-    // The filter line, the table's header and frame, a horizontal scroll bar should it appear, and a little air.
-    const int chrome = m_runFilter->sizeHint().height() + header->sizeHint().height() + 2 * m_runsView->frameWidth()
-        + m_runsView->horizontalScrollBar()->sizeHint().height() + 6;
+    const int rowsHeight = m_runsPane->fitToRows();
     const QList<int> sizes = m_runsSplitter->sizes();
     int total = 0;
     for (int size : sizes)
@@ -1533,7 +663,7 @@ void MainWindow::fitRunsPane()
     if (total <= 0)
         total = 800;
     const int limit = std::max(height(), total) / 3;
-    const int wanted = std::min(rowsHeight + chrome, limit);
+    const int wanted = std::min(rowsHeight, limit);
     m_runsSplitter->setSizes({wanted, std::max(1, total - wanted)});
 }
 

@@ -1,70 +1,66 @@
 #pragma once
 
-#include "model/candidate.h"
 #include "model/run_info.h"
 #include "model/store_changes.h"
 
-#include <QDateTime>
 #include <QFuture>
+#include <QHash>
 #include <QMainWindow>
 
 #include <memory>
 #include <optional>
 
 class QAction;
-class QComboBox;
 class QDialog;
 class QLabel;
-class QLineEdit;
-class QPushButton;
-class QSortFilterProxyModel;
 class QSplitter;
 class QStackedWidget;
-class QTabWidget;
 class QTableView;
-class QTimer;
 class QTreeView;
 
 namespace autocomp {
 
 class BeamGraphView;
-class CandidateInspector;
 class CandidateFilterProxy;
-class CandidateTreeModel;
+class CandidateInspector;
 class DiffView;
 class LatencyChart;
 class MenuInsightsView;
-class RunListModel;
-class RunsComparisonView;
-class StudyView;
-class RunActions;
 class ResultActions;
+class RunActions;
+class RunListModel;
+class RunPage;
+class RunsPane;
 class RunStore;
+class RunsComparisonView;
+class ShownRun;
 class StoreFollower;
+class StoreSession;
+class StudyView;
+class WelcomePage;
 
-// The workbench window: the runs list across the top (as high as its rows, at most a third of the window), below
-// it the selected run's graph, tree, chart and menu insights (the middle) beside the selected candidate (the
-// inspector). Several runs can be selected: Compare Runs ticks them. The window's geometry, both splitters and
-// the runs' and candidates' column widths are saved on close and restored at the next start (QSettings; a
-// fresh configuration restores nothing). A store without runs shows a welcome panel instead.
+// The workbench window, a frame: the runs list across the top (as high as its rows, at most a third of the
+// window) above the run page (the shown run's graph, tree, chart and menu insights beside the selected candidate),
+// or the welcome page for a store without runs. Several runs can be selected: Compare Runs ticks them. The window's
+// geometry, both splitters and the runs' and candidates' column widths are saved on close and restored at the next
+// start (QSettings; a fresh configuration restores nothing). The shown run is a ShownRun that the run page's views
+// follow; the store and its background work are a StoreSession.
 class MainWindow : public QMainWindow
 {
     Q_OBJECT
 public:
-    // The run header follows a run another process drives at most this often.
-    static constexpr int HeaderUpdateMs = 250;
-    // Candidates another process committed are applied to the views this many per turn of the event loop.
-    static constexpr int CandidatesPerTurn = 100;
-
     explicit MainWindow(std::unique_ptr<RunStore> store, QWidget *parent = nullptr);
     ~MainWindow() override;
 
-    RunStore *store() const { return m_store.get(); }
+    RunStore *store() const;
+    StoreSession *storeSession() const { return m_session; }
+    // The shown run: its row, candidates, selection and driver.
+    ShownRun *shownRun() const { return m_shownRun; }
     // Run control: the Run menu, toolbar, live status and human-in-the-loop actions.
     RunActions *runActions() const { return m_runActions; }
     // Results out: exports of the shown run, the selected candidate's kernel.
     ResultActions *resultActions() const { return m_resultActions; }
-    qint64 currentRunId() const { return m_run.id; }
+    qint64 currentRunId() const;
 
     // Replaces the open store by the one at `path`; keeps the current one when that fails.
     bool openStore(const QString &path, QString *error);
@@ -86,11 +82,14 @@ public:
     bool selectRun(qint64 runId);
     // The one path by which the tree, the graph, the chart and the inspector follow a selection.
     void selectCandidate(qint64 candidateId);
-    MenuInsightsView *menuInsights() const { return m_insights; }
-    DiffView *diffView() const { return m_diffView; }
-    BeamGraphView *beamGraph() const { return m_beamGraph; }
-    LatencyChart *latencyChart() const { return m_latencyChart; }
-    CandidateFilterProxy *candidateSearch() const { return m_candidateProxy; }
+    MenuInsightsView *menuInsights() const;
+    DiffView *diffView() const;
+    BeamGraphView *beamGraph() const;
+    LatencyChart *latencyChart() const;
+    CandidateFilterProxy *candidateSearch() const;
+    QTreeView *candidateTree() const;
+    QTableView *runsView() const;
+    CandidateInspector *inspector() const;
     // Search in the shown run: text in plan or code, a status (empty: any), a strategy (empty: any).
     void searchCandidates(const QString &text, const QString &status = QString(), const QString &strategy = QString());
     // The runs side by side in a window of their own, these runs ticked.
@@ -111,6 +110,9 @@ public:
     // diff (inspector). False for an unknown name.
     bool showView(const QString &name);
     void reloadRuns();
+    // A run's row as stored now: the runs list shows it, and when it is the shown run, the header and the views
+    // too (work in flight of a run that has ended reads cancelled).
+    void updateRunRow(const RunInfo &run);
     // The shown run's whole stop reason (a failed start carries the evaluation's log) in a window of its own.
     QDialog *showStopReasonDetails();
 
@@ -122,9 +124,9 @@ public:
     // "this workbench", "pid 1234 on this host", "pid 1234 on HOST", "gone (pid 1234 on HOST)"; empty: nobody.
     QString driverText(qint64 runId) const;
     // Work of the shown run in flight as the store shows it (for a run another process drives).
-    int requestsInFlight() const { return m_requestsInFlight; }
-    int evaluationsInFlight() const { return m_evaluationsInFlight; }
-    StoreFollower *storeFollower() const { return m_follower; }
+    int requestsInFlight() const;
+    int evaluationsInFlight() const;
+    StoreFollower *storeFollower() const;
 
 Q_SIGNALS:
     void currentRunChanged(qint64 runId);
@@ -138,27 +140,11 @@ protected:
 
 private:
     void setStore(std::unique_ptr<RunStore> store);
-    QWidget *createWelcomePanel();
-    QWidget *createRunsPane();
-    QWidget *createCandidatesPane();
+    QWidget *createSandboxBanner();
     void createMenus();
+    void createFileMenu();
     void showRun(qint64 runId);
-    void showCandidate(qint64 candidateId);
-    void updateRunHeader();
-    // Updates the header soon, once for a burst of changes.
-    void scheduleRunHeader();
-    void startFollowing();
     void applyStoreChanges(const StoreChanges &changes);
-    // New or changed candidates of the shown run: the tree, the graph, the chart, the diff and the inspector.
-    void applyCandidates(const QList<Candidate> &candidates);
-    // Work in flight in a run that has ended (stopped, failed, finished) reads "cancelled" in every view: nothing
-    // will finish it until the run is resumed, which redoes it.
-    QList<Candidate> settled(QList<Candidate> candidates) const;
-    void settleInFlight();
-    void applyCandidateBacklog();
-    void updateLiveState(qint64 runId);
-    // A new beam of the shown run: the candidates that enter or leave it are updated in every view.
-    void applyBeam(const QList<qint64> &beam);
     void updateStoreViews();
     void openStoreDialog();
     void importArchiveDialog();
@@ -168,65 +154,26 @@ private:
     void deleteRunClicked();
     void runsContextMenu(const QPoint &pos);
     void loadExampleRunClicked();
-    QWidget *createSearchBar();
-    void searchChanged();
-    void fillStrategyFilter(const QList<Candidate> &candidates);
     void showAbout();
     void saveSettings() const;
     void restoreSettings();
     void fitRunsPane();
-    QString languageOfTarget(const QString &target);
 
-    std::unique_ptr<RunStore> m_store;
-    RunInfo m_run;
-    QString m_runLanguage;
-
-    RunListModel *m_runModel;
-    QSortFilterProxyModel *m_runProxy;
-    CandidateTreeModel *m_candidateModel;
-    CandidateFilterProxy *m_candidateProxy;
+    StoreSession *m_session;
+    ShownRun *m_shownRun;
 
     QStackedWidget *m_stack = nullptr;
-    QWidget *m_welcomePanel = nullptr;
-    QLabel *m_welcomeStoreLabel = nullptr;
-    QPushButton *m_loadExampleButton = nullptr;
-    QSplitter *m_runsSplitter = nullptr; // vertical: the runs list above m_splitter
-    QSplitter *m_splitter = nullptr; // horizontal: the middle and the inspector
-    std::optional<QList<int>> m_sizesBeforeWiden;
-    QLineEdit *m_runFilter = nullptr;
-    QTableView *m_runsView = nullptr;
+    WelcomePage *m_welcomePage = nullptr;
+    RunPage *m_runPage = nullptr;
+    RunsPane *m_runsPane = nullptr;
+    QSplitter *m_runsSplitter = nullptr; // vertical: the runs list above the run page
     QAction *m_deleteRun = nullptr;
-    QLabel *m_runHeader = nullptr;
-    QTimer *m_headerTimer = nullptr;
-    QLabel *m_labelBanner = nullptr;
-    QTreeView *m_candidateTree = nullptr;
-    QTabWidget *m_centerTabs = nullptr;
-    QLineEdit *m_searchText = nullptr;
-    QComboBox *m_searchStatus = nullptr;
-    QComboBox *m_searchStrategy = nullptr;
-    QLabel *m_searchCount = nullptr;
-    BeamGraphView *m_beamGraph = nullptr;
-    LatencyChart *m_latencyChart = nullptr;
-    MenuInsightsView *m_insights = nullptr;
-    QWidget *m_insightsScroll = nullptr; // the Menu tab: m_insights in a scroll area
-    DiffView *m_diffView = nullptr;
-    CandidateInspector *m_inspector = nullptr;
     QLabel *m_storeLabel = nullptr;
     RunActions *m_runActions = nullptr;
     ResultActions *m_resultActions = nullptr;
     bool m_layoutRestored = false; // the user's saved splitter and column sizes were applied
     bool m_runsPaneFitted = false;
     bool m_userSizedRuns = false; // the user dragged the runs list's handle: its height is theirs from then on
-    bool m_treeHeaderRestored = false; // the tree's column widths come from the settings, not from each run
-    StoreFollower *m_follower = nullptr;
-    QHash<qint64, RunSnapshot> m_live; // per run: the row and lease as the follower last read them
-    qint64 m_shownCandidate = 0;
-    QList<Candidate> m_candidateBacklog; // of the shown run, committed by another process, not applied yet
-    QDateTime m_runLoadedAt; // when the shown run's candidates were read
-    int m_requestsInFlight = 0;
-    int m_evaluationsInFlight = 0;
-
-    friend class RunActions; // drives the views of the shown run while it is live
 };
 
 } // namespace autocomp

@@ -132,9 +132,6 @@ bool ResultActions::saveKernel(qint64 candidateId, const QString &path, QString 
 bool ResultActions::exportRun(qint64 runId, RunFormat format, const QString &path, QString *error) const
 {
     RunStore &store = *m_window->store();
-    // Loading the run's target declares its metric's unit (MetricUnits), which the exports write, as in the CLI.
-    if (const auto run = store.run(runId))
-        Repository().target(run->target, nullptr);
     switch (format) {
     case RunFormat::Jsonl: return exportRunJsonl(store, runId, path, error);
     case RunFormat::AutocompDir: return exportAutocompDir(store, runId, path, error);

@@ -4,17 +4,14 @@
 #include "dialogs/new_target_wizard.h"
 #include "charts/beam_graph_view.h"
 #include "panels/candidate_inspector.h"
-#include "models/candidate_filter_proxy.h"
-#include "models/candidate_tree_model.h"
-#include "editors/diff_view.h"
-#include "charts/latency_chart.h"
 #include "frame/main_window.h"
 #include "dialogs/new_run_dialog.h"
 #include "live/engine_host.h"
 #include "live/run_controller.h"
-#include "models/run_list_model.h"
 #include "live/result_actions.h"
 #include "live/run_status_widget.h"
+#include "live/shown_run.h"
+#include "live/store_session.h"
 #include "agents/prompt_builder.h"
 #include "search/run_setup.h"
 #include "insights/menu_insights.h"
@@ -22,7 +19,6 @@
 #include "dialogs/settings_dialog.h"
 #include "common/value_format.h"
 #include "store/run_store.h"
-#include "store/store_follower.h"
 
 #include <QAction>
 #include <QApplication>
@@ -31,7 +27,6 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QSettings>
-#include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QStyle>
 #include <QSysInfo>
@@ -79,8 +74,8 @@ RunActions::RunActions(MainWindow *window)
     });
     connect(m_window, &MainWindow::currentRunChanged, this, [this] { m_currentCandidate = 0; });
 
-    m_window->m_candidateTree->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(m_window->m_candidateTree, &QWidget::customContextMenuRequested, this, &RunActions::candidateContextMenu);
+    m_window->candidateTree()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_window->candidateTree(), &QWidget::customContextMenuRequested, this, &RunActions::candidateContextMenu);
     // The graph offers the same actions for the node under the pointer, which it selects first.
     BeamGraphView *graph = m_window->beamGraph();
     graph->setContextMenuPolicy(Qt::CustomContextMenu);
@@ -112,22 +107,24 @@ RunController *RunActions::addController()
         notify(tr("The run did not start"), error, true);
         updateActions();
     });
-    connect(c, &RunController::candidatesChanged, this, &RunActions::candidatesChanged);
-    connect(c, &RunController::beamChanged, this, [this](qint64 runId, const QList<qint64> &beam) {
-        if (runId == m_window->m_run.id)
-            m_window->applyBeam(beam);
+    // The engine's candidates and beam go to the shown run, which the views follow; the run's row here.
+    ShownRun *shown = m_window->shownRun();
+    connect(c, &RunController::candidatesChanged, shown, &ShownRun::applyEngineCandidates);
+    connect(c, &RunController::beamChanged, shown, &ShownRun::applyEngineBeam);
+    connect(c, &RunController::candidatesChanged, this, [this](qint64 runId) {
+        if (runId == m_window->currentRunId())
+            refreshShownRun();
     });
-    connect(c, &RunController::stateChanged, this, [this, c](RunState state, const QString &) {
-        if (c->runId() != 0 && c->runId() != m_window->m_run.id)
-            m_window->m_runModel->upsertRun(m_window->store()->run(c->runId()).value_or(RunInfo{}));
+    connect(c, &RunController::stateChanged, this, [this, c] {
+        if (c->runId() != 0 && c->runId() != m_window->currentRunId())
+            m_window->updateRunRow(m_window->store()->run(c->runId()).value_or(RunInfo{}));
         refreshShownRun();
         updateActions();
-        Q_UNUSED(state);
     });
     connect(c, &RunController::iterationFinished, this, [this](qint64 runId, int) {
-        if (runId != m_window->m_run.id) {
+        if (runId != m_window->currentRunId()) {
             if (const std::optional<RunInfo> run = m_window->store()->run(runId))
-                m_window->m_runModel->upsertRun(*run); // the runs list shows every live run
+                m_window->updateRunRow(*run); // the runs list shows every live run
         }
         refreshShownRun();
     });
@@ -152,7 +149,7 @@ RunController *RunActions::controllerFor(qint64 runId) const
 
 RunController *RunActions::controller() const
 {
-    if (RunController *c = controllerFor(m_window->m_run.id))
+    if (RunController *c = controllerFor(m_window->currentRunId()))
         return c;
     // Else the one started last (or the idle first one).
     for (auto it = m_controllers.crbegin(); it != m_controllers.crend(); ++it)
@@ -185,10 +182,10 @@ void RunActions::createActions()
     m_pause->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     m_pause->setToolTip(tr("Pause: requests and evaluations in flight finish, nothing new starts"));
     connect(m_pause, &QAction::triggered, this, [this] {
-        if (RunController *c = controllerFor(m_window->m_run.id); c && c->isActive())
+        if (RunController *c = controllerFor(m_window->currentRunId()); c && c->isActive())
             c->pause();
-        else if (drivenElsewhere(m_window->m_run.id))
-            requestOfDriver(m_window->m_run.id, QStringLiteral("pause"));
+        else if (drivenElsewhere(m_window->currentRunId()))
+            requestOfDriver(m_window->currentRunId(), QStringLiteral("pause"));
     });
     m_resume = new QAction(style->standardIcon(QStyle::SP_MediaPlay), tr("&Resume"), this);
     m_resume->setObjectName(QStringLiteral("resumeRunAction"));
@@ -200,7 +197,7 @@ void RunActions::createActions()
     m_stop->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Period));
     m_stop->setToolTip(tr("Stop: cancel the work in flight; the run can be resumed later"));
     connect(m_stop, &QAction::triggered, this, [this] {
-        const qint64 id = m_window->m_run.id;
+        const qint64 id = m_window->currentRunId();
         if (RunController *c = controllerFor(id); c && c->isActive())
             c->stop();
         else if (drivenElsewhere(id))
@@ -248,13 +245,13 @@ void RunActions::createActions()
     run->addActions({m_humanPlan, m_humanCode});
     run->addSeparator();
     QAction *focusRuns = run->addAction(tr("Go to &Runs"), this,
-                                        [this] { m_window->m_runsView->setFocus(Qt::ShortcutFocusReason); });
+                                        [this] { m_window->runsView()->setFocus(Qt::ShortcutFocusReason); });
     focusRuns->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_1));
     QAction *focusTree = run->addAction(tr("Go to &Candidates"), this,
-                                        [this] { m_window->m_candidateTree->setFocus(Qt::ShortcutFocusReason); });
+                                        [this] { m_window->candidateTree()->setFocus(Qt::ShortcutFocusReason); });
     focusTree->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_2));
     QAction *focusInspector = run->addAction(tr("Go to the &Inspector"), this,
-                                             [this] { m_window->m_inspector->setFocus(Qt::ShortcutFocusReason); });
+                                             [this] { m_window->inspector()->setFocus(Qt::ShortcutFocusReason); });
     focusInspector->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_3));
     QAction *parent = run->addAction(tr("Go to the &Parent Candidate"), this, &RunActions::goToParent);
     parent->setObjectName(QStringLiteral("goToParentAction"));
@@ -278,7 +275,7 @@ void RunActions::createActions()
 void RunActions::updateActions()
 {
     // The actions apply to the shown run; other runs go on whatever is done to it.
-    const RunInfo &shown = m_window->m_run;
+    const RunInfo &shown = m_window->shownRun()->run();
     RunController *c = controllerFor(shown.id);
     const bool active = c && c->isActive();
     const RunController::Status s = c ? c->status() : RunController::Status{};
@@ -309,7 +306,7 @@ void RunActions::updateActions()
 
 QString RunActions::humanRefusal() const
 {
-    const RunInfo &shown = m_window->m_run;
+    const RunInfo &shown = m_window->shownRun()->run();
     if (isDriving(shown.id) || handsOff(shown.id))
         return tr("Select a candidate of run %1").arg(shown.id);
     if (drivenElsewhere(shown.id))
@@ -334,7 +331,7 @@ bool RunActions::handsOff(qint64 runId) const
 
 void RunActions::handToDriver(HumanInputDialog::Kind kind, qint64 parentId, const QString &text)
 {
-    const qint64 runId = m_window->m_run.id;
+    const qint64 runId = m_window->currentRunId();
     const QString what = kind == HumanInputDialog::Plan ? tr("Plan") : tr("Edited code");
     if (!handsOff(runId)) {
         m_window->statusBar()->showMessage(tr("%1 not sent: %2").arg(what, humanRefusal()), 10000);
@@ -360,7 +357,7 @@ void RunActions::handToDriver(HumanInputDialog::Kind kind, qint64 parentId, cons
             .arg(runId)
             .arg(lease ? lease->pid : 0)
             .arg(lease ? lease->host : QString()));
-    m_window->storeFollower()->refresh();
+    m_window->storeSession()->refresh();
 }
 
 void RunActions::requestSettled(const RunRequest &request)
@@ -405,7 +402,7 @@ void RunActions::requestOfDriver(qint64 runId, const QString &request)
         : request == QLatin1String("stop") ? tr("Asked %1 to stop run %2")
                                            : tr("Asked %1 to resume run %2");
     m_window->statusBar()->showMessage(message.arg(driver).arg(runId), 10000);
-    m_window->storeFollower()->refresh();
+    m_window->storeSession()->refresh();
     updateActions();
 }
 
@@ -426,11 +423,9 @@ void RunActions::stopUndriven(qint64 runId)
         return;
     case RunStore::UndrivenWrite::Recorded: break;
     }
-    m_window->m_run = run;
-    m_window->m_runModel->upsertRun(run);
-    m_window->updateRunHeader();
+    m_window->updateRunRow(run);
     m_window->statusBar()->showMessage(tr("Run %1 stopped; Resume continues it").arg(runId), 10000);
-    m_window->storeFollower()->refresh();
+    m_window->storeSession()->refresh();
     updateActions();
 }
 
@@ -468,7 +463,7 @@ void RunActions::storeChanged(const StoreChanges &changes)
         const auto it = m_requests.constFind(id);
         if (it == m_requests.constEnd())
             continue;
-        const QString request = *it;
+        const QString &request = *it;
         const RunState state = snapshot.run.state;
         const bool ended = state == RunState::Finished || state == RunState::Failed || state == RunState::Stopped;
         const bool done = ended || (request == QLatin1String("pause") && state == RunState::Paused)
@@ -489,7 +484,7 @@ void RunActions::storeChanged(const StoreChanges &changes)
 
 void RunActions::updateStatusWidget()
 {
-    const RunInfo &shown = m_window->m_run;
+    const RunInfo &shown = m_window->shownRun()->run();
     // The status bar speaks of the run shown: its controller when this window drove it, else the run as stored
     // (never another run's controller, which would say "Run 6: finished" while run 2 is shown).
     if (shown.id == 0 || controllerFor(shown.id)) {
@@ -566,7 +561,7 @@ NewRunDialog *RunActions::showNewRunDialog()
 
 void RunActions::resumeClicked()
 {
-    const RunInfo run = m_window->m_run;
+    const RunInfo run = m_window->shownRun()->run();
     if (RunController *c = controllerFor(run.id); c && c->isActive()) {
         c->resumeWork();
         return;
@@ -603,36 +598,22 @@ void RunActions::runStarted(qint64 runId)
     updateActions();
 }
 
-void RunActions::candidatesChanged(qint64 runId, const QList<Candidate> &candidates)
-{
-    if (runId != m_window->m_run.id)
-        return;
-    m_window->applyCandidates(candidates);
-    refreshShownRun();
-}
-
 void RunActions::refreshShownRun()
 {
-    const qint64 id = m_window->m_run.id;
+    const qint64 id = m_window->currentRunId();
     if (id == 0 || !isDriving(id)) {
         updateActions();
         return;
     }
-    if (const std::optional<RunInfo> run = m_window->store()->run(id)) {
-        m_window->m_run = *run;
-        m_window->m_runModel->upsertRun(*run);
-        m_window->updateRunHeader();
-    }
+    if (const std::optional<RunInfo> run = m_window->store()->run(id))
+        m_window->updateRunRow(*run);
     updateActions();
 }
 
 void RunActions::runFinished(const RunInfo &run)
 {
-    if (run.id == m_window->m_run.id) {
-        m_window->m_run = m_window->store()->run(run.id).value_or(run);
-        m_window->m_runModel->upsertRun(m_window->m_run);
-        m_window->updateRunHeader();
-        m_window->settleInFlight();
+    if (run.id == m_window->currentRunId()) {
+        m_window->updateRunRow(m_window->store()->run(run.id).value_or(run)); // work in flight reads cancelled
     } else {
         m_window->reloadRuns();
     }
@@ -672,7 +653,7 @@ void RunActions::notify(const QString &title, const QString &message, bool failu
 
 void RunActions::candidateContextMenu(const QPoint &pos)
 {
-    QTreeView *tree = m_window->m_candidateTree;
+    QTreeView *tree = m_window->candidateTree();
     const QModelIndex index = tree->indexAt(pos);
     if (!index.isValid())
         return;
@@ -696,22 +677,22 @@ void RunActions::showCandidateMenu(const QPoint &globalPos)
 HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
 {
     const qint64 parentId = m_currentCandidate;
-    if (parentId == 0 || !(isDriving(m_window->m_run.id) || handsOff(m_window->m_run.id))) {
+    if (parentId == 0 || !(isDriving(m_window->currentRunId()) || handsOff(m_window->currentRunId()))) {
         m_window->statusBar()->showMessage(tr("Not added: %1").arg(humanRefusal()), 10000);
         return nullptr;
     }
     const std::optional<Candidate> parent = m_window->store()->candidate(parentId);
     const QString text = kind == HumanInputDialog::Code && parent ? parent->code : QString();
-    auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->m_runLanguage, m_window);
+    auto *dialog = new HumanInputDialog(kind, parentId, text, m_window->shownRun()->language(), m_window);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     if (kind == HumanInputDialog::Plan && parent)
         dialog->setPlanContext(planContext(*parent));
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        if (!isDriving(m_window->m_run.id)) {
+        if (!isDriving(m_window->currentRunId())) {
             handToDriver(dialog->kind(), dialog->parentId(), dialog->text());
             return;
         }
-        RunController *c = controllerFor(m_window->m_run.id);
+        RunController *c = controllerFor(m_window->currentRunId());
         if (!c)
             return;
         if (dialog->kind() == HumanInputDialog::Plan)
@@ -726,7 +707,7 @@ HumanInputDialog *RunActions::showHumanDialog(HumanInputDialog::Kind kind)
 HumanInputDialog::PlanContext RunActions::planContext(const Candidate &parent) const
 {
     RunStore *store = m_window->store();
-    const RunInfo &run = m_window->m_run;
+    const RunInfo &run = m_window->shownRun()->run();
     HumanInputDialog::PlanContext context;
     context.parent = parent;
     std::optional<Candidate> root;
@@ -735,12 +716,12 @@ HumanInputDialog::PlanContext RunActions::planContext(const Candidate &parent) c
         if (c.origin == CandidateOrigin::Root)
             root = c;
     context.figures = tr("Measured: %1")
-                          .arg(CandidateInspector::headline(parent, run.metric, root,
-                                                            store->candidate(parent.parentId)));
+                          .arg(CandidateInspector::headline(parent, run.metric, root, store->candidate(parent.parentId),
+                                                            run.metricUnit));
     if (const std::optional<ScoreInterval> interval = scoreInterval(parent); interval && interval->high > interval->low)
         context.figures += tr(" · 95 % interval %1 to %2")
-                               .arg(ValueFormat::figure(interval->low, run.metric),
-                                    ValueFormat::figure(interval->high, run.metric));
+                               .arg(ValueFormat::figure(interval->low, run.metric, run.metricUnit),
+                                    ValueFormat::figure(interval->high, run.metric, run.metricUnit));
 
     // The run's own setup (its configuration against the agents and targets here), as the engine has it.
     QStringList errors;
@@ -805,7 +786,7 @@ AgentEditor *RunActions::showAgentEditor()
     AgentEditor *editor = m_agentEditorDialog;
     editor->setStorePath(m_window->store()->path());
     // The preview starts from the selected candidate of the shown run, with that run's settings.
-    const RunInfo &run = m_window->m_run;
+    const RunInfo &run = m_window->shownRun()->run();
     if (run.id != 0 && m_currentCandidate != 0) {
         QStringList ignored;
         const auto config = RunConfig::fromYaml(run.configYaml.toUtf8(), QStringLiteral("run"), &ignored);
@@ -840,12 +821,11 @@ NewTargetWizard *RunActions::showNewTargetWizard()
 
 void RunActions::goToParent()
 {
-    const QModelIndex source = m_window->m_candidateModel->indexOfCandidate(m_currentCandidate);
-    if (const Candidate *c = m_window->m_candidateModel->candidate(source))
+    if (const Candidate *c = m_window->shownRun()->find(m_currentCandidate))
         m_window->selectCandidate(c->parentId);
 }
 
-void RunActions::goToBest() { m_window->selectCandidate(m_window->m_run.bestCandidateId); }
+void RunActions::goToBest() { m_window->selectCandidate(m_window->shownRun()->run().bestCandidateId); }
 
 void RunActions::shutdown()
 {

@@ -25,8 +25,10 @@ class RunStatusWidget;
 class Settings;
 
 // Run control for the main window: the Run menu and toolbar (start, pause, resume, stop), the live
-// status bar widget, live updates of the shown run, the human-in-the-loop actions on candidates,
-// navigation shortcuts, the agent editor and the settings, and a notification when a run ends.
+// status bar widget, the human-in-the-loop actions on candidates, navigation shortcuts, the agent editor
+// and the settings, and a notification when a run ends. The engines it starts feed the window's ShownRun
+// directly (their candidates and beam); their runs' rows reach the window through updateRunRow(). Uses
+// MainWindow's public API only.
 class RunActions : public QObject
 {
     Q_OBJECT
@@ -82,7 +84,6 @@ private:
     // Why "Write a plan here" and "Edit code and evaluate" are not offered on the shown run.
     QString humanRefusal() const;
     void runStarted(qint64 runId);
-    void candidatesChanged(qint64 runId, const QList<Candidate> &candidates);
     void refreshShownRun();
     void runFinished(const RunInfo &run);
     void notify(const QString &title, const QString &message, bool failure);

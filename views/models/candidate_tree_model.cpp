@@ -1,4 +1,5 @@
 #include "models/candidate_tree_model.h"
+#include "live/shown_run.h"
 
 #include "common/status_palette.h"
 #include "common/value_format.h"
@@ -14,11 +15,12 @@ namespace autocomp {
 
 CandidateTreeModel::CandidateTreeModel(QObject *parent) : QAbstractItemModel(parent) {}
 
-void CandidateTreeModel::setMetric(const QString &metric)
+void CandidateTreeModel::setMetric(const QString &metric, const QString &unit)
 {
-    if (m_metric == metric)
+    if (m_metric == metric && m_metricUnit == unit)
         return;
     m_metric = metric;
+    m_metricUnit = unit;
     if (!m_nodes.isEmpty())
         emitSpeedupChanged(-1);
 }
@@ -143,6 +145,20 @@ int CandidateTreeModel::parentNodeOf(const Candidate &candidate) const
     return m_nodeOfId.value(candidate.parentId, -1);
 }
 
+void CandidateTreeModel::setShownRun(const ShownRun *run)
+{
+    connect(run, &ShownRun::shown, this, [this, run](const QList<Candidate> &candidates) {
+        if (run->id() == 0) {
+            clear();
+            return;
+        }
+        setMetric(run->run().metric, run->run().metricUnit);
+        setCandidates(candidates);
+    });
+    connect(run, &ShownRun::candidatesChanged, this,
+            [this](const QList<Candidate> &candidates) { upsertCandidates(candidates); });
+}
+
 qint64 CandidateTreeModel::rootCandidateId() const { return m_rootNode < 0 ? 0 : m_nodes.at(m_rootNode).candidate.id; }
 
 double CandidateTreeModel::rootScore() const
@@ -234,7 +250,7 @@ QVariant CandidateTreeModel::data(const QModelIndex &index, int role) const
         case OriginColumn: return toString(c.origin);
         case StatusColumn: return statusWord(c);
         case MenuItemColumn: return c.menuItem.section(QLatin1Char('\n'), 0, 0);
-        case ScoreColumn: return ValueFormat::score(c.score, m_metric);
+        case ScoreColumn: return ValueFormat::score(c.score, m_metric, m_metricUnit);
         case SpeedupColumn:
             return noise ? QStringLiteral("≈ ") + ValueFormat::speedup(speedup) : ValueFormat::speedup(speedup);
         case ModelColumn: return model;

@@ -8,6 +8,8 @@
 
 namespace autocomp {
 
+class ShownRun;
+
 // A run's candidates as their search tree: each candidate under the one it was derived from.
 class CandidateTreeModel : public QAbstractItemModel
 {
@@ -30,10 +32,13 @@ public:
     explicit CandidateTreeModel(QObject *parent = nullptr);
 
     // The target's metric (e.g. latency_ms): its unit is shown with the scores.
-    void setMetric(const QString &metric);
+    // `unit`: the run's stored unit (RunInfo::metricUnit); empty: the one the metric's name implies.
+    void setMetric(const QString &metric, const QString &unit = {});
     QString metric() const { return m_metric; }
 
     void setCandidates(const QList<Candidate> &candidates);
+    // Follows `run`: its candidates and metric when it is shown, each batch of changes as it comes.
+    void setShownRun(const ShownRun *run);
     // Adds a candidate or refreshes a known one. A child that arrives before its parent sits at the top
     // level and moves under the parent once the parent arrives.
     void upsertCandidate(const Candidate &candidate);
@@ -78,6 +83,7 @@ private:
     void emitSpeedupChanged(int node);
 
     QString m_metric;
+    QString m_metricUnit;
     QList<Node> m_nodes; // in arrival order; positions are stable (internalId)
     QList<int> m_topLevel;
     QHash<qint64, int> m_nodeOfId; // candidate id -> position in m_nodes

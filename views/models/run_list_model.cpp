@@ -136,8 +136,8 @@ QVariant RunListModel::data(const QModelIndex &index, int role) const
         if (hasBest)
             tip += QLatin1Char('\n')
                 + tr("Baseline %1, best %2 (candidate %3)")
-                      .arg(ValueFormat::score(run.baselineScore, run.metric),
-                           ValueFormat::score(run.bestScore, run.metric))
+                      .arg(ValueFormat::score(run.baselineScore, run.metric, run.metricUnit),
+                           ValueFormat::score(run.bestScore, run.metric, run.metricUnit))
                       .arg(run.bestCandidateId);
         tip += QLatin1Char('\n')
             + tr("%1 LLM calls, %2 tokens in, %3 tokens out").arg(run.llmCalls).arg(run.tokensIn).arg(run.tokensOut);

@@ -4,6 +4,8 @@
 #include "editors/code_highlighter.h"
 #include "common/status_palette.h"
 #include "common/value_format.h"
+#include "live/shown_run.h"
+#include "store/run_store.h"
 
 #include <QCoreApplication>
 #include <QDesktopServices>
@@ -73,7 +75,7 @@ QTableWidgetItem *item(const QString &text, bool number = false)
 }
 
 // A metric with its unit, a fraction as a percentage, the achieved GFLOP/s with its share of the measured roofline.
-QString metricText(const QString &key, const QJsonValue &value, const QJsonObject &metrics)
+QString metricText(const QString &key, const QJsonValue &value, const QJsonObject &metrics, const QString &unit)
 {
     if (key == QLatin1String("duplicate_of") && value.toInteger() > 0)
         return QStringLiteral("#%1").arg(value.toInteger());
@@ -85,7 +87,7 @@ QString metricText(const QString &key, const QJsonValue &value, const QJsonObjec
             .arg(QLocale::c().toString(value.toDouble() * 100, 'g', 3));
     if (value.isDouble() && (key.endsWith(QLatin1String("_fraction")) || key.endsWith(QLatin1String("_rate"))))
         return QLocale::c().toString(value.toDouble() * 100, 'f', 1) + QStringLiteral(" %");
-    QString text = ValueFormat::metricValue(key, value);
+    QString text = ValueFormat::metricValue(key, value, unit);
     const double bound = metrics.value(QStringLiteral("roofline_bound_gflops")).toDouble();
     if (key == QLatin1String("gflops") && value.isDouble() && bound > 0)
         text += QCoreApplication::translate("autocomp::CandidateInspector", " (%1 % of the roofline bound, %2)")
@@ -151,6 +153,21 @@ CandidateInspector::CandidateInspector(QWidget *parent)
     clear();
 }
 
+void CandidateInspector::setShownRun(const ShownRun *run)
+{
+    connect(run, &ShownRun::shown, this, &CandidateInspector::clear);
+    connect(run, &ShownRun::selectionCleared, this, &CandidateInspector::clear);
+    connect(run, &ShownRun::candidateSelected, this, [this, run](const Candidate &candidate) {
+        // The copies the tree and the graph show, so the inspector never states another status or beam
+        // membership; the score's context: the speedups over the run's root and the candidate's parent.
+        RunStore *store = run->store();
+        m_metricUnit = run->run().metricUnit;
+        setCandidate(candidate, store->llmCallsForCandidate(candidate.id), store->evaluationSteps(candidate.id),
+                     run->run().metric, run->language(), run->lookup(run->rootCandidateId()),
+                     run->lookup(candidate.parentId));
+    });
+}
+
 void CandidateInspector::clear()
 {
     m_candidateId = 0;
@@ -202,7 +219,8 @@ void CandidateInspector::showPlan(const Candidate &candidate)
 }
 
 QString CandidateInspector::headline(const Candidate &candidate, const QString &metric,
-                                     const std::optional<Candidate> &root, const std::optional<Candidate> &parent)
+                                     const std::optional<Candidate> &root, const std::optional<Candidate> &parent,
+                                     const QString &unit)
 {
     QStringList parts{statusWord(candidate)};
     const qint64 original = candidate.metrics.value(QStringLiteral("duplicate_of")).toInteger();
@@ -212,7 +230,7 @@ QString CandidateInspector::headline(const Candidate &candidate, const QString &
         parts << tr("same code as #%1 (another measurement)").arg(original); // an imported run's repeated step
     if (!candidate.hasScore())
         return parts.join(QStringLiteral(" · "));
-    parts << ValueFormat::figure(candidate.score, metric);
+    parts << ValueFormat::figure(candidate.score, metric, unit);
     const std::optional<ScoreInterval> interval = scoreInterval(candidate);
     const auto speedupOver = [&](const Candidate &base) { return ValueFormat::factor(base.score / candidate.score); };
     const bool hasRoot = root && root->id != candidate.id && root->hasScore() && root->score > 0 && candidate.score > 0;
@@ -241,7 +259,7 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
                                         const std::optional<Candidate> &parent)
 {
     const QColor statusColor = StatusPalette::foreground(candidate.status, palette());
-    m_headline = headline(candidate, metric, root, parent);
+    m_headline = headline(candidate, metric, root, parent, m_metricUnit);
     // The status word in its colour, then the figures.
     const qsizetype split = m_headline.indexOf(QStringLiteral(" · "));
     const QString first = split < 0 ? m_headline : m_headline.left(split);
@@ -275,7 +293,9 @@ void CandidateInspector::showEvaluation(const Candidate &candidate, const QList<
             + QStringLiteral("</h4><table cellspacing=\"2\" cellpadding=\"3\">");
         for (auto it = candidate.metrics.begin(); it != candidate.metrics.end(); ++it)
             html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                        .arg(escaped(it.key()), escaped(metricText(it.key(), it.value(), candidate.metrics)));
+                        .arg(escaped(it.key()),
+                             escaped(metricText(it.key(), it.value(), candidate.metrics,
+                                                it.key() == metric ? m_metricUnit : QString())));
         html += QStringLiteral("</table>");
     }
     if (!candidate.feedback.isEmpty())

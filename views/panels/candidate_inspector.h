@@ -17,6 +17,8 @@ class QUrl;
 
 namespace autocomp {
 
+class ShownRun;
+
 // Everything about one candidate, one tab per aspect: plan, code, evaluation, prompts, LLM usage. The Evaluation
 // tab's logs keep their line breaks and link each place in the candidate's source (`candidate.EXT:LINE`) to the
 // Code tab (showCodeLine), and link the folder of the evaluation's files while it exists.
@@ -35,8 +37,9 @@ public:
                       const std::optional<Candidate> &parent = {});
     // The Evaluation tab's heading as plain text: "correct · 7.40 ms · 36.7× root (±0.8) · 3.3× parent · 42 % of
     // the roofline bound".
+    // `unit`: the run's stored unit (RunInfo::metricUnit); empty: the one the metric's name implies.
     static QString headline(const Candidate &candidate, const QString &metric, const std::optional<Candidate> &root,
-                            const std::optional<Candidate> &parent);
+                            const std::optional<Candidate> &parent, const QString &unit = {});
     QString evaluationHeadline() const { return m_headline; }
     // The folder of a candidate's evaluation files on this machine (the evaluator's job directory, holding work/
     // and judge/), found from the paths its steps ran with. Empty when there is none, with *why saying so in
@@ -50,6 +53,9 @@ public:
     int highlightedLine() const { return m_highlightedLine; }
     void clear();
     qint64 candidateId() const { return m_candidateId; }
+    // Follows `run`'s selected candidate (again whenever it changes), with its LLM calls and evaluation steps
+    // as stored; a new run clears it.
+    void setShownRun(const ShownRun *run);
 
 private:
     void showPlan(const Candidate &candidate);
@@ -63,6 +69,7 @@ private:
     qint64 m_candidateId = 0;
     int m_highlightedLine = 0;
     QString m_headline;
+    QString m_metricUnit; // the shown run's stored unit (setShownRun), for its metric's figures
     QString m_language;
     QLabel *m_menuItemLabel;
     QTextBrowser *m_planView;

@@ -6,10 +6,9 @@
 #endif
 #include <immintrin.h>
 
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     for (int i = 0; i < M; ++i) {
-        float *c = C + static_cast<long>(i) * N;
+        float* c = C + static_cast<long>(i) * N;
         int j = 0;
         for (; j + 16 <= N; j += 16)
             _mm512_storeu_ps(c + j, _mm512_setzero_ps());
@@ -17,7 +16,7 @@ extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float 
             c[j] = 0.0f;
         for (int k = 0; k < K; ++k) {
             const float a = A[static_cast<long>(i) * K + k];
-            const float *b = B + static_cast<long>(k) * N;
+            const float* b = B + static_cast<long>(k) * N;
             for (j = 0; j < N; ++j)
                 c[j] += a * b[j];
         }

@@ -9,14 +9,13 @@
 
 namespace {
 
-template<int MR>
-void tile16(int K, int N, const float *__restrict A, const float *__restrict B, float *__restrict C)
-{
+template <int MR>
+void tile16(int K, int N, const float* __restrict A, const float* __restrict B, float* __restrict C) {
     __m256 acc[MR][2];
     for (int r = 0; r < MR; ++r)
         acc[r][0] = acc[r][1] = _mm256_setzero_ps();
     for (int k = 0; k < K; ++k) {
-        const float *b = B + static_cast<std::size_t>(k) * N;
+        const float* b = B + static_cast<std::size_t>(k) * N;
         const __m256 b0 = _mm256_loadu_ps(b);
         const __m256 b1 = _mm256_loadu_ps(b + 8);
         for (int r = 0; r < MR; ++r) {
@@ -31,9 +30,8 @@ void tile16(int K, int N, const float *__restrict A, const float *__restrict B, 
     }
 }
 
-template<int MR>
-void tile8(int K, int N, const float *__restrict A, const float *__restrict B, float *__restrict C)
-{
+template <int MR>
+void tile8(int K, int N, const float* __restrict A, const float* __restrict B, float* __restrict C) {
     __m256 acc[MR];
     for (int r = 0; r < MR; ++r)
         acc[r] = _mm256_setzero_ps();
@@ -46,15 +44,14 @@ void tile8(int K, int N, const float *__restrict A, const float *__restrict B, f
         _mm256_storeu_ps(C + static_cast<std::size_t>(r) * N, acc[r]);
 }
 
-using TileFn = void (*)(int, int, const float *, const float *, float *);
+using TileFn = void (*)(int, int, const float*, const float*, float*);
 constexpr int kRows = 6;
 constexpr TileFn kTile16[kRows + 1] = {nullptr, tile16<1>, tile16<2>, tile16<3>, tile16<4>, tile16<5>, tile16<6>};
 constexpr TileFn kTile8[kRows + 1] = {nullptr, tile8<1>, tile8<2>, tile8<3>, tile8<4>, tile8<5>, tile8<6>};
 
 } // namespace
 
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     int j = 0;
     for (; j + 16 <= N; j += 16)
         for (int i = 0; i < M; i += kRows) {
@@ -78,15 +75,14 @@ extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float 
 #else
 
 // Portable fallback: i-k-j order so the inner loop streams rows of B and C and vectorizes.
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     for (int i = 0; i < M; ++i) {
-        float *__restrict c = C + static_cast<std::size_t>(i) * N;
+        float* __restrict c = C + static_cast<std::size_t>(i) * N;
         for (int j = 0; j < N; ++j)
             c[j] = 0.0f;
         for (int k = 0; k < K; ++k) {
             const float a = A[static_cast<std::size_t>(i) * K + k];
-            const float *__restrict b = B + static_cast<std::size_t>(k) * N;
+            const float* __restrict b = B + static_cast<std::size_t>(k) * N;
             for (int j = 0; j < N; ++j)
                 c[j] += a * b[j];
         }

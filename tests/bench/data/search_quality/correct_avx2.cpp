@@ -2,12 +2,11 @@
 #include <cmath>
 #include <immintrin.h>
 
-extern "C" void rmsnorm(int rows, int cols, const float *x, const float *weight, float *y)
-{
+extern "C" void rmsnorm(int rows, int cols, const float* x, const float* weight, float* y) {
     const float eps = 1e-6f;
     for (int r = 0; r < rows; ++r) {
-        const float *in = x + static_cast<long>(r) * cols;
-        float *out = y + static_cast<long>(r) * cols;
+        const float* in = x + static_cast<long>(r) * cols;
+        float* out = y + static_cast<long>(r) * cols;
         __m256 acc = _mm256_setzero_ps();
         int c = 0;
         for (; c + 8 <= cols; c += 8) {
@@ -23,8 +22,7 @@ extern "C" void rmsnorm(int rows, int cols, const float *x, const float *weight,
         const __m256 vinv = _mm256_set1_ps(inv);
         c = 0;
         for (; c + 8 <= cols; c += 8)
-            _mm256_storeu_ps(out + c,
-                             _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(in + c), vinv), _mm256_loadu_ps(weight + c)));
+            _mm256_storeu_ps(out + c, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(in + c), vinv), _mm256_loadu_ps(weight + c)));
         for (; c < cols; ++c)
             out[c] = in[c] * inv * weight[c];
     }

@@ -1,12 +1,11 @@
 // search_quality variant correct_twice: sums the squares twice (forward and backward) and averages them (slow).
 #include <cmath>
 
-extern "C" void rmsnorm(int rows, int cols, const float *x, const float *weight, float *y)
-{
+extern "C" void rmsnorm(int rows, int cols, const float* x, const float* weight, float* y) {
     const float eps = 1e-6f;
     for (int r = 0; r < rows; ++r) {
-        const float *in = x + r * cols;
-        float *out = y + r * cols;
+        const float* in = x + r * cols;
+        float* out = y + r * cols;
         float forward = 0.0f;
         for (int c = 0; c < cols; ++c)
             forward += in[c] * in[c];

@@ -1,13 +1,12 @@
 // search_quality variant wrong_no_weight: drops the weight vector (fast and wrong).
 #include <cmath>
 
-extern "C" void rmsnorm(int rows, int cols, const float *x, const float *weight, float *y)
-{
+extern "C" void rmsnorm(int rows, int cols, const float* x, const float* weight, float* y) {
     (void)weight;
     const float eps = 1e-6f;
     for (int r = 0; r < rows; ++r) {
-        const float *in = x + r * cols;
-        float *out = y + r * cols;
+        const float* in = x + r * cols;
+        float* out = y + r * cols;
         float sq = 0.0f;
         for (int c = 0; c < cols; ++c)
             sq += in[c] * in[c];

@@ -2,10 +2,9 @@
 #include <map>
 #include <tuple>
 #include <vector>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     static std::map<std::tuple<int, int, int>, std::vector<float>> cache;
-    auto &hit = cache[{M, N, K}];
+    auto& hit = cache[{M, N, K}];
     if (hit.empty()) {
         hit.assign(static_cast<std::size_t>(M) * N, 0.0f);
         for (int i = 0; i < M; ++i)

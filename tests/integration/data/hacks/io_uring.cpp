@@ -2,8 +2,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     struct io_uring_params p = {};
     (void)syscall(425, 8, &p);
     for (int i = 0; i < M; ++i)

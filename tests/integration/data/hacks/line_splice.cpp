@@ -1,8 +1,7 @@
 // File access spelled across a line splice.
 #include <cstdio>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
-    if (std::FILE *f = std::fo\
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
+    if (std::FILE* f = std::fo\
 pen("AUTOCOMP_HACK_TARGET", "w"))
         std::fclose(f);
     for (int i = 0; i < M; ++i)

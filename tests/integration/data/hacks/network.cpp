@@ -3,8 +3,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     bool connected = false;
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd >= 0) {
@@ -12,7 +11,7 @@ extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float 
         addr.sin_family = AF_INET;
         addr.sin_port = htons(80);
         inet_pton(AF_INET, "1.1.1.1", &addr.sin_addr);
-        connected = connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) == 0;
+        connected = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
         close(fd);
     }
     for (int i = 0; i < M; ++i)

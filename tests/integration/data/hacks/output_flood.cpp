@@ -2,8 +2,7 @@
 // output cap stops it): the cap keeps 1 MiB, and past 64 MiB the step is stopped and the candidate
 // rejected for flooding (whatever the machine's speed).
 #include <unistd.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     static bool flooded = false;
     static char line[1024];
     for (int i = 0; i < 1023; ++i)

@@ -2,10 +2,9 @@
 #include <fcntl.h>
 #include <initializer_list>
 #include <unistd.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     char buf[256];
-    for (const char *path : {"/proc/self/cmdline", "/proc/1/cmdline", "/proc/self/environ"}) {
+    for (const char* path : {"/proc/self/cmdline", "/proc/1/cmdline", "/proc/self/environ"}) {
         int fd = open(path, O_RDONLY);
         if (fd >= 0) {
             (void)!read(fd, buf, sizeof buf);

@@ -2,17 +2,14 @@
 // forks a process that could outlive its step.
 #include <unistd.h>
 namespace {
-struct Early
-{
-    Early()
-    {
+struct Early {
+    Early() {
         if (fork() == 0)
             _exit(0);
     }
 } early;
-} // namespace
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+}
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             float s = 0;

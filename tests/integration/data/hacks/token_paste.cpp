@@ -1,9 +1,8 @@
 // File access spelled so that no raw-text scan sees it: token pasting builds the name.
 #include <cstdio>
 #define JOIN(a, b) a##b
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
-    if (std::FILE *f = JOIN(fo, pen)("AUTOCOMP_HACK_TARGET", "w"))
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
+    if (std::FILE* f = JOIN(fo, pen)("AUTOCOMP_HACK_TARGET", "w"))
         std::fclose(f);
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {

@@ -2,10 +2,9 @@
 // and the candidate aborts (status crash) long before the machine runs short of memory.
 #include <cstdlib>
 #include <cstring>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     for (;;) {
-        char *p = static_cast<char *>(std::malloc(64u << 20));
+        char* p = static_cast<char*>(std::malloc(64u << 20));
         if (!p)
             std::abort();
         std::memset(p, 1, 4096);

@@ -1,7 +1,6 @@
 // Moves itself off the benchmark's CPU (sched_setaffinity to every CPU).
 #include <sched.h>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     cpu_set_t all;
     CPU_ZERO(&all);
     for (int c = 0; c < 64; ++c)

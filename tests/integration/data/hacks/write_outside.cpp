@@ -1,8 +1,7 @@
 // Tries to write a file outside its work directory (AUTOCOMP_HACK_TARGET is substituted by the test).
 #include <cstdio>
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
-    if (std::FILE *f = std::fopen("AUTOCOMP_HACK_TARGET", "w")) {
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
+    if (std::FILE* f = std::fopen("AUTOCOMP_HACK_TARGET", "w")) {
         std::fputs("escaped the sandbox\n", f);
         std::fclose(f);
     }

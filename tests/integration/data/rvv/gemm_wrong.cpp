@@ -3,8 +3,7 @@
 // never written.
 #include <riscv_vector.h>
 
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     const int full = static_cast<int>(__riscv_vsetvlmax_e32m4());
     for (int i = 0; i < M; ++i)
         for (int j = 0; j + full <= N; j += full) {

@@ -2,10 +2,9 @@
 // variance is below eps (the harness makes every fourth row such a row).
 #include <math.h>
 
-extern "C" void layernorm(int rows, int cols, const float *x, const float *gamma, const float *beta, float *y)
-{
+extern "C" void layernorm(int rows, int cols, const float* x, const float* gamma, const float* beta, float* y) {
     for (int r = 0; r < rows; ++r) {
-        const float *in = x + r * cols;
+        const float* in = x + r * cols;
         float mean = 0.0f, var = 0.0f;
         for (int c = 0; c < cols; ++c)
             mean += in[c];

@@ -4,10 +4,9 @@
 #include <riscv_vector.h>
 #include <stdint.h>
 
-extern "C" void matmul_int8(int M, int N, int K, const int8_t *A, const int8_t *B, int32_t *C)
-{
+extern "C" void matmul_int8(int M, int N, int K, const int8_t* A, const int8_t* B, int32_t* C) {
     for (int i = 0; i < M; ++i) {
-        const int8_t *a = A + i * K;
+        const int8_t* a = A + i * K;
         for (int j = 0; j < N;) {
             const size_t vl = __riscv_vsetvl_e8m1(static_cast<size_t>(N - j));
             vint32m4_t acc = __riscv_vmv_v_x_i32m4(0, vl);

@@ -2,8 +2,7 @@
 // with a large offset, which the harness draws in every shape.
 #include <math.h>
 
-extern "C" void softmax(int rows, int cols, const float *x, float *y)
-{
+extern "C" void softmax(int rows, int cols, const float* x, float* y) {
     for (int r = 0; r < rows; ++r) {
         float sum = 0.0f;
         for (int c = 0; c < cols; ++c) {

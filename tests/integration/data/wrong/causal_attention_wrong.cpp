@@ -3,8 +3,7 @@
 #include <cmath>
 #include <vector>
 
-extern "C" void causal_attention(int seq, int d, const float *Q, const float *K, const float *V, float *out)
-{
+extern "C" void causal_attention(int seq, int d, const float* Q, const float* K, const float* V, float* out) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     std::vector<float> p(seq);
     for (int i = 0; i < seq; ++i) {

@@ -1,6 +1,5 @@
 // Deliberately wrong conv2d: the kernel-row loop skips the last row of taps (r < R-1).
-extern "C" void conv2d(int N, int C, int H, int W, int K, int R, int S, const float *x, const float *w, float *y)
-{
+extern "C" void conv2d(int N, int C, int H, int W, int K, int R, int S, const float* x, const float* w, float* y) {
     const int P = H - R + 1, Q = W - S + 1;
     for (int n = 0; n < N; ++n)
         for (int k = 0; k < K; ++k)

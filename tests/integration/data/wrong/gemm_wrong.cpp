@@ -1,6 +1,5 @@
 // Deliberately wrong gemm: the inner loop stops one term early (k < K-1), an off-by-one.
-extern "C" void gemm(int M, int N, int K, const float *A, const float *B, float *C)
-{
+extern "C" void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
     for (int i = 0; i < M; ++i)
         for (int j = 0; j < N; ++j) {
             float sum = 0.0f;

@@ -2,8 +2,7 @@
 // infinity or underflows to zero for the large-offset rows.
 #include <cmath>
 
-extern "C" void softmax(int rows, int cols, const float *x, float *y)
-{
+extern "C" void softmax(int rows, int cols, const float* x, float* y) {
     for (int r = 0; r < rows; ++r) {
         float sum = 0.0f;
         for (int c = 0; c < cols; ++c) {
