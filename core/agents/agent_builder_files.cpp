@@ -34,7 +34,7 @@ void AgentBuilder::writeFiles()
 {
     m_total = 1;
     startStage(Stage::Writing);
-    const auto stripFence = [](QString text) {
+    const auto stripFence = [](const QString &text) {
         // A whole answer wrapped in one fence is unwrapped.
         static const QRegularExpression s_fence(QStringLiteral("^```[a-zA-Z]*\\n([\\s\\S]*)\\n```$"));
         const QRegularExpressionMatch m = s_fence.match(text.trimmed());

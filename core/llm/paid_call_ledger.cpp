@@ -70,7 +70,7 @@ void PaidCallLedger::answerLater(const LlmCall &base, const LlmResponse &respons
         Qt::QueuedConnection);
 }
 
-void PaidCallLedger::send(const QString &phase, qint64 candidateId, const LlmRequest &request, Answer answer)
+void PaidCallLedger::send(const QString &phase, qint64 candidateId, const LlmRequest &request, const Answer &answer)
 {
     Q_ASSERT_X(QThread::currentThread() == thread(), "PaidCallLedger::send", "called from another thread");
     const qint64 runId = m_owner->ledgerRun().id;

@@ -62,7 +62,7 @@ public:
 
     // Records `request` for `phase` (LlmCall::phase) and `candidateId` (0: none) and sends it, or answers it
     // without sending (refused, reused, or served by an identical call in flight).
-    void send(const QString &phase, qint64 candidateId, const LlmRequest &request, Answer answer);
+    void send(const QString &phase, qint64 candidateId, const LlmRequest &request, const Answer &answer);
 
     // The record of a call completed with `response`: `call` (its request and identity) with the answer,
     // usage, attempts and status: cached (usd 0) for a reused answer, ok or error otherwise.

@@ -251,7 +251,7 @@ void BeamGraphView::arrange()
     // A tall graph grows in steps of an eighth: the fitted zoom, and with it the image of the edges, changes only
     // at a step, not with every new candidate of the tallest column.
     if (rows >= 64) {
-        const auto step = qsizetype(std::bit_floor(quint64(rows)) / 8); // at least 8
+        const auto step = std::max<qsizetype>(8, qsizetype(std::bit_floor(quint64(rows)) / 8));
         rows = (rows + step - 1) / step * step;
     }
     const QRectF bounds(-s_nodeWidth / 2 - 4, -s_nodeHeight / 2 - 4,
