@@ -7,6 +7,7 @@
 #include "eval/evaluator.h"
 
 #include <QCoreApplication>
+#include <QJsonObject>
 #include <QFile>
 #include <QPointer>
 
@@ -104,8 +105,15 @@ int cmdEval(const Args &args)
         }
     }
     EvalResult result;
-    if (start && baseline == code)
-        baseline.clear(); // the start code timed against itself says nothing
+    if (!baseline.isEmpty() && baseline == code) {
+        // The evaluator times identical text alone. With --start that is what is meant; with --code it is
+        // said, since an A/A measurement of the noise needs the copy to differ (README, "Noise is not crowned").
+        if (!start)
+            err() << "autocomp: the code is the baseline's, character for character: it is timed alone, without a "
+                     "paired ratio (to time the same code against itself, add a comment line to the copy)"
+                  << Qt::endl;
+        baseline.clear();
+    }
     EvalRequest request;
     request.fromStep = args.option(QStringLiteral("--from-step"));
     request.seedDir = args.option(QStringLiteral("--seed-dir"));
@@ -142,6 +150,19 @@ int cmdEval(const Args &args)
         const double value = result.metricValue(target->metric);
         if (!std::isnan(value))
             out() << target->metric << ": " << QString::number(value, 'g', 12) << ' ' << target->metricUnit << '\n';
+        // Timed beside a baseline: the ratio is the figure a search ranks by (the start code's score times it). The
+        // absolute median above is this evaluation's alone, and on a shared machine it can disagree with the ratio.
+        const QJsonObject paired = result.metrics.value(QStringLiteral("paired_ratio")).toObject();
+        if (const double ratio = paired.value(QStringLiteral("value")).toDouble(); result.correct && ratio > 0) {
+            out() << "paired_ratio: " << QString::number(ratio, 'g', 4) << "x the baseline's time";
+            const double low = paired.value(QStringLiteral("ci_low")).toDouble();
+            const double high = paired.value(QStringLiteral("ci_high")).toDouble();
+            if (low > 0 && high >= low)
+                out() << " (95% interval " << QString::number(low, 'g', 4) << '-' << QString::number(high, 'g', 4)
+                      << ')';
+            out() << ", a speedup of " << QString::number(1.0 / ratio, 'g', 3)
+                  << "x; a search scores it as the start code's " << target->metric << " times this ratio" << '\n';
+        }
         for (const QString &f : result.feedback)
             out() << "feedback: " << f << '\n';
         for (const QString &f : result.flags)

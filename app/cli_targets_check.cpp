@@ -242,6 +242,16 @@ int targetsCheck(const QString &targetName, const QStringList &problems, const Q
     }
 
     const int failures = printTable(rows, out);
+    // What a search on the target needs besides its evaluation: a run's agent defaults to the target's name.
+    QString agentError;
+    if (!repository.agent(targetName, &agentError)) {
+        if (!repository.agentNames().contains(targetName))
+            out << "\nnote: no agent named '" << targetName << "': a search on this target (autocomp run, the New Run "
+                << "dialog) needs agents/" << targetName << "/ or a run whose agent: names another agent for it "
+                << "(agents/README.md)" << Qt::endl;
+        else
+            out << "\nnote: the agent '" << targetName << "' does not load: " << agentError << Qt::endl;
+    }
     out << '\n' << targetName << ": " << rows.size() << " checks, " << failures << " failed" << Qt::endl;
     return failures == 0 ? TargetsCheckOk : TargetsCheckFailed;
 }

@@ -317,7 +317,8 @@ void readTargetSettings(YamlReader &r, const YAML::Node &n, Target &t)
             QStringLiteral("backend_dir"), QStringLiteral("problem_dir"), QStringLiteral("problem"),
             QStringLiteral("target"),      QStringLiteral("candidate"),   QStringLiteral("workdir"),
             QStringLiteral("judgedir"),    QStringLiteral("cache_dir"),   QStringLiteral("machine"),
-            QStringLiteral("seed"),        QStringLiteral("baseline"),    QStringLiteral("entry")};
+            QStringLiteral("seed"),        QStringLiteral("baseline"),    QStringLiteral("entry"),
+            QStringLiteral("kit_dir")};
         if (!settings.IsMap())
             r.error(settings, QStringLiteral("'settings' must be a mapping such as {vlen: 256}"));
         else

@@ -2,6 +2,7 @@
 // reserved CPUs, the node-wide bench lock, remote slots), the setup steps run once per machine, and the start
 // of each evaluation. The jobs themselves: eval_job.cpp; how steps become commands: step_commands.cpp.
 #include "eval/evaluator.h"
+#include "platform/data_paths.h"
 #include "eval/process_runner.h"
 #include "platform/sandbox.h"
 #include "eval/remote_executor.h"
@@ -303,15 +304,24 @@ void Evaluator::runSetupStep(const QString &key)
                         : result.crashed                ? QStringLiteral("was ended by a signal")
                         : result.setupFailed            ? QStringLiteral("could not be run")
                                                         : QStringLiteral("exited with status %1").arg(result.exitCode);
+                    // A shipped target's setup fails for a missing package; a target of the user's own may also
+                    // name a path of its own wrongly (the kit beside the shipped targets, not beside it).
+                    const bool shipped = QDir::cleanPath(s.target.dir)
+                                             .startsWith(QDir::cleanPath(DataPaths::shippedDataDir())
+                                                         + QLatin1Char('/'));
+                    const QString hint = shipped
+                        ? QStringLiteral("a missing package: packaging/install-deps.sh --runtime")
+                        : QStringLiteral("a missing package, or a path in %1/backend.yaml that does not exist; a "
+                                         "target outside the shipped folder reaches the judge kit as {kit_dir}")
+                              .arg(s.target.dir);
                     const QString why =
                         QStringLiteral(
                             "setup of target '%1' (problem '%2') failed: its step '%3' %4. This is a problem of this "
                             "machine or of the target's installation, not of the code being evaluated: no verdict "
-                            "about it. Fix what the step's output below names (a missing package: "
-                            "packaging/install-deps.sh --runtime), then evaluate again (autocomp eval --target %1 "
-                            "--problem %2 --start repeats the setup).\n--- output of '%3': %5 ---\n%6")
+                            "about it. Fix what the step's output below names (%7), then evaluate again (autocomp "
+                            "eval --target %1 --problem %2 --start repeats the setup).\n--- output of '%3': %5 ---\n%6")
                             .arg(s.target.name, s.problem.name, step.name, how, command.join(QLatin1Char(' ')),
-                                 result.log.isEmpty() ? QStringLiteral("(none)") : result.log);
+                                 result.log.isEmpty() ? QStringLiteral("(none)") : result.log, hint);
                     if (!step.optional) {
                         s.failure = why;
                         finish();

@@ -2,6 +2,7 @@
 // expansion, the environment and the sandbox's read-only paths of a step, the cache and machine identity that
 // setup steps key their measurements by, the sources hash, and the evaluation options applied to a target.
 #include "eval/evaluator.h"
+#include "platform/data_paths.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -73,7 +74,7 @@ QStringList Evaluator::placeholderNames()
             QStringLiteral("cache_dir"),       QStringLiteral("machine"),       QStringLiteral("target"),
             QStringLiteral("sources_hash"),    QStringLiteral("backend_hash"),  QStringLiteral("env:NAME"),
             QStringLiteral("candidate_hash"),  QStringLiteral("scale"),         QStringLiteral("level"),
-            QStringLiteral("problem_slug")};
+            QStringLiteral("problem_slug"),    QStringLiteral("kit_dir")};
 }
 
 QString Evaluator::expand(QString out, const Target &target, const Problem &problem,
@@ -83,6 +84,8 @@ QString Evaluator::expand(QString out, const Target &target, const Problem &prob
     for (auto it = extra.cbegin(); it != extra.cend(); ++it)
         out.replace(QLatin1Char('{') + it.key() + QLatin1Char('}'), it.value());
     out.replace(QLatin1String("{backend_dir}"), target.dir);
+    if (out.contains(QLatin1String("{kit_dir}")))
+        out.replace(QLatin1String("{kit_dir}"), DataPaths::kitDir());
     out.replace(QLatin1String("{problem_dir}"), problem.dir);
     out.replace(QLatin1String("{problem}"), problem.name);
     out.replace(QLatin1String("{problem_slug}"), QString(problem.name).replace(QLatin1Char('/'), QLatin1Char('-')));
@@ -229,14 +232,16 @@ QString Evaluator::sourcesHash(const Target &target, const Problem &problem)
                     && (!problem.dir.isEmpty() || !arg.contains(QLatin1String("{problem_dir}")))
                     && !arg.contains(QLatin1String("_hash}")) && !arg.contains(QLatin1String("{cache_dir}")))
                     dirs << QDir::cleanPath(expand(arg.mid(2), target, problem, {}));
-    // Read-only paths inside the folder of the backends (sandbox_read_only: a judge kit shared by
-    // several targets, such as backends/common) are sources too: a change there rebuilds what was
+    // Read-only paths inside the folder of the backends or the judge kit (sandbox_read_only: a kit shared by
+    // several targets, backends/common or {kit_dir}) are sources too: a change there rebuilds what was
     // built from them. Paths elsewhere (a Python environment) are tools, not sources.
     const QString backendsRoot = QFileInfo(QDir::cleanPath(target.dir)).path() + QLatin1Char('/');
+    const QString kitRoot = DataPaths::kitDir() + QLatin1Char('/');
     for (const QString &path : target.sandboxReadOnly)
         if (!path.contains(QLatin1String("_hash}"))
             && (!problem.dir.isEmpty() || !path.contains(QLatin1String("{problem_dir}"))))
-            if (const QString dir = QDir::cleanPath(expand(path, target, problem, {})); dir.startsWith(backendsRoot))
+            if (const QString dir = QDir::cleanPath(expand(path, target, problem, {}));
+                dir.startsWith(backendsRoot) || QString(dir + QLatin1Char('/')).startsWith(kitRoot))
                 dirs << dir;
     QStringList files;
     for (const QString &dir : std::as_const(dirs)) {

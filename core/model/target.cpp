@@ -1,5 +1,6 @@
 #include "model/target.h"
 
+#include "platform/data_paths.h"
 #include "platform/sandbox.h"
 
 #include <algorithm>
@@ -197,6 +198,8 @@ QStringList Target::expandCheck(const QStringList &command) const
     const QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (QString arg : command) {
         arg.replace(QStringLiteral("{backend_dir}"), dir);
+        if (arg.contains(QLatin1String("{kit_dir}")))
+            arg.replace(QStringLiteral("{kit_dir}"), DataPaths::kitDir());
         arg.replace(QStringLiteral("{target}"), name);
         for (const auto &setting : settings)
             arg.replace(QLatin1Char('{') + setting.first + QLatin1Char('}'), setting.second);

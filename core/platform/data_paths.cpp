@@ -43,4 +43,14 @@ QStringList searchDirs()
     return dirs;
 }
 
+QString kitDir()
+{
+    for (const QString &dir : searchDirs()) {
+        const QString kit = QDir(dir).absoluteFilePath(QStringLiteral("backends/common"));
+        if (QFileInfo(kit).isDir())
+            return QDir::cleanPath(kit);
+    }
+    return QDir::cleanPath(QDir(shippedDataDir()).absoluteFilePath(QStringLiteral("backends/common")));
+}
+
 } // namespace autocomp::DataPaths

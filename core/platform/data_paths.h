@@ -16,5 +16,9 @@ QString userDataDir();
 QString shippedDataDir();
 // The search order: $AUTOCOMP_DATA_DIR, userDataDir(), shippedDataDir(), without repeats.
 QStringList searchDirs();
+// The judge kit, {kit_dir} in a backend.yaml: backends/common of the first search directory that has
+// one (normally the shipped copy; a data directory may bring its own), so a target in the user's data
+// directory reaches the same kit as the shipped targets beside it.
+QString kitDir();
 
 } // namespace autocomp::DataPaths

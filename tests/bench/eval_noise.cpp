@@ -13,7 +13,11 @@
 //                         same code differ; aa_intervals_excluding_1 counts the intervals that miss 1.0;
 //                         suggested_noise_floor is the sd rounded up to a percent, beside the cpu target's
 //                         declared noise_floor (backend.yaml), which should be no lower
-//   judge_overhead_fraction_{small,large}: that cost over one batch's time for a kernel of about 10 us
+//   small_kernel_latency, _calls_per_batch: the median of 3 evaluations of that small kernel, and
+//   small_kernel_latency_spread: max/min of their medians (a cost estimate that ate a batch showed here as a
+//                                30x spread before the judge bounded what it takes off)
+//   judge_overhead_fraction_{small,large}: that cost over one batch's time (the largest of the evaluations)
+//   for a kernel of about 10 us
 //   (the transpose start code at 128x96, timed in batches of many calls) and one of about 10-30 ms (the
 //   blocked gemm at 512^3, one call per batch)
 // Each evaluation's figures go to stderr. AUTOCOMP_BENCH_ISOLATION=exclusive runs it with
@@ -116,8 +120,7 @@ int main(int argc, char **argv)
     Problem small = *transpose;
     small.shapes = {QVariantMap{{QStringLiteral("rows"), 128}, {QStringLiteral("cols"), 96}}};
     small.benchShape = 0;
-    std::vector<double> fractionsSmall, smallLatency;
-    double smallBatch = 0;
+    std::vector<double> fractionsSmall, smallLatency, smallBatches;
     for (const EvalResult &r : evaluateAll(evaluator, *cpu, small, transpose->startCode(), 3)) {
         if (!r.correct) {
             std::fprintf(stderr, "eval_noise: transpose evaluation failed: %s %s\n", qPrintable(r.status),
@@ -126,8 +129,10 @@ int main(int argc, char **argv)
         }
         fractionsSmall.push_back(overheadFraction(r));
         smallLatency.push_back(r.metricValue(QStringLiteral("latency_ms")));
-        smallBatch = r.metrics.value(QStringLiteral("calls_per_batch")).toDouble();
+        smallBatches.push_back(r.metrics.value(QStringLiteral("calls_per_batch")).toDouble());
         overheads.push_back(r.metrics.value(QStringLiteral("judge_overhead_us")).toDouble());
+        std::fprintf(stderr, "small kernel %zu: median %.5f ms, %.0f calls per batch, judge overhead %.3f us\n",
+                     smallLatency.size(), smallLatency.back(), smallBatches.back(), overheads.back());
     }
     // A/A: the same machine code as the baseline, in separate evaluations.
     std::vector<double> aa;
@@ -178,8 +183,11 @@ int main(int argc, char **argv)
     std::printf("suggested_noise_floor: %.2f fraction (the cpu target declares %.2f)\n", std::ceil(aaSd * 100) / 100,
                 cpu->noiseFloor);
     std::printf("judge_overhead_us: %.3f us\n", overheads[overheads.size() / 2]);
-    std::printf("small_kernel_latency: %.5f ms\n", smallLatency.front());
-    std::printf("small_kernel_calls_per_batch: %.0f calls\n", smallBatch);
+    std::printf("small_kernel_latency_spread: %.4f ratio\n", spread(smallLatency));
+    std::sort(smallLatency.begin(), smallLatency.end());
+    std::sort(smallBatches.begin(), smallBatches.end());
+    std::printf("small_kernel_latency: %.5f ms\n", smallLatency[smallLatency.size() / 2]);
+    std::printf("small_kernel_calls_per_batch: %.0f calls\n", smallBatches[smallBatches.size() / 2]);
     std::printf("judge_overhead_fraction_small: %.5f ratio\n",
                 *std::max_element(fractionsSmall.begin(), fractionsSmall.end()));
     std::printf("judge_overhead_fraction_large: %.6f ratio\n",

@@ -27,12 +27,14 @@ class TestTargetsCheck : public QObject
         return qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/targets_check");
     }
 
-    static Outcome runCli(const QStringList &arguments, const QString &dataDir = {})
+    static Outcome runCli(const QStringList &arguments, const QString &dataDir = {}, const QString &xdgDataHome = {})
     {
         QProcess cli;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         if (!dataDir.isEmpty())
             env.insert(QStringLiteral("AUTOCOMP_DATA_DIR"), dataDir);
+        if (!xdgDataHome.isEmpty())
+            env.insert(QStringLiteral("XDG_DATA_HOME"), xdgDataHome);
         cli.setProcessEnvironment(env);
         cli.start(qEnvironmentVariable("AUTOCOMP_CLI"), arguments);
         Outcome o;
@@ -164,10 +166,11 @@ private Q_SLOTS:
         QVERIFY2(o.out.contains(QLatin1String("checkbroken: 7 checks, 4 failed")), describe(o).constData());
     }
 
-    // The worked example: the fixture's target placed beside a copy of the shipped kit (backends/common), as a
-    // target author writes one. Its start code is ok, its wrong_ check incorrect, its broken_ check a compile
-    // error; its judge is the kit plus fewer than 80 lines of its own. Editing a kit file changes
-    // {backend_hash}: the next evaluation builds a new judge core instead of using the cached one.
+    // The worked example: the fixture's target in a data directory that brings its own copy of the kit
+    // (backends/common, which {kit_dir} then names), as a target author writes one. Its start code is ok, its wrong_
+    // check incorrect, its broken_ check a compile error; its judge is the kit plus fewer than 80 lines of its own.
+    // Editing a kit file changes {backend_hash}: the next evaluation builds a new judge core instead of using the
+    // cached one.
     void kitExample()
     {
         QTemporaryDir data;
@@ -197,6 +200,9 @@ private Q_SLOTS:
             QVERIFY2(readmeText.contains(f.readAll()),
                      qPrintable(file + QStringLiteral(" is not quoted whole in backends/README.md")));
         }
+        QFile backendYaml(data.filePath(QStringLiteral("backends/kit-c/backend.yaml")));
+        QVERIFY(backendYaml.open(QIODevice::ReadOnly));
+        QVERIFY2(readmeText.contains(backendYaml.readAll()), "backend.yaml is not quoted whole in backends/README.md");
 
         const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("kit-c")},
                                  data.path());
@@ -236,6 +242,25 @@ private Q_SLOTS:
         const QStringList after = kitCores();
         QVERIFY2(after.size() == before.size() + 1,
                  qPrintable(before.join(QLatin1Char(' ')) + QStringLiteral(" -> ") + after.join(QLatin1Char(' '))));
+    }
+
+    // The worked example where a user keeps their own targets: the user's data directory
+    // ($XDG_DATA_HOME/autocomp-workbench), with no copy of the kit there. {kit_dir} reaches the shipped kit.
+    void kitExampleInUserDataDir()
+    {
+        QTemporaryDir home;
+        QVERIFY(home.isValid());
+        const QString userData = home.filePath(QStringLiteral("autocomp-workbench"));
+        QVERIFY(copyTree(qEnvironmentVariable("AUTOCOMP_TEST_DATA") + QStringLiteral("/integration/data/kit_example"),
+                         userData));
+        QVERIFY(!QFileInfo::exists(userData + QStringLiteral("/backends/common")));
+        const Outcome o = runCli({QStringLiteral("targets"), QStringLiteral("check"), QStringLiteral("kit-c")}, {},
+                                 home.path());
+        if (o.exitCode == 5)
+            QSKIP(qPrintable(QStringLiteral("the kit-c target is absent here: ") + o.out));
+        QVERIFY2(o.exitCode == 0, describe(o).constData());
+        QCOMPARE(row(o, QStringLiteral("saxpy"), QStringLiteral("saxpy_start.c")).value(3), QStringLiteral("ok"));
+        QVERIFY2(o.out.contains(QLatin1String("kit-c: 3 checks, 0 failed")), describe(o).constData());
     }
 
     void absentTarget()

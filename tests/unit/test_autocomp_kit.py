@@ -259,6 +259,24 @@ class DrawAndStatsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             stats.summary([])
 
+    def test_paired_ratio_matches_the_cpp_kit(self):
+        # The ranks of stats.h's median_interval: 25 ratios 0.76, 0.78, ..., 1.24 give 1.0 in [r[6], r[18]].
+        ratios = [0.76 + 0.02 * i for i in range(25)]
+        value, low, high = stats.median_interval(ratios)
+        self.assertAlmostEqual(value, 1.0)
+        self.assertAlmostEqual(low, ratios[6])
+        self.assertAlmostEqual(high, ratios[18])
+        # result.json's paired_ratio: candidate over baseline per pair, a candidate twice as fast is 0.5.
+        base = [10.0, 11.0, 9.0, 10.5, 9.5, 10.0]
+        r = stats.paired_ratio([b / 2 for b in base], base)
+        self.assertEqual(set(r), {'value', 'ci_low', 'ci_high', 'pairs'})
+        self.assertAlmostEqual(r['value'], 0.5)
+        self.assertEqual(r['pairs'], 6)
+        self.assertLessEqual(r['ci_low'], r['value'])
+        self.assertLessEqual(r['value'], r['ci_high'])
+        with self.assertRaises(ValueError):
+            stats.paired_ratio([], [])
+
     def test_cli_first_int(self):
         self.assertEqual(cli.first_int("5,6"), 5)
         self.assertEqual(cli.first_int(""), 0)

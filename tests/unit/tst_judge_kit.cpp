@@ -150,9 +150,19 @@ private Q_SLOTS:
     void pairedRounds()
     {
         QCOMPARE(kit::calls_per_batch(0.3, 2.0, 1000), std::size_t(7));
-        QCOMPARE(kit::calls_per_batch(0.0, 2.0, 1000), std::size_t(1));
+        // Too short to see (a cost estimate took all of it): the most calls, never a batch of one.
+        QCOMPARE(kit::calls_per_batch(0.0, 2.0, 1000), std::size_t(1000));
+        QCOMPARE(kit::calls_per_batch(-1.0, 2.0, 1000), std::size_t(1000));
+        QCOMPARE(kit::calls_per_batch(1e-300, 2.0, 1000), std::size_t(1000));
         QCOMPARE(kit::calls_per_batch(1e-6, 2.0, 50), std::size_t(50));
         QCOMPARE(kit::calls_per_batch(10.0, 2.0, 1000), std::size_t(1));
+
+        // The protocol's estimated cost comes off a batch, but never more than 1 % of it: a cost measured
+        // in a bad moment cannot shrink a 3.1 ms batch to nothing.
+        QCOMPARE(kit::net_batch_ns(2.0e6, 3500.0), 2.0e6 - 3500.0);
+        QCOMPARE(kit::net_batch_ns(3.1e6, 3.0e6), 3.1e6 * (1 - kit::kMaxOverheadShare));
+        QCOMPARE(kit::net_batch_ns(1000.0, -5.0), 1000.0);
+        QCOMPARE(kit::net_batch_ns(0.0, 3500.0), 0.0);
 
         kit::Rounds rounds(2, 6, 400, 0.005);
         QVERIFY(rounds.paired());

@@ -5,7 +5,14 @@
 // process); what is here decides how many calls a batch holds, in which order the candidate (arm 0)
 // and its baseline (arm 1) run, and when enough rounds were timed.
 //   calls_per_batch  enough calls that one batch lasts at least `window_ms` (so a per-request cost of
-//                    microseconds stays small beside it), at least 1, at most `max_calls`.
+//                    microseconds stays small beside it), at least 1, at most `max_calls`; a per-call time
+//                    of zero or less (too short to see) gives `max_calls`.
+//   net_batch_ns     a batch's measured time with the protocol's own cost taken off, never more than
+//                    `kMaxOverheadShare` of what was measured: the cost is estimated from empty requests
+//                    and is a few microseconds beside a window of milliseconds, so the bound changes
+//                    nothing when things are as they should be, and keeps a cost measured in a bad moment
+//                    (an empty request that waited for a busy CPU) from eating the batch and turning a
+//                    13 us kernel into a 0.4 us one.
 //   Rounds           round r runs the arms in the order 0,1 when r is even and 1,0 when odd (ABBA), so
 //                    a slow phase of the machine moves both arms of a pair. With two arms each round
 //                    gives one ratio (arm 0 / arm 1 per call); the estimate is their median with its
@@ -25,8 +32,21 @@ namespace autocomp {
 namespace kit {
 
 inline std::size_t calls_per_batch(double per_call_ms, double window_ms, std::size_t max_calls) {
-    std::size_t r = per_call_ms > 0 ? static_cast<std::size_t>(std::ceil(window_ms / per_call_ms)) : 1;
-    return std::max<std::size_t>(1, std::min(r, max_calls));
+    if (!(per_call_ms > 0))
+        return std::max<std::size_t>(1, max_calls);
+    const double r = std::ceil(window_ms / per_call_ms);
+    if (r >= static_cast<double>(max_calls))
+        return std::max<std::size_t>(1, max_calls);
+    return std::max<std::size_t>(1, static_cast<std::size_t>(r));
+}
+
+// The largest share of a batch's measured time that the protocol's estimated cost may take off it.
+constexpr double kMaxOverheadShare = 0.01;
+
+inline double net_batch_ns(double measured_ns, double overhead_ns) {
+    if (!(measured_ns > 0))
+        return 0.0;
+    return measured_ns - std::min(std::max(0.0, overhead_ns), kMaxOverheadShare * measured_ns);
 }
 
 class Rounds {

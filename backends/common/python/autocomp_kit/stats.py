@@ -41,3 +41,28 @@ def paired_speedup(baseline, candidate, level=0.95, resamples=2000, seed=1):
     draws = sorted(ratio([pairs[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
     cut = (1 - level) / 2
     return point, draws[int(cut * (resamples - 1))], draws[int((1 - cut) * (resamples - 1))]
+
+
+def median_interval(ratios):
+    """The median of paired ratios with the distribution-free ~95 % interval the C/C++ kit gives (stats.h:
+    order statistics at ranks n/2 -+ 0.98*sqrt(n), clamped to the sample): (median, low, high)."""
+    r = sorted(ratios)
+    if not r:
+        raise ValueError("no ratios")
+    n = len(r)
+    half = 0.98 * math.sqrt(n)
+    lo = max(0, math.floor(n / 2 - half) - 1)
+    hi = min(n - 1, math.ceil(n / 2 + half))
+    return statistics.median(r), r[lo], r[hi]
+
+
+def paired_ratio(candidate, baseline):
+    """result.json's metrics.paired_ratio for samples timed in pairs (candidate call i and baseline call i back to
+    back, in alternating order): {'value': the median of candidate/baseline over the pairs, 'ci_low', 'ci_high':
+    its ~95 % interval, 'pairs': n}. The evaluator makes the score the baseline's score times `value`, and ranks
+    by the interval (scaled the same way) widened by the target's noise floor."""
+    pairs = [(c, b) for c, b in zip(candidate, baseline) if b > 0]
+    if not pairs:
+        raise ValueError("no paired samples")
+    value, low, high = median_interval([c / b for c, b in pairs])
+    return {'value': value, 'ci_low': low, 'ci_high': high, 'pairs': len(pairs)}
