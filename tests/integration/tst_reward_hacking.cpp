@@ -706,21 +706,22 @@ private Q_SLOTS:
     }
     void tpuShipped() { check(QStringLiteral("tpu-shipped")); }
 
-    // No static step: the traced program held to layout outside pallas_call by the judge, the isolated worker
-    // and the judge's fresh inputs must stop them alone.
+    // No static step: the program the worker exports for the TPU, read by the judge and held to layout outside the
+    // Mosaic kernels, the isolated worker and the judge's fresh inputs must stop them alone.
     void tpuWithoutStatic_data()
     {
         addRows();
-        // What it returns to a tracer is what the judge holds to layout-only: plain JAX, no kernel at all.
+        // What it returns to a tracer is what the export holds, and what a TPU would run: plain JAX, no kernel at all.
         QTest::newRow("decoy for the tracer") << "tracer_decoy.py"
                                               << "rejected"
                                               << "solution launches no Pallas kernel";
         QTest::newRow("worker helper through typing.sys.modules") << "patch_worker.py"
                                                                   << "rejected"
                                                                   << "work outside the kernels";
+        // Lowered for the TPU, a host callback cannot be exported from a CPU at all: the judge says what it is.
         QTest::newRow("host callback by a built name") << "callback_getattr.py"
                                                        << "rejected"
-                                                       << "pure_callback";
+                                                       << "solution calls back to the host (a host callback)";
         QTest::newRow("exp(log_softmax) around a copy kernel") << "exp_log_softmax.py"
                                                                << "rejected"
                                                                << "work outside the kernels";
@@ -734,9 +735,10 @@ private Q_SLOTS:
         QTest::newRow("contextlib.suppress") << "suppress_fallback.py"
                                              << "rejected"
                                              << "work outside the kernels";
+        // interpret=True lowers the kernel to plain XLA ops: the exported TPU program has no Mosaic kernel.
         QTest::newRow("**{'interp'+'ret': True}") << "computed_kwargs.py"
-                                                  << "no_hardware"
-                                                  << "correct at";
+                                                  << "rejected"
+                                                  << "solution launches no Pallas kernel";
         QTest::newRow("exception at the first call") << "first_call_raises.py"
                                                      << "crash"
                                                      << "first-call-marker";

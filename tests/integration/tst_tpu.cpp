@@ -6,7 +6,8 @@
 //     no_hardware: checked, never timed, no latency made up;
 //   - hand-written candidates: a better-tiled kernel is correct, a wrong one is incorrect with the
 //     element that differs, a syntax error is a compile error with its line, static rejections (imports,
-//     try/except, interpret=), a fallback to plain JAX, a kernel that never finishes is a timeout;
+//     try/except, interpret=), a fallback to plain JAX, a kernel Mosaic refuses (found by exporting for the TPU)
+//     is a compile error, a kernel that never finishes is a timeout;
 //   - the sandbox: a candidate cannot read the problem's reference nor write outside its sandbox;
 //   - the timing report's parser on the exact text the bench step prints;
 //   - a target whose Python has no jax is listed absent with what it needs;
@@ -251,9 +252,10 @@ private Q_SLOTS:
                                            {softmax, data(QStringLiteral("syntax_error.py"))},
                                            {softmax, data(QStringLiteral("softmax_static_rejects.py"))},
                                            {softmax, data(QStringLiteral("softmax_fallback.py"))},
-                                           {softmax, data(QStringLiteral("softmax_rows.py"))}});
+                                           {softmax, data(QStringLiteral("softmax_rows.py"))},
+                                           {softmax, data(QStringLiteral("softmax_mosaic_refuses.py"))}});
         const Outcome &tiled = o.at(0), &wrong = o.at(1), &syntax = o.at(2), &rejects = o.at(3), &fallback = o.at(4),
-                      &rows = o.at(5);
+                      &rows = o.at(5), &mosaic = o.at(6);
 
         QVERIFY2(status(tiled) == QLatin1String("no_hardware")
                      && log(tiled).contains(QStringLiteral("correct on 6 input sets")),
@@ -284,9 +286,16 @@ private Q_SLOTS:
 
         QVERIFY2(status(fallback) == QLatin1String("rejected"), describe(fallback).constData());
         QVERIFY2(log(fallback).contains(QStringLiteral("work outside the kernels: solution runs"))
-                     && log(fallback).contains(QStringLiteral("exp"))
-                     && log(fallback).contains(QStringLiteral("reduce_max")),
+                     && log(fallback).contains(QStringLiteral("exponential"))
+                     && log(fallback).contains(QStringLiteral("reduce(maximum)")),
                  describe(fallback).constData());
+
+        // Correct in Pallas' interpreter, refused by Mosaic (a block of 3 rows): the export for the TPU finds the
+        // compile error a TPU would, without one.
+        QVERIFY2(status(mosaic) == QLatin1String("compile_error"), describe(mosaic).constData());
+        QVERIFY2(log(mosaic).contains(QStringLiteral("Pallas TPU lowering"))
+                     && log(mosaic).contains(QStringLiteral("during lowering solution for the TPU")),
+                 describe(mosaic).constData());
     }
 
     void hangingKernelTimesOut()

@@ -277,6 +277,17 @@ class DrawAndStatsTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             stats.paired_ratio([], [])
 
+    def test_shapes_parse_and_print(self):
+        from autocomp_kit import shapes
+        self.assertEqual(shapes.parse_shapes("M=512,N=256;M=128,N=128"), [{'M': 512, 'N': 256}, {'M': 128, 'N': 128}])
+        self.assertEqual(list(shapes.parse_shapes("N=3,M=1")[0]), ['N', 'M'])
+        self.assertEqual(shapes.parse_shapes(""), [])
+        self.assertEqual(shapes.shape_text({'rows': 8, 'cols': 128}), "rows=8,cols=128")
+        with self.assertRaisesRegex(ValueError, "'M=x'"):
+            shapes.parse_shapes("M=x")
+        with self.assertRaisesRegex(ValueError, "KEY=VALUE"):
+            shapes.parse_shapes("M512")
+
     def test_cli_first_int(self):
         self.assertEqual(cli.first_int("5,6"), 5)
         self.assertEqual(cli.first_int(""), 0)

@@ -5,15 +5,19 @@ or runs it, writes only its own directory).
       Before anything runs: Python syntax, a function `solution`, a pl.pallas_call, no try/except, no
       `interpret=` (the harness decides), imports from jax, numpy and a few pure standard modules only,
       no file, process, frame or host-callback access.
-  tpu_judge.py check --candidate FILE --reference FILE --shapes S --seed N --tolerance T --channels 3 ...
+  tpu_judge.py check --candidate FILE --reference FILE --shapes S --bench-shape S --seed N --tolerance T ...
       Draws inputs from its secret seed (the problem's make_inputs(shape, rng)), computes reference(*inputs)
       itself on the CPU, has the worker run solution(*inputs) (on a TPU, or in Pallas' TPU interpreter
-      without one), compares with allclose and checks that the inputs are unchanged; a candidate whose
-      jaxpr runs every compute primitive of the reference outside its Pallas kernels is a fallback.
-  tpu_judge.py bench --bench-shape S --warmup 3 --trials 10 ... --out TIMING
-      On a TPU only: warm-ups, then timed calls on fresh inputs (4 rotating buffers), each timed by this
-      process's clock from its word until the worker has copied the outputs into the shared memory; calls picked
-      from the seed and the last are compared. A median below the memory floor (the call's bytes at the TPU's
+      without one), compares with allclose and checks that the inputs are unchanged. Then has the worker export
+      solution's program for the TPU (jax.export: Pallas kernels as Mosaic custom calls) and inspects that
+      artifact itself, in this process: outside the kernels, layout only; no other custom call (a host callback
+      by any spelling is one); the signature the judge asked for. The artifact at the bench shape is kept in
+      --export-out for bench.
+  tpu_judge.py bench --bench-shape S --export FILE --warmup 3 --trials 10 ... --out TIMING
+      On a TPU only, with the worker tpu_worker.py run-exported, which never imports the candidate: it runs the
+      artifact check inspected (FILE). Two fresh input sets compared first; then warm-ups and timed calls on
+      fresh inputs (4 rotating buffers), each timed by this process's clock from its word until the worker has
+      copied the outputs into the shared memory; calls picked from the seed and the last are compared. A median below the memory floor (the call's bytes at the TPU's
       peak HBM bandwidth) is timed again with every output compared before it can stand. Writes the report
       (tpu_output.py's format: `Latency: X ms`, the median; `# flag:` lines for a figure that was re-timed).
   tpu_judge.py report --check CHECK.json --timing TIMING --result RESULT
@@ -33,22 +37,29 @@ os.environ['JAX_PLATFORMS'] = 'cpu'
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The kit sits beside the tools in the cache copy; run from the source tree, it is backends/common/python.
 sys.path[:0] = [HERE] if os.path.isdir(os.path.join(HERE, 'autocomp_kit')) else [HERE, os.path.join(HERE, '..', '..', 'common', 'python')]
-import tpu_common as tc  # noqa: E402
 import tpu_output  # noqa: E402
 from autocomp_kit import channel, cli, draw, py_guard, results  # noqa: E402
+from autocomp_kit.shapes import parse_shapes, shape_text  # noqa: E402
 from autocomp_kit.channel import WorkerError  # noqa: E402
 from autocomp_kit.compare import compare, parse_tolerance  # noqa: E402
 
 read_text = results.read_text
 
 # Outside its pallas_call kernels a solution may only lay data out: reshape, transpose, pad, change the element
-# type, slice, broadcast and join. Containers (jit, custom_jvp, ...) are opened and their contents held to the
-# same list. Everything else (arithmetic, reductions, dots, host callbacks by any spelling) is work outside
-# the kernels.
-LAYOUT_PRIMITIVES = {'reshape', 'transpose', 'pad', 'convert_element_type', 'slice', 'dynamic_slice', 'squeeze',
-                     'expand_dims', 'broadcast_in_dim', 'concatenate', 'copy', 'copy_p', 'rev', 'iota'}
-CONTAINER_PRIMITIVES = {'pjit', 'jit', 'closed_call', 'core_call', 'custom_jvp_call', 'custom_vjp_call',
-                        'custom_vjp_call_jaxpr', 'remat', 'checkpoint'}
+# type, slice, broadcast and join. Everything else (arithmetic, reductions, dots, control flow, host callbacks by
+# any spelling) is work outside the kernels. In the exported program (StableHLO, as a TPU compiles it) the list
+# reads: reshape, transpose, pad, convert, slice, dynamic_slice, broadcast_in_dim, concatenate, reverse, iota and
+# constants; the module's functions, calls and returns hold them (jit and custom_jvp have been inlined or made
+# functions by then). Pallas kernels are `stablehlo.custom_call @tpu_custom_call` (their bodies are the
+# candidate's Mosaic code, not opened); any other custom call (a host callback, an FFI call) is refused.
+LAYOUT_OPS = {'stablehlo.reshape', 'stablehlo.transpose', 'stablehlo.pad', 'stablehlo.convert', 'stablehlo.slice',
+              'stablehlo.dynamic_slice', 'stablehlo.broadcast_in_dim', 'stablehlo.concatenate', 'stablehlo.reverse',
+              'stablehlo.iota', 'stablehlo.constant'}
+STRUCTURE_OPS = {'builtin.module', 'func.func', 'func.call', 'func.return'}
+KERNEL_CALL = 'tpu_custom_call'
+# An exported program larger than this is refused before it is parsed (constants included, a real kernel's is
+# kilobytes).
+MAX_EXPORT_BYTES = 64 << 20
 
 
 def guard_policy():
@@ -146,29 +157,105 @@ def make_inputs(module, shape, rng):
     return inputs
 
 
-def program_outside_kernels(tree, found, kernels):
-    """Walks the program the worker reported (a [name, [sub-programs]] tree, data): the primitives outside the
-    kernels, and the number of kernel launches. Malformed data is a ChannelError."""
-    if not isinstance(tree, list):
-        raise channel.ChannelError("a malformed program")
-    for eqn in tree:
-        if not (isinstance(eqn, list) and len(eqn) == 2 and isinstance(eqn[0], str) and isinstance(eqn[1], list)):
-            raise channel.ChannelError("a malformed program")
-        name, subs = eqn
-        if name == 'pallas_call':
-            kernels[0] += 1
-            continue
-        found.add(name)
-        for sub in subs:
-            program_outside_kernels(sub, found, kernels)
+class BadProgram(Exception):
+    """The exported program is not what the judge asked for (a malformed artifact, another signature)."""
+
+
+def specs_of(arrays):
+    return [[list(x.shape), str(x.dtype)] for x in arrays]
+
+
+def inspect_export(data, inputs, outputs):
+    """Reads the serialized jax.export artifact the worker sent (bytes: data, never trusted) in this process and
+    walks its StableHLO: (the ops outside the kernels that are not layout, the custom calls that are not
+    kernels, the number of kernel launches). The artifact must be for the TPU, one device, every safety check
+    on, with exactly the inputs' and the reference outputs' shapes and dtypes (BadProgram otherwise)."""
+    import numpy as np
+    from jax import export
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+    if len(data) > MAX_EXPORT_BYTES:
+        raise BadProgram(f"the exported program is {len(data)} bytes (at most {MAX_EXPORT_BYTES})")
+    try:
+        exp = export.deserialize(bytearray(data))
+    except Exception as e:  # noqa: BLE001 - whatever the parser says of untrusted bytes
+        raise BadProgram(f"not a jax.export artifact ({type(e).__name__}: {str(e)[:200]})") from None
+    if tuple(exp.platforms) != ('tpu',) or exp.nr_devices != 1 or exp.disabled_safety_checks:
+        raise BadProgram(f"exported for {exp.platforms} on {exp.nr_devices} device(s) with checks disabled "
+                         f"{exp.disabled_safety_checks}; expected the TPU, one device, every check")
+
+    def signature(avals):
+        return [[list(a.shape), str(np.dtype(a.dtype))] for a in avals]
+    if signature(exp.in_avals) != specs_of(inputs) or signature(exp.out_avals) != specs_of(outputs):
+        raise BadProgram(f"exported for inputs {signature(exp.in_avals)} -> {signature(exp.out_avals)}; expected "
+                         f"{specs_of(inputs)} -> {specs_of(outputs)}")
+    with mlir.make_ir_context() as context:
+        module = ir.Module.parse(exp.mlir_module(), context=context)
+        work, others, kernels = set(), set(), 0
+        stack = [module.operation]
+        while stack:
+            op = stack.pop()
+            name = op.name
+            if name == 'stablehlo.custom_call':
+                target = ir.StringAttr(op.attributes['call_target_name']).value
+                if target == KERNEL_CALL:
+                    kernels += 1
+                else:
+                    others.add(target)
+                continue
+            if name in LAYOUT_OPS:
+                continue
+            if name not in STRUCTURE_OPS:
+                # Work; a reduction is named by what its body combines (reduce(maximum)), the body is its own.
+                short = name.split('.', 1)[-1]
+                if op.regions and short in ('reduce', 'reduce_window', 'scatter', 'select_and_scatter', 'sort'):
+                    inner = sorted({child.operation.name.split('.', 1)[-1] for region in op.regions
+                                    for block in region.blocks for child in block.operations} - {'return'})
+                    short += '(' + ','.join(inner) + ')'
+                work.add(short)
+                continue
+            for region in op.regions:
+                for block in region.blocks:
+                    stack.extend(child.operation for child in block.operations)
+    return sorted(work), sorted(others), kernels
+
+
+def export_from_worker(worker, inputs):
+    """The worker's export of solution for these inputs' signature, as bytes."""
+    answer, arrays = worker.request({'cmd': 'export', 'specs': specs_of(inputs)})
+    if not answer.get('ok') or len(arrays) != 1 or str(arrays[0].dtype) != 'uint8':
+        raise BadProgram("a malformed export answer")
+    return arrays[0].tobytes()
+
+
+def checked_call(worker, module, shape, rng, rtol, atol):
+    """One call on fresh inputs drawn for `shape`, compared here with the reference: (the inputs, the inputs as the
+    worker had them after the call, why the outputs are wrong or '')."""
+    import numpy as np
+    inputs = make_inputs(module, shape, np.random.default_rng(rng.subseed(63)))
+    expected = host_outputs(module.reference(*inputs))
+    answer, arrays = worker.request({'cmd': 'check'}, inputs)
+    n = int(answer.get('outputs', -1))
+    if n < 0 or n > len(arrays):
+        raise WorkerError("a malformed answer", 'call', '')
+    return inputs, arrays[n:], compare(expected, arrays[:n], rtol, atol)
 
 
 def worker_failure(result, e):
     """Writes the result for a failure of the candidate's code in the worker: an import that fails is a
     compile error, a call that raises (the first one included: tracing, lowering) a crash. The traceback is
     in the log once; the step's output is the one line that says what happened."""
-    status = 'compile_error' if e.phase == 'import' else 'crash'
-    where = {'import': 'importing the candidate', 'first call': 'the first call (tracing and compiling the kernel)'}.get(e.phase, 'a call')
+    if e.phase == 'export' and 'callback' in e.trace:
+        # Lowering for the TPU failed inside JAX's host-callback machinery: the candidate calls back to the host.
+        summary = f"solution calls back to the host (a host callback), which a TPU program cannot hold: {e}"
+        print(summary)
+        results.write_result(result, 'rejected', False, f"{summary}\n{e.trace}", feedback=[summary],
+                             flags=["work outside the kernels"])
+        return 1
+    status = 'compile_error' if e.phase in ('import', 'export') else 'crash'
+    where = {'import': 'importing the candidate', 'first call': 'the first call (tracing and compiling the kernel)',
+             'export': "lowering solution for the TPU (jax.export with Mosaic: what a TPU compiles, which Pallas' "
+                       "interpreter does not check)"}.get(e.phase, 'a call')
     summary = f"the candidate raised {e} during {where}"
     print(summary)
     results.write_result(result, status, False, f"{summary}\n{e.trace}", feedback=[summary])
@@ -181,7 +268,7 @@ def check(a, worker):
     rng = draw.Draw(a.seed)
     rtol, atol = parse_tolerance(a.tolerance)
     module = load_reference(a.reference)
-    shapes = tc.parse_shapes(a.shapes)
+    shapes = parse_shapes(a.shapes)
     if not shapes:
         write_result(a.result, 'error', False, "no shapes to check")
         return 2
@@ -192,46 +279,58 @@ def check(a, worker):
                 if info.get('interpret') else f"{info.get('device_kind')} (Mosaic-compiled, jax {info.get('jax')})")
         first = None
         for shape in shapes:
-            shape_text = ','.join(f"{k}={v}" for k, v in shape.items())
+            where = shape_text(shape)
             for k in range(a.inputs_per_shape):
-                inputs = make_inputs(module, shape, np.random.default_rng(rng.subseed(63)))
-                expected = host_outputs(module.reference(*inputs))
-                answer, arrays = worker.request({'cmd': 'check'}, inputs)
-                n = int(answer.get('outputs', -1))
-                if n < 0 or n > len(arrays):
-                    raise WorkerError("a malformed answer", 'call', '')
-                got, after = arrays[:n], arrays[n:]
-                why = compare(expected, got, rtol, atol)
+                inputs, after, why = checked_call(worker, module, shape, rng, rtol, atol)
                 if why:
-                    write_result(a.result, 'incorrect', False, f"wrong result at {shape_text} (input set {k + 1}): {why}",
-                                 feedback=[f"wrong result at {shape_text}: {why}"])
+                    write_result(a.result, 'incorrect', False, f"wrong result at {where} (input set {k + 1}): {why}",
+                                 feedback=[f"wrong result at {where}: {why}"])
                     return 1
                 changed = compare(list(inputs), after, 0.0, 0.0, 'input')
                 if changed:
-                    write_result(a.result, 'rejected', False, f"the kernel wrote its inputs at {shape_text}: {changed}",
+                    write_result(a.result, 'rejected', False, f"the kernel wrote its inputs at {where}: {changed}",
                                  feedback=[f"the kernel modified an input: {changed}"], flags=["inputs modified"])
                     return 1
                 if first is None:
                     first = inputs
-                checked.append(shape_text)
-        # The program that ran (traced once, compiled, and run for every call): outside its kernels, layout only.
-        answer, _ = worker.request({'cmd': 'jaxpr'}, first)
-        found, launches = set(), [0]
-        program_outside_kernels(answer.get('program'), found, launches)
-        kernels = launches[0]
-        outside = found - CONTAINER_PRIMITIVES
-        work = sorted(outside - LAYOUT_PRIMITIVES)
+                checked.append(where)
+        # The program a TPU runs: exported by the worker for the TPU, read and walked here. What the worker says
+        # about itself is data; on a TPU the bench runs exactly this artifact in a process that never imported
+        # the candidate, so a program that differs from what the calls above ran gains nothing.
+        expected = host_outputs(module.reference(*first))
+        work, others, kernels = inspect_export(export_from_worker(worker, first), first, expected)
+        if others:
+            write_result(a.result, 'rejected', False,
+                         "solution calls " + ", ".join(others) + " outside its Pallas kernels (a host callback or a "
+                         "foreign function: only Pallas kernels may run code)",
+                         feedback=["rejected: custom calls " + ", ".join(others) + "; do the work in a Pallas kernel"],
+                         flags=["work outside the kernels"])
+            return 1
         if kernels == 0:
-            write_result(a.result, 'rejected', False, "solution launches no Pallas kernel (no pallas_call in its jaxpr)",
+            write_result(a.result, 'rejected', False, "solution launches no Pallas kernel (no Mosaic kernel in its "
+                         "exported TPU program)",
                          feedback=["no pallas_call ran: do the work in a Pallas kernel"], flags=["no kernel"])
             return 1
         if work:
             write_result(a.result, 'rejected', False,
                          "work outside the kernels: solution runs " + ", ".join(work) + " outside pallas_call (only layout "
-                         "is allowed there: " + ", ".join(sorted(LAYOUT_PRIMITIVES)) + ")",
+                         "is allowed there: " + ", ".join(sorted(o.split('.', 1)[1] for o in LAYOUT_OPS)) + ")",
                          feedback=["rejected: " + ", ".join(work) + " run outside pallas_call; move that work into the kernel"],
                          flags=["work outside the kernels"])
             return 1
+        if a.export_out and a.bench_shape:
+            # The artifact the bench step runs on a TPU, at the bench shape, inspected the same way.
+            shape = parse_shapes(a.bench_shape)[0]
+            bench_inputs = make_inputs(module, shape, np.random.default_rng(rng.subseed(63)))
+            data = export_from_worker(worker, bench_inputs)
+            bwork, bothers, bkernels = inspect_export(data, bench_inputs, host_outputs(module.reference(*bench_inputs)))
+            if bwork or bothers or bkernels == 0:
+                write_result(a.result, 'rejected', False, "at the bench shape solution's program differs: "
+                             f"{bkernels} kernel(s), outside them {', '.join(bwork + bothers) or 'nothing'}",
+                             flags=["work outside the kernels"])
+                return 1
+            with open(a.export_out, 'wb') as f:
+                f.write(data)
         worker.request({'cmd': 'exit'}, timeout_s=10)
     except TimeoutError as e:
         write_result(a.result, 'timeout', False, str(e), feedback=[str(e)])
@@ -241,11 +340,14 @@ def check(a, worker):
     except channel.ChannelError as e:
         write_result(a.result, 'crash', False, f"the candidate's answer could not be read: {e}")
         return 1
+    except BadProgram as e:
+        write_result(a.result, 'rejected', False, f"the program the worker exported: {e}", flags=["bad exported program"])
+        return 1
 
     unique = list(dict.fromkeys(checked))
     feedback = [f"correct at {', '.join(unique)} ({a.inputs_per_shape} input set(s) each) on {mode}",
-                f"{kernels} Pallas kernel launch(es) per call; outside the kernels: "
-                + (", ".join(sorted(outside)) if outside else "no compute")]
+                f"{kernels} Pallas kernel launch(es) per call in the exported TPU program; outside the kernels: "
+                "layout only"]
     log = f"correct on {len(checked)} input sets (rtol={rtol:g}, atol={atol:g}) on {mode}"
     if a.out:
         with open(a.out, 'w') as f:
@@ -301,14 +403,22 @@ def bench(a, worker):
     rng = draw.Draw(a.seed, stream=0x5E)
     rtol, atol = parse_tolerance(a.tolerance)
     module = load_reference(a.reference)
-    shape = tc.parse_shapes(a.bench_shape)[0]
+    shape = parse_shapes(a.bench_shape)[0]
     flags = []
     try:
-        info, _ = worker.request({'cmd': 'init'}, timeout_s=max(a.timeout, 120))
-        if info.get('interpret'):
+        import numpy as np
+        # The artifact check inspected, run by a worker that never imported the candidate (run-exported).
+        data = np.frombuffer(open(a.export, 'rb').read(), dtype=np.uint8)
+        info, _ = worker.request({'cmd': 'load'}, [data], timeout_s=max(a.timeout, 120))
+        if info.get('backend') != 'tpu':
             write_result(a.result, 'error', False, f"bench needs a TPU, and JAX in the worker sees {info.get('backend')}: "
-                         "timing an interpreted kernel would be meaningless")
+                         "timing anywhere else would be meaningless")
             return 2
+        # Two fresh input sets compared whole before any timing: the exported program must be right on its own.
+        for k in range(2):
+            _, _, why = checked_call(worker, module, shape, rng, rtol, atol)
+            if why:
+                raise Wrong(f"the exported program's output is wrong (input set {k + 1}): {why}")
         # Every call on fresh inputs, rotated through a few buffers in the worker; the outputs of calls picked
         # from the seed are compared as they were when the clock stopped.
         total = a.warmup + a.trials
@@ -383,6 +493,9 @@ def main():
     p.add_argument('--check', default='')
     p.add_argument('--timing', default='')
     p.add_argument('--out', default='')
+    # check: where to keep the exported program at the bench shape; bench: the program to run.
+    p.add_argument('--export-out', default='')
+    p.add_argument('--export', default='')
     a = p.parse_args()
     if a.mode == 'static':
         return cmd_static(a)

@@ -1,6 +1,8 @@
 """The tpu target's checks; each exits 0 when satisfied, else prints why (one line) and exits 1.
 
-  tpu_probe.py tools      this Python imports jax with Pallas and its TPU dialect (available_check)
+  tpu_probe.py tools      this Python imports jax with Pallas and its TPU dialect, and flatbuffers, which
+                          jax.export's serialization needs (the judge inspects the exported program)
+                          (available_check)
   tpu_probe.py hardware   JAX sees a TPU here (hardware_check): only then are kernels timed
 """
 import os
@@ -17,6 +19,12 @@ try:
     from jax.experimental.pallas import tpu  # noqa: F401
 except Exception as e:  # noqa: BLE001 - any failure to import is the answer
     print(f"{sys.executable} cannot import jax with Pallas ({type(e).__name__}: {e}); {SETUP}")
+    sys.exit(1)
+try:
+    import flatbuffers  # noqa: F401
+except ImportError:
+    print(f"{sys.executable} has jax but not flatbuffers, which jax.export needs to hand the judge the program; {SETUP} "
+          "again (an environment made before it was needed is brought up to date)")
     sys.exit(1)
 if sys.argv[1] == 'tools':
     sys.exit(0)

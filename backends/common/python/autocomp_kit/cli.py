@@ -23,9 +23,10 @@ def add_common(parser, tolerance, trials, timeout, candidate_required=False):
 
 
 def add_worker(parser, modes):
-    """A worker's command line: MODE CANDIDATE --channel-fd N (fd 3 as the evaluator starts workers)."""
+    """A worker's command line: MODE [CANDIDATE] --channel-fd N (fd 3 as the evaluator starts workers); a mode that
+    runs no code of the candidate's (tpu's run-exported) has no CANDIDATE."""
     parser.add_argument('mode', choices=list(modes))
-    parser.add_argument('candidate')
+    parser.add_argument('candidate', nargs='?', default='')
     parser.add_argument('--channel-fd', type=int, default=3)
 
 
