@@ -7,6 +7,18 @@ namespace autocomp {
 
 using namespace store_sql;
 
+namespace {
+
+// A lease's owner in a statement: the run (:id) and this process (:pid, :host).
+void bindOwner(QSqlQuery &q, qint64 runId)
+{
+    q.bindValue(QStringLiteral(":id"), runId);
+    q.bindValue(QStringLiteral(":pid"), ownPid());
+    q.bindValue(QStringLiteral(":host"), hostName());
+}
+
+} // namespace
+
 bool RunStore::readLease(qint64 runId, RunLease *lease)
 {
     *lease = RunLease();
@@ -129,11 +141,9 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
     }
     QSqlQuery &q = query(QStringLiteral(
         "UPDATE runs SET lease_pid=:pid, lease_host=:host, lease_heartbeat=:now, lease_inbox=:inbox WHERE id=:id"));
-    q.bindValue(QStringLiteral(":pid"), ownPid());
-    q.bindValue(QStringLiteral(":host"), hostName());
+    bindOwner(q, runId);
     q.bindValue(QStringLiteral(":now"), now());
     q.bindValue(QStringLiteral(":inbox"), inboxOf(ownPid(), hostName()));
-    q.bindValue(QStringLiteral(":id"), runId);
     if (!q.exec())
         fail(q.lastError());
     // Requests still pending were for a driver that ended before taking them: they are not taken by surprise now.
@@ -145,9 +155,7 @@ bool RunStore::acquireLease(qint64 runId, RunLease *holder)
                     current ? QStringLiteral("its driver (%1) ended before taking it").arg(current->describe())
                             : QStringLiteral("its driver ended before taking it"));
         r.bindValue(QStringLiteral(":now"), now());
-        r.bindValue(QStringLiteral(":pid"), ownPid());
-        r.bindValue(QStringLiteral(":host"), hostName());
-        r.bindValue(QStringLiteral(":id"), runId);
+        bindOwner(r, runId);
         if (!r.exec())
             fail(r.lastError());
     }
@@ -165,9 +173,7 @@ bool RunStore::heartbeat(qint64 runId)
     QSqlQuery &q = query(
         QStringLiteral("UPDATE runs SET lease_heartbeat=:now WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
     q.bindValue(QStringLiteral(":now"), now());
-    q.bindValue(QStringLiteral(":id"), runId);
-    q.bindValue(QStringLiteral(":pid"), ownPid());
-    q.bindValue(QStringLiteral(":host"), hostName());
+    bindOwner(q, runId);
     if (!q.exec()) {
         fail(q.lastError());
         return false;
@@ -193,9 +199,7 @@ bool RunStore::releaseLease(qint64 runId)
     m_heldLeases.remove(runId);
     QSqlQuery &q = query(QStringLiteral("UPDATE runs SET lease_pid=0, lease_host='', lease_heartbeat='', "
                                         "lease_inbox='' WHERE id=:id AND lease_pid=:pid AND lease_host=:host"));
-    q.bindValue(QStringLiteral(":id"), runId);
-    q.bindValue(QStringLiteral(":pid"), ownPid());
-    q.bindValue(QStringLiteral(":host"), hostName());
+    bindOwner(q, runId);
     if (!q.exec()) {
         fail(q.lastError());
         return false;

@@ -229,8 +229,8 @@ def export_from_worker(worker, inputs):
 
 
 def checked_call(worker, module, shape, rng, rtol, atol):
-    """One call on fresh inputs drawn for `shape`, compared here with the reference: (the inputs, the inputs as the
-    worker had them after the call, why the outputs are wrong or '')."""
+    """One call on fresh inputs drawn for `shape`, compared here with the reference: (the inputs, the reference's
+    outputs, the inputs as the worker had them after the call, why the outputs are wrong or '')."""
     import numpy as np
     inputs = make_inputs(module, shape, np.random.default_rng(rng.subseed(63)))
     expected = host_outputs(module.reference(*inputs))
@@ -238,7 +238,7 @@ def checked_call(worker, module, shape, rng, rtol, atol):
     n = int(answer.get('outputs', -1))
     if n < 0 or n > len(arrays):
         raise WorkerError("a malformed answer", 'call', '')
-    return inputs, arrays[n:], compare(expected, arrays[:n], rtol, atol)
+    return inputs, expected, arrays[n:], compare(expected, arrays[:n], rtol, atol)
 
 
 def worker_failure(result, e):
@@ -281,7 +281,7 @@ def check(a, worker):
         for shape in shapes:
             where = shape_text(shape)
             for k in range(a.inputs_per_shape):
-                inputs, after, why = checked_call(worker, module, shape, rng, rtol, atol)
+                inputs, expected, after, why = checked_call(worker, module, shape, rng, rtol, atol)
                 if why:
                     write_result(a.result, 'incorrect', False, f"wrong result at {where} (input set {k + 1}): {why}",
                                  feedback=[f"wrong result at {where}: {why}"])
@@ -292,13 +292,12 @@ def check(a, worker):
                                  feedback=[f"the kernel modified an input: {changed}"], flags=["inputs modified"])
                     return 1
                 if first is None:
-                    first = inputs
+                    first, first_expected = inputs, expected
                 checked.append(where)
         # The program a TPU runs: exported by the worker for the TPU, read and walked here. What the worker says
         # about itself is data; on a TPU the bench runs exactly this artifact in a process that never imported
         # the candidate, so a program that differs from what the calls above ran gains nothing.
-        expected = host_outputs(module.reference(*first))
-        work, others, kernels = inspect_export(export_from_worker(worker, first), first, expected)
+        work, others, kernels = inspect_export(export_from_worker(worker, first), first, first_expected)
         if others:
             write_result(a.result, 'rejected', False,
                          "solution calls " + ", ".join(others) + " outside its Pallas kernels (a host callback or a "
@@ -416,7 +415,7 @@ def bench(a, worker):
             return 2
         # Two fresh input sets compared whole before any timing: the exported program must be right on its own.
         for k in range(2):
-            _, _, why = checked_call(worker, module, shape, rng, rtol, atol)
+            why = checked_call(worker, module, shape, rng, rtol, atol)[3]
             if why:
                 raise Wrong(f"the exported program's output is wrong (input set {k + 1}): {why}")
         # Every call on fresh inputs, rotated through a few buffers in the worker; the outputs of calls picked
